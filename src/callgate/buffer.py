@@ -1,0 +1,193 @@
+"""LLMStreamBuffer: feed it a provider's raw chunks; it keeps the provider's own message.
+
+The buffer resolves the wire strategy once, on the first chunk, through the shared
+:class:`~callgate.chain.ExtractionChain`, and delegates every chunk to it. The strategy
+builds the native message and reports tool-call primitives to the turn's
+:class:`~callgate.gate.TurnGate`, whose slot and turn machines decide whether the calls
+may run. ``as_dict()`` is what the provider returns for stream=false, unnormalised.
+
+Display: each chunk's content delta is queued; ``text()`` hands out what was queued since
+the last read, unless the display is held (``hold()``), in which case it returns nothing
+and keeps the text until ``release()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from callgate.chain import ExtractionChain
+from callgate.findings import Finding
+from callgate.gate import Slot, TurnGate
+from callgate.limits import Limits
+from callgate.schema import ToolSchemas
+from callgate.strategies import default_wire_strategies
+from callgate.strategies.base import ExtractionStrategy, Shape
+
+
+class UnrecognizedStreamError(ValueError):
+    """No strategy of the chain recognises the stream's first chunk."""
+
+
+class BufferUsageError(RuntimeError):
+    """The buffer was used out of order (for example a chunk after ``end()``)."""
+
+
+def as_shape(chunk: object) -> Shape:
+    """A chunk as plain data: dicts pass through; SDK objects are dumped once.
+
+    The official SDKs' typed chunks (openai, anthropic: ``to_dict``; other pydantic
+    models: ``model_dump``) are read without importing those SDKs.
+    """
+    if isinstance(chunk, Mapping):
+        return chunk
+    to_dict = getattr(chunk, "to_dict", None)
+    if callable(to_dict):
+        data = to_dict()
+    else:
+        dump = getattr(chunk, "model_dump", None)
+        if not callable(dump):
+            raise TypeError(
+                f"a chunk must be a mapping or an SDK model object, not {type(chunk).__name__}"
+            )
+        data = dump(exclude_unset=True)
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{type(chunk).__name__} did not dump to a mapping")
+    return data
+
+
+class LLMStreamBuffer:
+    """Accumulates one assistant turn from raw chunks of any supported provider."""
+
+    def __init__(
+        self,
+        strategies: ExtractionChain | Iterable[ExtractionStrategy] | None = None,
+        *,
+        tool_schemas: ToolSchemas | Mapping[str, Mapping[str, Any]] | None = None,
+        limits: Limits | None = None,
+        strategy: ExtractionStrategy | None = None,
+    ) -> None:
+        if isinstance(strategies, ExtractionChain):
+            self.chain = strategies
+        else:
+            self.chain = ExtractionChain(
+                default_wire_strategies() if strategies is None else strategies
+            )
+        if tool_schemas is None or isinstance(tool_schemas, ToolSchemas):
+            self.schemas = tool_schemas
+        else:
+            self.schemas = ToolSchemas(tool_schemas)
+        self.limits = limits if limits is not None else Limits()
+        self._fixed = strategy
+        self.reset()
+
+    def reset(self) -> None:
+        """Start a new turn: drop the message, the held text and the gate."""
+        self.strategy: ExtractionStrategy | None = self._fixed
+        self.gate: TurnGate | None = None
+        self._acc: Any = None
+        self._content: list[str] = []
+        self._shown = 0
+        self._held = False
+        self._finished = False
+        self._ended = False
+        if self.strategy is not None:
+            self._start(self.strategy)
+
+    def _start(self, strategy: ExtractionStrategy) -> None:
+        self.strategy = strategy
+        self.gate = TurnGate(
+            schemas=self.schemas,
+            limits=self.limits,
+            per_call_done=strategy.per_call_done,
+            requires_id=strategy.requires_id,
+            empty_arguments_object=strategy.empty_arguments_object,
+        )
+        self._acc = strategy.new_accumulator(self.gate)
+
+    def add(self, chunk: object) -> None:
+        """Accumulate one raw chunk or event (a dict or an SDK object)."""
+        if self._ended:
+            raise BufferUsageError("add() after end(): call reset() to start a new turn")
+        shape = as_shape(chunk)
+        if self.strategy is None:
+            strategy = self.chain.resolve(shape)
+            if strategy is None:
+                raise UnrecognizedStreamError(
+                    f"no strategy of {self.chain!r} recognises this chunk "
+                    f"(keys: {sorted(shape)[:8]})"
+                )
+            self._start(strategy)
+        assert self.strategy is not None
+        shown = self.strategy.accumulate(self._acc, shape)
+        if shown:
+            self._content.append(shown)
+        if self.strategy.is_done(shape):
+            self._finished = True
+            self._gate.finish()
+
+    def end(self) -> None:
+        """The stream is over (however it stopped): settle every slot and the turn."""
+        if self.gate is not None and not self._ended:
+            self._gate.finish()
+        self._ended = True
+
+    @property
+    def _gate(self) -> TurnGate:
+        if self.gate is None:
+            raise BufferUsageError("no chunk has been added yet")
+        return self.gate
+
+    # -- display ----------------------------------------------------------------------
+
+    def text(self) -> str:
+        """Display text released since the last call; empty while the display is held."""
+        if self._held or self._shown == len(self._content):
+            return ""
+        out = "".join(self._content[self._shown :])
+        self._shown = len(self._content)
+        return out
+
+    def hold(self) -> None:
+        """Hold the display: ``text()`` returns nothing until ``release()``."""
+        self._held = True
+
+    def release(self) -> None:
+        """Release the display: held text comes out on the next ``text()``."""
+        self._held = False
+
+    def get_content(self) -> str:
+        """All content text of the turn so far, shown or not."""
+        return "".join(self._content)
+
+    def is_finished(self) -> bool:
+        """Whether the provider's stream-completion signal has arrived."""
+        return self._finished
+
+    # -- the turn ---------------------------------------------------------------------
+
+    def as_dict(self) -> dict[str, Any]:
+        """The provider's own stream=false message for what has arrived."""
+        if self.strategy is None or self._acc is None:
+            return {}
+        return self.strategy.message(self._acc)
+
+    @property
+    def executable(self) -> bool:
+        """Whether every call of the turn may run (complete, unambiguous, valid)."""
+        return self.gate is not None and self.gate.executable
+
+    @property
+    def turn_state(self) -> str:
+        """The turn machine's state (``streaming`` before the first chunk)."""
+        return self.gate.turn if self.gate is not None else "streaming"
+
+    @property
+    def slots(self) -> list[Slot]:
+        """The turn's slots in provider order."""
+        return self.gate.ordered_slots() if self.gate is not None else []
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Everything the gate found, in the order found."""
+        return list(self.gate.findings) if self.gate is not None else []

@@ -1,0 +1,122 @@
+"""The ``callgate`` command line: check, demo, diagram, export."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from callgate.check import EXIT_CODES, check_fixture, format_text
+from callgate.fsm import MACHINES
+from callgate.fsm.export import dumps
+
+
+def _check(args: argparse.Namespace) -> int:
+    try:
+        text = Path(args.fixture).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"callgate check: cannot read {args.fixture}: {exc}", file=sys.stderr)
+        return 2
+    result = check_fixture(text)
+    if args.report == "json":
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print(format_text(result))
+    return EXIT_CODES[result["status"]]
+
+
+def examples() -> list[tuple[str, str]]:
+    """The bundled example fixtures as (name, JSON text), sorted by name."""
+    folder = resources.files("callgate") / "examples"
+    return sorted(
+        (entry.name, entry.read_text(encoding="utf-8"))
+        for entry in folder.iterdir()
+        if entry.name.endswith(".json")
+    )
+
+
+def _demo(args: argparse.Namespace) -> int:
+    mismatches = 0
+    for name, text in examples():
+        expect = json.loads(text).get("expect", {})
+        result = check_fixture(text)
+        codes = sorted({f["code"] for f in result["findings"]})
+        ok = EXIT_CODES[result["status"]] == expect.get("exit") and set(
+            expect.get("codes", [])
+        ) <= set(codes)
+        mismatches += not ok
+        mark = "ok " if ok else "!! "
+        print(f"{mark}{name:<40} exit {EXIT_CODES[result['status']]}  {result['status']:<15}"
+              f" {', '.join(codes) or '-'}")
+        if args.verbose:
+            print("    " + format_text(result).replace("\n", "\n    "))
+    print(f"{len(examples()) - mismatches} of {len(examples())} bundled streams gave their "
+          "documented verdict")
+    return 1 if mismatches else 0
+
+
+def _diagram(args: argparse.Namespace) -> int:
+    from callgate.diagrams import render
+
+    data = render(MACHINES[args.machine], args.format)
+    if args.output:
+        Path(args.output).write_bytes(data)
+    elif args.format == "dot":
+        sys.stdout.write(data.decode())
+    else:
+        sys.stdout.buffer.write(data)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    text = dumps(MACHINES[args.machine])
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="callgate", description="Gate streamed LLM tool calls with explicit machines."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="check one fixture; exit 0 pass, 1 fail, 2 invalid")
+    check.add_argument("fixture", help="a fixture JSON file")
+    check.add_argument("--report", choices=["json", "text"], default="text")
+    check.set_defaults(run=_check)
+
+    demo = sub.add_parser("demo", help="check every bundled sample stream")
+    demo.add_argument("-v", "--verbose", action="store_true", help="print each report")
+    demo.set_defaults(run=_demo)
+
+    machines = sorted(MACHINES)
+    diagram = sub.add_parser("diagram", help="draw a machine with Graphviz")
+    diagram.add_argument("machine", choices=machines)
+    diagram.add_argument("--format", choices=["dot", "svg", "png"], default="dot")
+    diagram.add_argument("-o", "--output", help="write to this file instead of stdout")
+    diagram.set_defaults(run=_diagram)
+
+    export = sub.add_parser("export", help="write a machine's table as JSON")
+    export.add_argument("machine", choices=machines)
+    export.add_argument("--format", choices=["json"], default="json")
+    export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.set_defaults(run=_export)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    args = build_parser().parse_args(argv)
+    code: int = args.run(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Findings: the stable, machine-readable problem reports callgate emits for tool calls.
+
+Every code in CODES is a public contract; tools and fixtures match on these names.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from attrs import define, field, validators
+
+Severity = Literal["error", "warning", "info"]
+
+CODES: dict[str, tuple[Severity, str]] = {
+    "identity_collision": ("error", "two different calls claimed the same call id or index"),
+    "missing_terminal": ("error", "the stream ended without the call's terminal event"),
+    "duplicate_terminal": ("error", "a call received more than one terminal event"),
+    "delta_after_terminal": ("error", "an argument delta arrived after the call had finished"),
+    "wrong_terminal_reason": (
+        "error",
+        "the turn finished with a reason that contradicts its calls",
+    ),
+    "malformed_json": ("error", "the arguments text is not valid JSON"),
+    "trailing_data": ("error", "a complete JSON value is followed by more non-whitespace text"),
+    "non_finite_number": ("error", "the arguments contain NaN or an infinite number"),
+    "duplicate_key": ("error", "a JSON object in the arguments repeats a key"),
+    "lone_surrogate": ("error", "the arguments contain an unpaired UTF-16 surrogate"),
+    "non_object_arguments": ("error", "the arguments are valid JSON but not a JSON object"),
+    "unknown_tool": ("error", "the call names a tool that was not declared"),
+    "unsupported_schema_keyword": (
+        "error",
+        "the tool's schema uses something the validator would not enforce",
+    ),
+    "schema_invalid": ("error", "the arguments do not satisfy the tool's JSON Schema"),
+    "missing_name": ("error", "the call has no tool name"),
+    "missing_id": ("error", "the call has no call id"),
+    "args_mismatch": ("error", "two accounts of the same call disagree on its arguments"),
+    "limit_exceeded": ("error", "a size, depth or count limit was exceeded"),
+    "duplicate_call_ignored": ("info", "a repeated identical call was recognised and ignored"),
+    "call_in_reasoning": ("warning", "a tool call appeared inside reasoning output"),
+    "invalid_fixture": ("error", "a recorded fixture does not have the expected shape"),
+    "no_tool_calls": ("info", "the turn contained no tool calls"),
+    "malformed_chunk": ("error", "a stream chunk does not have the expected shape"),
+    "orphan_event": ("error", "an event refers to a call that was never started"),
+}
+
+
+class UnknownCodeError(ValueError, KeyError):
+    """Raised by finding() for a code that is not in CODES; catchable as ValueError or KeyError."""
+
+    def __str__(self) -> str:
+        """Show the plain message instead of KeyError's quoted repr."""
+        return str(self.args[0]) if self.args else ""
+
+
+@define(frozen=True)
+class Finding:
+    """One problem found in a tool call, identified by a stable code from CODES."""
+
+    code: str
+    severity: Severity = field(validator=validators.in_(("error", "warning", "info")))
+    message: str
+    slot: int | str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """Return the finding as a plain JSON-ready dict."""
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "slot": self.slot,
+            "message": self.message,
+        }
+
+
+def finding(code: str, message: str, slot: int | str | None = None) -> Finding:
+    """Build a Finding for a known code, using that code's default severity."""
+    try:
+        severity, _ = CODES[code]
+    except KeyError:
+        raise UnknownCodeError(f"unknown finding code {code!r}") from None
+    return Finding(code=code, severity=severity, message=message, slot=slot)

@@ -1,0 +1,25 @@
+"""The machine core: tables as data, their interpreter, export, and the machines themselves.
+
+Importing this package loads neither ``transitions`` nor ``graphviz``.
+"""
+
+from callgate.fsm.interpreter import Interpreter, TransitionError
+from callgate.fsm.slot import SLOT
+from callgate.fsm.table import Event, State, Table, TableError, Transition
+from callgate.fsm.turn import TURN
+
+MACHINES: dict[str, Table] = {"slot": SLOT, "turn": TURN}
+"""Every machine callgate runs, by the name the command line uses."""
+
+__all__ = [
+    "MACHINES",
+    "SLOT",
+    "TURN",
+    "Event",
+    "Interpreter",
+    "State",
+    "Table",
+    "TableError",
+    "Transition",
+    "TransitionError",
+]

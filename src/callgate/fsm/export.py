@@ -1,0 +1,90 @@
+"""Write a :class:`~callgate.fsm.table.Table` as JSON and read it back, exactly.
+
+The format (version 1) is one JSON object, meant to be loaded by other runtimes::
+
+    {"format": "callgate.table", "version": 1,
+     "name": str, "doc": str, "initial": str,
+     "states": [{"name": str, "doc": str, "final": bool}, ...],
+     "events": [{"name": str, "doc": str}, ...],
+     "transitions": [{"source": str, "event": str, "target": str, "doc": str,
+                      "guard": str | null, "output": str | null}, ...]}
+
+Order is definition order, so the text is deterministic and ``load(dump(t)) == t``.
+A runtime reading it needs only the rule of :mod:`callgate.fsm.interpreter`: look up
+``(state, event)``; no entry means the event is an error in that state.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from callgate.fsm.table import Event, State, Table, Transition
+
+FORMAT = "callgate.table"
+VERSION = 1
+
+
+class ExportFormatError(ValueError):
+    """A document is not a version-1 callgate table."""
+
+
+def to_dict(table: Table) -> dict[str, Any]:
+    """The table as plain JSON-ready data."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": table.name,
+        "doc": table.doc,
+        "initial": table.initial,
+        "states": [{"name": s.name, "doc": s.doc, "final": s.final} for s in table.states],
+        "events": [{"name": e.name, "doc": e.doc} for e in table.events],
+        "transitions": [
+            {
+                "source": t.source,
+                "event": t.event,
+                "target": t.target,
+                "doc": t.doc,
+                "guard": t.guard,
+                "output": t.output,
+            }
+            for t in table.transitions
+        ],
+    }
+
+
+def dumps(table: Table) -> str:
+    """The table as indented JSON text, ending in a newline."""
+    return json.dumps(to_dict(table), indent=2, ensure_ascii=False) + "\n"
+
+
+def from_dict(data: Any) -> Table:
+    """Build (and so validate) a table from :func:`to_dict` data."""
+    if not isinstance(data, dict):
+        raise ExportFormatError("a table document must be a JSON object")
+    if data.get("format") != FORMAT or data.get("version") != VERSION:
+        raise ExportFormatError(
+            f"expected format {FORMAT!r} version {VERSION}, "
+            f"got {data.get('format')!r} version {data.get('version')!r}"
+        )
+    try:
+        return Table(
+            name=data["name"],
+            doc=data["doc"],
+            initial=data["initial"],
+            states=[State(s["name"], s["doc"], bool(s["final"])) for s in data["states"]],
+            events=[Event(e["name"], e["doc"]) for e in data["events"]],
+            transitions=[
+                Transition(
+                    t["source"], t["event"], t["target"], t["doc"], t.get("guard"), t.get("output")
+                )
+                for t in data["transitions"]
+            ],
+        )
+    except (KeyError, TypeError) as exc:
+        raise ExportFormatError(f"table document is missing or mistypes a field: {exc}") from exc
+
+
+def loads(text: str) -> Table:
+    """Parse :func:`dumps` text back into an equal table."""
+    return from_dict(json.loads(text))

@@ -1,0 +1,63 @@
+"""The turn gate: one per assistant turn; all of its calls run, or none does.
+
+Theory of operation: the turn stays ``streaming`` while chunks arrive; every slot that
+opens fires ``call``, every slot that is blocked (or a turn-wide limit) fires ``block``.
+Turn-level terminal evidence (or the end of the stream) fires ``end`` and the turn is
+``complete``; the gate then fires ``pass`` when every slot validated, ``fail`` when one
+did not, or ``empty`` when the turn had no tool call at all (``not_applicable``). The
+gate is atomic: one blocked slot blocks every call of the turn, also after the turn was
+found executable (a fragment after the end, for example).
+"""
+
+from __future__ import annotations
+
+from callgate.fsm.table import Event, State, Table, Transition
+
+EVENTS = (
+    Event("call", "a slot of this turn opened"),
+    Event("block", "a slot was blocked, or a turn-wide limit was hit"),
+    Event("end", "turn-level terminal evidence, or the end of the stream"),
+    Event("pass", "every slot of the complete turn validated"),
+    Event("fail", "some slot of the complete turn is not validated"),
+    Event("empty", "the complete turn has no tool call"),
+)
+
+STATES = (
+    State("streaming", "chunks are arriving"),
+    State("complete", "terminal evidence arrived; the verdict is being taken"),
+    State("executable", "every call is complete, unambiguous and valid", final=True),
+    State("blocked", "no call of this turn may run", final=True),
+    State("not_applicable", "the turn carried no tool call", final=True),
+)
+
+TRANSITIONS = (
+    Transition("streaming", "call", "streaming", "another call joins the turn"),
+    Transition("streaming", "block", "blocked", "one blocked call blocks the turn"),
+    Transition("streaming", "end", "complete", "terminal evidence for the turn"),
+    Transition("complete", "pass", "executable", "all calls validated"),
+    Transition("complete", "fail", "blocked", "a call did not validate"),
+    Transition("complete", "empty", "not_applicable", "text only"),
+    Transition("complete", "block", "blocked", "a call was blocked"),
+    Transition(
+        "executable", "call", "blocked", "a call opened after the turn ended",
+        output="delta_after_terminal",
+    ),
+    Transition("executable", "block", "blocked", "a late fault blocks the turn"),
+    Transition("executable", "end", "executable", "the stream ends after the turn"),
+    Transition(
+        "not_applicable", "call", "blocked", "a call opened after the turn ended",
+        output="delta_after_terminal",
+    ),
+    Transition("not_applicable", "block", "blocked", "a late fault blocks the turn"),
+    Transition("not_applicable", "end", "not_applicable", "the stream ends after the turn"),
+    *(Transition("blocked", e.name, "blocked", "after blocked nothing changes") for e in EVENTS),
+)
+
+TURN = Table(
+    name="turn",
+    doc="One assistant turn: streaming, complete, then executable, blocked or not_applicable.",
+    states=STATES,
+    events=EVENTS,
+    transitions=TRANSITIONS,
+    initial="streaming",
+)

@@ -1,0 +1,324 @@
+"""The turn's gate: one slot machine per tool call plus the turn machine, driven by wire primitives.
+
+Theory of operation: a wire strategy reports the tool-call primitives it reads from each
+chunk (``identity``, ``fragment``, ``close``, ``turn_done``, ``finish``) together with the
+provider's slot key. The gate classifies each primitive into an event of the slot table
+(:mod:`callgate.fsm.slot`), using only the slot's data (is this id the slot's? does the
+repeat match the original?), and steps that slot through the shared interpreter. Each
+transition that names an output records that finding. A slot that reaches ``blocked``
+fires ``block`` on the turn table (:mod:`callgate.fsm.turn`); turn-level done fires
+``end`` and the verdict. The checks (strict JSON, tool known, schema) run once per slot,
+when it reaches ``terminal``.
+
+Arguments are stored as a list of fragments and joined once, at terminal, so the work per
+chunk does not grow with what came before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from callgate.findings import Finding, finding
+from callgate.fsm.interpreter import Interpreter
+from callgate.fsm.slot import SLOT
+from callgate.fsm.table import Transition
+from callgate.fsm.turn import TURN
+from callgate.limits import Limits
+from callgate.schema import ToolSchemas
+from callgate.strictjson import is_complete_object, parse_arguments
+
+SlotKey = int
+_SLOTS = Interpreter(SLOT)
+_TURN = Interpreter(TURN)
+_SLOT_LOOKUP: dict[tuple[str, str], Transition] = {
+    (t.source, t.event): t for t in SLOT.transitions
+}
+
+
+class Slot:
+    """The small per-call state: the machine's state plus what the call has carried."""
+
+    __slots__ = (
+        "arguments",
+        "id",
+        "key",
+        "name",
+        "nbytes",
+        "parts",
+        "replay",
+        "replay_pos",
+        "state",
+    )
+
+    def __init__(self, key: SlotKey) -> None:
+        self.key = key
+        self.state = _SLOTS.initial
+        self.id: str | None = None
+        self.name: str | None = None
+        self.parts: list[str] = []
+        self.nbytes = 0
+        self.replay = ""
+        self.replay_pos = 0
+        self.arguments: dict[str, Any] | None = None
+
+    @property
+    def raw_arguments(self) -> str:
+        """The argument text received so far."""
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+class TurnGate:
+    """Slot machines and the turn machine of one assistant turn, with their findings."""
+
+    def __init__(
+        self,
+        *,
+        schemas: ToolSchemas | None = None,
+        limits: Limits | None = None,
+        per_call_done: bool = False,
+        requires_id: bool = True,
+        empty_arguments_object: bool = False,
+    ) -> None:
+        self.schemas = schemas if schemas is not None else ToolSchemas.any_tool()
+        self.limits = limits if limits is not None else Limits()
+        self.per_call_done = per_call_done
+        self.requires_id = requires_id
+        self.empty_arguments_object = empty_arguments_object
+        self.slots: dict[SlotKey, Slot] = {}
+        self.turn = _TURN.initial
+        self.findings: list[Finding] = []
+        self.turn_bytes = 0
+        self._ids: dict[str, SlotKey] = {}
+        self._refused: set[object] = set()
+
+    # -- what the wire strategies call ------------------------------------------------
+
+    def identity(self, key: object, call_id: str | None, name: str | None) -> None:
+        """A slot's id and/or name arrived (first sighting, a late one, or a repeat)."""
+        slot = self._slot(key)
+        if slot is None:
+            return
+        if call_id is not None and not isinstance(call_id, str):
+            call_id = str(call_id)
+        clash = self._clash(slot, call_id, name)
+        if clash:
+            self._fire(slot, "conflict", clash)
+            return
+        if (
+            slot.state == "accumulating"
+            and call_id is not None
+            and name is not None
+            and call_id == slot.id
+            and name == slot.name
+            and self._arguments_complete(slot)
+        ):
+            slot.replay, slot.replay_pos = slot.raw_arguments, 0
+            self._fire(slot, "restart", "")
+            return
+        if slot.state in ("unseen", "accumulating", "replaying"):
+            if call_id is not None and slot.id is None:
+                slot.id = call_id
+                self._ids[call_id] = slot.key
+            if name is not None and slot.name is None:
+                slot.name = name
+        self._fire(slot, "identity", "")
+
+    def fragment(self, key: object, text: str) -> None:
+        """An argument fragment for a slot; an empty one only opens an unseen slot."""
+        slot = self._slot(key)
+        if slot is None:
+            return
+        state = slot.state
+        if state == "replaying":
+            self._replay(slot, text)
+            return
+        if not text:
+            if state == "unseen":
+                self._fire(slot, "args", "")
+            return
+        size = _utf8_len(text)
+        if slot.nbytes + size > self.limits.max_argument_bytes:
+            self._fire(
+                slot, "overflow",
+                f"arguments exceed {self.limits.max_argument_bytes} bytes",
+            )
+            return
+        if self.turn_bytes + size > self.limits.max_turn_bytes:
+            self._fire(slot, "overflow", f"the turn exceeds {self.limits.max_turn_bytes} bytes")
+            return
+        transition = self._transition(slot, "args")
+        if transition.target == "accumulating":
+            slot.parts.append(text)
+            slot.nbytes += size
+            self.turn_bytes += size
+        self._apply(slot, transition, f"fragment {text[:40]!r} after terminal")
+
+    def close(self, key: object) -> None:
+        """Provider terminal evidence for one call; runs the checks."""
+        slot = self._slot(key)
+        if slot is None:
+            return
+        self._fire(slot, "close", "a second terminal for this call")
+        if slot.state == "terminal":
+            self._check(slot)
+
+    def turn_done(self, tool_reason: bool, reason: str | None) -> None:
+        """Turn-level terminal evidence; ``tool_reason`` says it ends with tool use."""
+        for slot in list(self.slots.values()):
+            if not tool_reason:
+                self._fire(
+                    slot, "bad_terminal",
+                    f"the turn ended with reason {reason!r}, not a tool-call reason",
+                )
+            elif self.per_call_done:
+                self._fire(slot, "turn_end", "the turn ended before this call's done")
+            else:
+                self.close(slot.key)
+        self._end_turn()
+
+    def finish(self) -> None:
+        """The stream ended: nothing more will come for this turn."""
+        for slot in list(self.slots.values()):
+            self._fire(slot, "stream_end", "the stream ended before this call's terminal")
+        if self.turn == "streaming" and self.slots:
+            self.findings.append(
+                finding("missing_terminal", "the stream ended without the turn's terminal event")
+            )
+            self._fire_turn("block")
+        self._end_turn()
+
+    def refuse(self, code: str, message: str) -> None:
+        """A chunk the format cannot read, or a turn-wide limit: record it, block the turn."""
+        self.findings.append(finding(code, message))
+        self._fire_turn("block")
+
+    # -- what readers use -------------------------------------------------------------
+
+    @property
+    def executable(self) -> bool:
+        """Whether the turn's calls may run now (the turn policy)."""
+        return self.turn == "executable"
+
+    def ordered_slots(self) -> list[Slot]:
+        """Slots by their provider key."""
+        return [self.slots[k] for k in sorted(self.slots)]
+
+    # -- internals --------------------------------------------------------------------
+
+    def _slot(self, key: object) -> Slot | None:
+        if isinstance(key, int) and not isinstance(key, bool):
+            slot = self.slots.get(key)
+            if slot is not None:
+                return slot
+            if key < 0:
+                reason = f"slot index {key} is negative"
+                code = "malformed_chunk"
+            elif key > self.limits.max_slot_index:
+                reason = f"slot index {key} exceeds {self.limits.max_slot_index}"
+                code = "limit_exceeded"
+            elif len(self.slots) >= self.limits.max_slots:
+                reason = f"more than {self.limits.max_slots} tool calls in one turn"
+                code = "limit_exceeded"
+            else:
+                slot = self.slots[key] = Slot(key)
+                self._fire_turn("call", "a tool call opened after the turn ended", key)
+                return slot
+        else:
+            reason, code = f"slot key {key!r} is not a non-negative integer", "malformed_chunk"
+        if repr(key) not in self._refused:
+            self._refused.add(repr(key))
+            self.refuse(code, reason)
+        return None
+
+    def _clash(self, slot: Slot, call_id: str | None, name: str | None) -> str:
+        if call_id is not None and slot.id is not None and call_id != slot.id:
+            return f"slot {slot.key} has id {slot.id!r}, then {call_id!r}"
+        if name is not None and slot.name is not None and name != slot.name:
+            return f"slot {slot.key} has name {slot.name!r}, then {name!r}"
+        if call_id is not None and slot.id is None:
+            owner = self._ids.get(call_id)
+            if owner is not None and owner != slot.key:
+                return f"id {call_id!r} of slot {slot.key} is already slot {owner}'s"
+        return ""
+
+    def _arguments_complete(self, slot: Slot) -> bool:
+        last = next((p for p in reversed(slot.parts) if p.strip()), "")
+        return last.rstrip().endswith("}") and is_complete_object(slot.raw_arguments)
+
+    def _replay(self, slot: Slot, text: str) -> None:
+        original, pos = slot.replay, slot.replay_pos
+        if original.startswith(text, pos):
+            slot.replay_pos = pos + len(text)
+            if slot.replay_pos == len(original):
+                self._fire(slot, "replay_done", f"slot {slot.key} repeated its call; dropped")
+            else:
+                self._fire(slot, "replay_args", "")
+            return
+        self._fire(slot, "replay_diverge", f"slot {slot.key} restarted with other arguments")
+
+    def _check(self, slot: Slot) -> None:
+        problem: Finding | None = None
+        arguments: dict[str, Any] | None = None
+        if slot.name is None:
+            problem = finding("missing_name", f"slot {slot.key} has no tool name", slot.key)
+        elif slot.id is None and self.requires_id:
+            problem = finding("missing_id", f"slot {slot.key} has no call id", slot.key)
+        else:
+            raw = slot.raw_arguments
+            if not raw and self.empty_arguments_object:
+                arguments = {}
+            else:
+                arguments, problem = parse_arguments(raw, max_depth=self.limits.max_depth)
+            if problem is None and arguments is not None:
+                problem = self.schemas.check(slot.name, arguments, slot.key)
+        if problem is None:
+            slot.arguments = arguments
+            self._fire(slot, "accept", "")
+        else:
+            if problem.slot is None:
+                problem = finding(problem.code, problem.message, slot.key)
+            self.findings.append(problem)
+            self._fire(slot, "reject", "")
+
+    def _transition(self, slot: Slot, event: str) -> Transition:
+        transition = _SLOT_LOOKUP.get((slot.state, event))
+        if transition is None:
+            return _SLOTS.transition(slot.state, event)  # raises, naming machine/state/event
+        return transition
+
+    def _fire(self, slot: Slot, event: str, message: str) -> None:
+        self._apply(slot, self._transition(slot, event), message)
+
+    def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
+        slot.state = transition.target
+        output = transition.output
+        if output is not None and output != "check_finding":
+            self.findings.append(finding(output, message, slot.key))
+        if transition.target == "blocked" and transition.source != "blocked":
+            self._fire_turn("block")
+
+    def _fire_turn(self, event: str, message: str = "", key: object = None) -> None:
+        transition = _TURN.transition(self.turn, event)
+        self.turn = transition.target
+        if transition.output is not None:
+            self.findings.append(
+                finding(transition.output, message, key if isinstance(key, int) else None)
+            )
+
+    def _end_turn(self) -> None:
+        if self.turn != "streaming":
+            self._fire_turn("end")
+            return
+        self._fire_turn("end")
+        if not self.slots:
+            self._fire_turn("empty")
+        elif all(s.state == "validated" for s in self.slots.values()):
+            self._fire_turn("pass")
+        else:
+            self._fire_turn("fail")

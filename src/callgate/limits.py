@@ -1,0 +1,25 @@
+"""Hard limits on what one turn may make callgate hold, with safe defaults.
+
+Each limit, when hit, is a ``limit_exceeded`` finding that blocks the turn; nothing past
+the limit is stored, so a hostile stream cannot make callgate allocate without bound.
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+
+@frozen
+class Limits:
+    """Bounds per call and per turn; the defaults admit any realistic tool call."""
+
+    max_argument_bytes: int = 8 * 1024 * 1024
+    """UTF-8 bytes of one call's arguments."""
+    max_turn_bytes: int = 32 * 1024 * 1024
+    """UTF-8 bytes of all arguments of one turn."""
+    max_depth: int = 128
+    """Nesting depth of one call's arguments."""
+    max_slots: int = 128
+    """Tool calls in one turn."""
+    max_slot_index: int = 4095
+    """Largest slot index accepted (an index is never used to size anything)."""

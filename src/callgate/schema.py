@@ -1,0 +1,340 @@
+"""JSON Schema gate for tool-call arguments, using jsonschema's Draft 2020-12 validator.
+
+Each tool's schema is checked once up front; any keyword the validator would silently ignore
+makes the tool unsupported rather than quietly half-validated. Nothing is ever fetched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, TypeAlias
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
+
+from callgate.findings import Finding, finding
+
+ANNOTATION_KEYWORDS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$comment",
+        "$defs",
+        "definitions",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$anchor",
+    }
+)
+"""Keywords that carry no assertion, so the validator ignoring them loses nothing."""
+
+CHECKED_FORMATS = frozenset(Draft202012Validator.FORMAT_CHECKER.checkers)
+"""Values of `format` the installed jsonschema actually checks (depends on optional packages)."""
+
+_DIALECTS = frozenset(
+    {
+        "https://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2020-12/schema#",
+    }
+)
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SUBSCHEMA_ONE_OR_MANY = ("items", "prefixItems", "allOf", "anyOf", "oneOf", "additionalItems")
+_SUBSCHEMA_ONE = (
+    "not",
+    "if",
+    "then",
+    "else",
+    "additionalProperties",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+)
+_IN_PLACE = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas"})
+_NEEDS_SIBLING = {"then": "if", "else": "if", "minContains": "contains", "maxContains": "contains"}
+_MESSAGE_LIMIT = 300
+
+_META_VALIDATOR = Draft202012Validator(
+    Draft202012Validator.META_SCHEMA,
+    registry=Registry(),
+    format_checker=Draft202012Validator.FORMAT_CHECKER,
+)
+
+Token: TypeAlias = str | int
+Location: TypeAlias = tuple[Token, ...]
+
+
+def _pointer(location: Iterable[Token]) -> str:
+    """Render a location as an RFC 6901 JSON pointer; the root reads as 'the schema root'."""
+    text = "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in location)
+    return text or "the schema root"
+
+
+def _clip(text: str) -> str:
+    if len(text) > _MESSAGE_LIMIT:
+        return text[: _MESSAGE_LIMIT - 3] + "..."
+    return text
+
+
+def _plain(value: Any) -> Any:
+    """Copy a schema into plain dicts and lists, so later edits by the caller cannot leak in."""
+    if isinstance(value, Mapping):
+        return {key: _plain(child) for key, child in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(child) for child in value]
+    return value
+
+
+class _Audit:
+    """One pass over a valid schema collecting everything the validator would not enforce."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.root = schema
+        self.problems: list[str] = []
+        self.location_of: dict[int, Location] = {}
+        self.refs: list[tuple[Location, dict[str, Any], str]] = []
+        self.nested_ids: list[Location] = []
+        self.in_place: dict[int, list[dict[str, Any]]] = {}
+
+    def run(self) -> list[str]:
+        self._walk()
+        if self.refs and self.nested_ids:
+            for location in self.nested_ids:
+                self.problems.append(
+                    f"keyword '$id' at {_pointer(location)} starts a nested resource, which "
+                    "changes how '$ref' resolves; only a '$id' at the root is supported"
+                )
+        self._check_refs()
+        self._check_cycles()
+        return self.problems
+
+    def _walk(self) -> None:
+        stack: list[tuple[Any, Location]] = [(self.root, ())]
+        while stack:
+            node, location = stack.pop()
+            if not isinstance(node, dict) or id(node) in self.location_of:
+                continue
+            self.location_of[id(node)] = location
+            children = list(self._children(node, location))
+            self.in_place[id(node)] = [
+                child
+                for keyword, child, _ in children
+                if keyword in _IN_PLACE and isinstance(child, dict)
+            ]
+            stack.extend((child, at) for _, child, at in reversed(children))
+
+    def _children(
+        self, node: dict[str, Any], location: Location
+    ) -> Iterator[tuple[str, Any, Location]]:
+        """Check the keywords of one schema object and yield (keyword, subschema, location)."""
+        for keyword, value in node.items():
+            here = (*location, keyword)
+            self._check_keyword(node, keyword, value, here)
+            if keyword in _SUBSCHEMA_MAPS and isinstance(value, dict):
+                for name, child in value.items():
+                    yield keyword, child, (*here, name)
+            elif keyword in _SUBSCHEMA_ONE_OR_MANY and isinstance(value, list):
+                for index, child in enumerate(value):
+                    yield keyword, child, (*here, index)
+            elif keyword in _SUBSCHEMA_ONE or keyword in _SUBSCHEMA_ONE_OR_MANY:
+                yield keyword, value, here
+
+    def _check_keyword(
+        self, node: dict[str, Any], keyword: str, value: Any, here: Location
+    ) -> None:
+        where = _pointer(here)
+        if keyword == "$schema":
+            if value not in _DIALECTS:
+                self.problems.append(
+                    f"keyword '$schema' at {where} names {value!r}; only Draft 2020-12 "
+                    "is enforced, another dialect would change what keywords mean"
+                )
+        elif keyword == "$id":
+            if len(here) > 1:
+                self.nested_ids.append(here)
+        elif keyword in ANNOTATION_KEYWORDS:
+            pass
+        elif keyword == "format":
+            if value not in CHECKED_FORMATS:
+                self.problems.append(
+                    f"keyword 'format' at {where} is {value!r}, which is not checked here "
+                    f"(checked: {', '.join(sorted(CHECKED_FORMATS))})"
+                )
+        elif keyword == "$ref":
+            self.refs.append((here, node, value))
+        elif keyword in ("$dynamicRef", "$recursiveRef"):
+            self.problems.append(f"keyword {keyword!r} at {where} is not supported")
+        elif keyword in _NEEDS_SIBLING:
+            if _NEEDS_SIBLING[keyword] not in node:
+                self.problems.append(
+                    f"keyword {keyword!r} at {where} has no sibling "
+                    f"{_NEEDS_SIBLING[keyword]!r}, so the validator ignores it"
+                )
+        elif keyword not in Draft202012Validator.VALIDATORS:
+            self.problems.append(
+                f"keyword {keyword!r} at {where} is not enforced by the Draft 2020-12 validator"
+            )
+
+    def _check_refs(self) -> None:
+        resolver = Registry().resolver_with_root(DRAFT202012.create_resource(self.root))
+        for here, owner, ref in self.refs:
+            where = _pointer(here)
+            if not isinstance(ref, str) or not ref.startswith("#"):
+                self.problems.append(
+                    f"keyword '$ref' at {where} is {ref!r}; only local references starting "
+                    "with '#' are supported and nothing is fetched"
+                )
+                continue
+            try:
+                target = resolver.lookup(ref).contents
+            except Exception as error:
+                self.problems.append(
+                    f"keyword '$ref' at {where} is {ref!r}, which does not resolve inside "
+                    f"the schema ({type(error).__name__})"
+                )
+                continue
+            if isinstance(target, dict) and id(target) in self.location_of:
+                self.in_place[id(owner)].append(target)
+            elif not isinstance(target, bool):
+                self.problems.append(
+                    f"keyword '$ref' at {where} is {ref!r}, which points at data rather "
+                    "than at a subschema"
+                )
+
+    def _check_cycles(self) -> None:
+        """Refuse a loop of $ref / allOf-style links that never descends into the arguments."""
+        state: dict[int, int] = {}
+        for start in self.in_place:
+            if start in state:
+                continue
+            state[start] = 1
+            stack: list[tuple[int, Iterator[dict[str, Any]]]] = [
+                (start, iter(self.in_place[start]))
+            ]
+            while stack:
+                current, pending = stack[-1]
+                child = next(pending, None)
+                if child is None:
+                    state[current] = 2
+                    stack.pop()
+                elif state.get(id(child)) == 1:
+                    self.problems.append(
+                        f"'$ref' loop through {_pointer(self.location_of[id(child)])} "
+                        "never descends into the arguments, so validation would not end"
+                    )
+                    return
+                elif id(child) not in state and id(child) in self.in_place:
+                    state[id(child)] = 1
+                    stack.append((id(child), iter(self.in_place[id(child)])))
+
+
+def _audit(schema: Any) -> tuple[Any, str | None]:
+    """Return (plain copy of schema, first reason it is unsupported or None)."""
+    try:
+        plain = _plain(schema)
+        error = best_match(_META_VALIDATOR.iter_errors(plain))
+    except RecursionError:
+        return None, "the schema nests too deeply to check"
+    if error is not None:
+        return plain, (
+            f"the schema is not valid Draft 2020-12 at {_pointer(error.path)}: "
+            f"{_clip(error.message)}"
+        )
+    if not isinstance(plain, dict):
+        return plain, None
+    problems = _Audit(plain).run()
+    if not problems:
+        return plain, None
+    more = len(problems) - 1
+    return plain, problems[0] + (f" (and {more} more problem(s))" if more else "")
+
+
+class ToolSchemas:
+    """Declared tools and their JSON Schemas, each checked once and compiled once.
+
+    An empty mapping declares no tool; ToolSchemas.any_tool() accepts any named call unchecked.
+    """
+
+    __slots__ = ("_any", "_unsupported", "_validators")
+
+    def __init__(self, schemas: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        """Check and compile the schema of every tool in schemas."""
+        self._any = False
+        self._unsupported: dict[str, str] = {}
+        self._validators: dict[str, Draft202012Validator] = {}
+        for name, schema in (schemas or {}).items():
+            plain, problem = _audit(schema)
+            if problem is not None:
+                self._unsupported[name] = problem
+            else:
+                self._validators[name] = Draft202012Validator(
+                    plain,
+                    registry=Registry(),
+                    format_checker=Draft202012Validator.FORMAT_CHECKER,
+                )
+
+    @classmethod
+    def any_tool(cls) -> ToolSchemas:
+        """Return a gate that checks no schema at all and only requires a tool name."""
+        gate = cls()
+        gate._any = True
+        return gate
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Return the declared tool names (empty for any_tool())."""
+        return frozenset(self._validators) | frozenset(self._unsupported)
+
+    def unsupported(self, name: str) -> str | None:
+        """Return why the named tool's schema cannot be enforced, or None if it can."""
+        return self._unsupported.get(name)
+
+    def check(
+        self, name: str | None, arguments: dict[str, Any], slot: int | str | None = None
+    ) -> Finding | None:
+        """Gate one call: return the first finding for its name and arguments, or None."""
+        if not name:
+            return finding("missing_name", "the tool call has no tool name", slot)
+        if self._any:
+            return None
+        problem = self._unsupported.get(name)
+        if problem is not None:
+            return finding(
+                "unsupported_schema_keyword", f"schema of tool {name!r}: {problem}", slot
+            )
+        validator = self._validators.get(name)
+        if validator is None:
+            return finding("unknown_tool", self._unknown_message(name), slot)
+        try:
+            error = best_match(validator.iter_errors(arguments))
+        except RecursionError:
+            return finding(
+                "limit_exceeded", f"arguments of tool {name!r} nest too deeply to validate", slot
+            )
+        if error is None:
+            return None
+        return finding("schema_invalid", _invalid_message(name, error), slot)
+
+    def _unknown_message(self, name: str) -> str:
+        known = sorted(self.names)
+        if not known:
+            return f"tool {name!r} is not declared (no tools are declared)"
+        listed = ", ".join(repr(n) for n in known[:10])
+        if len(known) > 10:
+            listed += f", ... ({len(known)} in all)"
+        return f"tool {name!r} is not declared (declared: {listed})"
+
+
+def _invalid_message(name: str, error: ValidationError) -> str:
+    keyword_at = _pointer(error.schema_path)
+    return (
+        f"arguments of tool {name!r} fail the schema at {error.json_path}: "
+        f"{_clip(error.message)} (keyword {error.validator!r} at {keyword_at})"
+    )

@@ -1,0 +1,223 @@
+"""Anthropic Messages: typed SSE events into the stream=false message with content blocks.
+
+Wire: ``message_start`` carries the message envelope; each content block opens with
+``content_block_start`` (a ``tool_use`` block brings its id and name, and an ``input``
+that is normally empty), grows with ``content_block_delta`` (``text_delta``,
+``input_json_delta.partial_json``, ``thinking_delta``, ``signature_delta``) and ends with
+its own ``content_block_stop`` (the per-call done). ``message_delta`` brings the turn's
+``stop_reason`` (``tool_use`` when calls end the turn) and ``message_stop`` ends the stream.
+Blocks are keyed by their ``index``. The assembled message holds every block in index
+order, each ``tool_use.input`` an object; thinking blocks stay in the message and are not
+display text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+
+if TYPE_CHECKING:
+    from callgate.gate import TurnGate
+
+EVENT_TYPES = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+        "error",
+    }
+)
+_TEXT_FIELD = {"text_delta": "text", "thinking_delta": "thinking"}
+
+
+class _Accumulator:
+    """Native reassembly state for one turn (tool arguments live in the gate's slots)."""
+
+    __slots__ = ("blocks", "envelope", "gate", "parts", "tools")
+
+    def __init__(self, gate: TurnGate) -> None:
+        self.gate = gate
+        self.envelope: dict[str, Any] = {"type": "message", "role": "assistant"}
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.parts: dict[tuple[int, str], list[str]] = {}
+        self.tools: set[int] = set()
+
+
+class AnthropicStrategy(ExtractionStrategy):
+    """Messages stream events into the stream=false message."""
+
+    name = "anthropic"
+    leaks_into_text = True
+    per_call_done = True
+    requires_id = True
+    empty_arguments_object = True
+
+    def recognizes(self, shape: Shape) -> bool:
+        """A stream event, or an assembled message whose content is a block list."""
+        kind = shape.get("type")
+        if kind in EVENT_TYPES:
+            return True
+        return (kind == "message" or shape.get("role") == "assistant") and isinstance(
+            shape.get("content"), list
+        )
+
+    def new_accumulator(self, gate: TurnGate) -> _Accumulator:
+        """Fresh state for one turn."""
+        return _Accumulator(gate)
+
+    def accumulate(self, acc: Any, chunk: Shape) -> str:
+        """Apply one event; report tool-call primitives to the gate; return new text."""
+        kind = chunk.get("type")
+        gate = acc.gate
+        if kind == "content_block_delta":
+            return self._delta(acc, chunk)
+        if kind == "content_block_start":
+            self._start(acc, chunk)
+        elif kind == "content_block_stop":
+            index = chunk.get("index")
+            if index in acc.tools:
+                block = acc.blocks[index]
+                slot = gate.slots.get(index)
+                if slot is not None and not slot.parts and block.get("input"):
+                    gate.fragment(index, json.dumps(block["input"], ensure_ascii=False))
+                gate.close(index)
+            elif index not in acc.blocks:
+                gate.close(index)
+        elif kind == "message_start":
+            envelope = dict(chunk.get("message") or {})
+            envelope.pop("content", None)
+            acc.envelope.update(envelope)
+        elif kind == "message_delta":
+            delta = chunk.get("delta") or {}
+            acc.envelope.update(delta)
+            if chunk.get("usage"):
+                acc.envelope["usage"] = {**(acc.envelope.get("usage") or {}), **chunk["usage"]}
+            reason = delta.get("stop_reason")
+            if reason is not None:
+                gate.turn_done(reason == "tool_use", reason)
+        elif kind == "error":
+            detail = (chunk.get("error") or {}).get("type", "error")
+            gate.refuse("missing_terminal", f"the provider reported {detail!r} mid-stream")
+        return ""
+
+    def _start(self, acc: _Accumulator, chunk: Shape) -> None:
+        index = chunk.get("index")
+        block = dict(chunk.get("content_block") or {})
+        if not isinstance(index, int) or isinstance(index, bool):
+            acc.gate.refuse("malformed_chunk", f"content block index {index!r} is not an integer")
+            return
+        if block.get("type") == "tool_use":
+            acc.tools.add(index)
+            acc.blocks.setdefault(index, block)
+            acc.gate.identity(index, block.get("id"), block.get("name"))
+        elif index in acc.blocks:
+            acc.gate.refuse("malformed_chunk", f"content block {index} started twice")
+        else:
+            acc.blocks[index] = block
+
+    def _delta(self, acc: _Accumulator, chunk: Shape) -> str:
+        index = chunk.get("index")
+        delta = chunk.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "input_json_delta":
+            if index in acc.blocks and index not in acc.tools:
+                acc.gate.refuse("malformed_chunk", f"input_json_delta for non-tool block {index}")
+            else:
+                acc.gate.fragment(index, delta.get("partial_json", ""))
+            return ""
+        block = acc.blocks.get(index) if isinstance(index, int) else None
+        if block is None:
+            acc.gate.refuse("orphan_event", f"{kind} for content block {index!r}, never started")
+            return ""
+        if kind in _TEXT_FIELD:
+            field = _TEXT_FIELD[kind]
+            text = delta.get(field, "")
+            acc.parts.setdefault((index, field), []).append(text)
+            return text if kind == "text_delta" else ""
+        if kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + delta.get("signature", "")
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta.get("citation"))
+        return ""
+
+    def is_done(self, chunk: Shape) -> bool:
+        """``message_stop`` ends the stream."""
+        return chunk.get("type") == "message_stop"
+
+    def message(self, acc: Any) -> dict[str, Any]:
+        """The stream=false message: the envelope and every block in index order."""
+        content = []
+        for index in sorted(acc.blocks):
+            block = dict(acc.blocks[index])
+            for (part_index, field), parts in acc.parts.items():
+                if part_index == index:
+                    block[field] = block.get(field, "") + "".join(parts)
+            if index in acc.tools:
+                block["input"] = _input(acc.gate, index, block.get("input"))
+            content.append(block)
+        return {**acc.envelope, "content": content}
+
+    def extract(self, message: Shape) -> list[ExtractedCall]:
+        """The ``tool_use`` blocks whose input is an object."""
+        return [
+            ExtractedCall(block.get("id"), block["name"], block["input"], position)
+            for position, block in enumerate(message.get("content") or ())
+            if block.get("type") == "tool_use"
+            and isinstance(block.get("input"), dict)
+            and block.get("name")
+        ]
+
+    def content_text(self, message: Shape) -> str:
+        """The text of every text block, joined."""
+        return "".join(
+            block.get("text", "")
+            for block in message.get("content") or ()
+            if block.get("type") == "text"
+        )
+
+    def forming(self, message: Shape) -> Forming:
+        """A call is forming once a ``tool_use`` block exists; its name comes with it."""
+        names = [
+            block.get("name")
+            for block in message.get("content") or ()
+            if block.get("type") == "tool_use"
+        ]
+        return Forming(bool(names), names[-1] if names else None)
+
+    def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        """One user message holding a ``tool_result`` block per result, by ``tool_use_id``."""
+        if not results:
+            return []
+        blocks = [
+            {
+                "type": "tool_result",
+                "tool_use_id": r.call.id,
+                "content": r.content,
+                **({"is_error": True} if r.is_error else {}),
+            }
+            for r in results
+        ]
+        return [{"role": "user", "content": blocks}]
+
+
+def _input(gate: TurnGate, index: int, initial: Any) -> Any:
+    """A tool_use block's input: the checked object, else the best reading of its text."""
+    slot = gate.slots.get(index)
+    if slot is None:
+        return initial if initial is not None else {}
+    if slot.arguments is not None:
+        return slot.arguments
+    raw = slot.raw_arguments
+    if not raw:
+        return initial if initial is not None else {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw

@@ -1,0 +1,102 @@
+"""The shape every format expert has: :class:`ExtractionStrategy` and what it returns.
+
+A strategy owns one format end to end, in that format's own native shape: it recognises
+the format's chunks and messages, reassembles chunks into the provider's stream=false
+message, reports each tool-call primitive (slot, identity, fragment, done) to the turn's
+:class:`~callgate.gate.TurnGate`, and reads calls and text back out of the message.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from attrs import frozen
+
+if TYPE_CHECKING:
+    from callgate.gate import TurnGate
+
+Shape = Mapping[str, Any]
+"""A raw chunk or event, or an assembled message, as plain data."""
+
+
+@frozen
+class ExtractedCall:
+    """One tool call read from an assembled message."""
+
+    id: str | None
+    name: str
+    arguments: dict[str, Any]
+    slot: int | str | None = None
+
+
+@frozen
+class Forming:
+    """Whether a call is coming in a message being assembled, and its name once known."""
+
+    forming: bool
+    name: str | None = None
+
+
+@frozen
+class ToolResult:
+    """The outcome of one executed call, to be shaped into the provider's next message."""
+
+    call: ExtractedCall
+    content: str
+    is_error: bool = False
+
+
+class ExtractionStrategy(ABC):
+    """One format's expert: recognise, reassemble, extract, and shape results."""
+
+    name: ClassVar[str]
+    """The profile name (``openai``, ``anthropic``, ...)."""
+    leaks_into_text: ClassVar[bool] = False
+    """Whether a message of this format that has no native call may carry one as text."""
+    per_call_done: ClassVar[bool] = False
+    """Whether the format ends each call with its own done event."""
+    requires_id: ClassVar[bool] = True
+    """Whether every call must carry a call id (to correlate its result)."""
+    empty_arguments_object: ClassVar[bool] = False
+    """Whether a call whose argument stream is empty means ``{}`` in this format."""
+
+    @abstractmethod
+    def recognizes(self, shape: Shape) -> bool:
+        """Whether ``shape`` (a raw chunk or an assembled message) is this format."""
+
+    @abstractmethod
+    def new_accumulator(self, gate: TurnGate) -> Any:
+        """A fresh native accumulator for one turn, reporting primitives to ``gate``."""
+
+    @abstractmethod
+    def accumulate(self, acc: Any, chunk: Shape) -> str:
+        """Add ``chunk`` to ``acc``; return the content text it adds for display."""
+
+    @abstractmethod
+    def is_done(self, chunk: Shape) -> bool:
+        """Whether ``chunk`` is the format's stream-completion signal."""
+
+    @abstractmethod
+    def message(self, acc: Any) -> dict[str, Any]:
+        """The provider's own stream=false message for what ``acc`` holds so far."""
+
+    @abstractmethod
+    def extract(self, message: Shape) -> list[ExtractedCall]:
+        """The calls of an assembled message whose arguments parse to an object."""
+
+    @abstractmethod
+    def content_text(self, message: Shape) -> str:
+        """The plain text content of an assembled message."""
+
+    @abstractmethod
+    def forming(self, message: Shape) -> Forming:
+        """Whether a call is forming in ``message``, and its name if it has streamed."""
+
+    @abstractmethod
+    def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        """The tool results, shaped as the messages this provider expects next."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"

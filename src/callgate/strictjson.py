@@ -1,0 +1,257 @@
+"""Strict parsing of a tool call's arguments text into a JSON object.
+
+Python's json module is lenient (NaN, duplicate keys, lone surrogates, unbounded nesting);
+each of those leniencies is turned into its own finding here instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from callgate.findings import Finding, finding
+
+MAX_INT_DIGITS = 4300
+"""Integers with more digits than this are refused (CPython's own default conversion limit)."""
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_STRUCTURAL = re.compile(r'[\[\]{}"]')
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_SNIPPET = 60
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+class _NonFinite(Exception):
+    def __init__(self, literal: str) -> None:
+        super().__init__(literal)
+        self.literal = literal
+
+
+class _IntTooLong(Exception):
+    def __init__(self, digits: int) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _clip(text: str) -> str:
+    """Cut text to a readable length for a message."""
+    if len(text) > _SNIPPET:
+        return text[: _SNIPPET - 3] + "..."
+    return text
+
+
+def _short(value: str) -> str:
+    """Return a repr of value cut to a readable length."""
+    return _clip(repr(value))
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build an object, refusing a key that occurs twice."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
+def _constant_hook(literal: str) -> Any:
+    """Refuse the NaN / Infinity / -Infinity extensions of Python's json."""
+    raise _NonFinite(literal)
+
+
+def _float_hook(literal: str) -> float:
+    """Parse a float, refusing one that overflows to infinity (e.g. 1e400)."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _NonFinite(literal)
+    return value
+
+
+def _int_hook(literal: str) -> int:
+    """Parse an integer, refusing one with more digits than MAX_INT_DIGITS."""
+    digits = len(literal) - (1 if literal.startswith("-") else 0)
+    if digits > MAX_INT_DIGITS:
+        raise _IntTooLong(digits)
+    return int(literal)
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs_hook,
+    parse_constant=_constant_hook,
+    parse_float=_float_hook,
+    parse_int=_int_hook,
+)
+
+
+def _exceeds_depth(text: str, max_depth: int) -> bool:
+    """Tell whether brackets outside strings nest deeper than max_depth.
+
+    Counting brackets is a cheap upper bound; only when it is over the limit are the brackets
+    scanned for real, skipping string contents and stopping at the first excess.
+    """
+    if text.count("[") + text.count("{") <= max_depth:
+        return False
+    depth = 0
+    pos = 0
+    while True:
+        match = _STRUCTURAL.search(text, pos)
+        if match is None:
+            return False
+        char = match.group()
+        pos = match.end()
+        if char == '"':
+            rest = _STRING_REST.match(text, pos)
+            if rest is None:
+                return False
+            pos = rest.end()
+        elif char in "[{":
+            depth += 1
+            if depth > max_depth:
+                return True
+        elif depth > 0:
+            depth -= 1
+
+
+def _where(text: str, index: int) -> str:
+    """Describe a character index as a line and column, as json's errors do."""
+    line = text.count("\n", 0, index) + 1
+    column = index - text.rfind("\n", 0, index)
+    return f"line {line} column {column} (char {index})"
+
+
+def _path_step(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if key.isidentifier():
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key)}]"
+
+
+def _find_surrogate(value: Any) -> tuple[str, str] | None:
+    """Return (where, offending text) for the first string or key holding a surrogate."""
+    stack: list[tuple[str, Any]] = [("$", value)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                return f"string at {path}", node
+        elif isinstance(node, dict):
+            for key, child in reversed(list(node.items())):
+                if _SURROGATE.search(key):
+                    return f"a key of the object at {path}", key
+                stack.append((_path_step(path, key), child))
+        elif isinstance(node, list):
+            for index in range(len(node) - 1, -1, -1):
+                stack.append((_path_step(path, index), node[index]))
+    return None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array"
+
+
+def _decode(text: str) -> tuple[Any, Finding | None]:
+    """Decode exactly one JSON value filling text, or say why not."""
+    start = _WHITESPACE.match(text, 0)
+    index = start.end() if start else 0
+    try:
+        value, end = _DECODER.raw_decode(text, index)
+    except json.JSONDecodeError as error:
+        if not text.strip(" \t\n\r"):
+            return None, finding(
+                "malformed_json",
+                f"arguments text is empty: expected a JSON value at {_where(text, error.pos)}",
+            )
+        return None, finding(
+            "malformed_json",
+            f"arguments are not valid JSON: {error.msg} at {_where(text, error.pos)}",
+        )
+    except _DuplicateKey as error:
+        return None, finding(
+            "duplicate_key", f"key {_short(error.key)} appears twice in the same object"
+        )
+    except _NonFinite as error:
+        if error.literal in ("NaN", "Infinity", "-Infinity"):
+            detail = f"{error.literal} is not a JSON number"
+        else:
+            detail = f"number {_clip(error.literal)} overflows to infinity"
+        return None, finding("non_finite_number", f"{detail}; JSON allows only finite numbers")
+    except _IntTooLong as error:
+        return None, finding(
+            "limit_exceeded",
+            f"integer with {error.digits} digits exceeds the limit of {MAX_INT_DIGITS} digits",
+        )
+    except RecursionError:
+        return None, finding("limit_exceeded", "arguments nest too deeply to parse")
+    except (ValueError, OverflowError) as error:
+        return None, finding("limit_exceeded", f"arguments exceed a parser limit: {error}")
+    tail = _WHITESPACE.match(text, end)
+    after = tail.end() if tail else end
+    if after != len(text):
+        return None, finding(
+            "trailing_data",
+            f"a complete JSON value ends at {_where(text, end)} but more text follows "
+            f"at {_where(text, after)}",
+        )
+    return value, None
+
+
+def parse_arguments(
+    text: str, *, max_depth: int = 128
+) -> tuple[dict[str, Any] | None, Finding | None]:
+    """Parse a tool call's arguments strictly; return (object, None) or (None, finding).
+
+    Never raises for any str: every problem becomes a finding with its own code.
+    """
+    if _exceeds_depth(text, max_depth):
+        return None, finding(
+            "limit_exceeded", f"arguments nest deeper than the limit of {max_depth} levels"
+        )
+    raw = _SURROGATE.search(text)
+    if raw is not None:
+        return None, finding(
+            "lone_surrogate",
+            f"arguments text contains the surrogate code point U+{ord(raw.group()):04X} "
+            f"at {_where(text, raw.start())}",
+        )
+    value, problem = _decode(text)
+    if problem is not None:
+        return None, problem
+    escaped = _find_surrogate(value)
+    if escaped is not None:
+        where, string = escaped
+        return None, finding(
+            "lone_surrogate",
+            f"{where} ({_short(string)}) holds an unpaired surrogate written as a \\u escape",
+        )
+    if not isinstance(value, dict):
+        return None, finding(
+            "non_object_arguments",
+            f"arguments must be a JSON object, got a JSON {_json_type(value)}",
+        )
+    return value, None
+
+
+def is_complete_object(text: str) -> bool:
+    """Tell whether text strictly parses to a JSON object (used to recognise a repeated call)."""
+    value, _ = parse_arguments(text)
+    return value is not None

@@ -1,0 +1,107 @@
+"""Stateful runs of SLOT and TURN: interpreter and bridge in lockstep, final states absorbing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from transitions import MachineError
+
+from callgate.fsm import SLOT, TURN, Interpreter, Table, TransitionError
+from callgate.fsm.bridge import to_transitions
+
+BLOCKED = "blocked"
+"""The absorbing state both machines share; most random events lead there at once."""
+
+SLOT_RANK = {
+    "unseen": 0,
+    "accumulating": 1,
+    "replaying": 1,
+    "terminal": 2,
+    "validated": 3,
+    "blocked": 4,
+}
+"""Progress of a slot; replaying shares accumulating's rank, so replay_done is no step back."""
+
+
+def lockstep(table: Table) -> type[RuleBasedStateMachine]:
+    """A state machine test that fires events at the interpreter and the bridge together."""
+    interpreter = Interpreter(table)
+
+    class Lockstep(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.start()
+
+        def start(self) -> None:
+            self.model: Any = to_transitions(table).models[0]
+            self.previous = table.initial
+            self.state = table.initial
+
+        def fire(self, event: str) -> None:
+            self.previous = self.state
+            try:
+                self.state = interpreter.step(self.state, event)
+            except TransitionError:
+                try:
+                    self.model.trigger(event)
+                except MachineError:
+                    return
+                raise AssertionError(f"bridge accepted {event!r} in {self.previous!r}") from None
+            self.model.trigger(event)
+
+        @rule(event=st.sampled_from(table.event_names))
+        def any_event(self, event: str) -> None:
+            self.fire(event)
+
+        @precondition(lambda self: any(t.source == self.state for t in table.transitions))
+        @rule(data=st.data())
+        def accepted_event(self, data: st.DataObject) -> None:
+            events = [t.event for t in table.outgoing(self.state)]
+            self.fire(data.draw(st.sampled_from(events), label="accepted event"))
+
+        @precondition(lambda self: self.state != BLOCKED)
+        @rule(data=st.data())
+        def unblocking_event(self, data: st.DataObject) -> None:
+            events = [t.event for t in table.outgoing(self.state) if t.target != BLOCKED]
+            if events:
+                self.fire(data.draw(st.sampled_from(events), label="unblocking event"))
+
+        @precondition(lambda self: interpreter.is_final(self.state))
+        @rule()
+        def next_instance(self) -> None:
+            self.start()
+
+        @invariant()
+        def states_agree(self) -> None:
+            assert self.model.state == self.state
+
+        @invariant()
+        def final_states_are_never_left(self) -> None:
+            if interpreter.is_final(self.previous):
+                assert interpreter.is_final(self.state), (self.previous, self.state)
+
+    Lockstep.__name__ = Lockstep.__qualname__ = f"{table.name.title()}Lockstep"
+    return Lockstep
+
+
+class SlotLockstep(lockstep(SLOT)):  # type: ignore[misc]
+    @invariant()
+    def blocked_never_changes(self) -> None:
+        if self.previous == "blocked":
+            assert self.state == "blocked"
+
+    @invariant()
+    def progress_rank_never_decreases(self) -> None:
+        assert SLOT_RANK[self.state] >= SLOT_RANK[self.previous], (self.previous, self.state)
+
+
+TurnLockstep = lockstep(TURN)
+
+TestSlotLockstep = SlotLockstep.TestCase
+TestTurnLockstep = TurnLockstep.TestCase
+
+
+def test_slot_rank_covers_every_slot_state() -> None:
+    assert set(SLOT_RANK) == set(SLOT.state_names)

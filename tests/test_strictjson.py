@@ -1,0 +1,400 @@
+"""Tests for strict parsing of tool-call arguments."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callgate.findings import CODES, Finding, UnknownCodeError, finding
+from callgate.strictjson import MAX_INT_DIGITS, is_complete_object, parse_arguments
+
+
+def only_finding(text: str, **kwargs: Any) -> Finding:
+    value, problem = parse_arguments(text, **kwargs)
+    assert value is None
+    assert problem is not None
+    return problem
+
+
+# findings module
+
+
+def test_codes_are_the_public_set() -> None:
+    assert set(CODES) == {
+        "identity_collision",
+        "missing_terminal",
+        "duplicate_terminal",
+        "delta_after_terminal",
+        "wrong_terminal_reason",
+        "malformed_json",
+        "trailing_data",
+        "non_finite_number",
+        "duplicate_key",
+        "lone_surrogate",
+        "non_object_arguments",
+        "unknown_tool",
+        "unsupported_schema_keyword",
+        "schema_invalid",
+        "missing_name",
+        "missing_id",
+        "args_mismatch",
+        "limit_exceeded",
+        "duplicate_call_ignored",
+        "call_in_reasoning",
+        "invalid_fixture",
+        "no_tool_calls",
+        "malformed_chunk",
+        "orphan_event",
+    }
+    not_errors = {code: sev for code, (sev, _) in CODES.items() if sev != "error"}
+    assert not_errors == {
+        "duplicate_call_ignored": "info",
+        "call_in_reasoning": "warning",
+        "no_tool_calls": "info",
+    }
+    assert all(description for _, description in CODES.values())
+
+
+def test_finding_helper_and_as_dict() -> None:
+    made = finding("call_in_reasoning", "call inside reasoning", slot=2)
+    assert made == Finding(
+        code="call_in_reasoning", severity="warning", message="call inside reasoning", slot=2
+    )
+    assert made.as_dict() == {
+        "code": "call_in_reasoning",
+        "severity": "warning",
+        "slot": 2,
+        "message": "call inside reasoning",
+    }
+    assert finding("malformed_json", "m").slot is None
+
+
+def test_finding_rejects_unknown_code() -> None:
+    with pytest.raises(ValueError, match="no_such_code"):
+        finding("no_such_code", "m")
+    with pytest.raises(KeyError):
+        finding("no_such_code", "m")
+    assert str(UnknownCodeError("plain text")) == "plain text"
+
+
+def test_finding_is_frozen() -> None:
+    made = finding("malformed_json", "m")
+    with pytest.raises(AttributeError):
+        made.code = "other"  # type: ignore[misc]
+
+
+# each rule
+
+
+def test_valid_object() -> None:
+    assert parse_arguments(' \n{"a": [1, 2.5, "x", null, true], "b": {}} \t') == (
+        {"a": [1, 2.5, "x", None, True], "b": {}},
+        None,
+    )
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t"])
+def test_empty_text_is_malformed(text: str) -> None:
+    problem = only_finding(text)
+    assert problem.code == "malformed_json"
+    assert "empty" in problem.message
+    assert "line 1 column" in problem.message or "line 2 column" in problem.message
+
+
+def test_malformed_json_says_where() -> None:
+    problem = only_finding('{"a" 1}')
+    assert problem.code == "malformed_json"
+    assert problem.severity == "error"
+    assert "Expecting ':' delimiter" in problem.message
+    assert "line 1 column 6" in problem.message
+
+
+def test_malformed_json_on_second_line() -> None:
+    problem = only_finding('{\n  "a": tru\n}')
+    assert problem.code == "malformed_json"
+    assert "line 2 column" in problem.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{'a': 1}", '{"a": 1,}', '{"a": 01}', '{"a": "\x01"}', "\ufeff{}", '{"a": undefined}'],
+)
+def test_lenient_forms_are_malformed(text: str) -> None:
+    assert only_finding(text).code == "malformed_json"
+
+
+@pytest.mark.parametrize("text", ['{"a": 1} x', '{"a": 1}{"b": 2}', "{} []", '{"a":1}\n\n,'])
+def test_trailing_data(text: str) -> None:
+    problem = only_finding(text)
+    assert problem.code == "trailing_data"
+    assert "more text follows" in problem.message
+    assert "line" in problem.message
+
+
+def test_non_breaking_space_is_not_json_whitespace() -> None:
+    assert only_finding('{"a": 1}\u00a0').code == "trailing_data"
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_constants(literal: str) -> None:
+    problem = only_finding(f'{{"a": {{"b": [{literal}]}}}}')
+    assert problem.code == "non_finite_number"
+    assert literal in problem.message
+
+
+def test_float_overflow_is_non_finite() -> None:
+    problem = only_finding('{"a": 1e400}')
+    assert problem.code == "non_finite_number"
+    assert "1e400" in problem.message
+    assert "infinity" in problem.message
+
+
+def test_float_underflow_is_fine() -> None:
+    assert parse_arguments('{"a": 1e-400}') == ({"a": 0.0}, None)
+
+
+def test_duplicate_key_top_level() -> None:
+    problem = only_finding('{"path": "a", "path": "b"}')
+    assert problem.code == "duplicate_key"
+    assert "'path'" in problem.message
+
+
+def test_duplicate_key_nested_in_array() -> None:
+    problem = only_finding('{"a": [1, {"k": 1, "j": 2, "k": 3}]}')
+    assert problem.code == "duplicate_key"
+    assert "'k'" in problem.message
+
+
+def test_same_key_in_sibling_objects_is_fine() -> None:
+    assert parse_arguments('{"a": {"k": 1}, "b": {"k": 2}}')[1] is None
+
+
+def test_escaped_lone_surrogate_in_value() -> None:
+    problem = only_finding('{"a": ["ok", "x\\ud800y"]}')
+    assert problem.code == "lone_surrogate"
+    assert "$.a[1]" in problem.message
+    assert "unpaired surrogate" in problem.message
+
+
+def test_escaped_lone_low_surrogate_in_key() -> None:
+    problem = only_finding('{"a": {"\\udc00": 1}}')
+    assert problem.code == "lone_surrogate"
+    assert "key" in problem.message
+    assert "$.a" in problem.message
+
+
+def test_escaped_reversed_pair_is_lone() -> None:
+    assert only_finding('{"a": "\\ude00\\ud83d"}').code == "lone_surrogate"
+
+
+def test_escaped_surrogate_pair_is_fine() -> None:
+    assert parse_arguments('{"a": "\\ud83d\\ude00"}') == ({"a": "\U0001f600"}, None)
+
+
+def test_raw_surrogate_code_point() -> None:
+    problem = only_finding('{"a": "\ud800"}')
+    assert problem.code == "lone_surrogate"
+    assert "U+D800" in problem.message
+    assert "line 1 column 8 (char 7)" in problem.message
+
+
+def test_escaped_backslash_before_u_is_not_a_surrogate() -> None:
+    assert parse_arguments('{"a": "\\\\ud800"}') == ({"a": "\\ud800"}, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("[1, 2]", "array"),
+        ('"x"', "string"),
+        ("3", "number"),
+        ("null", "null"),
+        ("true", "boolean"),
+    ],
+)
+def test_non_object_arguments(text: str, kind: str) -> None:
+    problem = only_finding(text)
+    assert problem.code == "non_object_arguments"
+    assert f"got a JSON {kind}" in problem.message
+
+
+def test_depth_at_limit_is_fine_and_over_is_not() -> None:
+    at_limit = '{"a":' * 3 + "1" + "}" * 3
+    assert parse_arguments(at_limit, max_depth=3)[1] is None
+    problem = only_finding('{"a":' * 4 + "1" + "}" * 4, max_depth=3)
+    assert problem.code == "limit_exceeded"
+    assert "3" in problem.message
+
+
+def test_brackets_inside_strings_do_not_count() -> None:
+    text = json.dumps({"a": "[[[[{{{{", 'b\\"[[': ['"[[[', "\\"]})
+    assert parse_arguments(text, max_depth=2)[1] is None
+
+
+def test_many_sibling_containers_are_not_deep() -> None:
+    text = json.dumps({"a": [[1], [2], {"b": []}] * 200})
+    assert parse_arguments(text, max_depth=4)[1] is None
+
+
+def test_two_hundred_thousand_brackets() -> None:
+    start = time.perf_counter()
+    problem = only_finding("[" * 200_000)
+    elapsed = time.perf_counter() - start
+    assert problem.code == "limit_exceeded"
+    assert "128" in problem.message
+    assert elapsed < 1.0
+
+
+def test_deep_object_inside_object() -> None:
+    text = '{"a": ' + '{"b": ' * 200_000 + "1" + "}" * 200_000 + "}"
+    assert only_finding(text).code == "limit_exceeded"
+
+
+def test_recursion_in_json_becomes_limit_exceeded() -> None:
+    depth = 200_000
+    problem = only_finding("[" * depth + "]" * depth, max_depth=10 * depth)
+    assert problem.code == "limit_exceeded"
+
+
+def test_huge_integer() -> None:
+    start = time.perf_counter()
+    problem = only_finding('{"n": ' + "7" * 5000 + "}")
+    elapsed = time.perf_counter() - start
+    assert problem.code == "limit_exceeded"
+    assert "5000 digits" in problem.message
+    assert elapsed < 1.0
+
+
+def test_integer_at_digit_limit_is_fine() -> None:
+    digits = "9" * MAX_INT_DIGITS
+    value, problem = parse_arguments('{"n": -' + digits + "}")
+    assert problem is None
+    assert value == {"n": -int(digits)}
+    assert only_finding('{"n": -' + digits + "9}").code == "limit_exceeded"
+
+
+def test_huge_top_level_integer() -> None:
+    assert only_finding("1" * 5000).code == "limit_exceeded"
+
+
+def test_is_complete_object() -> None:
+    assert is_complete_object('{"a": 1}')
+    assert is_complete_object(" {} ")
+    assert not is_complete_object('{"a": 1')
+    assert not is_complete_object("[]")
+    assert not is_complete_object('{"a": 1, "a": 2}')
+    assert not is_complete_object("")
+
+
+# properties
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec="utf-8"))
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.dictionaries(st.text(st.characters(codec="utf-8"), max_size=8), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+json_objects = st.dictionaries(st.text(st.characters(codec="utf-8")), json_values, max_size=6)
+
+
+def nesting(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((nesting(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((nesting(v) for v in value), default=0)
+    return 0
+
+
+@given(json_objects, st.booleans(), st.sampled_from([None, 2]))
+def test_round_trip(obj: dict[str, Any], ascii_only: bool, indent: int | None) -> None:
+    text = json.dumps(obj, ensure_ascii=ascii_only, indent=indent)
+    assert parse_arguments(text) == (obj, None)
+    assert is_complete_object(text)
+
+
+@given(json_objects)
+def test_depth_limit_matches_real_nesting(obj: dict[str, Any]) -> None:
+    text = json.dumps(obj)
+    depth = nesting(obj)
+    assert parse_arguments(text, max_depth=depth) == (obj, None)
+    problem = only_finding(text, max_depth=depth - 1)
+    assert problem.code == "limit_exceeded"
+
+
+def check_total(text: str, max_depth: int = 128) -> None:
+    value, problem = parse_arguments(text, max_depth=max_depth)
+    assert (value is None) != (problem is None)
+    if problem is not None:
+        assert problem.code in CODES
+        assert problem.message
+    else:
+        assert isinstance(value, dict)
+
+
+@given(st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    check_total(text)
+
+
+json_ish = st.lists(
+    st.sampled_from(
+        [
+            "{",
+            "}",
+            "[",
+            "]",
+            '"',
+            ":",
+            ",",
+            " ",
+            "\n",
+            "\\",
+            "\\u",
+            "\\\\",
+            "\\n",
+            "d800",
+            "dc00",
+            "\ud800",
+            '"a"',
+            '"b"',
+            "1",
+            "-",
+            "0",
+            ".",
+            "e",
+            "E",
+            "+",
+            "true",
+            "false",
+            "null",
+            "NaN",
+            "Infinity",
+            "1e400",
+            "9" * 50,
+            "\u00a0",
+        ]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(json_ish, st.integers(min_value=-1, max_value=6))
+def test_never_raises_on_json_ish_text(text: str, max_depth: int) -> None:
+    check_total(text, max_depth=max_depth)
+    check_total("{" + text, max_depth=max_depth)
+    check_total('{"k": ' + text + "}")
