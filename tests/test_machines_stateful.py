@@ -26,8 +26,15 @@ SLOT_RANK = {
 
 
 def lockstep(table: Table) -> type[RuleBasedStateMachine]:
-    """A state machine test that fires events at the interpreter and the bridge together."""
+    """A state machine test that fires events at the interpreter and the bridge together.
+
+    Random events end in ``blocked`` within a few steps, so rules also fire accepted and
+    unblocking events, and start a fresh instance (a next slot or turn) from a final state.
+    """
     interpreter = Interpreter(table)
+
+    def unblocking(state: str) -> list[str]:
+        return [t.event for t in table.outgoing(state) if t.target != BLOCKED]
 
     class Lockstep(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -55,18 +62,16 @@ def lockstep(table: Table) -> type[RuleBasedStateMachine]:
         def any_event(self, event: str) -> None:
             self.fire(event)
 
-        @precondition(lambda self: any(t.source == self.state for t in table.transitions))
+        @precondition(lambda self: bool(table.outgoing(self.state)))
         @rule(data=st.data())
         def accepted_event(self, data: st.DataObject) -> None:
             events = [t.event for t in table.outgoing(self.state)]
             self.fire(data.draw(st.sampled_from(events), label="accepted event"))
 
-        @precondition(lambda self: self.state != BLOCKED)
+        @precondition(lambda self: bool(unblocking(self.state)))
         @rule(data=st.data())
         def unblocking_event(self, data: st.DataObject) -> None:
-            events = [t.event for t in table.outgoing(self.state) if t.target != BLOCKED]
-            if events:
-                self.fire(data.draw(st.sampled_from(events), label="unblocking event"))
+            self.fire(data.draw(st.sampled_from(unblocking(self.state)), label="unblocking event"))
 
         @precondition(lambda self: interpreter.is_final(self.state))
         @rule()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from types import MappingProxyType
 from typing import Any
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from callgate.findings import Finding
 from callgate.schema import CHECKED_FORMATS, ToolSchemas
+from callgate.strictjson import parse_arguments
 
 WEATHER: dict[str, Any] = {
     "type": "object",
@@ -396,27 +398,39 @@ def test_local_ref_with_root_id_and_anchor() -> None:
     assert result.code == "schema_invalid"
 
 
-def test_recursive_local_ref_is_enforced_at_depth() -> None:
-    schema = {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string"},
-            "kids": {"type": "array", "items": {"$ref": "#"}},
-        },
-    }
-    tools = gate(schema)
-    assert tools.unsupported("tool") is None
-    tree: dict[str, Any] = {"name": "leaf"}
-    for _ in range(60):
+TREE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "kids": {"type": "array", "items": {"$ref": "#"}}},
+    "unevaluatedProperties": False,
+}
+
+
+def tree_of(levels: int, leaf_name: object) -> dict[str, Any]:
+    tree: dict[str, Any] = {"name": leaf_name}
+    for _ in range(levels):
         tree = {"name": "node", "kids": [tree]}
-    assert tools.check("tool", tree) is None
-    leaf: dict[str, Any] = tree
-    while leaf.get("kids"):
-        leaf = leaf["kids"][0]
-    leaf["name"] = 5
-    result = tools.check("tool", tree)
+    return tree
+
+
+def test_recursive_local_ref_is_enforced_at_full_parse_depth() -> None:
+    tools = gate(TREE)
+    assert tools.unsupported("tool") is None
+    text = json.dumps(tree_of(63, "leaf"))
+    arguments, problem = parse_arguments(text)
+    assert problem is None
+    assert arguments is not None
+    assert tools.check("tool", arguments) is None
+    result = tools.check("tool", tree_of(63, 5))
     assert result is not None
-    assert result.code in {"schema_invalid", "limit_exceeded"}
+    assert result.code == "schema_invalid"
+    assert "$.kids[0].kids[0]" in result.message
+
+
+def test_too_deep_for_the_validator_is_limit_exceeded() -> None:
+    result = gate(TREE).check("tool", tree_of(5000, "leaf"), slot=1)
+    assert result is not None
+    assert result.code == "limit_exceeded"
+    assert "too deeply" in result.message
 
 
 @pytest.mark.parametrize(

@@ -66,12 +66,12 @@ def test_shipped_machines_pass_validation(name: str) -> None:
 
 def test_duplicate_state_is_rejected() -> None:
     error = rejected(states=(*STATES, State("busy", "again")))
-    assert error.problem == "state names are not unique"
+    assert error.problem == "state names are not unique: busy"
 
 
 def test_duplicate_event_is_rejected() -> None:
     error = rejected(events=(*EVENTS, Event("go", "again")))
-    assert error.problem == "event names are not unique"
+    assert error.problem == "event names are not unique: go"
 
 
 def test_unknown_target_state_in_transition_is_rejected() -> None:

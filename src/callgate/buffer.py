@@ -109,7 +109,7 @@ class LLMStreamBuffer:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
         if self._ended:
             raise BufferUsageError("add() after end(): call reset() to start a new turn")
-        shape = as_shape(chunk)
+        shape = chunk if type(chunk) is dict else as_shape(chunk)
         if self.strategy is None:
             strategy = self.chain.resolve(shape)
             if strategy is None:

@@ -146,6 +146,4 @@ def format_text(result: Mapping[str, Any]) -> str:
 
 def findings_of(result: Mapping[str, Any]) -> list[Finding]:
     """The report's findings as :class:`Finding` values."""
-    return [
-        Finding(f["code"], f["severity"], f["message"], f["slot"]) for f in result["findings"]
-    ]
+    return [Finding(f["code"], f["severity"], f["message"], f["slot"]) for f in result["findings"]]

@@ -49,12 +49,16 @@ def _demo(args: argparse.Namespace) -> int:
         ) <= set(codes)
         mismatches += not ok
         mark = "ok " if ok else "!! "
-        print(f"{mark}{name:<40} exit {EXIT_CODES[result['status']]}  {result['status']:<15}"
-              f" {', '.join(codes) or '-'}")
+        print(
+            f"{mark}{name:<40} exit {EXIT_CODES[result['status']]}  {result['status']:<15}"
+            f" {', '.join(codes) or '-'}"
+        )
         if args.verbose:
             print("    " + format_text(result).replace("\n", "\n    "))
-    print(f"{len(examples()) - mismatches} of {len(examples())} bundled streams gave their "
-          "documented verdict")
+    print(
+        f"{len(examples()) - mismatches} of {len(examples())} bundled streams gave their "
+        "documented verdict"
+    )
     return 1 if mismatches else 0
 
 

@@ -30,9 +30,7 @@ from callgate.strictjson import is_complete_object, parse_arguments
 SlotKey = int
 _SLOTS = Interpreter(SLOT)
 _TURN = Interpreter(TURN)
-_SLOT_LOOKUP: dict[tuple[str, str], Transition] = {
-    (t.source, t.event): t for t in SLOT.transitions
-}
+_SLOT_LOOKUP: dict[tuple[str, str], Transition] = {(t.source, t.event): t for t in SLOT.transitions}
 
 
 class Slot:
@@ -67,10 +65,6 @@ class Slot:
         if len(self.parts) > 1:
             self.parts[:] = ["".join(self.parts)]
         return self.parts[0] if self.parts else ""
-
-
-def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 class TurnGate:
@@ -131,9 +125,11 @@ class TurnGate:
 
     def fragment(self, key: object, text: str) -> None:
         """An argument fragment for a slot; an empty one only opens an unseen slot."""
-        slot = self._slot(key)
+        slot = self.slots.get(key) if type(key) is int else None
         if slot is None:
-            return
+            slot = self._slot(key)
+            if slot is None:
+                return
         state = slot.state
         if state == "replaying":
             self._replay(slot, text)
@@ -142,21 +138,21 @@ class TurnGate:
             if state == "unseen":
                 self._fire(slot, "args", "")
             return
-        size = _utf8_len(text)
-        if slot.nbytes + size > self.limits.max_argument_bytes:
-            self._fire(
-                slot, "overflow",
-                f"arguments exceed {self.limits.max_argument_bytes} bytes",
-            )
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        limits = self.limits
+        if slot.nbytes + size > limits.max_argument_bytes:
+            self._fire(slot, "overflow", f"arguments exceed {limits.max_argument_bytes} bytes")
             return
-        if self.turn_bytes + size > self.limits.max_turn_bytes:
-            self._fire(slot, "overflow", f"the turn exceeds {self.limits.max_turn_bytes} bytes")
+        if self.turn_bytes + size > limits.max_turn_bytes:
+            self._fire(slot, "overflow", f"the turn exceeds {limits.max_turn_bytes} bytes")
             return
-        transition = self._transition(slot, "args")
+        transition = _SLOT_LOOKUP.get((state, "args")) or self._transition(slot, "args")
         if transition.target == "accumulating":
             slot.parts.append(text)
             slot.nbytes += size
             self.turn_bytes += size
+            if transition.source == "accumulating":
+                return  # the self-loop: nothing else to record
         self._apply(slot, transition, f"fragment {text[:40]!r} after terminal")
 
     def close(self, key: object) -> None:
@@ -173,7 +169,8 @@ class TurnGate:
         for slot in list(self.slots.values()):
             if not tool_reason:
                 self._fire(
-                    slot, "bad_terminal",
+                    slot,
+                    "bad_terminal",
                     f"the turn ended with reason {reason!r}, not a tool-call reason",
                 )
             elif self.per_call_done:

@@ -24,9 +24,13 @@ ALL_EVENTS = "*"
 
 
 def _quote(text: str) -> str:
-    """``text`` as a double-quoted DOT string whose label rendering shows ``text`` literally."""
+    r"""``text`` as a double-quoted DOT string; distinct texts give distinct strings.
+
+    Backslashes and quotes are escaped, and line breaks become DOT's ``\n`` and ``\r``,
+    so a label shows ``text`` literally and a node ID cannot merge with another.
+    """
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    escaped = escaped.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    escaped = escaped.replace("\n", "\\n").replace("\r", "\\r")
     return f'"{escaped}"'
 
 

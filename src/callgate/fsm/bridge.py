@@ -28,9 +28,7 @@ def to_transitions(table: Table, model: Any = None) -> Any:
     """
     from transitions import Machine
 
-    spec = [
-        {"trigger": t.event, "source": t.source, "dest": t.target} for t in table.transitions
-    ]
+    spec = [{"trigger": t.event, "source": t.source, "dest": t.target} for t in table.transitions]
     kwargs: dict[str, Any] = {
         "states": list(table.state_names),
         "transitions": spec,

@@ -58,25 +58,47 @@ def dumps(table: Table) -> str:
     return json.dumps(to_dict(table), indent=2, ensure_ascii=False) + "\n"
 
 
+def _text(value: Any, what: str, *, optional: bool = False) -> Any:
+    if isinstance(value, str) or (optional and value is None):
+        return value
+    raise ExportFormatError(f"{what} must be a string, not {value!r:.40}")
+
+
 def from_dict(data: Any) -> Table:
-    """Build (and so validate) a table from :func:`to_dict` data."""
+    """Build (and so validate) a table from :func:`to_dict` data; every field is required."""
     if not isinstance(data, dict):
         raise ExportFormatError("a table document must be a JSON object")
-    if data.get("format") != FORMAT or data.get("version") != VERSION:
+    version = data.get("version")
+    if data.get("format") != FORMAT or type(version) is not int or version != VERSION:
         raise ExportFormatError(
             f"expected format {FORMAT!r} version {VERSION}, "
-            f"got {data.get('format')!r} version {data.get('version')!r}"
+            f"got {data.get('format')!r} version {version!r}"
         )
     try:
+        states = []
+        for s in data["states"]:
+            if not isinstance(s["final"], bool):
+                raise ExportFormatError(f"state {s['name']!r}: 'final' must be true or false")
+            states.append(
+                State(_text(s["name"], "a state name"), _text(s["doc"], "a doc"), s["final"])
+            )
         return Table(
-            name=data["name"],
-            doc=data["doc"],
-            initial=data["initial"],
-            states=[State(s["name"], s["doc"], bool(s["final"])) for s in data["states"]],
-            events=[Event(e["name"], e["doc"]) for e in data["events"]],
+            name=_text(data["name"], "the machine name"),
+            doc=_text(data["doc"], "the machine doc"),
+            initial=_text(data["initial"], "the initial state"),
+            states=states,
+            events=[
+                Event(_text(e["name"], "an event name"), _text(e["doc"], "a doc"))
+                for e in data["events"]
+            ],
             transitions=[
                 Transition(
-                    t["source"], t["event"], t["target"], t["doc"], t.get("guard"), t.get("output")
+                    _text(t["source"], "a source"),
+                    _text(t["event"], "an event"),
+                    _text(t["target"], "a target"),
+                    _text(t["doc"], "a doc"),
+                    _text(t["guard"], "a guard", optional=True),
+                    _text(t["output"], "an output", optional=True),
                 )
                 for t in data["transitions"]
             ],

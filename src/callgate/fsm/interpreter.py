@@ -20,9 +20,7 @@ class TransitionError(RuntimeError):
     """The caller fed a machine an event that its current state does not accept."""
 
     def __init__(self, machine: str, state: str, event: str) -> None:
-        super().__init__(
-            f"machine {machine!r} cannot handle event {event!r} in state {state!r}"
-        )
+        super().__init__(f"machine {machine!r} cannot handle event {event!r} in state {state!r}")
         self.machine = machine
         self.state = state
         self.event = event
@@ -31,11 +29,12 @@ class TransitionError(RuntimeError):
 class Interpreter:
     """The fast runner of one table: ``step(state, event)`` is a single dict lookup."""
 
-    __slots__ = ("_lookup", "initial", "table")
+    __slots__ = ("_final", "_lookup", "initial", "table")
 
     def __init__(self, table: Table) -> None:
         self.table = table
         self.initial = table.initial
+        self._final = table.final_states
         self._lookup: dict[tuple[str, str], Transition] = {
             (t.source, t.event): t for t in table.transitions
         }
@@ -67,4 +66,4 @@ class Interpreter:
 
     def is_final(self, state: str) -> bool:
         """Whether ``state`` is one of the table's final states."""
-        return state in self.table.final_states
+        return state in self._final

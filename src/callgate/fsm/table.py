@@ -113,10 +113,10 @@ class Table:
         """
         fail = self._fail
         names = self.state_names
-        if len(set(names)) != len(names):
-            fail("state names are not unique")
-        if len(set(self.event_names)) != len(self.event_names):
-            fail("event names are not unique")
+        for kind, listed in (("state", names), ("event", self.event_names)):
+            repeated = sorted({n for n in listed if listed.count(n) > 1})
+            if repeated:
+                fail(f"{kind} names are not unique: {', '.join(repeated)}")
         if not any(s.final for s in self.states):
             fail("no final state")
         known_states, known_events = set(names), set(self.event_names)

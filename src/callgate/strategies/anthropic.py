@@ -133,7 +133,7 @@ class AnthropicStrategy(ExtractionStrategy):
                 acc.gate.fragment(index, delta.get("partial_json", ""))
             return ""
         block = acc.blocks.get(index) if isinstance(index, int) else None
-        if block is None:
+        if block is None or not isinstance(index, int):
             acc.gate.refuse("orphan_event", f"{kind} for content block {index!r}, never started")
             return ""
         if kind in _TEXT_FIELD:

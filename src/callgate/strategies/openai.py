@@ -3,11 +3,11 @@
 Wire: ``chat.completion.chunk`` objects; tool-call fragments sit in
 ``choices[0].delta.tool_calls[]``, keyed by ``index``; the id and name come once (usually
 in the slot's first fragment), ``function.arguments`` are string fragments, and the only
-done is the choice's ``finish_reason == "tool_calls"`` (no per-call done). The assembled
-message is the stream=false ``{role, content, tool_calls}`` with ``content`` null when no
-text streamed (an empty string counts as none) and each call's ``arguments`` a JSON string. Other string fields of the
-delta (``refusal``, DeepSeek's ``reasoning_content``) are kept in the message by name and
-are never display text.
+done is the choice's ``finish_reason == "tool_calls"`` (no per-call done). The
+assembled message is the stream=false ``{role, content, tool_calls}``, ``content`` null
+when no text streamed (an empty string counts as none), each call's ``arguments`` a JSON
+string. Other string fields of the delta (``refusal``, DeepSeek's ``reasoning_content``)
+are kept in the message by name and are never display text.
 """
 
 from __future__ import annotations
@@ -148,9 +148,7 @@ class OpenAIStrategy(ExtractionStrategy):
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, keyed by ``tool_call_id``."""
-        return [
-            {"role": "tool", "tool_call_id": r.call.id, "content": r.content} for r in results
-        ]
+        return [{"role": "tool", "tool_call_id": r.call.id, "content": r.content} for r in results]
 
 
 class MistralStrategy(OpenAIStrategy):
