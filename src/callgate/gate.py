@@ -155,6 +155,19 @@ class TurnGate:
                 return  # the self-loop: nothing else to record
         self._apply(slot, transition, f"fragment {text[:40]!r} after terminal")
 
+    def confirm(self, key: object, arguments: str) -> None:
+        """The provider restated a call's full arguments; they must equal the fragments."""
+        slot = self._slot(key)
+        if slot is None:
+            return
+        received = slot.replay if slot.state == "replaying" else slot.raw_arguments
+        if arguments != received:
+            self._fire(
+                slot, "mismatch",
+                f"slot {slot.key}: the full arguments ({len(arguments)} characters) differ "
+                f"from the {len(received)} characters the fragments built",
+            )
+
     def close(self, key: object) -> None:
         """Provider terminal evidence for one call; runs the checks."""
         slot = self._slot(key)

@@ -30,6 +30,7 @@ EVENTS = (
     Event("replay_args", "a fragment of the repeat that matches the original so far"),
     Event("replay_done", "the repeat has reproduced the original arguments exactly"),
     Event("replay_diverge", "a fragment of the repeat that differs from the original"),
+    Event("mismatch", "the provider restated the full arguments, and they differ"),
     Event("close", "provider terminal evidence for this call"),
     Event("accept", "the checks at terminal passed"),
     Event("reject", "a check at terminal failed (the finding says which)"),
@@ -63,6 +64,10 @@ TRANSITIONS = (
         output="identity_collision",
     ),
     Transition("unseen", "close", "blocked", "done for a call never opened", output="orphan_event"),
+    Transition(
+        "unseen", "mismatch", "blocked", "full arguments for a call never opened",
+        output="orphan_event",
+    ),
     Transition("unseen", "overflow", "blocked", "limit hit at once", output="limit_exceeded"),
     Transition("accumulating", "identity", "accumulating", "a late or repeated id or name"),
     Transition("accumulating", "args", "accumulating", "append the fragment"),
@@ -79,6 +84,10 @@ TRANSITIONS = (
         "replaying",
         "same id and name again over complete arguments",
         guard="arguments_complete",
+    ),
+    Transition(
+        "accumulating", "mismatch", "blocked", "the restated arguments differ from the deltas",
+        output="args_mismatch",
     ),
     Transition("accumulating", "close", "terminal", "provider terminal evidence"),
     Transition(
