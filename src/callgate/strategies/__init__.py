@@ -8,29 +8,52 @@ from callgate.strategies.base import (
     Shape,
     ToolResult,
 )
+from callgate.strategies.bedrock import BedrockStrategy
+from callgate.strategies.cohere import CohereStrategy
+from callgate.strategies.gemini import GeminiStrategy
+from callgate.strategies.ollama import OllamaStrategy
 from callgate.strategies.openai import MistralStrategy, OpenAIStrategy
+from callgate.strategies.responses import ResponsesStrategy
 
 WIRE_STRATEGIES: dict[str, type[ExtractionStrategy]] = {
     "openai": OpenAIStrategy,
     "mistral": MistralStrategy,
+    "openai-responses": ResponsesStrategy,
     "anthropic": AnthropicStrategy,
+    "bedrock": BedrockStrategy,
+    "gemini": GeminiStrategy,
+    "cohere": CohereStrategy,
+    "ollama": OllamaStrategy,
 }
 """Every wire strategy, by the profile name the command line and fixtures use."""
 
 
 def default_wire_strategies() -> list[ExtractionStrategy]:
     """A fresh instance of each wire strategy that takes part in recognition, in order."""
-    return [OpenAIStrategy(), AnthropicStrategy()]
+    return [
+        OpenAIStrategy(),
+        ResponsesStrategy(),
+        AnthropicStrategy(),
+        BedrockStrategy(),
+        GeminiStrategy(),
+        CohereStrategy(),
+        OllamaStrategy(),
+    ]
 
 
 __all__ = [
     "WIRE_STRATEGIES",
     "AnthropicStrategy",
+    "BedrockStrategy",
+    "CohereStrategy",
     "ExtractedCall",
     "ExtractionStrategy",
     "Forming",
+    "GeminiStrategy",
     "MistralStrategy",
+    "OllamaStrategy",
     "OpenAIStrategy",
+    "ResponsesStrategy",
     "Shape",
     "ToolResult",
     "default_wire_strategies",

@@ -1,0 +1,858 @@
+"""LLMStreamBuffer over generated OpenAI and Anthropic streams: interleaved calls and faults.
+
+The stateful test draws one assistant turn (optional text, then 1-4 tool calls with
+generated JSON arguments cut into fragments of 1-8 characters) and emits it piece by piece
+in a random interleaving, injecting at most one of each fault. The test keeps its own model
+of every call (started, closed, validated, blocked) and predicts, for every step, exactly
+which findings the step adds; the buffer's slots and turn must follow that model.
+
+A small per-format encoder turns the primitives (start, fragment, close, turn end) into
+that format's chunk dicts; everything else is shared.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import tracemalloc
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from callgate import Finding, LLMStreamBuffer
+from callgate.check import report
+from callgate.findings import CODES
+from callgate.strictjson import parse_arguments
+
+Chunk = dict[str, Any]
+Expectation = tuple[frozenset[str], int | None]
+"""A finding a step must add: one of these codes, on this slot (None: turn-wide)."""
+
+JSON_CODES = frozenset(
+    {
+        "malformed_json",
+        "trailing_data",
+        "non_object_arguments",
+        "duplicate_key",
+        "non_finite_number",
+        "lone_surrogate",
+    }
+)
+
+SLOT_RANK = {
+    "unseen": 0,
+    "accumulating": 1,
+    "replaying": 1,
+    "terminal": 2,
+    "validated": 3,
+    "blocked": 4,
+}
+
+ANY_JSON_TYPE = {"type": ["null", "boolean", "integer", "number", "string", "array", "object"]}
+
+TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
+    "get_weather": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": True,
+    },
+    "search": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
+        "required": ["query", "limit"],
+        "additionalProperties": True,
+    },
+    "store": {
+        "type": "object",
+        "properties": {"key": {"type": "string"}, "value": ANY_JSON_TYPE},
+        "required": ["key", "value"],
+        "additionalProperties": True,
+    },
+    "ping": {"type": "object", "additionalProperties": True},
+}
+
+JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+
+REQUIRED_ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
+    "get_weather": {"city": st.text(max_size=12)},
+    "search": {"query": st.text(max_size=12), "limit": st.integers(1, 10**6)},
+    "store": {"key": st.text(max_size=8), "value": JSON_VALUES},
+    "ping": {},
+}
+
+ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+"""Generated call ids use only these; a reused index gets an id with capitals, never equal."""
+
+
+def canonical(value: Any) -> str:
+    """JSON text that tells true from 1 and a list from a tuple; for exact comparisons."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# -- encoders: primitives into one wire format's chunk dicts ---------------------------------
+
+
+class Encoder(ABC):
+    """Turns the stream primitives into one wire format's chunks, and builds its message."""
+
+    name: ClassVar[str]
+    id_prefix: ClassVar[str]
+    per_call_close: ClassVar[bool]
+    """Whether each call has its own terminal event (the close primitive)."""
+
+    @abstractmethod
+    def first_key(self, has_text: bool) -> int:
+        """The slot key of the first tool call."""
+
+    @abstractmethod
+    def prelude(self, text_parts: list[str]) -> list[Chunk]:
+        """The chunks that open the turn, carrying its text (if any)."""
+
+    @abstractmethod
+    def start(self, key: int, call_id: str, name: str) -> list[Chunk]:
+        """A call's identity on slot ``key``."""
+
+    @abstractmethod
+    def fragment(self, key: int, text: str) -> list[Chunk]:
+        """An argument fragment for slot ``key``."""
+
+    @abstractmethod
+    def close(self, key: int) -> list[Chunk]:
+        """A call's own terminal event (none in formats without one)."""
+
+    @abstractmethod
+    def turn_end(self) -> list[Chunk]:
+        """The turn's terminal evidence for a turn that ends with tool calls."""
+
+    @abstractmethod
+    def keepalive(self) -> list[Chunk]:
+        """A chunk that carries nothing."""
+
+    @abstractmethod
+    def message(self, text: str, calls: list[CallModel]) -> dict[str, Any]:
+        """The stream=false message of a clean turn, built from the plan alone."""
+
+
+class OpenAIEncoder(Encoder):
+    """Chat Completions chunks: tool calls by index, the finish_reason ends the turn."""
+
+    name = "openai"
+    id_prefix = "call_"
+    per_call_close = False
+
+    @staticmethod
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Chunk:
+        return {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "gpt-4.1",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
+
+    def first_key(self, has_text: bool) -> int:
+        return 0
+
+    def prelude(self, text_parts: list[str]) -> list[Chunk]:
+        if not text_parts:
+            return [self.chunk({"role": "assistant", "content": ""})]
+        first, *rest = text_parts
+        return [
+            self.chunk({"role": "assistant", "content": first}),
+            *(self.chunk({"content": part}) for part in rest),
+        ]
+
+    def start(self, key: int, call_id: str, name: str) -> list[Chunk]:
+        call = {
+            "index": key,
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": ""},
+        }
+        return [self.chunk({"tool_calls": [call]})]
+
+    def fragment(self, key: int, text: str) -> list[Chunk]:
+        return [self.chunk({"tool_calls": [{"index": key, "function": {"arguments": text}}]})]
+
+    def close(self, key: int) -> list[Chunk]:
+        return []
+
+    def turn_end(self) -> list[Chunk]:
+        return [self.chunk({}, "tool_calls")]
+
+    def keepalive(self) -> list[Chunk]:
+        return [self.chunk({})]
+
+    def message(self, text: str, calls: list[CallModel]) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": text or None,
+            "tool_calls": [
+                {
+                    "id": call.call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.raw},
+                }
+                for call in calls
+            ],
+        }
+
+
+class AnthropicEncoder(Encoder):
+    """Messages events: content blocks by index, each closed; message_delta ends the turn."""
+
+    name = "anthropic"
+    id_prefix = "toolu_"
+    per_call_close = True
+
+    ENVELOPE: ClassVar[dict[str, Any]] = {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }
+
+    def first_key(self, has_text: bool) -> int:
+        return 1 if has_text else 0
+
+    def prelude(self, text_parts: list[str]) -> list[Chunk]:
+        events: list[Chunk] = [
+            {"type": "message_start", "message": {**self.ENVELOPE, "content": []}}
+        ]
+        if text_parts:
+            events.append(
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                }
+            )
+            events.extend(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": part},
+                }
+                for part in text_parts
+            )
+            events.append({"type": "content_block_stop", "index": 0})
+        return events
+
+    def start(self, key: int, call_id: str, name: str) -> list[Chunk]:
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        return [{"type": "content_block_start", "index": key, "content_block": block}]
+
+    def fragment(self, key: int, text: str) -> list[Chunk]:
+        delta = {"type": "input_json_delta", "partial_json": text}
+        return [{"type": "content_block_delta", "index": key, "delta": delta}]
+
+    def close(self, key: int) -> list[Chunk]:
+        return [{"type": "content_block_stop", "index": key}]
+
+    def turn_end(self) -> list[Chunk]:
+        return [
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                "usage": {"output_tokens": 42},
+            },
+            {"type": "message_stop"},
+        ]
+
+    def keepalive(self) -> list[Chunk]:
+        return [{"type": "ping"}]
+
+    def message(self, text: str, calls: list[CallModel]) -> dict[str, Any]:
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content.extend(
+            {"type": "tool_use", "id": call.call_id, "name": call.name, "input": call.arguments}
+            for call in calls
+        )
+        return {
+            **self.ENVELOPE,
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 10, "output_tokens": 42},
+            "content": content,
+        }
+
+
+ENCODERS: list[Encoder] = [OpenAIEncoder(), AnthropicEncoder()]
+
+
+# -- the plan of one turn, and the model of each call -----------------------------------------
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    fragments: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    text_parts: tuple[str, ...]
+    calls: tuple[CallPlan, ...]
+
+
+@dataclass
+class CallModel:
+    """What the test knows about one call: its plan, what was sent, and its expected state."""
+
+    key: int
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    fragments: list[str]
+    pieces: int
+    sent: int = 0
+    received: list[str] = field(default_factory=list)
+    closed: bool = False
+    validated: bool = False
+    blocked: bool = False
+    corrupt: bool = False
+
+    @property
+    def raw(self) -> str:
+        return "".join(self.fragments)
+
+    @property
+    def started(self) -> bool:
+        return self.sent > 0
+
+    @property
+    def pending(self) -> bool:
+        return self.sent < self.pieces
+
+    @property
+    def state(self) -> str:
+        if self.blocked:
+            return "blocked"
+        return "validated" if self.validated else "accumulating"
+
+    def unsent_fragments(self) -> list[int]:
+        """Positions in ``fragments`` not sent yet (piece ``j + 1`` is fragment ``j``)."""
+        return [j for j in range(len(self.fragments)) if j + 1 >= self.sent]
+
+
+@st.composite
+def pieces_of(draw: st.DrawFn, text: str) -> list[str]:
+    """``text`` cut into consecutive pieces of 1-8 characters."""
+    parts, pos = [], 0
+    while pos < len(text):
+        size = draw(st.integers(1, 8))
+        parts.append(text[pos : pos + size])
+        pos += size
+    return parts
+
+
+@st.composite
+def arguments_for(draw: st.DrawFn, name: str) -> dict[str, Any]:
+    """A JSON object for tool ``name``: its required keys plus a few generated ones."""
+    extra = draw(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3))
+    required = {key: draw(values) for key, values in REQUIRED_ARGUMENTS[name].items()}
+    return {**extra, **required}
+
+
+@st.composite
+def stream_plans(draw: st.DrawFn, id_prefix: str) -> StreamPlan:
+    """Optional text, then 1-4 calls with distinct ids and fragmented JSON arguments."""
+    text = draw(st.just("") | st.text(min_size=1, max_size=16))
+    count = draw(st.integers(1, 4))
+    suffixes = draw(
+        st.lists(
+            st.text(ID_ALPHABET, min_size=4, max_size=24),
+            min_size=count,
+            max_size=count,
+            unique=True,
+        )
+    )
+    calls = []
+    for suffix in suffixes:
+        name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
+        arguments = draw(arguments_for(name))
+        separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
+        serialised = json.dumps(
+            arguments, ensure_ascii=draw(st.booleans()), separators=separators
+        )
+        fragments = tuple(draw(pieces_of(serialised)))
+        calls.append(CallPlan(id_prefix + suffix, name, arguments, fragments))
+    return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
+
+
+def match_findings(new: list[Finding], predicted: list[Expectation]) -> None:
+    """Every predicted finding is among ``new``, and ``new`` holds nothing else."""
+    remaining = list(new)
+    for codes, slot in predicted:
+        hit = next((f for f in remaining if f.code in codes and f.slot == slot), None)
+        assert hit is not None, f"expected one of {sorted(codes)} on slot {slot}; got {new}"
+        remaining.remove(hit)
+    assert not remaining, f"unexpected findings {remaining} (predicted {predicted})"
+
+
+def one(code: str) -> frozenset[str]:
+    assert code in CODES
+    return frozenset({code})
+
+
+# -- the stateful test ---------------------------------------------------------------------
+
+
+def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
+    """A state machine that streams one generated turn of ``encoder``'s format."""
+
+    class BufferMachine(RuleBasedStateMachine):
+        buffer: LLMStreamBuffer
+
+        @initialize(plan=stream_plans(encoder.id_prefix))
+        def open_turn(self, plan: StreamPlan) -> None:
+            self.buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
+            self.text = "".join(plan.text_parts)
+            first = encoder.first_key(bool(self.text))
+            extra = 2 if encoder.per_call_close else 1
+            self.calls = [
+                CallModel(
+                    first + n,
+                    call.call_id,
+                    call.name,
+                    call.arguments,
+                    list(call.fragments),
+                    len(call.fragments) + extra,
+                )
+                for n, call in enumerate(plan.calls)
+            ]
+            self.terminal_sent = False
+            self.ended = False
+            self.truncated = False
+            self.faults: set[str] = set()
+            self.expected: list[Expectation] = []
+            self.ranks: dict[int, int] = {}
+            self._send(encoder.prelude(list(plan.text_parts)), [])
+
+        # -- plumbing ----------------------------------------------------------------
+
+        def _step(self, action: Callable[[], None], predicted: list[Expectation]) -> None:
+            before = len(self.buffer.findings)
+            action()
+            match_findings(self.buffer.findings[before:], predicted)
+            self.expected.extend(predicted)
+
+        def _send(self, chunks: list[Chunk], predicted: list[Expectation]) -> None:
+            def add_all() -> None:
+                for chunk in chunks:
+                    self.buffer.add(chunk)
+
+            self._step(add_all, predicted)
+
+        def _close(self, call: CallModel) -> list[Expectation]:
+            """Model a call's terminal evidence: the checks run unless it is blocked."""
+            call.closed = True
+            if call.blocked:
+                return []
+            if call.corrupt:
+                call.blocked = True
+                return [(JSON_CODES, call.key)]
+            call.validated = True
+            return []
+
+        def _emit(self, call: CallModel) -> None:
+            piece = call.sent
+            call.sent += 1
+            if piece == 0:
+                self._send(encoder.start(call.key, call.call_id, call.name), [])
+            elif piece <= len(call.fragments):
+                text = call.fragments[piece - 1]
+                if not call.blocked:
+                    call.received.append(text)
+                self._send(encoder.fragment(call.key, text), [])
+            else:
+                self._send(encoder.close(call.key), self._close(call))
+
+        def _finish_turn(self) -> None:
+            predicted: list[Expectation] = []
+            if not encoder.per_call_close:
+                for call in self.calls:
+                    predicted += self._close(call)
+            self.terminal_sent = True
+            self._send(encoder.turn_end(), predicted)
+
+        def _end(self) -> None:
+            self.ended = True
+            self._step(self.buffer.end, [])
+
+        def _pending(self) -> list[CallModel]:
+            return [c for c in self.calls if c.pending]
+
+        def _open(self) -> list[CallModel]:
+            """Started calls that are not blocked."""
+            return [c for c in self.calls if c.started and not c.blocked]
+
+        def _closed(self) -> list[CallModel]:
+            return [c for c in self._open() if c.closed]
+
+        def _model_turn(self) -> str:
+            if self.truncated or any(c.blocked for c in self.calls):
+                return "blocked"
+            return "executable" if self.terminal_sent else "streaming"
+
+        # -- the stream ----------------------------------------------------------------
+
+        @precondition(lambda self: not self.ended and bool(self._pending()))
+        @rule(pick=st.integers(0, 3))
+        def emit_next(self, pick: int) -> None:
+            pending = self._pending()
+            self._emit(pending[pick % len(pending)])
+
+        @precondition(lambda self: not self.ended)
+        @rule()
+        def keepalive(self) -> None:
+            self._send(encoder.keepalive(), [])
+
+        @precondition(
+            lambda self: not self.ended and not self.terminal_sent and not self._pending()
+        )
+        @rule()
+        def finish_turn(self) -> None:
+            self._finish_turn()
+
+        @precondition(lambda self: not self.ended and self.terminal_sent)
+        @rule()
+        def end_stream(self) -> None:
+            self._end()
+
+        # -- faults, each at most once per run ------------------------------------------
+
+        @precondition(
+            lambda self: not self.ended and "index_reuse" not in self.faults and bool(self._open())
+        )
+        @rule(pick=st.integers(0, 3), name=st.sampled_from(sorted(TOOL_SCHEMAS)))
+        def reuse_index(self, pick: int, name: str) -> None:
+            self.faults.add("index_reuse")
+            candidates = self._open()
+            call = candidates[pick % len(candidates)]
+            call.blocked = True
+            chunks = encoder.start(call.key, f"{encoder.id_prefix}REUSED{call.key}", name)
+            self._send(chunks, [(one("identity_collision"), call.key)])
+
+        @precondition(
+            lambda self: not self.ended
+            and not self.terminal_sent
+            and "truncation" not in self.faults
+            and any(c.started for c in self.calls)
+        )
+        @rule()
+        def truncate(self) -> None:
+            self.faults.add("truncation")
+            predicted: list[Expectation] = []
+            for call in self._open():
+                if not call.validated:
+                    call.blocked = True
+                    predicted.append((one("missing_terminal"), call.key))
+            if not predicted and self._model_turn() == "streaming":
+                predicted.append((one("missing_terminal"), None))
+            self.truncated = True
+            self.ended = True
+            self._step(self.buffer.end, predicted)
+
+        @precondition(
+            lambda self: not self.ended
+            and "duplicate_terminal" not in self.faults
+            and bool(self._closed())
+        )
+        @rule(pick=st.integers(0, 3))
+        def duplicate_terminal(self, pick: int) -> None:
+            self.faults.add("duplicate_terminal")
+            if encoder.per_call_close:
+                candidates = self._closed()
+                targets = [candidates[pick % len(candidates)]]
+                chunks = encoder.close(targets[0].key)
+            else:
+                targets = self._closed()
+                chunks = encoder.turn_end()
+            for call in targets:
+                call.blocked = True
+            self._send(chunks, [(one("duplicate_terminal"), c.key) for c in targets])
+
+        @precondition(
+            lambda self: not self.ended
+            and "late_fragment" not in self.faults
+            and bool(self._closed())
+        )
+        @rule(pick=st.integers(0, 3), text=st.sampled_from([" ", "}", '"x"', ', "late": 1}']))
+        def late_fragment(self, pick: int, text: str) -> None:
+            self.faults.add("late_fragment")
+            candidates = self._closed()
+            call = candidates[pick % len(candidates)]
+            call.blocked = True
+            self._send(
+                encoder.fragment(call.key, text), [(one("delta_after_terminal"), call.key)]
+            )
+
+        @precondition(
+            lambda self: not self.ended
+            and "corrupt_json" not in self.faults
+            and any(not c.blocked and c.unsent_fragments() for c in self.calls)
+        )
+        @rule(
+            pick=st.integers(0, 3),
+            kind=st.sampled_from(["nul", "cut_closing_brace", "trailing_value"]),
+            where=st.integers(0, 2**16),
+        )
+        def corrupt_json(self, pick: int, kind: str, where: int) -> None:
+            self.faults.add("corrupt_json")
+            candidates = [c for c in self.calls if not c.blocked and c.unsent_fragments()]
+            call = candidates[pick % len(candidates)]
+            last = len(call.fragments) - 1
+            if kind == "nul":
+                unsent = call.unsent_fragments()
+                j = unsent[where % len(unsent)]
+                text = call.fragments[j]
+                at = where % (len(text) + 1)
+                call.fragments[j] = text[:at] + "\x00" + text[at:]
+            elif kind == "cut_closing_brace":
+                assert call.fragments[last].endswith("}")
+                call.fragments[last] = call.fragments[last][:-1]
+            else:
+                call.fragments[last] += " {}"
+            call.corrupt = True
+            with pytest.raises(ValueError):
+                json.loads(call.raw)
+
+        # -- invariants ----------------------------------------------------------------
+
+        @invariant()
+        def slot_states_never_move_back(self) -> None:
+            assert self.buffer.gate is not None
+            for key in self.ranks:
+                assert key in self.buffer.gate.slots, f"slot {key} vanished"
+            for key, slot in self.buffer.gate.slots.items():
+                rank = SLOT_RANK[slot.state]
+                previous = self.ranks.get(key, 0)
+                assert rank >= previous, f"slot {key} moved back to {slot.state}"
+                self.ranks[key] = rank
+
+        @invariant()
+        def never_executable_before_terminal_evidence(self) -> None:
+            if self.buffer.executable:
+                assert self.terminal_sent
+
+        @invariant()
+        def executable_turn_has_no_error_finding(self) -> None:
+            if self.buffer.executable:
+                errors = [f for f in self.buffer.findings if f.severity == "error"]
+                assert not errors
+
+        @invariant()
+        def slots_and_turn_follow_the_model(self) -> None:
+            assert self.buffer.gate is not None
+            actual = {key: slot.state for key, slot in self.buffer.gate.slots.items()}
+            assert actual == {c.key: c.state for c in self.calls if c.started}
+            assert self.buffer.turn_state == self._model_turn()
+
+        # -- the end of the turn -------------------------------------------------------
+
+        def teardown(self) -> None:
+            if not hasattr(self, "buffer"):
+                return
+            if not self.ended:
+                for call in self.calls:
+                    while call.pending:
+                        self._emit(call)
+                if not self.terminal_sent:
+                    self._finish_turn()
+                self._end()
+            result = report(self.buffer)
+            assert result["executable"] is self.buffer.executable
+            assert result["profile"] == encoder.name
+            started = [c for c in self.calls if c.started]
+            assert [(c["slot"], c["id"], c["name"]) for c in result["calls"]] == [
+                (c.key, c.call_id, c.name) for c in started
+            ]
+            for call, entry in zip(started, result["calls"], strict=True):
+                assert entry["state"] == call.state
+                if call.validated:
+                    assert canonical(entry["arguments"]) == canonical(call.arguments)
+                else:
+                    assert entry["arguments"] == "".join(call.received)
+                if call.corrupt and call.blocked and call.closed:
+                    assert entry["arguments"] == call.raw
+            if not self.faults:
+                assert self.buffer.executable
+                assert result["status"] == "pass"
+                assert result["findings"] == []
+                expected = encoder.message(self.text, self.calls)
+                assert canonical(self.buffer.as_dict()) == canonical(expected)
+            else:
+                assert not self.buffer.executable
+                assert result["status"] == "fail"
+                assert self.expected, f"faults {self.faults} left no finding to expect"
+                codes = {(f["code"], f["slot"]) for f in result["findings"]}
+                for allowed, slot in self.expected:
+                    assert any((code, slot) in codes for code in allowed), (allowed, slot)
+
+    BufferMachine.__name__ = BufferMachine.__qualname__ = f"{encoder.name.title()}BufferMachine"
+    return BufferMachine
+
+
+MACHINE_SETTINGS = settings(
+    max_examples=150,
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@pytest.mark.parametrize("encoder", ENCODERS, ids=lambda e: e.name)
+def test_interleaved_calls_with_injected_faults_follow_the_model(encoder: Encoder) -> None:
+    run_state_machine_as_test(buffer_machine(encoder), settings=MACHINE_SETTINGS)
+
+
+# -- examples --------------------------------------------------------------------------------
+
+
+def feed(chunks: list[Chunk]) -> LLMStreamBuffer:
+    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    return buffer
+
+
+def single_call(encoder: Encoder, key: int, fragments: list[str]) -> list[Chunk]:
+    """One get_weather call on slot ``key``, ended as the format ends a tool-call turn."""
+    chunks = encoder.prelude([]) + encoder.start(key, f"{encoder.id_prefix}a1", "get_weather")
+    for text in fragments:
+        chunks += encoder.fragment(key, text)
+    return chunks + encoder.close(key) + encoder.turn_end()
+
+
+@pytest.mark.parametrize("encoder", ENCODERS, ids=lambda e: e.name)
+def test_parseable_arguments_are_not_executable_before_the_terminal_event(
+    encoder: Encoder,
+) -> None:
+    before = (
+        encoder.prelude([])
+        + encoder.start(0, f"{encoder.id_prefix}a1", "get_weather")
+        + encoder.fragment(0, '{"city": ')
+        + encoder.fragment(0, '"Paris"}')
+        + encoder.keepalive()
+        + encoder.fragment(0, "  ")
+        + encoder.keepalive()
+        + encoder.close(0)
+        + encoder.keepalive()
+    )
+    terminal = encoder.turn_end()
+    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
+    executable, parseable = [], 0
+    for chunk in before:
+        buffer.add(chunk)
+        executable.append(buffer.executable)
+        slots = buffer.slots
+        if slots and parse_arguments(slots[0].raw_arguments)[0] is not None:
+            parseable += 1
+    assert parseable >= 5, "the arguments should parse several chunks before the terminal"
+    assert executable == [False] * len(before)
+    for chunk in terminal:
+        buffer.add(chunk)
+        assert buffer.executable
+    buffer.end()
+    result = report(buffer)
+    assert result["status"] == "pass"
+    assert result["calls"][0]["arguments"] == {"city": "Paris"}
+
+
+def measured(chunks: list[Chunk]) -> tuple[dict[str, Any], float, int]:
+    """The report for ``chunks``, the seconds it took, and the peak bytes allocated."""
+    started = time.perf_counter()
+    result = report(feed(chunks))
+    elapsed = time.perf_counter() - started
+    tracemalloc.start()
+    try:
+        report(feed(chunks))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return result, elapsed, peak
+
+
+@pytest.mark.parametrize("encoder", ENCODERS, ids=lambda e: e.name)
+def test_huge_slot_index_is_refused_quickly_with_little_memory(encoder: Encoder) -> None:
+    result, elapsed, peak = measured(single_call(encoder, 10**12, ['{"city": "Paris"}']))
+    assert result["status"] == "fail"
+    assert "limit_exceeded" in [f["code"] for f in result["findings"]]
+    assert result["calls"] == []
+    assert elapsed < 1.0
+    assert peak < 16 * 1024 * 1024
+
+
+@pytest.mark.parametrize("encoder", ENCODERS, ids=lambda e: e.name)
+def test_deeply_nested_fragment_is_refused_quickly_with_little_memory(encoder: Encoder) -> None:
+    brackets = "[" * 200_000
+    result, elapsed, peak = measured(single_call(encoder, 0, [brackets]))
+    assert result["status"] == "fail"
+    assert ("limit_exceeded", 0) in [(f["code"], f["slot"]) for f in result["findings"]]
+    assert result["calls"][0]["arguments"] == brackets
+    assert elapsed < 1.0
+    assert peak < 16 * 1024 * 1024
+
+
+BAD_ARGUMENTS = [
+    ('{"city": "Paris",}', "malformed_json"),
+    ('{"city": "Par', "malformed_json"),
+    ('{"city": "Paris"} {}', "trailing_data"),
+    ('["Paris"]', "non_object_arguments"),
+    ('{"city": "Paris", "city": "Rome"}', "duplicate_key"),
+    ('{"city": "Paris", "t": NaN}', "non_finite_number"),
+    ('{"city": "\\ud800"}', "lone_surrogate"),
+]
+
+
+@pytest.mark.parametrize(("bad", "code"), BAD_ARGUMENTS, ids=[c for _, c in BAD_ARGUMENTS])
+@pytest.mark.parametrize("encoder", ENCODERS, ids=lambda e: e.name)
+def test_bad_arguments_are_reported_with_their_raw_text(
+    encoder: Encoder, bad: str, code: str
+) -> None:
+    good, bad_key = '{"city": "Rome"}', 1
+    chunks = encoder.prelude([])
+    chunks += encoder.start(0, f"{encoder.id_prefix}good", "get_weather")
+    chunks += encoder.start(bad_key, f"{encoder.id_prefix}bad", "get_weather")
+    for n in range(0, max(len(good), len(bad)), 3):
+        if good[n : n + 3]:
+            chunks += encoder.fragment(0, good[n : n + 3])
+        if bad[n : n + 3]:
+            chunks += encoder.fragment(bad_key, bad[n : n + 3])
+    chunks += encoder.close(0) + encoder.close(bad_key) + encoder.turn_end()
+    buffer = feed(chunks)
+    result = report(buffer)
+    assert result["status"] == "fail"
+    assert not buffer.executable
+    assert [(f["code"], f["slot"]) for f in result["findings"]] == [(code, bad_key)]
+    good_call, bad_call = result["calls"]
+    assert (good_call["arguments"], good_call["state"]) == ({"city": "Rome"}, "validated")
+    assert (bad_call["arguments"], bad_call["state"]) == (bad, "blocked")
+    if encoder.name == "openai":
+        arguments = [c["function"]["arguments"] for c in buffer.as_dict()["tool_calls"]]
+        assert arguments == [good, bad]
