@@ -18,7 +18,7 @@ from typing import Any
 
 from callgate.chain import ExtractionChain
 from callgate.findings import Finding
-from callgate.gate import Slot, TurnGate
+from callgate.gate import POLICIES, Slot, TurnGate
 from callgate.limits import Limits
 from callgate.schema import ToolSchemas
 from callgate.strategies import default_wire_strategies
@@ -66,6 +66,7 @@ class LLMStreamBuffer:
         tool_schemas: ToolSchemas | Mapping[str, Mapping[str, Any]] | None = None,
         limits: Limits | None = None,
         strategy: ExtractionStrategy | None = None,
+        policy: str = "turn",
     ) -> None:
         if isinstance(strategies, ExtractionChain):
             self.chain = strategies
@@ -78,6 +79,9 @@ class LLMStreamBuffer:
         else:
             self.schemas = ToolSchemas(tool_schemas)
         self.limits = limits if limits is not None else Limits()
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        self.policy = policy
         self._fixed = strategy
         self.reset()
 
@@ -102,6 +106,7 @@ class LLMStreamBuffer:
             per_call_done=strategy.per_call_done,
             requires_id=strategy.requires_id,
             empty_arguments_object=strategy.empty_arguments_object,
+            preview=self.policy == "parseable",
         )
         self._acc = strategy.new_accumulator(self.gate)
 
@@ -176,6 +181,10 @@ class LLMStreamBuffer:
     def executable(self) -> bool:
         """Whether every call of the turn may run (complete, unambiguous, valid)."""
         return self.gate is not None and self.gate.executable
+
+    def releasable(self) -> list[Slot]:
+        """The calls that may run now under the buffer's policy (default ``turn``)."""
+        return self.gate.releasable(self.policy) if self.gate is not None else []
 
     @property
     def turn_state(self) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from callgate.check import EXIT_CODES, check_fixture, format_text
 from callgate.fsm import MACHINES
 from callgate.fsm.export import dumps
+from callgate.gate import POLICIES
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -62,6 +63,28 @@ def _demo(args: argparse.Namespace) -> int:
     return 1 if mismatches else 0
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from callgate.capture import CaptureError, load_capture
+    from callgate.replay import format_replay, replay
+
+    try:
+        chunks = load_capture(Path(args.capture).read_bytes())
+        tools = None
+        if args.tools:
+            tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
+            if not isinstance(tools, dict):
+                raise CaptureError("--tools must be a JSON object of {tool name: JSON Schema}")
+        result = replay(chunks, tools, policy=args.policy)
+    except (OSError, ValueError) as exc:
+        print(f"callgate replay: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print(format_replay(result))
+    return EXIT_CODES[result["status"]]
+
+
 def _diagram(args: argparse.Namespace) -> int:
     from callgate.diagrams import render
 
@@ -95,6 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("fixture", help="a fixture JSON file")
     check.add_argument("--report", choices=["json", "text"], default="text")
     check.set_defaults(run=_check)
+
+    replay = sub.add_parser(
+        "replay", help="run a recorded stream through the buffer and show what the user sees"
+    )
+    replay.add_argument("capture", help="a JSON array, JSON Lines, or raw SSE text")
+    replay.add_argument("--tools", help="a JSON file of {tool name: JSON Schema}")
+    replay.add_argument("--policy", choices=list(POLICIES), default="turn")
+    replay.add_argument("--json", action="store_true", help="print one JSON object")
+    replay.set_defaults(run=_replay)
 
     demo = sub.add_parser("demo", help="check every bundled sample stream")
     demo.add_argument("-v", "--verbose", action="store_true", help="print each report")

@@ -23,11 +23,15 @@ from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.slot import SLOT
 from callgate.fsm.table import Transition
 from callgate.fsm.turn import TURN
+from callgate.jsonscan import StructureScanner
 from callgate.limits import Limits
 from callgate.schema import ToolSchemas
 from callgate.strictjson import is_complete_object, parse_arguments
 
 SlotKey = int
+POLICIES = ("turn", "call", "parseable")
+"""When calls are released: after the turn's terminal evidence (default, safe), after each
+call's own done (formats that have one), or as soon as arguments parse (unsafe)."""
 _SLOTS = Interpreter(SLOT)
 _TURN = Interpreter(TURN)
 _SLOT_LOOKUP: dict[tuple[str, str], Transition] = {(t.source, t.event): t for t in SLOT.transitions}
@@ -38,6 +42,7 @@ class Slot:
 
     __slots__ = (
         "arguments",
+        "early",
         "id",
         "key",
         "name",
@@ -45,6 +50,7 @@ class Slot:
         "parts",
         "replay",
         "replay_pos",
+        "scan",
         "state",
     )
 
@@ -58,6 +64,8 @@ class Slot:
         self.replay = ""
         self.replay_pos = 0
         self.arguments: dict[str, Any] | None = None
+        self.scan: StructureScanner | None = None
+        self.early: dict[str, Any] | Finding | None = None
 
     @property
     def raw_arguments(self) -> str:
@@ -78,12 +86,14 @@ class TurnGate:
         per_call_done: bool = False,
         requires_id: bool = True,
         empty_arguments_object: bool = False,
+        preview: bool = False,
     ) -> None:
         self.schemas = schemas if schemas is not None else ToolSchemas.any_tool()
         self.limits = limits if limits is not None else Limits()
         self.per_call_done = per_call_done
         self.requires_id = requires_id
         self.empty_arguments_object = empty_arguments_object
+        self.preview = preview
         self.slots: dict[SlotKey, Slot] = {}
         self.turn = _TURN.initial
         self.findings: list[Finding] = []
@@ -151,6 +161,12 @@ class TurnGate:
             slot.parts.append(text)
             slot.nbytes += size
             self.turn_bytes += size
+            scan = slot.scan
+            if scan is not None:
+                scan.feed(text)
+                if scan.deepest > limits.max_depth:
+                    self._fire(slot, "overflow", f"arguments nest deeper than {limits.max_depth}")
+                    return
             if transition.source == "accumulating":
                 return  # the self-loop: nothing else to record
         self._apply(slot, transition, f"fragment {text[:40]!r} after terminal")
@@ -163,7 +179,8 @@ class TurnGate:
         received = slot.replay if slot.state == "replaying" else slot.raw_arguments
         if arguments != received:
             self._fire(
-                slot, "mismatch",
+                slot,
+                "mismatch",
                 f"slot {slot.key}: the full arguments ({len(arguments)} characters) differ "
                 f"from the {len(received)} characters the fragments built",
             )
@@ -215,6 +232,39 @@ class TurnGate:
         """Whether the turn's calls may run now (the turn policy)."""
         return self.turn == "executable"
 
+    def releasable(self, policy: str = "turn") -> list[Slot]:
+        """The slots a caller may execute now under ``policy`` (see :data:`POLICIES`).
+
+        ``call`` releases a call at its own done only in formats that have one (elsewhere
+        it is ``turn``); atomicity then covers only calls not yet released. ``parseable``
+        needs ``preview=True`` and releases a call once its arguments close, parse and
+        validate, before any terminal evidence: it is unsafe and opt-in.
+        """
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        if self.turn == "executable":
+            return self.ordered_slots()
+        if self.turn == "blocked" or policy == "turn":
+            return []
+        if policy == "call":
+            if not self.per_call_done:
+                return []
+            return [s for s in self.ordered_slots() if s.state == "validated"]
+        return [s for s in self.ordered_slots() if s.state == "validated" or self._early(s)]
+
+    def _early(self, slot: Slot) -> bool:
+        scan = slot.scan
+        if scan is None or not scan.closed or slot.state != "accumulating":
+            return False
+        if slot.early is None:
+            arguments, problem = parse_arguments(
+                slot.raw_arguments, max_depth=self.limits.max_depth
+            )
+            if problem is None and arguments is not None:
+                problem = self.schemas.check(slot.name, arguments, slot.key)
+            slot.early = problem if problem is not None else arguments
+        return isinstance(slot.early, dict)
+
     def ordered_slots(self) -> list[Slot]:
         """Slots by their provider key."""
         return [self.slots[k] for k in sorted(self.slots)]
@@ -237,6 +287,8 @@ class TurnGate:
                 code = "limit_exceeded"
             else:
                 slot = self.slots[key] = Slot(key)
+                if self.preview:
+                    slot.scan = StructureScanner()
                 self._fire_turn("call", "a tool call opened after the turn ended", key)
                 return slot
         else:

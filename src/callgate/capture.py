@@ -1,0 +1,169 @@
+"""Read a recorded stream: a JSON array, JSON Lines, or raw server-sent events.
+
+Raw SSE is decoded incrementally, as a client receives it: bytes may be split anywhere,
+a UTF-8 character included, and a line may end in LF, CR or CRLF. Each event's ``data``
+lines are joined with newlines and parsed as JSON; OpenAI's ``[DONE]`` sentinel ends a
+stream and is not a chunk. The decoder follows the WHATWG event-stream rules for the
+fields callgate needs (``data``, ``event``, comments); it is small enough that no extra
+dependency is warranted.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from attrs import frozen
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class CaptureError(ValueError):
+    """A capture cannot be read; the message says where and why."""
+
+
+@frozen
+class ServerSentEvent:
+    """One dispatched event: its type (``message`` when unnamed) and its data text."""
+
+    event: str
+    data: str
+
+
+class SSEDecoder:
+    """Incremental event-stream decoder: feed bytes, get the events they complete."""
+
+    def __init__(self) -> None:
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="strict")
+        self._line: list[str] = []
+        self._after_cr = False
+        self._event = ""
+        self._data: list[str] = []
+
+    def feed(self, data: bytes) -> list[ServerSentEvent]:
+        """Decode ``data``; return every event whose blank line has now arrived."""
+        try:
+            text = self._utf8.decode(data)
+        except UnicodeDecodeError as exc:
+            raise CaptureError(f"the event stream is not UTF-8: {exc}") from None
+        return list(self._text(text))
+
+    def close(self) -> list[ServerSentEvent]:
+        """The stream ended: flush; an event without its closing blank line is dropped."""
+        try:
+            tail = self._utf8.decode(b"", final=True)
+        except UnicodeDecodeError as exc:
+            raise CaptureError(f"the event stream ends inside a UTF-8 character: {exc}") from None
+        events = list(self._text(tail))
+        if self._line:
+            self._field("".join(self._line))
+            self._line = []
+        return events
+
+    def _text(self, text: str) -> Iterator[ServerSentEvent]:
+        if not text:
+            return
+        start = 1 if self._after_cr and text[0] == "\n" else 0
+        for match in _LINE_BREAK.finditer(text, start):
+            self._line.append(text[start : match.start()])
+            start = match.end()
+            line = "".join(self._line)
+            self._line = []
+            event = self._field(line)
+            if event is not None:
+                yield event
+        self._after_cr = text.endswith("\r")
+        if start < len(text):
+            self._line.append(text[start:])
+
+    def _field(self, line: str) -> ServerSentEvent | None:
+        if not line:
+            if not self._data:
+                self._event = ""
+                return None
+            event = ServerSentEvent(self._event or "message", "\n".join(self._data))
+            self._event, self._data = "", []
+            return event
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        return None
+
+
+def sse_chunks(pieces: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """The JSON chunks of an event stream delivered as ``pieces`` of bytes."""
+    decoder = SSEDecoder()
+    count = 0
+    for piece in pieces:
+        for event in decoder.feed(piece):
+            count += 1
+            chunk = _event_chunk(event, count)
+            if chunk is not None:
+                yield chunk
+    for event in decoder.close():
+        count += 1
+        chunk = _event_chunk(event, count)
+        if chunk is not None:
+            yield chunk
+
+
+def _event_chunk(event: ServerSentEvent, count: int) -> dict[str, Any] | None:
+    if event.data.strip() == "[DONE]":
+        return None
+    try:
+        value = json.loads(event.data)
+    except ValueError as exc:
+        raise CaptureError(f"event {count} ({event.event}): data is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise CaptureError(f"event {count} ({event.event}): data is not a JSON object")
+    return value
+
+
+def _looks_like_sse(text: str) -> bool:
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped:
+            return stripped.startswith(("data:", "event:", ":", "id:", "retry:"))
+    return False
+
+
+def load_capture(raw: bytes) -> list[dict[str, Any]]:
+    """Chunks from a capture file's bytes: a JSON array, JSON Lines, or raw SSE."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CaptureError(f"the capture is not UTF-8: {exc}") from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise CaptureError("the capture is empty")
+    if _looks_like_sse(text):
+        return list(sse_chunks([raw]))
+    if stripped.startswith("["):
+        try:
+            value = json.loads(stripped)
+        except ValueError as exc:
+            raise CaptureError(f"the capture is not a JSON array: {exc}") from None
+        if not isinstance(value, list):
+            raise CaptureError("the capture must be a JSON array of objects")
+        chunks = value
+    else:
+        chunks = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                chunks.append(json.loads(line))
+            except ValueError as exc:
+                raise CaptureError(f"line {number} is not JSON: {exc}") from None
+    for position, chunk in enumerate(chunks):
+        if not isinstance(chunk, dict):
+            raise CaptureError(f"chunk {position} is not a JSON object")
+    return chunks

@@ -1,0 +1,103 @@
+"""Replaying captures: the display, the calls, and when each policy releases them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from callgate.cli import examples, main
+from callgate.replay import format_replay, replay
+
+FIXTURES = {name: json.loads(text) for name, text in examples()}
+
+
+def fixture(name: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    data = FIXTURES[name]
+    return data.get("chunks", data.get("events")), data["tool_schemas"]
+
+
+def test_replay_json_has_the_contract_keys() -> None:
+    chunks, tools = fixture("openai_single_call.json")
+    result = replay(chunks, tools)
+    assert {"wire", "message", "display", "calls", "status"} <= set(result)
+    assert result["wire"] == "openai"
+    assert result["display"] == "Let me check. "
+    assert result["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert result["status"] == "pass"
+
+
+def test_turn_policy_releases_every_call_at_the_turn_end() -> None:
+    chunks, tools = fixture("anthropic_interleaved_two_calls.json")
+    result = replay(chunks, tools)
+    stop_reason = next(i for i, c in enumerate(chunks) if c["type"] == "message_delta")
+    assert [c["released_at"] for c in result["calls"]] == [stop_reason, stop_reason]
+
+
+def test_call_policy_releases_each_call_at_its_own_done() -> None:
+    chunks, tools = fixture("anthropic_interleaved_two_calls.json")
+    result = replay(chunks, tools, policy="call")
+    stops = [i for i, c in enumerate(chunks) if c["type"] == "content_block_stop"]
+    assert [c["released_at"] for c in result["calls"]] == stops[1:]
+
+
+def test_call_policy_is_the_turn_policy_without_per_call_done() -> None:
+    chunks, tools = fixture("openai_interleaved_three_calls.json")
+    assert [c["released_at"] for c in replay(chunks, tools, policy="call")["calls"]] == [
+        c["released_at"] for c in replay(chunks, tools)["calls"]
+    ]
+
+
+def test_parseable_policy_releases_before_the_terminal_event() -> None:
+    chunks, tools = fixture("openai_interleaved_three_calls.json")
+    finish = len(chunks) - 1
+    released = [c["released_at"] for c in replay(chunks, tools, policy="parseable")["calls"]]
+    assert all(at is not None and at < finish for at in released)
+
+
+def test_a_blocked_turn_releases_nothing() -> None:
+    chunks, tools = fixture("openai_identity_collision.json")
+    result = replay(chunks, tools, policy="call")
+    assert result["status"] == "fail"
+    assert all(c["released_at"] is None for c in result["calls"])
+
+
+def test_text_report_shows_text_calls_and_verdict() -> None:
+    chunks, tools = fixture("openai_single_call.json")
+    text = format_replay(replay(chunks, tools))
+    assert "Let me check. " in text
+    assert "slot 0: get_weather (id call_w1)" in text
+    assert text.splitlines()[-1] == "PASS: executable"
+
+
+def test_cli_replays_sse_with_tools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    chunks, tools = fixture("anthropic_single_call.json")
+    capture = tmp_path / "capture.sse"
+    capture.write_text(
+        "".join(f"event: {c['type']}\ndata: {json.dumps(c)}\n\n" for c in chunks),
+        encoding="utf-8",
+    )
+    (tmp_path / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
+    assert main(["replay", str(capture), "--tools", str(tmp_path / "tools.json"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["wire"] == "anthropic"
+    assert result["calls"][0]["arguments"] == {"city": "Paris", "unit": "C"}
+
+
+def test_cli_replay_bad_capture_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capture = tmp_path / "bad.jsonl"
+    capture.write_text('{"choices": []}\nnot json\n', encoding="utf-8")
+    assert main(["replay", str(capture)]) == 2
+    assert "line 2 is not JSON" in capsys.readouterr().err
+
+
+def test_cli_replay_tools_must_be_an_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chunks, _ = fixture("openai_single_call.json")
+    (tmp_path / "c.json").write_text(json.dumps(chunks), encoding="utf-8")
+    (tmp_path / "t.json").write_text("[]", encoding="utf-8")
+    assert main(["replay", str(tmp_path / "c.json"), "--tools", str(tmp_path / "t.json")]) == 2
+    assert "--tools must be a JSON object" in capsys.readouterr().err
