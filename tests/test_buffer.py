@@ -130,7 +130,7 @@ def test_sdk_typed_chunks_go_straight_in() -> None:
 def test_a_chunk_of_no_known_format_is_a_clear_error_and_changes_nothing() -> None:
     buffer = LLMStreamBuffer()
     with pytest.raises(UnrecognizedStreamError, match="recognises this chunk"):
-        buffer.add({"candidates": []})
+        buffer.add({"hello": "world"})
     assert buffer.strategy is None and buffer.as_dict() == {}
 
 

@@ -35,6 +35,12 @@ call's own done (formats that have one), or as soon as arguments parse (unsafe).
 _SLOTS = Interpreter(SLOT)
 _TURN = Interpreter(TURN)
 _SLOT_LOOKUP: dict[tuple[str, str], Transition] = {(t.source, t.event): t for t in SLOT.transitions}
+_APPENDING = frozenset(
+    t.source
+    for t in SLOT.transitions
+    if t.event == "args" and t.source == t.target == "accumulating" and t.output is None
+)
+"""States whose ``args`` transition is a plain self-loop: the hot path appends and returns."""
 
 
 class Slot:
@@ -90,6 +96,8 @@ class TurnGate:
     ) -> None:
         self.schemas = schemas if schemas is not None else ToolSchemas.any_tool()
         self.limits = limits if limits is not None else Limits()
+        self._max_argument_bytes = self.limits.max_argument_bytes
+        self._max_turn = self.limits.max_turn_bytes
         self.per_call_done = per_call_done
         self.requires_id = requires_id
         self.empty_arguments_object = empty_arguments_object
@@ -139,6 +147,14 @@ class TurnGate:
         if slot is None:
             slot = self._slot(key)
             if slot is None:
+                return
+        elif slot.state in _APPENDING and text and slot.scan is None:
+            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            nbytes = slot.nbytes + size
+            if nbytes <= self._max_argument_bytes and self.turn_bytes + size <= self._max_turn:
+                slot.parts.append(text)
+                slot.nbytes = nbytes
+                self.turn_bytes += size
                 return
         state = slot.state
         if state == "replaying":

@@ -77,6 +77,10 @@ class AnthropicStrategy(ExtractionStrategy):
         kind = chunk.get("type")
         gate = acc.gate
         if kind == "content_block_delta":
+            delta = chunk.get("delta") or {}
+            if delta.get("type") == "input_json_delta" and chunk.get("index") in acc.tools:
+                gate.fragment(chunk["index"], delta.get("partial_json", ""))
+                return ""
             return self._delta(acc, chunk)
         if kind == "content_block_start":
             self._start(acc, chunk)

@@ -70,7 +70,16 @@ class OpenAIStrategy(ExtractionStrategy):
                     shown += value
                 elif key == "tool_calls":
                     for call in value:
-                        self._tool_call(gate, call)
+                        function = call.get("function") if type(call) is dict else None
+                        if (
+                            function is not None
+                            and call.get("id") is None
+                            and function.get("name") is None
+                            and function.get("arguments")
+                        ):
+                            gate.fragment(call.get("index"), function["arguments"])
+                        else:
+                            self._tool_call(gate, call)
                 elif key == "role":
                     acc.role = value
                 elif key == "function_call":
@@ -85,7 +94,7 @@ class OpenAIStrategy(ExtractionStrategy):
 
     @staticmethod
     def _tool_call(gate: TurnGate, call: Any) -> None:
-        if not isinstance(call, Mapping):
+        if type(call) is not dict and not isinstance(call, Mapping):
             gate.refuse("malformed_chunk", f"a tool_calls entry is not an object: {call!r:.60}")
             return
         key = call.get("index")
@@ -100,8 +109,9 @@ class OpenAIStrategy(ExtractionStrategy):
             gate.fragment(key, "")
 
     def is_done(self, chunk: Shape) -> bool:
-        """A chunk whose choice carries a finish_reason ends the turn."""
-        return any(c.get("finish_reason") is not None for c in chunk.get("choices") or ())
+        """A chunk whose choice 0 carries a finish_reason ends the turn (only choice 0 is read)."""
+        choices = chunk.get("choices")
+        return bool(choices) and choices[0].get("finish_reason") is not None
 
     def message(self, acc: Any) -> dict[str, Any]:
         """The stream=false assistant message."""
