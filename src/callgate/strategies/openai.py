@@ -111,7 +111,7 @@ class OpenAIStrategy(ExtractionStrategy):
     def is_done(self, chunk: Shape) -> bool:
         """A chunk whose choice 0 carries a finish_reason ends the turn (only choice 0 is read)."""
         choices = chunk.get("choices")
-        return bool(choices) and choices[0].get("finish_reason") is not None
+        return choices is not None and bool(choices) and choices[0].get("finish_reason") is not None
 
     def message(self, acc: Any) -> dict[str, Any]:
         """The stream=false assistant message."""
