@@ -37,7 +37,8 @@ def as_shape(chunk: object) -> Shape:
     """A chunk as plain data: dicts pass through; SDK objects are dumped once.
 
     The official SDKs' typed chunks (openai, anthropic: ``to_dict``; other pydantic
-    models: ``model_dump``) are read without importing those SDKs.
+    models such as google-genai's: ``model_dump`` in JSON mode by wire alias, so bytes and
+    enums come out as the wire has them) are read without importing those SDKs.
     """
     if isinstance(chunk, Mapping):
         return chunk
@@ -50,7 +51,7 @@ def as_shape(chunk: object) -> Shape:
             raise TypeError(
                 f"a chunk must be a mapping or an SDK model object, not {type(chunk).__name__}"
             )
-        data = dump(exclude_unset=True)
+        data = dump(mode="json", by_alias=True, exclude_unset=True)
     if not isinstance(data, Mapping):
         raise TypeError(f"{type(chunk).__name__} did not dump to a mapping")
     return data
