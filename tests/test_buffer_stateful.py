@@ -12,6 +12,7 @@ that format's chunk dicts; everything else is shared.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 import tracemalloc
@@ -32,7 +33,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from callgate import Finding, LLMStreamBuffer
+from callgate import BufferUsageError, Finding, LLMStreamBuffer
 from callgate.check import report
 from callgate.findings import CODES
 from callgate.strictjson import parse_arguments
@@ -51,6 +52,16 @@ JSON_CODES = frozenset(
         "lone_surrogate",
     }
 )
+
+FAULTS = ("index_reuse", "truncation", "duplicate_terminal", "late_fragment", "corrupt_json")
+"""The faults a run may inject; each run draws which are allowed, and uses each once at most."""
+
+FAULT_MENUS = [
+    frozenset(),
+    *(frozenset({fault}) for fault in FAULTS),
+    *(frozenset(pair) for pair in itertools.combinations(FAULTS, 2)),
+]
+"""What a run may inject: nothing, one fault, or two (drawn uniformly from this list)."""
 
 SLOT_RANK = {
     "unseen": 0,
@@ -87,8 +98,9 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
 
 JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -334,6 +346,7 @@ class CallModel:
     validated: bool = False
     blocked: bool = False
     corrupt: bool = False
+    json_blocked: bool = False
 
     @property
     def raw(self) -> str:
@@ -395,9 +408,7 @@ def stream_plans(draw: st.DrawFn, id_prefix: str) -> StreamPlan:
         name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
         arguments = draw(arguments_for(name))
         separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
-        serialised = json.dumps(
-            arguments, ensure_ascii=draw(st.booleans()), separators=separators
-        )
+        serialised = json.dumps(arguments, ensure_ascii=draw(st.booleans()), separators=separators)
         fragments = tuple(draw(pieces_of(serialised)))
         calls.append(CallPlan(id_prefix + suffix, name, arguments, fragments))
     return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
@@ -422,14 +433,21 @@ def one(code: str) -> frozenset[str]:
 
 
 def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
-    """A state machine that streams one generated turn of ``encoder``'s format."""
+    """A state machine that streams one generated turn of ``encoder``'s format.
+
+    Each run draws which faults it injects (none, one or two of FAULTS). A rule injects a
+    fault at a random moment; a fault the rules did not get to is injected by ``teardown``
+    at its first chance while it completes the turn, so short runs exercise faults too
+    (a drawn pair can exclude itself: a truncated turn has no terminal to duplicate).
+    """
 
     class BufferMachine(RuleBasedStateMachine):
         buffer: LLMStreamBuffer
 
-        @initialize(plan=stream_plans(encoder.id_prefix))
-        def open_turn(self, plan: StreamPlan) -> None:
+        @initialize(plan=stream_plans(encoder.id_prefix), allowed=st.sampled_from(FAULT_MENUS))
+        def open_turn(self, plan: StreamPlan, allowed: frozenset[str]) -> None:
             self.buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
+            self.allowed = allowed
             self.text = "".join(plan.text_parts)
             first = encoder.first_key(bool(self.text))
             extra = 2 if encoder.per_call_close else 1
@@ -455,6 +473,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
         # -- plumbing ----------------------------------------------------------------
 
         def _step(self, action: Callable[[], None], predicted: list[Expectation]) -> None:
+            """Run ``action``; it must add exactly the ``predicted`` findings."""
             before = len(self.buffer.findings)
             action()
             match_findings(self.buffer.findings[before:], predicted)
@@ -473,12 +492,13 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             if call.blocked:
                 return []
             if call.corrupt:
-                call.blocked = True
+                call.blocked = call.json_blocked = True
                 return [(JSON_CODES, call.key)]
             call.validated = True
             return []
 
         def _emit(self, call: CallModel) -> None:
+            """Send the call's next piece: its start, a fragment, or (anthropic) its stop."""
             piece = call.sent
             call.sent += 1
             if piece == 0:
@@ -491,18 +511,6 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             else:
                 self._send(encoder.close(call.key), self._close(call))
 
-        def _finish_turn(self) -> None:
-            predicted: list[Expectation] = []
-            if not encoder.per_call_close:
-                for call in self.calls:
-                    predicted += self._close(call)
-            self.terminal_sent = True
-            self._send(encoder.turn_end(), predicted)
-
-        def _end(self) -> None:
-            self.ended = True
-            self._step(self.buffer.end, [])
-
         def _pending(self) -> list[CallModel]:
             return [c for c in self.calls if c.pending]
 
@@ -511,43 +519,102 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             return [c for c in self.calls if c.started and not c.blocked]
 
         def _closed(self) -> list[CallModel]:
+            """Calls past their terminal evidence that are not blocked."""
             return [c for c in self._open() if c.closed]
+
+        def _corruptible(self) -> list[CallModel]:
+            return [c for c in self.calls if not c.blocked and c.unsent_fragments()]
 
         def _model_turn(self) -> str:
             if self.truncated or any(c.blocked for c in self.calls):
                 return "blocked"
             return "executable" if self.terminal_sent else "streaming"
 
+        def _may(self, fault: str) -> bool:
+            return not self.ended and fault in self.allowed and fault not in self.faults
+
+        def can_emit(self) -> bool:
+            return not self.ended and bool(self._pending())
+
+        def can_finish(self) -> bool:
+            return not self.ended and not self.terminal_sent and not self._pending()
+
+        def can_end(self) -> bool:
+            return not self.ended and self.terminal_sent
+
+        def may_finish(self) -> bool:
+            """Rules end the turn only once a drawn truncation had its chance."""
+            return self.can_finish() and not self._may("truncation")
+
+        def may_end(self) -> bool:
+            """Rules end the stream only once the drawn late faults had their chance."""
+            late = (self.can_reuse_index, self.can_duplicate_terminal, self.can_send_late_fragment)
+            return self.can_end() and not any(can() for can in late)
+
+        def can_reuse_index(self) -> bool:
+            return self._may("index_reuse") and bool(self._open())
+
+        def can_truncate(self) -> bool:
+            started = any(c.started for c in self.calls)
+            return self._may("truncation") and not self.terminal_sent and started
+
+        def can_duplicate_terminal(self) -> bool:
+            return self._may("duplicate_terminal") and bool(self._closed())
+
+        def can_send_late_fragment(self) -> bool:
+            return self._may("late_fragment") and bool(self._closed())
+
+        def can_corrupt_json(self) -> bool:
+            return self._may("corrupt_json") and bool(self._corruptible())
+
         # -- the stream ----------------------------------------------------------------
 
-        @precondition(lambda self: not self.ended and bool(self._pending()))
+        @precondition(can_emit)
         @rule(pick=st.integers(0, 3))
         def emit_next(self, pick: int) -> None:
             pending = self._pending()
             self._emit(pending[pick % len(pending)])
+
+        @precondition(can_emit)
+        @rule(pick=st.integers(0, 3))
+        def emit_rest_of_call(self, pick: int) -> None:
+            pending = self._pending()
+            call = pending[pick % len(pending)]
+            while call.pending:
+                self._emit(call)
 
         @precondition(lambda self: not self.ended)
         @rule()
         def keepalive(self) -> None:
             self._send(encoder.keepalive(), [])
 
-        @precondition(
-            lambda self: not self.ended and not self.terminal_sent and not self._pending()
-        )
+        @precondition(may_finish)
         @rule()
         def finish_turn(self) -> None:
-            self._finish_turn()
+            predicted: list[Expectation] = []
+            if not encoder.per_call_close:
+                for call in self.calls:
+                    predicted += self._close(call)
+            self.terminal_sent = True
+            self._send(encoder.turn_end(), predicted)
 
-        @precondition(lambda self: not self.ended and self.terminal_sent)
+        @precondition(may_end)
         @rule()
         def end_stream(self) -> None:
-            self._end()
+            self.ended = True
+            self._step(self.buffer.end, [])
+
+        @precondition(lambda self: self.ended)
+        @rule()
+        def add_after_end_is_refused(self) -> None:
+            findings = self.buffer.findings
+            with pytest.raises(BufferUsageError):
+                self.buffer.add(encoder.keepalive()[0])
+            assert self.buffer.findings == findings
 
         # -- faults, each at most once per run ------------------------------------------
 
-        @precondition(
-            lambda self: not self.ended and "index_reuse" not in self.faults and bool(self._open())
-        )
+        @precondition(can_reuse_index)
         @rule(pick=st.integers(0, 3), name=st.sampled_from(sorted(TOOL_SCHEMAS)))
         def reuse_index(self, pick: int, name: str) -> None:
             self.faults.add("index_reuse")
@@ -557,12 +624,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             chunks = encoder.start(call.key, f"{encoder.id_prefix}REUSED{call.key}", name)
             self._send(chunks, [(one("identity_collision"), call.key)])
 
-        @precondition(
-            lambda self: not self.ended
-            and not self.terminal_sent
-            and "truncation" not in self.faults
-            and any(c.started for c in self.calls)
-        )
+        @precondition(can_truncate)
         @rule()
         def truncate(self) -> None:
             self.faults.add("truncation")
@@ -577,11 +639,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             self.ended = True
             self._step(self.buffer.end, predicted)
 
-        @precondition(
-            lambda self: not self.ended
-            and "duplicate_terminal" not in self.faults
-            and bool(self._closed())
-        )
+        @precondition(can_duplicate_terminal)
         @rule(pick=st.integers(0, 3))
         def duplicate_terminal(self, pick: int) -> None:
             self.faults.add("duplicate_terminal")
@@ -596,26 +654,16 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
                 call.blocked = True
             self._send(chunks, [(one("duplicate_terminal"), c.key) for c in targets])
 
-        @precondition(
-            lambda self: not self.ended
-            and "late_fragment" not in self.faults
-            and bool(self._closed())
-        )
+        @precondition(can_send_late_fragment)
         @rule(pick=st.integers(0, 3), text=st.sampled_from([" ", "}", '"x"', ', "late": 1}']))
         def late_fragment(self, pick: int, text: str) -> None:
             self.faults.add("late_fragment")
             candidates = self._closed()
             call = candidates[pick % len(candidates)]
             call.blocked = True
-            self._send(
-                encoder.fragment(call.key, text), [(one("delta_after_terminal"), call.key)]
-            )
+            self._send(encoder.fragment(call.key, text), [(one("delta_after_terminal"), call.key)])
 
-        @precondition(
-            lambda self: not self.ended
-            and "corrupt_json" not in self.faults
-            and any(not c.blocked and c.unsent_fragments() for c in self.calls)
-        )
+        @precondition(can_corrupt_json)
         @rule(
             pick=st.integers(0, 3),
             kind=st.sampled_from(["nul", "cut_closing_brace", "trailing_value"]),
@@ -623,7 +671,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
         )
         def corrupt_json(self, pick: int, kind: str, where: int) -> None:
             self.faults.add("corrupt_json")
-            candidates = [c for c in self.calls if not c.blocked and c.unsent_fragments()]
+            candidates = self._corruptible()
             call = candidates[pick % len(candidates)]
             last = len(call.fragments) - 1
             if kind == "nul":
@@ -672,18 +720,38 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             assert actual == {c.key: c.state for c in self.calls if c.started}
             assert self.buffer.turn_state == self._model_turn()
 
+        def recheck_invariants(self) -> None:
+            self.slot_states_never_move_back()
+            self.never_executable_before_terminal_evidence()
+            self.executable_turn_has_no_error_finding()
+            self.slots_and_turn_follow_the_model()
+
         # -- the end of the turn -------------------------------------------------------
+
+        def complete_turn(self) -> None:
+            """Send what is left, injecting each drawn fault the rules did not get to."""
+            steps: list[tuple[Callable[[], bool], Callable[[], None]]] = [
+                (self.can_corrupt_json, lambda: self.corrupt_json(0, "nul", 0)),
+                (self.can_reuse_index, lambda: self.reuse_index(0, "ping")),
+                (self.can_truncate, self.truncate),
+                (self.can_duplicate_terminal, lambda: self.duplicate_terminal(0)),
+                (self.can_send_late_fragment, lambda: self.late_fragment(0, " ")),
+                (self.can_finish, self.finish_turn),
+                (self.can_end, self.end_stream),
+            ]
+            while not self.ended:
+                action = next((act for can, act in steps if can()), None)
+                if action is None:
+                    self._emit(self._pending()[0])
+                else:
+                    action()
+                self.recheck_invariants()
 
         def teardown(self) -> None:
             if not hasattr(self, "buffer"):
                 return
-            if not self.ended:
-                for call in self.calls:
-                    while call.pending:
-                        self._emit(call)
-                if not self.terminal_sent:
-                    self._finish_turn()
-                self._end()
+            self.complete_turn()
+            assert self.faults <= self.allowed
             result = report(self.buffer)
             assert result["executable"] is self.buffer.executable
             assert result["profile"] == encoder.name
@@ -697,7 +765,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
                     assert canonical(entry["arguments"]) == canonical(call.arguments)
                 else:
                     assert entry["arguments"] == "".join(call.received)
-                if call.corrupt and call.blocked and call.closed:
+                if call.json_blocked:
                     assert entry["arguments"] == call.raw
             if not self.faults:
                 assert self.buffer.executable

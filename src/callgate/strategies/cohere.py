@@ -1,53 +1,356 @@
-"""Cohere v2 chat stream events into the stream=false chat response (not yet implemented)."""
+"""Cohere v2 chat stream: typed events (hyphenated ``type``) into the stream=false response.
+
+Wire: ``message-start`` brings the response ``id`` and the role; content blocks stream as
+``content-start`` / ``content-delta`` (``delta.message.content.text``, or ``.thinking``
+for a thinking block) / ``content-end``, keyed by their own ``index``; the tool plan
+streams as ``tool-plan-delta`` (``delta.message.tool_plan``). Each tool call opens with
+``tool-call-start``, whose ``delta.message.tool_calls`` is one object (not a list)
+holding the call id, ``type: "function"`` and ``function.name`` (and an ``arguments``
+string, normally empty); ``tool-call-delta`` brings string fragments of
+``function.arguments``; ``tool-call-end`` is the call's own done. Calls are keyed by the
+tool-call ``index`` of those events (a numbering of their own, apart from content
+indices). ``message-end`` carries ``delta.finish_reason`` (the turn done; ``TOOL_CALL``
+is the tool-call reason, ``COMPLETE``, ``MAX_TOKENS``, ``ERROR`` ... are not) and
+``delta.usage``.
+
+The assembled message is the stream=false v2 ``ChatResponse``: ``{id, finish_reason,
+message: {role, content: [{type: "text", text}...], tool_plan, tool_calls: [{id, type,
+function: {name, arguments}}], citations}, usage}``, each call's ``arguments`` the JSON
+string the fragments built, and keys the stream did not fill left out. The tool plan is
+the model's stated plan for its calls: it stays in the message as ``tool_plan`` and is
+not display text (only text content is); thinking blocks stay in ``content`` and are not
+display text either. The response always carries its envelope, so a call a model leaks
+into text is handed on to the text strategies (``leaks_into_text``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strictjson import parse_arguments
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
 
+EVENT_TYPES = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+        "debug",
+    }
+)
+_TOOL_REASON = "TOOL_CALL"
+
+
+def _delta_message(event: Shape) -> Mapping[str, Any]:
+    """``event.delta.message``, or an empty mapping."""
+    delta = event.get("delta")
+    message = delta.get("message") if isinstance(delta, Mapping) else None
+    return message if isinstance(message, Mapping) else {}
+
+
+def _is_index(value: Any) -> TypeGuard[int]:
+    """Whether ``value`` is an integer index (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _Block:
+    """One content block: its type and the pieces of its text (or thinking)."""
+
+    __slots__ = ("field", "pieces", "type")
+
+    def __init__(self, kind: str) -> None:
+        self.type = kind
+        self.field = "thinking" if kind == "thinking" else "text"
+        self.pieces: list[str] = []
+
+
+class _Accumulator:
+    """Native reassembly state for one turn (tool arguments live in the gate's slots)."""
+
+    __slots__ = (
+        "blocks",
+        "citations",
+        "envelope",
+        "gate",
+        "logprobs",
+        "orphans",
+        "plan",
+        "role",
+        "started",
+        "types",
+    )
+
+    def __init__(self, gate: TurnGate) -> None:
+        self.gate = gate
+        self.envelope: dict[str, Any] = {}
+        self.role: Any = "assistant"
+        self.blocks: dict[int, _Block] = {}
+        self.plan: list[str] | None = None
+        self.citations: list[Any] = []
+        self.logprobs: list[Any] = []
+        self.started: set[int] = set()
+        self.types: dict[int, Any] = {}
+        self.orphans: set[int] = set()
+
 
 class CohereStrategy(ExtractionStrategy):
-    """Placeholder until the format is implemented; recognises nothing."""
+    """v2 chat stream events into the stream=false ChatResponse."""
 
     name = "cohere"
+    leaks_into_text = True
+    per_call_done = True
+    requires_id = True
+    empty_arguments_object = False
 
     def recognizes(self, shape: Shape) -> bool:
-        """Nothing yet."""
-        return False
+        """A v2 stream event, or a v2 ChatResponse (``finish_reason`` and a ``message``)."""
+        if shape.get("type") in EVENT_TYPES:
+            return True
+        return (
+            "finish_reason" in shape
+            and isinstance(shape.get("message"), Mapping)
+            and "done" not in shape
+            and "choices" not in shape
+        )
 
-    def new_accumulator(self, gate: TurnGate) -> Any:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+    def new_accumulator(self, gate: TurnGate) -> _Accumulator:
+        """Fresh state for one turn."""
+        return _Accumulator(gate)
 
     def accumulate(self, acc: Any, chunk: Shape) -> str:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """Apply one event; report tool-call primitives to the gate; return new text."""
+        kind = chunk.get("type")
+        if kind == "tool-call-delta":
+            self._tool_delta(acc, chunk)
+        elif kind == "content-delta":
+            return self._content_delta(acc, chunk)
+        elif kind == "tool-plan-delta":
+            plan = _delta_message(chunk).get("tool_plan")
+            if isinstance(plan, str):
+                if acc.plan is None:
+                    acc.plan = []
+                acc.plan.append(plan)
+        elif kind == "tool-call-start":
+            self._tool_start(acc, chunk)
+        elif kind == "tool-call-end":
+            acc.gate.close(chunk.get("index"))
+        elif kind == "content-start":
+            self._content_start(acc, chunk)
+        elif kind == "citation-start":
+            citation = _delta_message(chunk).get("citations")
+            if citation is not None:
+                acc.citations.append(citation)
+        elif kind == "message-start":
+            self._message_start(acc, chunk)
+        elif kind == "message-end":
+            self._message_end(acc, chunk)
+        return ""
+
+    @staticmethod
+    def _message_start(acc: _Accumulator, event: Shape) -> None:
+        if event.get("id") is not None:
+            acc.envelope["id"] = event["id"]
+        message = _delta_message(event)
+        if message.get("role") is not None:
+            acc.role = message["role"]
+        if message.get("tool_calls"):
+            acc.gate.refuse("malformed_chunk", "message-start carries tool calls; none are read")
+
+    @staticmethod
+    def _message_end(acc: _Accumulator, event: Shape) -> None:
+        if event.get("id") is not None:
+            acc.envelope.setdefault("id", event["id"])
+        delta = event.get("delta")
+        delta = delta if isinstance(delta, Mapping) else {}
+        reason = delta.get("finish_reason")
+        acc.envelope["finish_reason"] = reason
+        if delta.get("usage") is not None:
+            acc.envelope["usage"] = delta["usage"]
+        acc.gate.turn_done(reason == _TOOL_REASON, reason)
+
+    @staticmethod
+    def _content_start(acc: _Accumulator, event: Shape) -> None:
+        index = event.get("index")
+        content = _delta_message(event).get("content")
+        kind = content.get("type") if isinstance(content, Mapping) else None
+        if not _is_index(index):
+            return
+        block = acc.blocks.setdefault(index, _Block(kind or "text"))
+        if isinstance(content, Mapping):
+            initial = content.get(block.field)
+            if isinstance(initial, str) and initial:
+                block.pieces.append(initial)
+
+    @staticmethod
+    def _content_delta(acc: _Accumulator, event: Shape) -> str:
+        index = event.get("index", 0)
+        content = _delta_message(event).get("content")
+        if not isinstance(content, Mapping) or not _is_index(index):
+            return ""
+        if event.get("logprobs") is not None:
+            acc.logprobs.append(event["logprobs"])
+        block = acc.blocks.get(index)
+        if block is None:
+            block = acc.blocks[index] = _Block("thinking" if "thinking" in content else "text")
+        piece = content.get(block.field)
+        if not isinstance(piece, str):
+            return ""
+        block.pieces.append(piece)
+        return piece if block.field == "text" else ""
+
+    @staticmethod
+    def _tool_start(acc: _Accumulator, event: Shape) -> None:
+        gate = acc.gate
+        index = event.get("index")
+        call = _delta_message(event).get("tool_calls")
+        if not isinstance(call, Mapping):
+            gate.refuse(
+                "malformed_chunk",
+                f"tool-call-start for index {index!r}: delta.message.tool_calls is not an "
+                f"object: {call!r:.60}",
+            )
+            return
+        if not _is_index(index):
+            gate.refuse("malformed_chunk", f"tool call index {index!r} is not an integer")
+            return
+        acc.started.add(index)
+        acc.types.setdefault(index, call.get("type", "function"))
+        function = call.get("function")
+        function = function if isinstance(function, Mapping) else {}
+        gate.identity(index, call.get("id"), function.get("name"))
+        arguments = function.get("arguments")
+        if arguments:
+            gate.fragment(index, arguments)
+
+    @staticmethod
+    def _tool_delta(acc: _Accumulator, event: Shape) -> None:
+        gate = acc.gate
+        index = event.get("index")
+        call = _delta_message(event).get("tool_calls")
+        if not isinstance(call, Mapping):
+            gate.refuse(
+                "malformed_chunk",
+                f"tool-call-delta for index {index!r}: delta.message.tool_calls is not an "
+                f"object: {call!r:.60}",
+            )
+            return
+        if _is_index(index) and index not in acc.started:
+            if index not in acc.orphans:
+                acc.orphans.add(index)
+                gate.refuse("orphan_event", f"tool-call-delta for index {index}, never started")
+            return
+        function = call.get("function")
+        arguments = function.get("arguments") if isinstance(function, Mapping) else None
+        if arguments is not None and not isinstance(arguments, str):
+            gate.refuse("malformed_chunk", f"tool call {index!r}: arguments is not a string")
+            return
+        gate.fragment(index, arguments or "")
 
     def is_done(self, chunk: Shape) -> bool:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """``message-end`` ends the stream."""
+        return chunk.get("type") == "message-end"
 
     def message(self, acc: Any) -> dict[str, Any]:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """The stream=false ChatResponse."""
+        message: dict[str, Any] = {"role": acc.role}
+        if acc.blocks:
+            message["content"] = [
+                {"type": block.type, block.field: "".join(block.pieces)}
+                for _, block in sorted(acc.blocks.items())
+            ]
+        if acc.plan is not None:
+            message["tool_plan"] = "".join(acc.plan)
+        slots = acc.gate.ordered_slots()
+        if slots:
+            message["tool_calls"] = [
+                {
+                    "id": slot.id,
+                    "type": acc.types.get(slot.key, "function"),
+                    "function": {"name": slot.name, "arguments": slot.raw_arguments},
+                }
+                for slot in slots
+            ]
+        if acc.citations:
+            message["citations"] = list(acc.citations)
+        response: dict[str, Any] = {}
+        if "id" in acc.envelope:
+            response["id"] = acc.envelope["id"]
+        if "finish_reason" in acc.envelope:
+            response["finish_reason"] = acc.envelope["finish_reason"]
+        response["message"] = message
+        if "usage" in acc.envelope:
+            response["usage"] = acc.envelope["usage"]
+        if acc.logprobs:
+            response["logprobs"] = list(acc.logprobs)
+        return response
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """Calls whose name is set and whose arguments strictly parse to an object."""
+        calls = []
+        for position, call in enumerate(_message(message).get("tool_calls") or ()):
+            function = call.get("function") or {}
+            name = function.get("name")
+            arguments, problem = parse_arguments(function.get("arguments") or "")
+            if name and arguments is not None and problem is None:
+                calls.append(ExtractedCall(call.get("id"), name, arguments, position))
+        return calls
 
     def content_text(self, message: Shape) -> str:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """The text of every ``text`` content item, joined."""
+        content = _message(message).get("content")
+        if isinstance(content, str):
+            return content
+        return "".join(
+            item.get("text", "")
+            for item in content or ()
+            if isinstance(item, Mapping) and item.get("type") == "text"
+        )
 
     def forming(self, message: Shape) -> Forming:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """A call is forming once a tool call exists (name known) or a tool plan streams."""
+        inner = _message(message)
+        calls = inner.get("tool_calls") or ()
+        if calls:
+            return Forming(True, (calls[-1].get("function") or {}).get("name"))
+        return Forming(bool(inner.get("tool_plan")))
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """One ``tool`` message per result: a document holding the output (or its error).
+
+        The document's ``data`` is the result text as given (a tool's output is expected to
+        be a JSON object string); an error is sent as ``{"error": text}``.
+        """
+        return [
+            {
+                "role": "tool",
+                "tool_call_id": r.call.id,
+                "content": [
+                    {
+                        "type": "document",
+                        "document": {
+                            "data": json.dumps({"error": r.content}) if r.is_error else r.content
+                        },
+                    }
+                ],
+            }
+            for r in results
+        ]
+
+
+def _message(message: Shape) -> Mapping[str, Any]:
+    """The assistant message inside a ChatResponse (or the message itself)."""
+    inner = message.get("message")
+    return inner if isinstance(inner, Mapping) else message

@@ -1,8 +1,35 @@
-"""Ollama native /api/chat stream lines into the stream=false chat response (not yet implemented)."""
+"""Ollama native ``/api/chat``: NDJSON stream lines into the stream=false chat response.
+
+Wire: every line is ``{model, created_at, message: {role, content, thinking?,
+tool_calls?}, done: false}``; the last line has ``done: true``, a ``done_reason``
+(``stop``, ``length``, ...) and the counters (``total_duration``, ``eval_count``, ...).
+A call arrives whole in ``message.tool_calls[]``: ``{function: {name, arguments,
+index?}, id?}`` with ``arguments`` an object, never a string fragment; one line may hold
+several calls. The slot key is the call's position in the turn (a running count over
+every line): ``function.index`` is kept in the message as sent but is not the key,
+because Ollama's parsers number calls differently (some leave every index at 0), and
+whole calls never need demultiplexing. Calls carry no id (a newer server may send one;
+it is kept). There is no per-call done; the turn done is the ``done: true`` line. Ollama
+reports ``done_reason: "stop"`` also when the model called tools, so ``stop`` (or no
+reason at all, from older servers) is the tool-call reason; ``length`` and every other
+reason are not. An ``{error}`` line ends the stream without a terminal.
+
+Because the arguments are objects, the strategy holds each call's object and reports it
+to the gate once, at the turn done: ``fragment(key, json.dumps(arguments))`` for every
+call, then ``turn_done``, which closes every slot. The assembled message is the
+stream=false response: the envelope fields as last streamed (``created_at`` of the last
+line, ``done``, ``done_reason`` and the counters), and ``message`` with ``content`` and
+``thinking`` joined (``thinking`` only if any streamed) and ``tool_calls`` with each
+``arguments`` the checked object. ``thinking`` is the model's reasoning channel: it stays
+in the message and is never display text. Every line carries the envelope, so a call
+that a server's parser missed and passed through as ``content`` text is handed on to
+the text strategies (``leaks_into_text``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
@@ -10,44 +37,223 @@ from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming,
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
 
+_DISPLAY = "content"
+_JOINED = ("content", "thinking")
+_TOOL_REASONS = (None, "stop")
+
+
+class _Call:
+    """One tool call of the turn: the entry as sent, and its arguments object."""
+
+    __slots__ = ("arguments", "entry", "function", "key")
+
+    def __init__(self, key: int, entry: Mapping[str, Any], function: Mapping[str, Any]) -> None:
+        self.key = key
+        self.entry = {k: v for k, v in entry.items() if k != "function"}
+        self.function = dict(function)
+        self.arguments: Any = function.get("arguments")
+
+
+class _Accumulator:
+    """Native reassembly state for one turn; arguments reach the gate at the turn done."""
+
+    __slots__ = ("calls", "envelope", "extra", "gate", "pieces", "reported", "role")
+
+    def __init__(self, gate: TurnGate) -> None:
+        self.gate = gate
+        self.envelope: dict[str, Any] = {}
+        self.role: Any = "assistant"
+        self.pieces: dict[str, list[str]] = {field: [] for field in _JOINED}
+        self.extra: dict[str, Any] = {}
+        self.calls: list[_Call] = []
+        self.reported: set[int] = set()
+
 
 class OllamaStrategy(ExtractionStrategy):
-    """Placeholder until the format is implemented; recognises nothing."""
+    """/api/chat stream lines into the stream=false chat response."""
 
     name = "ollama"
+    leaks_into_text = True
+    per_call_done = False
+    requires_id = False
+    empty_arguments_object = True
 
     def recognizes(self, shape: Shape) -> bool:
-        """Nothing yet."""
-        return False
+        """A chat stream line or chat response: a ``message`` and a ``done`` flag."""
+        return "done" in shape and "message" in shape
 
-    def new_accumulator(self, gate: TurnGate) -> Any:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+    def new_accumulator(self, gate: TurnGate) -> _Accumulator:
+        """Fresh state for one turn."""
+        return _Accumulator(gate)
 
     def accumulate(self, acc: Any, chunk: Shape) -> str:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """Apply one line; report calls to the gate (arguments at the done); return text."""
+        gate = acc.gate
+        if "error" in chunk and "done" not in chunk:
+            gate.refuse("missing_terminal", f"the server reported an error: {chunk['error']!r:.80}")
+            return ""
+        for key, value in chunk.items():
+            if key == "logprobs" and isinstance(value, list):
+                acc.envelope.setdefault("logprobs", []).extend(value)
+            else:
+                acc.envelope[key] = value
+        message = chunk.get("message")
+        shown = ""
+        if message is not None:
+            if isinstance(message, Mapping):
+                shown = self._message(acc, message)
+            else:
+                gate.refuse("malformed_chunk", f"message is not an object: {message!r:.60}")
+        if chunk.get("done") is True:
+            self._turn_done(acc, chunk.get("done_reason"))
+        return shown
+
+    def _message(self, acc: _Accumulator, message: Mapping[str, Any]) -> str:
+        shown = ""
+        for key, value in message.items():
+            if value is None:
+                continue
+            if key in acc.pieces:
+                if isinstance(value, str):
+                    acc.pieces[key].append(value)
+                    if key == _DISPLAY:
+                        shown += value
+            elif key == "tool_calls":
+                self._tool_calls(acc, value)
+            elif key == "role":
+                acc.role = value
+            else:
+                acc.extra[key] = value
+        return shown
+
+    @staticmethod
+    def _tool_calls(acc: _Accumulator, calls: Any) -> None:
+        gate = acc.gate
+        if not isinstance(calls, list):
+            gate.refuse("malformed_chunk", f"tool_calls is not a list: {calls!r:.60}")
+            return
+        for entry in calls:
+            if not isinstance(entry, Mapping):
+                gate.refuse(
+                    "malformed_chunk", f"a tool_calls entry is not an object: {entry!r:.60}"
+                )
+                continue
+            function = entry.get("function")
+            if function is None:
+                function = {}
+            if not isinstance(function, Mapping):
+                gate.refuse(
+                    "malformed_chunk", f"a tool call's function is not an object: {function!r:.60}"
+                )
+                continue
+            call = _Call(len(acc.calls), entry, function)
+            acc.calls.append(call)
+            gate.identity(call.key, entry.get("id"), function.get("name"))
+
+    @staticmethod
+    def _turn_done(acc: _Accumulator, reason: Any) -> None:
+        gate = acc.gate
+        for call in acc.calls:
+            if call.key in acc.reported:
+                continue
+            acc.reported.add(call.key)
+            if call.arguments is None:
+                continue
+            try:
+                text = json.dumps(call.arguments, ensure_ascii=False)
+            except RecursionError:
+                gate.refuse("limit_exceeded", f"call {call.key}: arguments nest too deeply to read")
+                continue
+            except (TypeError, ValueError) as error:
+                gate.refuse(
+                    "malformed_chunk", f"call {call.key}: arguments are not JSON data: {error}"
+                )
+                continue
+            gate.fragment(call.key, text)
+        gate.turn_done(reason in _TOOL_REASONS, reason)
 
     def is_done(self, chunk: Shape) -> bool:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """The ``done: true`` line ends the stream."""
+        return chunk.get("done") is True
 
     def message(self, acc: Any) -> dict[str, Any]:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """The stream=false chat response."""
+        message: dict[str, Any] = {"role": acc.role, "content": "".join(acc.pieces["content"])}
+        thinking = "".join(acc.pieces["thinking"])
+        if thinking:
+            message["thinking"] = thinking
+        message.update(acc.extra)
+        if acc.calls:
+            message["tool_calls"] = [_call_entry(acc.gate, call) for call in acc.calls]
+        response = dict(acc.envelope)
+        response["message"] = message
+        return response
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """Calls that have a name and object arguments (absent arguments: ``{}``)."""
+        calls = []
+        for position, entry in enumerate(_tool_calls(message)):
+            function = entry.get("function") or {}
+            name, arguments = function.get("name"), function.get("arguments", {})
+            if arguments is None:
+                arguments = {}
+            if isinstance(name, str) and name and isinstance(arguments, Mapping):
+                calls.append(ExtractedCall(entry.get("id"), name, dict(arguments), position))
+        return calls
 
     def content_text(self, message: Shape) -> str:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """The message ``content``, or empty."""
+        content = _inner(message).get("content")
+        return content if isinstance(content, str) else ""
 
     def forming(self, message: Shape) -> Forming:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """A call is forming once ``tool_calls`` has an entry; its name comes with it."""
+        calls = _tool_calls(message)
+        if not calls:
+            return Forming(False)
+        name = (calls[-1].get("function") or {}).get("name")
+        return Forming(True, name if isinstance(name, str) else None)
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """One ``tool`` message per result, naming its tool in ``tool_name``.
+
+        Ollama has no error flag: an error result is sent as its text. A call that came
+        with an id gets it back as ``tool_call_id``.
+        """
+        messages = []
+        for r in results:
+            message: dict[str, Any] = {
+                "role": "tool",
+                "content": r.content,
+                "tool_name": r.call.name,
+            }
+            if r.call.id is not None:
+                message["tool_call_id"] = r.call.id
+            messages.append(message)
+        return messages
+
+
+def _call_entry(gate: TurnGate, call: _Call) -> dict[str, Any]:
+    """A call as the stream=false message holds it: arguments are the checked object."""
+    slot = gate.slots.get(call.key)
+    arguments = (
+        slot.arguments if slot is not None and slot.arguments is not None else call.arguments
+    )
+    function = dict(call.function)
+    if "arguments" in function or arguments:
+        function["arguments"] = arguments
+    return {"function": function, **call.entry}
+
+
+def _inner(message: Shape) -> Mapping[str, Any]:
+    """The ``message`` of a chat response (or the message itself)."""
+    inner = message.get("message")
+    return inner if isinstance(inner, Mapping) else message
+
+
+def _tool_calls(message: Shape) -> list[Mapping[str, Any]]:
+    """The tool call entries of a chat response, in order."""
+    calls = _inner(message).get("tool_calls")
+    if not isinstance(calls, list):
+        return []
+    return [c for c in calls if isinstance(c, Mapping)]
