@@ -465,6 +465,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             self.terminal_sent = False
             self.ended = False
             self.truncated = False
+            self.turn_blocked = False
             self.faults: set[str] = set()
             self.expected: list[Expectation] = []
             self.ranks: dict[int, int] = {}
@@ -526,7 +527,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             return [c for c in self.calls if not c.blocked and c.unsent_fragments()]
 
         def _model_turn(self) -> str:
-            if self.truncated or any(c.blocked for c in self.calls):
+            if self.truncated or self.turn_blocked or any(c.blocked for c in self.calls):
                 return "blocked"
             return "executable" if self.terminal_sent else "streaming"
 
@@ -645,14 +646,15 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             self.faults.add("duplicate_terminal")
             if encoder.per_call_close:
                 candidates = self._closed()
-                targets = [candidates[pick % len(candidates)]]
-                chunks = encoder.close(targets[0].key)
+                target = candidates[pick % len(candidates)]
+                target.blocked = True
+                self._send(encoder.close(target.key), [(one("duplicate_terminal"), target.key)])
             else:
-                targets = self._closed()
-                chunks = encoder.turn_end()
-            for call in targets:
-                call.blocked = True
-            self._send(chunks, [(one("duplicate_terminal"), c.key) for c in targets])
+                predicted = (
+                    [] if self._model_turn() == "blocked" else [(one("duplicate_terminal"), None)]
+                )
+                self.turn_blocked = True
+                self._send(encoder.turn_end(), predicted)
 
         @precondition(can_send_late_fragment)
         @rule(pick=st.integers(0, 3), text=st.sampled_from([" ", "}", '"x"', ', "late": 1}']))

@@ -142,8 +142,8 @@ def test_to_dot_marks_the_initial_state_with_an_arrow_from_an_invisible_point(na
 def test_to_dot_collapses_self_loops_into_one_edge_and_every_event_into_a_star() -> None:
     slot = edges(to_dot(SLOT))
     assert slot["blocked", "blocked"] == "*"
-    assert slot["validated", "validated"] == "identity, turn_end, stream_end"
-    assert slot["accumulating", "accumulating"] == "identity, args"
+    assert slot["validated", "validated"] == "identity, restate, turn_end, stream_end"
+    assert slot["accumulating", "accumulating"] == "identity, args, restate"
     assert edges(to_dot(TURN))["blocked", "blocked"] == "*"
 
 

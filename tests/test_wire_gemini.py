@@ -604,7 +604,16 @@ class GeminiMachine(RuleBasedStateMachine):
             self._apply_finish(finish)
 
     def _apply_finish(self, reason: str) -> None:
-        """The gate's turn done: open slots are checked, closed ones see a second done."""
+        """The gate's turn done: the first closes and checks the open slots; a second
+        blocks a turn that had ended cleanly (duplicate_terminal) and changes no slot."""
+        if self.terminal_sent:
+            if self.turn in ("executable", "not_applicable"):
+                self.expected.append(("duplicate_terminal", None))
+            self.turn = "blocked"
+            for slot in self.slots:  # the buffer ends the stream on every finish chunk
+                if slot.state == "accumulating":
+                    self._block(slot, "missing_terminal")
+            return
         self.terminal_sent = True
         for slot in self.slots:
             if slot.state == "accumulating":

@@ -453,7 +453,16 @@ class OllamaMachine(RuleBasedStateMachine):
             slot.name = slot.call_id = None  # a conflicting identity is never recorded
 
     def _apply_done(self, reason: str) -> None:
-        """The gate's turn done: open slots are checked, closed ones see a second done."""
+        """The gate's turn done: the first closes and checks the open slots; a second
+        blocks a turn that had ended cleanly (duplicate_terminal) and changes no slot."""
+        if self.terminal_sent:
+            if self.turn in ("executable", "not_applicable"):
+                self.expected.append(("duplicate_terminal", None))
+            self.turn = "blocked"
+            for slot in self.slots:  # the buffer ends the stream on every done line
+                if slot.state == "accumulating":
+                    self._block(slot, "missing_terminal")
+            return
         self.terminal_sent = True
         for slot in self.slots:
             if slot.state == "accumulating":

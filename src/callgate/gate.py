@@ -29,6 +29,11 @@ from callgate.schema import ToolSchemas
 from callgate.strictjson import is_complete_object, parse_arguments
 
 SlotKey = int
+_MESSAGES = {
+    "orphan_event": "slot {key}: an event for a call that never opened",
+    "duplicate_terminal": "slot {key}: a second terminal for this call",
+}
+"""Messages for findings whose cause the table already says, by finding code."""
 POLICIES = ("turn", "call", "parseable")
 """When calls are released: after the turn's terminal evidence (default, safe), after each
 call's own done (formats that have one), or as soon as arguments parse (unsafe)."""
@@ -106,6 +111,8 @@ class TurnGate:
         self.turn = _TURN.initial
         self.findings: list[Finding] = []
         self.turn_bytes = 0
+        self.done_seen = False
+        """Whether turn-level terminal evidence has arrived (the slots close on the first)."""
         self._ids: dict[str, SlotKey] = {}
         self._refused: set[object] = set()
 
@@ -116,8 +123,12 @@ class TurnGate:
         slot = self._slot(key)
         if slot is None:
             return
-        if call_id is not None and not isinstance(call_id, str):
-            call_id = str(call_id)
+        for what, value in (("id", call_id), ("name", name)):
+            if value is not None and not isinstance(value, str):
+                self.refuse(
+                    "malformed_chunk", f"slot {slot.key}: the call {what} is not text", slot.key
+                )
+                return
         clash = self._clash(slot, call_id, name)
         if clash:
             self._fire(slot, "conflict", clash)
@@ -193,25 +204,31 @@ class TurnGate:
         if slot is None:
             return
         received = slot.replay if slot.state == "replaying" else slot.raw_arguments
-        if arguments != received:
-            self._fire(
-                slot,
-                "mismatch",
-                f"slot {slot.key}: the full arguments ({len(arguments)} characters) differ "
-                f"from the {len(received)} characters the fragments built",
-            )
+        if arguments == received:
+            self._fire(slot, "restate", f"full arguments for slot {slot.key}, never opened")
+            return
+        self._fire(
+            slot,
+            "mismatch",
+            f"slot {slot.key}: the full arguments ({len(arguments)} characters) differ "
+            f"from the {len(received)} characters the fragments built",
+        )
 
     def close(self, key: object) -> None:
         """Provider terminal evidence for one call; runs the checks."""
         slot = self._slot(key)
         if slot is None:
             return
-        self._fire(slot, "close", "a second terminal for this call")
-        if slot.state == "terminal":
+        if self._fire(slot, "close", "").target == "terminal":
             self._check(slot)
 
     def turn_done(self, tool_reason: bool, reason: str | None) -> None:
         """Turn-level terminal evidence; ``tool_reason`` says it ends with tool use."""
+        first = not self.done_seen
+        self.done_seen = True
+        self._fire_turn("done", f"a second turn-level terminal event ({reason!r})")
+        if not first:
+            return
         for slot in list(self.slots.values()):
             if not tool_reason:
                 self._fire(
@@ -223,22 +240,20 @@ class TurnGate:
                 self._fire(slot, "turn_end", "the turn ended before this call's done")
             else:
                 self.close(slot.key)
-        self._end_turn()
+        self._verdict()
 
     def finish(self) -> None:
         """The stream ended: nothing more will come for this turn."""
         for slot in list(self.slots.values()):
             self._fire(slot, "stream_end", "the stream ended before this call's terminal")
         if self.turn == "streaming" and self.slots:
-            self.findings.append(
-                finding("missing_terminal", "the stream ended without the turn's terminal event")
-            )
-            self._fire_turn("block")
-        self._end_turn()
+            self.refuse("missing_terminal", "the stream ended without the turn's terminal event")
+        if self._fire_turn("end") == "complete":
+            self._verdict()
 
-    def refuse(self, code: str, message: str) -> None:
-        """A chunk the format cannot read, or a turn-wide limit: record it, block the turn."""
-        self.findings.append(finding(code, message))
+    def refuse(self, code: str, message: str, slot: object = None) -> None:
+        """A chunk the format cannot read, or a turn-wide fault: record it, block the turn."""
+        self.findings.append(finding(code, message, slot if type(slot) is int else None))
         self._fire_turn("block")
 
     # -- what readers use -------------------------------------------------------------
@@ -370,30 +385,32 @@ class TurnGate:
             return _SLOTS.transition(slot.state, event)  # raises, naming machine/state/event
         return transition
 
-    def _fire(self, slot: Slot, event: str, message: str) -> None:
-        self._apply(slot, self._transition(slot, event), message)
+    def _fire(self, slot: Slot, event: str, message: str) -> Transition:
+        transition = self._transition(slot, event)
+        self._apply(slot, transition, message)
+        return transition
 
     def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
         slot.state = transition.target
         output = transition.output
         if output is not None and output != "check_finding":
-            self.findings.append(finding(output, message, slot.key))
+            text = message or _MESSAGES.get(output, output).format(key=slot.key)
+            self.findings.append(finding(output, text, slot.key))
         if transition.target == "blocked" and transition.source != "blocked":
             self._fire_turn("block")
 
-    def _fire_turn(self, event: str, message: str = "", key: object = None) -> None:
+    def _fire_turn(self, event: str, message: str = "", key: object = None) -> str:
         transition = _TURN.transition(self.turn, event)
         self.turn = transition.target
         if transition.output is not None:
             self.findings.append(
-                finding(transition.output, message, key if isinstance(key, int) else None)
+                finding(transition.output, message, key if type(key) is int else None)
             )
+        return self.turn
 
-    def _end_turn(self) -> None:
-        if self.turn != "streaming":
-            self._fire_turn("end")
+    def _verdict(self) -> None:
+        if self.turn != "complete":
             return
-        self._fire_turn("end")
         if not self.slots:
             self._fire_turn("empty")
         elif all(s.state == "validated" for s in self.slots.values()):

@@ -2,8 +2,9 @@
 
 Theory of operation: the turn stays ``streaming`` while chunks arrive; every slot that
 opens fires ``call``, every slot that is blocked (or a turn-wide limit) fires ``block``.
-Turn-level terminal evidence (or the end of the stream) fires ``end`` and the turn is
-``complete``; the gate then fires ``pass`` when every slot validated, ``fail`` when one
+Turn-level terminal evidence fires ``done`` (a second one blocks the turn), the end of the
+stream fires ``end``; either makes the turn ``complete``; the gate then fires ``pass``
+when every slot validated, ``fail`` when one
 did not, or ``empty`` when the turn had no tool call at all (``not_applicable``). The
 gate is atomic: one blocked slot blocks every call of the turn, also after the turn was
 found executable (a fragment after the end, for example).
@@ -15,8 +16,9 @@ from callgate.fsm.table import Event, State, Table, Transition
 
 EVENTS = (
     Event("call", "a slot of this turn opened"),
-    Event("block", "a slot was blocked, or a turn-wide limit was hit"),
-    Event("end", "turn-level terminal evidence, or the end of the stream"),
+    Event("block", "a slot was blocked, or a turn-wide fault was found"),
+    Event("done", "turn-level terminal evidence from the provider"),
+    Event("end", "the stream ended; no more input will come"),
     Event("pass", "every slot of the complete turn validated"),
     Event("fail", "some slot of the complete turn is not validated"),
     Event("empty", "the complete turn has no tool call"),
@@ -24,40 +26,37 @@ EVENTS = (
 
 STATES = (
     State("streaming", "chunks are arriving"),
-    State("complete", "terminal evidence arrived; the verdict is being taken"),
+    State("complete", "the turn ended; the verdict is being taken"),
     State("executable", "every call is complete, unambiguous and valid", final=True),
     State("blocked", "no call of this turn may run", final=True),
     State("not_applicable", "the turn carried no tool call", final=True),
 )
 
+# fmt: off
 TRANSITIONS = (
     Transition("streaming", "call", "streaming", "another call joins the turn"),
     Transition("streaming", "block", "blocked", "one blocked call blocks the turn"),
-    Transition("streaming", "end", "complete", "terminal evidence for the turn"),
+    Transition("streaming", "done", "complete", "terminal evidence for the turn"),
+    Transition("streaming", "end", "complete", "the stream ended (its slots say whether in time)"),
     Transition("complete", "pass", "executable", "all calls validated"),
     Transition("complete", "fail", "blocked", "a call did not validate"),
     Transition("complete", "empty", "not_applicable", "text only"),
     Transition("complete", "block", "blocked", "a call was blocked"),
-    Transition(
-        "executable",
-        "call",
-        "blocked",
-        "a call opened after the turn ended",
-        output="delta_after_terminal",
-    ),
+    Transition("executable", "call", "blocked", "a call opened after the turn ended",
+               output="delta_after_terminal"),
     Transition("executable", "block", "blocked", "a late fault blocks the turn"),
+    Transition("executable", "done", "blocked", "a second turn-level terminal event",
+               output="duplicate_terminal"),
     Transition("executable", "end", "executable", "the stream ends after the turn"),
-    Transition(
-        "not_applicable",
-        "call",
-        "blocked",
-        "a call opened after the turn ended",
-        output="delta_after_terminal",
-    ),
+    Transition("not_applicable", "call", "blocked", "a call opened after the turn ended",
+               output="delta_after_terminal"),
     Transition("not_applicable", "block", "blocked", "a late fault blocks the turn"),
+    Transition("not_applicable", "done", "blocked", "a second turn-level terminal event",
+               output="duplicate_terminal"),
     Transition("not_applicable", "end", "not_applicable", "the stream ends after the turn"),
     *(Transition("blocked", e.name, "blocked", "after blocked nothing changes") for e in EVENTS),
 )
+# fmt: on
 
 TURN = Table(
     name="turn",

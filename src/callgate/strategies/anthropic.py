@@ -62,7 +62,9 @@ class AnthropicStrategy(ExtractionStrategy):
     def recognizes(self, shape: Shape) -> bool:
         """A stream event, or an assembled message whose content is a block list."""
         kind = shape.get("type")
-        if kind in EVENT_TYPES:
+        if kind == "error":
+            return isinstance(shape.get("error"), dict)
+        if isinstance(kind, str) and kind in EVENT_TYPES:
             return True
         return (kind == "message" or shape.get("role") == "assistant") and isinstance(
             shape.get("content"), list

@@ -1,53 +1,543 @@
-"""OpenAI Responses API stream events (response.*) into the stream=false response (not yet implemented)."""
+"""OpenAI Responses API: typed ``response.*`` stream events into the stream=false Response.
+
+Wire: ``response.created`` (and ``response.queued`` / ``response.in_progress``) carry the
+response envelope. Every output item opens with ``response.output_item.added`` at its
+``output_index``, which is the slot key. A ``function_call`` item brings its item id
+(``fc_…``, kept in the item), its call id (``call_…``, the id a result must echo; required)
+and its name, with ``arguments`` ``""``. Argument fragments are
+``response.function_call_arguments.delta`` (``output_index``, ``item_id``, ``delta``).
+``response.function_call_arguments.done`` restates the full arguments, and
+``response.output_item.done`` brings the finished item (status ``completed``) with them
+once more: both restatements must equal what the deltas built (else ``args_mismatch``).
+The item's done is the per-call done; a done item whose status is ``incomplete`` does not
+close its call. The turn ends with ``response.completed`` (a tool-call ending; it carries
+the full response, whose function calls are checked against the stream as well),
+``response.incomplete`` (not a tool-call ending: every call is ``wrong_terminal_reason``),
+or ``response.failed`` / ``error`` (the turn is refused); a second ending is
+``duplicate_terminal``.
+
+Display text is ``response.output_text.delta``; refusals and reasoning stay in the message
+and are not display text. The assembled message is the stream=false Response object: the
+latest envelope the lifecycle events carried, with ``output`` rebuilt from the stream in
+output_index order, each function call's ``arguments`` a JSON string (the text the deltas
+built). Only ``function_call`` items are gated: hosted tools (web search, file search,
+MCP, ...) run on the server and stay in the message as they came; a ``custom_tool_call``
+(free-text input that no schema can check) is refused rather than passed through unchecked.
+Empty ``call_id`` and ``name`` strings count as absent.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strictjson import parse_arguments
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
 
+_PREFIX = "response."
+_LIFECYCLE = frozenset({"response.created", "response.queued", "response.in_progress"})
+_ENDINGS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_TERMINAL = _ENDINGS | {"error"}
+_TEXT_DELTAS: dict[str, tuple[str, str, str]] = {
+    "response.output_text.delta": ("content", "content_index", "text"),
+    "response.refusal.delta": ("content", "content_index", "refusal"),
+    "response.reasoning_text.delta": ("content", "content_index", "text"),
+    "response.reasoning_summary_text.delta": ("summary", "summary_index", "text"),
+}
+"""Text-bearing delta events: (item list, index field, text field of the part)."""
+_PART_ADDED: dict[str, tuple[str, str]] = {
+    "response.content_part.added": ("content", "content_index"),
+    "response.reasoning_summary_part.added": ("summary", "summary_index"),
+}
+_DEFAULT_PART: dict[str, dict[str, Any]] = {
+    "response.output_text.delta": {"type": "output_text", "annotations": []},
+    "response.refusal.delta": {"type": "refusal"},
+    "response.reasoning_text.delta": {"type": "reasoning_text"},
+    "response.reasoning_summary_text.delta": {"type": "summary_text"},
+}
+
+
+def _is_index(value: object) -> TypeGuard[int]:
+    """An output index: a plain int (a bool is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _Part:
+    """One content or summary part of an output item, its text kept as fragments."""
+
+    __slots__ = ("field", "part", "texts")
+
+    def __init__(self, part: dict[str, Any], field: str) -> None:
+        self.part = part
+        self.field = field
+        self.texts: list[str] = []
+
+    def built(self) -> dict[str, Any]:
+        """The part with its text joined."""
+        part = dict(self.part)
+        if self.texts or self.field not in part:
+            part[self.field] = part.get(self.field, "") + "".join(self.texts)
+        return part
+
+
+class _Accumulator:
+    """Native reassembly state for one turn (call arguments live in the gate's slots)."""
+
+    __slots__ = (
+        "call_ids",
+        "calls",
+        "done",
+        "ended",
+        "envelope",
+        "gate",
+        "item_ids",
+        "items",
+        "parts",
+        "refused",
+    )
+
+    def __init__(self, gate: TurnGate) -> None:
+        self.gate = gate
+        self.envelope: dict[str, Any] = {"object": "response", "output": []}
+        self.items: dict[int, dict[str, Any]] = {}
+        self.done: dict[int, dict[str, Any]] = {}
+        self.calls: set[int] = set()
+        self.item_ids: dict[str, int] = {}
+        self.call_ids: dict[str, int] = {}
+        self.parts: dict[int, dict[tuple[str, int], _Part]] = {}
+        self.refused: set[tuple[str, object]] = set()
+        self.ended: str | None = None
+
+    def refuse(self, code: str, message: str, key: object = None) -> None:
+        """Refuse the turn once per code and output index (a stream may repeat a fault)."""
+        marker = (code, key if _is_index(key) else repr(key))
+        if marker not in self.refused:
+            self.refused.add(marker)
+            self.gate.refuse(code, message)
+
 
 class ResponsesStrategy(ExtractionStrategy):
-    """Placeholder until the format is implemented; recognises nothing."""
+    """Responses stream events into the stream=false Response object."""
 
     name = "openai-responses"
+    leaks_into_text = True
+    per_call_done = True
+    requires_id = True
+    empty_arguments_object = False
 
     def recognizes(self, shape: Shape) -> bool:
-        """Nothing yet."""
-        return False
+        """A ``response.*`` stream event, or a Response object (``object: "response"``)."""
+        kind = shape.get("type")
+        if isinstance(kind, str) and kind.startswith(_PREFIX):
+            return True
+        return shape.get("object") == "response"
 
-    def new_accumulator(self, gate: TurnGate) -> Any:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+    def new_accumulator(self, gate: TurnGate) -> _Accumulator:
+        """Fresh state for one turn."""
+        return _Accumulator(gate)
 
     def accumulate(self, acc: Any, chunk: Shape) -> str:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """Apply one event; report tool-call primitives to the gate; return new text."""
+        kind = chunk.get("type")
+        if not isinstance(kind, str):
+            acc.refuse("malformed_chunk", f"an event without a type: {dict(chunk)!r:.80}")
+            return ""
+        if kind == "response.function_call_arguments.delta":
+            self._arguments_delta(acc, chunk)
+            return ""
+        if kind in _TEXT_DELTAS:
+            return self._text_delta(acc, chunk, kind)
+        ended = acc.ended
+        if kind in _ENDINGS and ended is None:
+            acc.ended = kind
+        if kind == "response.output_item.added":
+            self._item_added(acc, chunk)
+        elif kind == "response.function_call_arguments.done":
+            self._arguments_done(acc, chunk)
+        elif kind == "response.output_item.done":
+            self._item_done(acc, chunk)
+        elif kind in _PART_ADDED:
+            self._part_added(acc, chunk, kind)
+        elif kind == "response.output_text.annotation.added":
+            self._annotation(acc, chunk)
+        elif kind in _LIFECYCLE:
+            self._envelope(acc, chunk)
+        elif kind in _ENDINGS and ended is not None:
+            acc.refuse("duplicate_terminal", f"{kind} after {ended}")
+        elif kind == "response.completed":
+            response = self._envelope(acc, chunk)
+            if response is not None:
+                self._verify_output(acc, response.get("output"))
+            acc.gate.turn_done(True, "completed")
+        elif kind == "response.incomplete":
+            response = self._envelope(acc, chunk)
+            details = (response or {}).get("incomplete_details") or {}
+            reason = details.get("reason") if isinstance(details, Mapping) else None
+            acc.gate.turn_done(False, f"incomplete: {reason}" if reason else "incomplete")
+        elif kind == "response.failed":
+            response = self._envelope(acc, chunk)
+            error = (response or {}).get("error") or {}
+            detail = _describe(error) if isinstance(error, Mapping) else repr(error)
+            acc.refuse("missing_terminal", f"the response failed: {detail}")
+        elif kind == "error":
+            acc.refuse("missing_terminal", f"the provider reported an error: {_describe(chunk)}")
+        elif kind == "response.custom_tool_call_input.delta":
+            key = chunk.get("output_index")
+            if type(key) is not int or key not in acc.items:
+                acc.refuse(
+                    "orphan_event", f"custom tool input for output item {key!r}, never added"
+                )
+        return ""
+
+    # -- function calls ---------------------------------------------------------------
+
+    def _item_added(self, acc: _Accumulator, chunk: Shape) -> None:
+        key, item = chunk.get("output_index"), chunk.get("item")
+        if not _is_index(key) or not isinstance(item, Mapping):
+            acc.refuse(
+                "malformed_chunk",
+                f"output_item.added needs an output_index and an item: {dict(chunk)!r:.80}",
+                key,
+            )
+            return
+        kind = item.get("type")
+        if key in acc.items:
+            if kind == "function_call" and key in acc.calls:
+                acc.gate.identity(key, _text(acc, item, "call_id"), _text(acc, item, "name"))
+                self._initial_arguments(acc, key, item)
+            else:
+                acc.refuse("malformed_chunk", f"output item {key} was added twice", key)
+            return
+        acc.items[key] = dict(item)
+        item_id = item.get("id")
+        if isinstance(item_id, str):
+            owner = acc.item_ids.setdefault(item_id, key)
+            if owner != key:
+                acc.refuse(
+                    "identity_collision",
+                    f"item id {item_id!r} of output item {key} is already output item {owner}'s",
+                    key,
+                )
+        if kind == "function_call":
+            acc.calls.add(key)
+            call_id = _text(acc, item, "call_id")
+            if call_id is not None:
+                acc.call_ids.setdefault(call_id, key)
+            acc.gate.identity(key, call_id, _text(acc, item, "name"))
+            self._initial_arguments(acc, key, item)
+        elif kind == "custom_tool_call":
+            acc.refuse(
+                "malformed_chunk",
+                f"output item {key} is a custom_tool_call ({item.get('name')!r}): its free-text "
+                "input cannot be checked, so callgate does not pass it",
+                key,
+            )
+
+    @staticmethod
+    def _initial_arguments(acc: _Accumulator, key: int, item: Mapping[str, Any]) -> None:
+        arguments = item.get("arguments")
+        if isinstance(arguments, str):
+            if arguments:
+                acc.gate.fragment(key, arguments)
+        elif arguments is not None:
+            acc.refuse("malformed_chunk", f"function call {key}'s arguments are not a string", key)
+
+    def _call_key(self, acc: _Accumulator, chunk: Shape, event: str) -> int | None:
+        """The output index of a call event, after checking it names a function call item."""
+        key = chunk.get("output_index")
+        if not _is_index(key):
+            acc.refuse("malformed_chunk", f"{event} has output_index {key!r}", key)
+            return None
+        item = acc.items.get(key)
+        if item is None:
+            return key
+        if key not in acc.calls:
+            acc.refuse(
+                "malformed_chunk",
+                f"{event} for output item {key}, a {item.get('type')!r} item",
+                key,
+            )
+            return None
+        item_id = chunk.get("item_id")
+        if item_id is not None and item.get("id") is not None and item_id != item["id"]:
+            acc.refuse(
+                "identity_collision",
+                f"{event} for item {item_id!r} at output index {key}, which is {item['id']!r}",
+                key,
+            )
+            return None
+        return key
+
+    def _arguments_delta(self, acc: _Accumulator, chunk: Shape) -> None:
+        key = chunk.get("output_index")
+        item = acc.items.get(key) if type(key) is int else None
+        if item is None or key not in acc.calls or chunk.get("item_id") != item.get("id"):
+            key = self._call_key(acc, chunk, "function_call_arguments.delta")
+            if key is None:
+                return
+        delta = chunk.get("delta")
+        if not isinstance(delta, str):
+            acc.refuse("malformed_chunk", f"an arguments delta for output item {key} is not text")
+            return
+        acc.gate.fragment(key, delta)
+
+    def _arguments_done(self, acc: _Accumulator, chunk: Shape) -> None:
+        key = self._call_key(acc, chunk, "function_call_arguments.done")
+        if key is None:
+            return
+        arguments = chunk.get("arguments")
+        if key not in acc.calls:
+            acc.refuse("orphan_event", f"arguments done for output item {key}, never added", key)
+        elif not isinstance(arguments, str):
+            acc.refuse("malformed_chunk", f"function call {key}'s done arguments are not text", key)
+        else:
+            self._restate(acc, key, arguments)
+
+    def _item_done(self, acc: _Accumulator, chunk: Shape) -> None:
+        key, item = chunk.get("output_index"), chunk.get("item")
+        if not _is_index(key) or not isinstance(item, Mapping):
+            acc.refuse(
+                "malformed_chunk",
+                f"output_item.done needs an output_index and an item: {dict(chunk)!r:.80}",
+                key,
+            )
+            return
+        is_call = item.get("type") == "function_call"
+        if is_call != (key in acc.calls) and key in acc.items:
+            acc.refuse("malformed_chunk", f"output item {key} changed its type when done", key)
+            return
+        if not is_call:
+            acc.done[key] = dict(item)
+            acc.items.setdefault(key, acc.done[key])
+            return
+        gate = acc.gate
+        if key not in acc.calls:
+            gate.close(key)
+            return
+        acc.done[key] = dict(item)
+        call_id, name = _text(acc, item, "call_id"), _text(acc, item, "name")
+        if call_id is not None:
+            gate.identity(key, call_id, None)
+        if name is not None:
+            gate.identity(key, None, name)
+        arguments = item.get("arguments")
+        if isinstance(arguments, str):
+            self._restate(acc, key, arguments)
+        else:
+            acc.refuse("malformed_chunk", f"function call {key} is done without its arguments", key)
+        if item.get("status") != "incomplete":
+            gate.close(key)
+
+    @staticmethod
+    def _restate(acc: _Accumulator, key: int, arguments: str) -> None:
+        """The provider restated a call's full arguments: they must equal the deltas."""
+        acc.gate.confirm(key, arguments)
+
+    def _verify_output(self, acc: _Accumulator, output: Any) -> None:
+        """The completed response's function calls must be the streamed ones, unchanged."""
+        if not isinstance(output, list):
+            return
+        gate = acc.gate
+        for item in output:
+            if not isinstance(item, Mapping) or item.get("type") != "function_call":
+                continue
+            item_id, call_id = item.get("id"), item.get("call_id")
+            key = acc.item_ids.get(item_id) if isinstance(item_id, str) else None
+            if key is None and isinstance(call_id, str):
+                key = acc.call_ids.get(call_id)
+            if key is None or key not in acc.calls:
+                acc.refuse(
+                    "orphan_event",
+                    f"the completed response lists function call {item.get('call_id')!r} "
+                    f"({item.get('name')!r}) that never streamed",
+                    item.get("call_id"),
+                )
+                continue
+            slot = gate.slots.get(key)
+            if slot is None or slot.state != "validated":
+                continue
+            if (item.get("call_id") or None) != slot.id or (item.get("name") or None) != slot.name:
+                acc.refuse(
+                    "identity_collision",
+                    f"the completed response names output item {key} "
+                    f"{item.get('call_id')!r}/{item.get('name')!r}, the stream {slot.id!r}/"
+                    f"{slot.name!r}",
+                    key,
+                )
+            elif item.get("arguments") != slot.raw_arguments:
+                acc.refuse(
+                    "args_mismatch",
+                    f"the completed response's arguments for output item {key} differ from "
+                    "the streamed ones",
+                    key,
+                )
+
+    # -- text, parts and the envelope -------------------------------------------------
+
+    def _text_delta(self, acc: _Accumulator, chunk: Shape, kind: str) -> str:
+        list_name, index_field, text_field = _TEXT_DELTAS[kind]
+        key, index, delta = chunk.get("output_index"), chunk.get(index_field), chunk.get("delta")
+        if type(key) is not int or key not in acc.items:
+            acc.refuse("orphan_event", f"{kind} for output item {key!r}, never added", key)
+            return ""
+        if key in acc.calls or not _is_index(index) or not isinstance(delta, str):
+            acc.refuse(
+                "malformed_chunk", f"{kind} for output item {key} needs a text part and text", key
+            )
+            return ""
+        parts = acc.parts.setdefault(key, {})
+        part = parts.get((list_name, index))
+        if part is None:
+            part = parts[(list_name, index)] = _Part(dict(_DEFAULT_PART[kind]), text_field)
+        part.texts.append(delta)
+        return delta if kind == "response.output_text.delta" else ""
+
+    @staticmethod
+    def _part_added(acc: _Accumulator, chunk: Shape, kind: str) -> None:
+        list_name, index_field = _PART_ADDED[kind]
+        key, index, part = chunk.get("output_index"), chunk.get(index_field), chunk.get("part")
+        if type(key) is not int or key not in acc.items:
+            acc.refuse("orphan_event", f"{kind} for output item {key!r}, never added", key)
+            return
+        if not _is_index(index) or not isinstance(part, Mapping):
+            acc.refuse("malformed_chunk", f"{kind} needs an integer {index_field} and a part", key)
+            return
+        field = "refusal" if part.get("type") == "refusal" else "text"
+        acc.parts.setdefault(key, {}).setdefault((list_name, index), _Part(dict(part), field))
+
+    @staticmethod
+    def _annotation(acc: _Accumulator, chunk: Shape) -> None:
+        key, index = chunk.get("output_index"), chunk.get("content_index")
+        parts = acc.parts.get(key) if type(key) is int else None
+        part = parts.get(("content", index)) if parts is not None and _is_index(index) else None
+        if part is not None:
+            annotations = list(part.part.get("annotations") or ())
+            annotations.append(chunk.get("annotation"))
+            part.part["annotations"] = annotations
+
+    @staticmethod
+    def _envelope(acc: _Accumulator, chunk: Shape) -> Mapping[str, Any] | None:
+        response = chunk.get("response")
+        if not isinstance(response, Mapping):
+            acc.refuse("malformed_chunk", f"{chunk.get('type')} carries no response object")
+            return None
+        previous = acc.envelope.get("id")
+        if previous is not None and response.get("id") not in (None, previous):
+            acc.refuse(
+                "identity_collision",
+                f"the response id changed from {previous!r} to {response.get('id')!r}",
+            )
+        for field, value in response.items():
+            if field != "output":
+                acc.envelope[field] = value
+        return response
 
     def is_done(self, chunk: Shape) -> bool:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """``response.completed``, ``.incomplete``, ``.failed`` or ``error`` end the stream."""
+        kind = chunk.get("type")
+        return isinstance(kind, str) and kind in _TERMINAL
 
     def message(self, acc: Any) -> dict[str, Any]:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """The stream=false Response: the envelope, and every output item by output_index."""
+        output = []
+        for key in sorted(acc.items):
+            if key in acc.calls:
+                output.append(_call_item(acc, key))
+            elif key in acc.done:
+                output.append(acc.done[key])
+            else:
+                output.append(_open_item(acc, key))
+        response = dict(acc.envelope)
+        response["output"] = output
+        return response
+
+    # -- reading an assembled Response ------------------------------------------------
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """The ``function_call`` items whose arguments strictly parse to an object."""
+        calls = []
+        for position, item in enumerate(_output(message)):
+            name, arguments = item.get("name"), item.get("arguments")
+            if item.get("type") != "function_call" or not isinstance(arguments, str):
+                continue
+            parsed, problem = parse_arguments(arguments)
+            if name and isinstance(name, str) and parsed is not None and problem is None:
+                calls.append(ExtractedCall(item.get("call_id"), name, parsed, position))
+        return calls
 
     def content_text(self, message: Shape) -> str:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """The text of every ``output_text`` part of every message item, joined."""
+        texts = []
+        for item in _output(message):
+            content = item.get("content") if item.get("type") == "message" else None
+            for part in content if isinstance(content, list) else ():
+                text = part.get("text") if isinstance(part, Mapping) else None
+                if isinstance(text, str) and part.get("type") == "output_text":
+                    texts.append(text)
+        return "".join(texts)
 
     def forming(self, message: Shape) -> Forming:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """A call is forming once a ``function_call`` item exists; its name comes with it."""
+        names = [
+            item.get("name") for item in _output(message) if item.get("type") == "function_call"
+        ]
+        last = names[-1] if names else None
+        return Forming(bool(names), last if isinstance(last, str) else None)
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
-        """Not implemented yet."""
-        raise NotImplementedError(self.name)
+        """One ``function_call_output`` input item per result, keyed by ``call_id``.
+
+        The Responses API has no error flag on a result; an error travels as its output text.
+        """
+        return [
+            {"type": "function_call_output", "call_id": r.call.id, "output": r.content}
+            for r in results
+        ]
+
+
+def _output(message: Shape) -> list[Mapping[str, Any]]:
+    """The output items of a Response object (objects only)."""
+    output = message.get("output")
+    if not isinstance(output, list):
+        return []
+    return [item for item in output if isinstance(item, Mapping)]
+
+
+def _text(acc: _Accumulator, item: Mapping[str, Any], field: str) -> str | None:
+    """An item's id or name: a non-empty string, or None; anything else is refused."""
+    value = item.get(field)
+    if isinstance(value, str):
+        return value or None
+    if value is not None:
+        acc.refuse("malformed_chunk", f"a function call's {field} is not a string: {value!r:.40}")
+    return None
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    """An error object's code and message, for a finding."""
+    code, message = error.get("code"), error.get("message")
+    return f"{code}: {message}" if code else f"{message!r}"
+
+
+def _call_item(acc: _Accumulator, key: int) -> dict[str, Any]:
+    """A function_call item: the done item (or the added one), its arguments the deltas'."""
+    item = dict(acc.done.get(key) or acc.items[key])
+    slot = acc.gate.slots.get(key)
+    if slot is not None:
+        item["arguments"] = slot.raw_arguments
+    return item
+
+
+def _open_item(acc: _Accumulator, key: int) -> dict[str, Any]:
+    """An item not done yet, as the stream has built it so far."""
+    item = dict(acc.items[key])
+    parts = acc.parts.get(key)
+    if parts:
+        for list_name in ("content", "summary"):
+            built = [parts[k].built() for k in sorted(k for k in parts if k[0] == list_name)]
+            if built:
+                item[list_name] = built
+    return item
