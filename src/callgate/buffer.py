@@ -116,7 +116,8 @@ class LLMStreamBuffer:
         if self._ended:
             raise BufferUsageError("add() after end(): call reset() to start a new turn")
         shape = chunk if type(chunk) is dict else as_shape(chunk)
-        if self.strategy is None:
+        strategy = self.strategy
+        if strategy is None:
             strategy = self.chain.resolve(shape)
             if strategy is None:
                 raise UnrecognizedStreamError(
@@ -124,11 +125,10 @@ class LLMStreamBuffer:
                     f"(keys: {sorted(shape)[:8]})"
                 )
             self._start(strategy)
-        assert self.strategy is not None
-        shown = self.strategy.accumulate(self._acc, shape)
+        shown = strategy.accumulate(self._acc, shape)
         if shown:
             self._content.append(shown)
-        if self.strategy.is_done(shape):
+        if strategy.is_done(shape):
             self._finished = True
             self._gate.finish()
 
