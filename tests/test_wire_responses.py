@@ -920,8 +920,8 @@ def test_only_this_strategy_claims_responses_events_and_response_objects() -> No
 def test_the_completed_response_must_agree_with_the_stream() -> None:
     result = checked("responses_args_mismatch_completed.json")
     assert result["profile"] == PROFILE
-    assert [(f["code"], f["slot"]) for f in result["findings"]] == [("args_mismatch", None)]
-    assert result["calls"][0]["state"] == "validated"
+    assert [(f["code"], f["slot"]) for f in result["findings"]] == [("args_mismatch", 0)]
+    assert result["calls"][0]["state"] == "blocked"
     assert result["status"] == "fail"
 
 

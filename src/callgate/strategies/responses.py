@@ -359,21 +359,11 @@ class ResponsesStrategy(ExtractionStrategy):
             slot = gate.slots.get(key)
             if slot is None or slot.state != "validated":
                 continue
-            if (item.get("call_id") or None) != slot.id or (item.get("name") or None) != slot.name:
-                acc.refuse(
-                    "identity_collision",
-                    f"the completed response names output item {key} "
-                    f"{item.get('call_id')!r}/{item.get('name')!r}, the stream {slot.id!r}/"
-                    f"{slot.name!r}",
-                    key,
-                )
-            elif item.get("arguments") != slot.raw_arguments:
-                acc.refuse(
-                    "args_mismatch",
-                    f"the completed response's arguments for output item {key} differ from "
-                    "the streamed ones",
-                    key,
-                )
+            call_id, name = item.get("call_id") or None, item.get("name") or None
+            if call_id != slot.id or name != slot.name:
+                acc.gate.identity(key, call_id, name)
+            elif isinstance(item.get("arguments"), str):
+                acc.gate.confirm(key, item["arguments"])
 
     # -- text, parts and the envelope -------------------------------------------------
 
