@@ -21,7 +21,7 @@ from callgate.findings import Finding
 from callgate.gate import POLICIES, Slot, TurnGate
 from callgate.limits import Limits
 from callgate.schema import ToolSchemas
-from callgate.strategies import default_wire_strategies
+from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, Shape
 
 
@@ -72,9 +72,7 @@ class LLMStreamBuffer:
         if isinstance(strategies, ExtractionChain):
             self.chain = strategies
         else:
-            self.chain = ExtractionChain(
-                default_wire_strategies() if strategies is None else strategies
-            )
+            self.chain = ExtractionChain(default_strategies() if strategies is None else strategies)
         if tool_schemas is None or isinstance(tool_schemas, ToolSchemas):
             self.schemas = tool_schemas
         else:

@@ -66,6 +66,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from callgate.capture import CaptureError, load_capture
     from callgate.replay import format_replay, replay
+    from callgate.strategies.text.formats import DEFAULT_FORMATS
 
     try:
         chunks = load_capture(Path(args.capture).read_bytes())
@@ -74,7 +75,12 @@ def _replay(args: argparse.Namespace) -> int:
             tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
             if not isinstance(tools, dict):
                 raise CaptureError("--tools must be a JSON object of {tool name: JSON Schema}")
-        result = replay(chunks, tools, policy=args.policy)
+        formats = None
+        if args.text_formats == "default":
+            formats = list(DEFAULT_FORMATS)
+        elif args.text_formats is not None:
+            formats = [name.strip() for name in args.text_formats.split(",") if name.strip()]
+        result = replay(chunks, tools, policy=args.policy, text_formats=formats)
     except (OSError, ValueError) as exc:
         print(f"callgate replay: {exc}", file=sys.stderr)
         return 2
@@ -125,6 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("capture", help="a JSON array, JSON Lines, or raw SSE text")
     replay.add_argument("--tools", help="a JSON file of {tool name: JSON Schema}")
     replay.add_argument("--policy", choices=list(POLICIES), default="turn")
+    replay.add_argument(
+        "--text-formats",
+        help="text formats to detect in the content, comma-separated (tool_call_tag,deepseek),"
+        " or 'default' for every stream-detected format",
+    )
     replay.add_argument("--json", action="store_true", help="print one JSON object")
     replay.set_defaults(run=_replay)
 

@@ -28,6 +28,13 @@ WIRE_STRATEGIES: dict[str, type[ExtractionStrategy]] = {
 """Every wire strategy, by the profile name the command line and fixtures use."""
 
 
+def default_strategies() -> list[ExtractionStrategy]:
+    """The default chain: every wire strategy, then a text strategy per text format."""
+    from callgate.strategies.text.strategy import TEXT_STRATEGIES
+
+    return [*default_wire_strategies(), *(cls() for cls in TEXT_STRATEGIES.values())]
+
+
 def default_wire_strategies() -> list[ExtractionStrategy]:
     """A fresh instance of each wire strategy that takes part in recognition, in order."""
     return [
@@ -56,5 +63,6 @@ __all__ = [
     "ResponsesStrategy",
     "Shape",
     "ToolResult",
+    "default_strategies",
     "default_wire_strategies",
 ]

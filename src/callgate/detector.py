@@ -1,0 +1,438 @@
+"""The streaming detector: holds back what may be call markup, releases what is not.
+
+Runs the detector table (:mod:`callgate.fsm.detector`) over content deltas. Each delta is
+scanned once: a regular expression finds the next opening delimiter (or ``<think>``), a
+set of the delimiters' proper prefixes tells what to hold at the end of a delta, and inside
+a block one search finds the closing delimiter or a marker that breaks the block, over
+the new text plus a tail shorter than the longest delimiter. Work per delta is therefore
+proportional to the delta, and nothing is scanned twice except the released text of a
+broken block, read again from its break point.
+
+Guarantees, for any split of the same content into deltas: the shown text and the calls
+are the same; every character that is not markup of a confirmed call is shown exactly
+once, in order; no character of a confirmed call's markup is shown (outside reasoning,
+see below); and outside a block no more than the longest delimiter minus one characters
+are held.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Iterable
+from typing import NamedTuple
+
+from attrs import frozen
+
+from callgate.findings import Finding, finding
+from callgate.fsm.detector import DETECTOR
+from callgate.fsm.interpreter import Interpreter
+from callgate.strategies.text.base import Schemas, TextCall
+from callgate.strategies.text.formats import (
+    END_FORMATS,
+    FORMATS,
+    FormatMemory,
+    TextFormat,
+    select,
+)
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+HEAD = 64
+"""How many payload characters the viability check reads before it trusts a block."""
+
+_MACHINE = Interpreter(DETECTOR)
+_PLAIN = _MACHINE.transition("printing", "text")
+"""Plain text while printing is a self-loop with no output: the fast path only shows it."""
+assert _PLAIN.target == "printing" and _PLAIN.output is None
+
+
+@frozen
+class DetectedBlock:
+    """A block that parsed as calls: its format, the calls, and the markup they replaced."""
+
+    format: str
+    calls: tuple[TextCall, ...]
+    markup: str
+    shown: bool = False
+    """True for end-of-stream formats (bare JSON, pythonic): the text was already shown."""
+
+
+class Step(NamedTuple):
+    """What one delta (or the end) produced: text to show now, and finished blocks."""
+
+    shown: str
+    blocks: tuple[DetectedBlock, ...] = ()
+
+
+class _Block:
+    """An open block: its opener, candidate formats, and the payload so far."""
+
+    __slots__ = (
+        "formats",
+        "head",
+        "opener",
+        "partial",
+        "partial_max",
+        "parts",
+        "size",
+        "stop",
+        "tail",
+    )
+
+    def __init__(
+        self,
+        opener: str,
+        formats: list[TextFormat],
+        stop: re.Pattern[str],
+        partial: frozenset[str] = frozenset(),
+    ) -> None:
+        self.opener = opener
+        self.formats = formats
+        self.stop = stop
+        self.partial = partial
+        """Proper prefixes of the tokens that end the block (its close, breaking markers)."""
+        self.partial_max = max((len(p) for p in partial), default=0)
+        self.parts: list[str] = []
+        self.size = 0
+        self.head = ""
+        self.tail = ""
+
+    @property
+    def markup_open(self) -> str:
+        return "" if self.formats[0].keep_open else self.opener
+
+    @property
+    def close(self) -> str | None:
+        return self.formats[0].close
+
+    def payload(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+
+class Detector:
+    """Text-embedded call detection over one stream of content deltas."""
+
+    def __init__(
+        self,
+        formats: Iterable[str] | None = None,
+        *,
+        end_formats: Iterable[str] | None = ("bare_json",),
+        memory: FormatMemory | None = None,
+        schemas: Schemas | None = None,
+        known_tools: Container[str] | None = None,
+        reasoning_calls: bool = False,
+        max_block: int = 1 << 20,
+    ) -> None:
+        chosen = select(formats)
+        self.end_formats = [FORMATS[n] for n in (end_formats or ())]
+        for fmt in self.end_formats:
+            if fmt.name not in END_FORMATS:
+                raise ValueError(f"{fmt.name} is stream-detected, not an end-of-stream format")
+        self.memory = memory if memory is not None else FormatMemory()
+        self.schemas = schemas
+        self.known_tools = known_tools
+        self.reasoning_calls = reasoning_calls
+        self.max_block = max_block
+        self._openers: dict[str, list[TextFormat]] = {}
+        self._at_start: dict[str, list[TextFormat]] = {}
+        for fmt in chosen:
+            table = self._at_start if fmt.at_start else self._openers
+            for opener in fmt.opens:
+                group = table.setdefault(opener, [])
+                if group and group[0].close != fmt.close:
+                    raise ValueError(f"formats sharing {opener!r} must share its close")
+                group.append(fmt)
+        tokens = [*self._openers, THINK_OPEN]
+        for a in tokens:
+            for b in tokens:
+                if a != b and b.startswith(a):
+                    raise ValueError(f"delimiter {a!r} is a prefix of {b!r}")
+        self._open_re = _alternation(tokens)
+        self._prefixes = {t[:k] for t in tokens for k in range(1, len(t))}
+        self._hold = max(len(t) for t in tokens) - 1
+        self._stops: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {}
+        for opener, group in self._openers.items():
+            breakers = [o for o in self._openers if o != opener or not group[0].repeats]
+            stops = [group[0].close, *breakers] if group[0].close else breakers
+            partial = frozenset(t[:k] for t in stops for k in range(1, len(t)))
+            self._stops[opener] = (_alternation(stops), partial)
+        self._reason_re = _alternation([THINK_CLOSE, *self._openers])
+        self._starters = re.compile("[" + re.escape("".join({t[0] for t in tokens})) + "]")
+        self._reason_hold = max(len(t) for t in [THINK_CLOSE, *self._openers]) - 1
+        self.findings: list[Finding] = []
+        self.reset()
+
+    def reset(self) -> None:
+        """Start a new turn; the format memory is kept."""
+        self.state = _MACHINE.initial
+        self.held = ""
+        self.block: _Block | None = None
+        self._reason_tail = ""
+        self._channel_tail = ""
+        self._seen_text = False
+        self._content: list[str] = []
+        self._extracted = 0
+        self.findings = []
+
+    # -- feeding ----------------------------------------------------------------------
+
+    def feed(self, delta: str) -> Step:
+        """Read one content delta; return what may be shown now and any finished blocks."""
+        if (
+            self.state == "printing"
+            and (self._seen_text or not self._at_start)
+            and not self._starters.search(delta)
+            and delta
+        ):
+            self._content.append(delta)
+            return Step(delta)
+        shown: list[str] = []
+        blocks: list[DetectedBlock] = []
+        text = delta
+        if not text:
+            _MACHINE.step(self.state, "text" if self.state != "in_block" else "payload")
+        while text:
+            if self.state == "in_block":
+                text = self._in_block(text, shown, blocks)
+            elif self.state == "reasoning":
+                text = self._reasoning(text, shown, blocks)
+            else:
+                text = self._printing(text, shown)
+        return self._step(shown, blocks)
+
+    def finish(self) -> Step:
+        """The stream ended: release what is held, settle an open block, check the end."""
+        shown: list[str] = []
+        blocks: list[DetectedBlock] = []
+        block = self.block
+        if block is not None:
+            payload = block.payload()
+            parsed = self._parse(block, payload) if block.close is None else None
+            if parsed is not None:
+                fmt, calls = parsed
+                self._fire("finish_call")
+                blocks.append(DetectedBlock(fmt.name, calls, block.markup_open + payload))
+            else:
+                self._fire("finish_text")
+                self._show(block.markup_open + payload, shown)
+            self.block = None
+        else:
+            if self.held:
+                self._show(self.held, shown)
+                self.held = ""
+            self._fire("end")
+        if not blocks and not self._extracted:
+            blocks.extend(self._end_formats(shown))
+        return self._step(shown, blocks)
+
+    def feed_reasoning(self, delta: str) -> None:
+        """A provider's separate reasoning channel: never shown, scanned only to report."""
+        window = self._channel_tail + delta
+        for match in self._reason_re.finditer(window):
+            if match.end() > len(self._channel_tail) and match.group() != THINK_CLOSE:
+                self._report_reasoning(match.group())
+        self._channel_tail = window[-self._reason_hold :] if self._reason_hold else ""
+
+    # -- the three scanning states -----------------------------------------------------
+
+    def _printing(self, text: str, shown: list[str]) -> str:
+        buf = self.held + text
+        self.held = ""
+        if self._at_start and not self._seen_text:
+            lead = len(buf) - len(buf.lstrip())
+            if lead < len(buf) and buf[lead] in self._at_start:
+                if lead:
+                    self._show(buf[:lead], shown)
+                    self._fire("text")
+                self._fire("open")
+                opener = buf[lead]
+                self.block = _Block(opener, self._at_start[opener], _NEVER)
+                return buf[lead:]
+        match = self._open_re.search(buf)
+        if match is not None:
+            before = buf[: match.start()]
+            if before:
+                self._show(before, shown)
+                self._fire("text")
+            token = match.group()
+            if token == THINK_OPEN:
+                self._show(token, shown)
+                self._fire("think")
+                self._reason_tail = ""
+            else:
+                self._fire("open")
+                self.block = _Block(token, self._openers[token], *self._stops[token])
+            return buf[match.end() :]
+        keep = self._held_suffix(buf)
+        if len(buf) > keep:
+            self._show(buf[: len(buf) - keep], shown)
+            self._fire("text")
+        if keep:
+            self.held = buf[len(buf) - keep :]
+            self._fire("prefix")
+        return ""
+
+    def _in_block(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> str:
+        block = self.block
+        assert block is not None
+        window = block.tail + text
+        match = block.stop.search(window)
+        end_new = len(text) if match is None else max(match.start() - len(block.tail), 0)
+        young = block.size < HEAD
+        limit = self.max_block - block.size
+        broke_at = self._viability_break(block, text[:end_new]) if young else None
+        if broke_at is None and end_new > limit:
+            broke_at = max(limit, 0)
+        if broke_at is not None:
+            return self._break(block, text, block.size + broke_at, shown)
+        if match is None:
+            self._append(block, text)
+            self._fire("payload")
+            return ""
+        token_start = block.size - len(block.tail) + match.start()
+        if match.group() != block.close:
+            return self._break(block, text, token_start, shown)
+        self._append(block, text[:end_new])
+        payload = block.payload()[:token_start]
+        rest = (block.payload() + text[end_new:])[token_start + len(match.group()) :]
+        markup = block.markup_open + payload + match.group()
+        parsed = self._parse(block, payload)
+        self.block = None
+        if parsed is None:
+            self._fire("close_text")
+            self._show(markup, shown)
+        else:
+            fmt, calls = parsed
+            self._fire("close_call")
+            blocks.append(DetectedBlock(fmt.name, calls, markup))
+        return rest
+
+    def _reasoning(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> str:
+        tail = self._reason_tail
+        window = tail + text
+        match = self._reason_re.search(window)
+        if match is None:
+            self._show(text, shown)
+            self._fire("text")
+            self._reason_tail = window[-self._reason_hold :] if self._reason_hold else ""
+            return ""
+        token = match.group()
+        end = match.end() - len(tail)
+        self._reason_tail = ""
+        if token == THINK_CLOSE:
+            self._show(text[:end], shown)
+            self._fire("unthink")
+            return text[end:]
+        self._report_reasoning(token)
+        if self.reasoning_calls:
+            start = max(match.start() - len(tail), 0)
+            if start:
+                self._show(text[:start], shown)
+            self._fire("reasoning_open")
+            self.block = _Block(token, self._openers[token], *self._stops[token])
+            return text[end:]
+        self._show(text[:end], shown)
+        self._fire("reasoning_marker")
+        return text[end:]
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _viability_break(self, block: _Block, new: str) -> int | None:
+        """Where in ``new`` the payload's head stops being viable for every format.
+
+        A trailing part that may still become the block's close (or a breaking marker) is
+        not judged yet: the stop search decides it once it completes or fails.
+        """
+        head = block.head
+        room = HEAD - len(head)
+        candidate = head + new[:room]
+        if self._viable(block, candidate):
+            block.head = candidate
+            return None
+        for n in range(1, min(room, len(new)) + 1):
+            if not self._viable(block, head + new[:n]):
+                return n - 1
+        return None
+
+    @staticmethod
+    def _viable(block: _Block, head: str) -> bool:
+        for keep in range(min(len(head), block.partial_max), 0, -1):
+            if head[-keep:] in block.partial:
+                head = head[:-keep]
+                break
+        return any(f.viable(head) for f in block.formats)
+
+    def _break(self, block: _Block, text: str, cut: int, shown: list[str]) -> str:
+        """Release the block up to payload position ``cut``; the rest is read again."""
+        combined = block.payload() + text
+        self._fire("break")
+        self._show(block.markup_open + combined[:cut], shown)
+        self.block = None
+        return combined[cut:]
+
+    def _append(self, block: _Block, text: str) -> None:
+        if not text:
+            return
+        block.parts.append(text)
+        block.size += len(text)
+        block.tail = (block.tail + text)[-self._hold :] if self._hold else ""
+
+    def _parse(self, block: _Block, payload: str) -> tuple[TextFormat, tuple[TextCall, ...]] | None:
+        for fmt in self.memory.order(block.formats):
+            calls = fmt.parser(payload, self.schemas)
+            if calls:
+                known = self.known_tools
+                if known is not None and not all(c.name in known for c in calls):
+                    return None
+                self.memory.remember(fmt.name)
+                self._extracted += 1
+                return fmt, tuple(calls)
+        return None
+
+    def _end_formats(self, shown: list[str]) -> list[DetectedBlock]:
+        content = "".join(self._content) + "".join(shown)
+        for fmt in self.end_formats:
+            if content.lstrip().startswith(fmt.opens):
+                calls = fmt.parser(content, self.schemas)
+                known = self.known_tools
+                if calls and (known is None or all(c.name in known for c in calls)):
+                    self.memory.remember(fmt.name)
+                    return [DetectedBlock(fmt.name, tuple(calls), content, shown=True)]
+        return []
+
+    def _held_suffix(self, buf: str) -> int:
+        for keep in range(min(len(buf), self._hold), 0, -1):
+            if buf[-keep:] in self._prefixes:
+                return keep
+        return 0
+
+    def _report_reasoning(self, token: str) -> None:
+        self.findings.append(
+            finding("call_in_reasoning", f"a {token!r} call marker inside reasoning; not run")
+        )
+
+    def _show(self, text: str, shown: list[str]) -> None:
+        if text:
+            shown.append(text)
+            if not self._seen_text and text.strip():
+                self._seen_text = True
+
+    def _fire(self, event: str) -> None:
+        self.state = _MACHINE.step(self.state, event)
+
+    def _step(self, shown: list[str], blocks: list[DetectedBlock]) -> Step:
+        text = "".join(shown)
+        if text:
+            self._content.append(text)
+        return Step(text, tuple(blocks))
+
+
+_NEVER = re.compile(r"(?!)")
+
+
+def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:
+    """One pattern matching any of ``tokens``, the longest first at a position."""
+    ordered = sorted(set(tokens), key=lambda t: (-len(t), t))
+    return re.compile("|".join(re.escape(t) for t in ordered)) if ordered else _NEVER

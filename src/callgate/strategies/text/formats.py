@@ -1,0 +1,191 @@
+"""Every text format as a data entry: delimiters, how a payload may start, its parser.
+
+The names are part of the command-line contract. Several formats can share an opening
+delimiter (``<tool_call>`` opens Hermes JSON, Qwen3-Coder XML and GLM-4.5 payloads): the
+detector then tries their parsers in turn, the remembered format first, and the payload
+decides. ``viable(head)`` says whether the first characters of a payload can still
+become that format (it must stay False once False): a block whose payload cannot is
+released as text at the first character that rules it out.
+
+Bare JSON and pythonic lists have no delimiter that prose does not also use, so they are
+not stream-detected by default: they are checked once, at the end of the stream, over the
+whole content (bare JSON against the exact tool schemas).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from attrs import frozen
+
+from callgate.strategies.text.base import Parser
+from callgate.strategies.text.json_payloads import JSON_PARSERS
+from callgate.strategies.text.markup_payloads import (
+    CALL_BEGIN,
+    CALLS_BEGIN,
+    CALLS_END,
+    MARKUP_PARSERS,
+)
+
+Viable = Callable[[str], bool]
+
+
+def _starts(*literals: str) -> Viable:
+    """Viable while the stripped head is empty, a prefix of, or starts with a literal."""
+
+    def viable(head: str) -> bool:
+        text = head.lstrip()
+        return any(lit.startswith(text) or text.startswith(lit) for lit in literals)
+
+    return viable
+
+
+_NAME_THEN = re.compile(r"[\w.\-]+\s*")
+
+
+def _name_then(*literals: str) -> Viable:
+    """Viable for a name, optional whitespace, then one of the literals (GLM, Mistral v11)."""
+
+    def viable(head: str) -> bool:
+        text = head.lstrip()
+        match = _NAME_THEN.match(text)
+        if match is None:
+            return not text
+        rest = text[match.end() :]
+        if match.end() == len(text):
+            return True
+        return any(lit.startswith(rest) or rest.startswith(lit) for lit in literals)
+
+    return viable
+
+
+def _any(*checks: Viable) -> Viable:
+    return lambda head: any(check(head) for check in checks)
+
+
+@frozen
+class TextFormat:
+    """One text format: where its blocks open and close, and how to read the payload."""
+
+    name: str
+    opens: tuple[str, ...]
+    close: str | None
+    parser: Parser
+    viable: Viable
+    repeats: bool = False
+    """The opening delimiter may recur inside one payload (Mistral's ``[TOOL_CALLS]``)."""
+    at_start: bool = False
+    """The opener counts only at the start of the content (after whitespace)."""
+    keep_open: bool = False
+    """The opener is part of the payload (bare ``{``, pythonic ``[``)."""
+    stream: bool = True
+    """Detected while streaming by default; otherwise checked once at the stream's end."""
+
+
+TOOL_CALL = "<tool_call>"
+
+FORMATS: dict[str, TextFormat] = {
+    f.name: f
+    for f in (
+        TextFormat("tool_call_tag", (TOOL_CALL,), "</tool_call>",
+                   JSON_PARSERS["tool_call_tag"], _starts("{", "[")),
+        TextFormat("qwen3_coder_xml", (TOOL_CALL,), "</tool_call>",
+                   MARKUP_PARSERS["qwen3_coder_xml"], _starts("<function=")),
+        TextFormat("glm45", (TOOL_CALL,), "</tool_call>",
+                   MARKUP_PARSERS["glm45"], _name_then("<arg_key>")),
+        TextFormat("gemma_special", ("<|tool_call>",), "<tool_call|>",
+                   MARKUP_PARSERS["gemma_special"], _starts("call:")),
+        TextFormat("tools_tag", ("<tools>",), "</tools>",
+                   JSON_PARSERS["tools_tag"], _starts("{", "[")),
+        TextFormat("fenced_json", ("```json",), "```",
+                   JSON_PARSERS["fenced_json"], _starts("{", "[")),
+        TextFormat("bracket_tool_calls", ("[TOOL_CALLS]",), None,
+                   JSON_PARSERS["bracket_tool_calls"],
+                   _any(_starts("["), _name_then("[ARGS]", "[CALL_ID]")), repeats=True),
+        TextFormat("python_tag", ("<|python_tag|>",), None,
+                   JSON_PARSERS["python_tag"], _starts("{")),
+        TextFormat("deepseek", (CALLS_BEGIN,), CALLS_END,
+                   MARKUP_PARSERS["deepseek"], _starts(CALL_BEGIN)),
+        TextFormat("command_r", ("<|START_ACTION|>",), "<|END_ACTION|>",
+                   JSON_PARSERS["command_r"], _starts("[")),
+        TextFormat("granite", ("<|tool_call|>",), None,
+                   JSON_PARSERS["granite"], _starts("[")),
+        TextFormat("codec", ("<callgate:call>",), "</callgate:call>",
+                   JSON_PARSERS["codec"], _starts("{")),
+        TextFormat("bare_json", ("{",), None, JSON_PARSERS["bare_json"], _starts("{"),
+                   at_start=True, keep_open=True, stream=False),
+        TextFormat("pythonic", ("[",), None, MARKUP_PARSERS["pythonic"], _starts("["),
+                   at_start=True, keep_open=True, stream=False),
+    )
+}  # fmt: skip
+"""Every text format, by its contract name."""
+
+DEFAULT_FORMATS = tuple(name for name, f in FORMATS.items() if f.stream)
+"""The formats a detector watches for while streaming unless told otherwise."""
+
+END_FORMATS = ("bare_json", "pythonic")
+"""Formats checked once over the whole content when the stream ends."""
+
+MODEL_FORMATS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"gemma", ("gemma_special", "tools_tag")),
+    (r"qwen3[.\-_]?coder|qwen3\.5", ("qwen3_coder_xml",)),
+    (r"qwen|hermes|nous", ("tool_call_tag", "fenced_json")),
+    (r"magistral|devstral|ministral|mistral|mixtral|codestral", ("bracket_tool_calls",)),
+    (r"llama[\-_ ]?3\.2|llama[\-_ ]?4", ("pythonic", "python_tag")),
+    (r"llama", ("python_tag",)),
+    (r"deepseek", ("deepseek",)),
+    (r"command[\-_ ]?r|c4ai", ("command_r",)),
+    (r"glm[\-_ ]?4\.[5-9]", ("glm45",)),
+    (r"granite", ("granite",)),
+)
+"""Model-name patterns (case-insensitive search) and the formats such models write."""
+
+
+def formats_for_model(model: str) -> tuple[str, ...]:
+    """The formats a model name suggests (first pattern that matches), or ()."""
+    for pattern, names in MODEL_FORMATS:
+        if re.search(pattern, model, re.IGNORECASE):
+            return names
+    return ()
+
+
+def select(names: Iterable[str] | None) -> list[TextFormat]:
+    """The formats called ``names`` (default: every stream-detected one); checks names."""
+    chosen = DEFAULT_FORMATS if names is None else tuple(names)
+    unknown = [n for n in chosen if n not in FORMATS]
+    if unknown:
+        known = ", ".join(FORMATS)
+        raise ValueError(f"unknown text format(s) {', '.join(unknown)}; known: {known}")
+    return [FORMATS[n] for n in chosen]
+
+
+class FormatMemory:
+    """Which format the last call used, so the next turn tries it first.
+
+    A detector consults it to order the parsers of a shared delimiter and updates it
+    whenever a block parses; a different format simply replaces the remembered one. It can
+    be pre-seeded from model names the client already has (callgate fetches nothing).
+    """
+
+    def __init__(self, remembered: str | None = None) -> None:
+        if remembered is not None and remembered not in FORMATS:
+            raise ValueError(f"unknown text format {remembered!r}")
+        self.remembered = remembered
+
+    def seed_from_models(self, models: Iterable[str]) -> str | None:
+        """Remember the first format any of ``models`` suggests; return it."""
+        for model in models:
+            names = formats_for_model(model)
+            if names:
+                self.remembered = names[0]
+                return names[0]
+        return None
+
+    def remember(self, name: str) -> None:
+        """A block of format ``name`` just parsed."""
+        self.remembered = name
+
+    def order(self, candidates: Sequence[TextFormat]) -> list[TextFormat]:
+        """``candidates`` with the remembered format first (stable otherwise)."""
+        return sorted(candidates, key=lambda f: f.name != self.remembered)

@@ -1,0 +1,137 @@
+"""One text strategy per text format, for the shared ExtractionChain.
+
+A text strategy reads an assembled message whose content is a string (a wire strategy
+did the reassembly) and extracts the calls of its format by running a fresh
+:class:`~callgate.detector.Detector` over the content. It claims only plain string
+content, so it can never claim a native shape (a message with ``tool_calls``, a block
+list); that is what keeps the chain's move-to-front optimisation harmless.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.text.formats import END_FORMATS, FORMATS
+
+if TYPE_CHECKING:
+    from callgate.gate import TurnGate
+
+_NATIVE_KEYS = ("tool_calls", "choices", "candidates", "output", "type")
+
+
+class TextStrategy(ExtractionStrategy):
+    """Calls of one text format, read from an assembled message's string content."""
+
+    format_name: ClassVar[str]
+    leaks_into_text = False
+    requires_id = False
+
+    def recognizes(self, shape: Shape) -> bool:
+        """A plain message (string content, no native envelope) whose call is this format.
+
+        Exactly one text strategy claims a given content (see :func:`claiming_format`),
+        so the chain's order never changes which one does.
+        """
+        content = shape.get("content")
+        if not isinstance(content, str) or any(k in shape for k in _NATIVE_KEYS):
+            return False
+        return claiming_format(content) == self.format_name
+
+    def new_accumulator(self, gate: TurnGate) -> Any:
+        """Text strategies read assembled messages; a wire strategy reassembles chunks."""
+        raise TypeError(f"{self.name} is a text format: reassemble with a wire strategy")
+
+    def accumulate(self, acc: Any, chunk: Shape) -> str:
+        """Not a wire format (see :meth:`new_accumulator`)."""
+        raise TypeError(f"{self.name} is a text format: reassemble with a wire strategy")
+
+    def is_done(self, chunk: Shape) -> bool:
+        """Not a wire format: never a completion signal."""
+        return False
+
+    def message(self, acc: Any) -> dict[str, Any]:
+        """Not a wire format (see :meth:`new_accumulator`)."""
+        raise TypeError(f"{self.name} is a text format: reassemble with a wire strategy")
+
+    def _detect(self, message: Shape) -> list[ExtractedCall]:
+        from callgate.detector import Detector
+
+        name = self.format_name
+        end = name in END_FORMATS
+        detector = Detector(() if end else [name], end_formats=[name] if end else ())
+        step = detector.feed(self.content_text(message))
+        blocks = [*step.blocks, *detector.finish().blocks]
+        calls = [c for b in blocks if b.format == name for c in b.calls]
+        return [ExtractedCall(c.id, c.name, c.arguments, i) for i, c in enumerate(calls)]
+
+    def extract(self, message: Shape) -> list[ExtractedCall]:
+        """The calls of this format in the content, in order."""
+        return self._detect(message)
+
+    def content_text(self, message: Shape) -> str:
+        """The string content."""
+        content = message.get("content")
+        return content if isinstance(content, str) else ""
+
+    def forming(self, message: Shape) -> Forming:
+        """Whether the content holds an opening delimiter of this format (name if parsed)."""
+        text = self.content_text(message)
+        if not any(opener in text for opener in FORMATS[self.format_name].opens):
+            return Forming(False)
+        calls = self._detect(message)
+        return Forming(True, calls[-1].name if calls else None)
+
+    def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        """A text-style continuation: one user message stating each result by tool name."""
+        if not results:
+            return []
+        lines = [
+            f"[{'error' if r.is_error else 'result'} of {r.call.name}] {r.content}" for r in results
+        ]
+        return [{"role": "user", "content": "\n".join(lines)}]
+
+
+_STREAM = [f for f in FORMATS.values() if f.stream]
+_BY_OPENER: dict[str, list[str]] = {}
+for _fmt in _STREAM:
+    for _opener in _fmt.opens:
+        _BY_OPENER.setdefault(_opener, []).append(_fmt.name)
+_OPENERS = re.compile(
+    "|".join(re.escape(o) for o in sorted(_BY_OPENER, key=lambda o: (-len(o), o)))
+)
+
+
+def claiming_format(content: str) -> str | None:
+    """The one text format that owns ``content``: the earliest opening delimiter decides.
+
+    A delimiter shared by several formats is settled by the payload (the first format,
+    in catalogue order, whose parser reads a call). Content with no delimiter belongs to
+    an end-of-stream format when it starts with that format's opener (``{``, ``[``).
+    """
+    from callgate.detector import Detector
+
+    match = _OPENERS.search(content)
+    if match is not None:
+        names = _BY_OPENER[match.group()]
+        if len(names) == 1:
+            return names[0]
+        detector = Detector(names, end_formats=())
+        blocks = [*detector.feed(content[match.start() :]).blocks, *detector.finish().blocks]
+        return blocks[0].format if blocks else names[0]
+    stripped = content.lstrip()
+    for name in END_FORMATS:
+        if stripped.startswith(FORMATS[name].opens):
+            return name
+    return None
+
+
+def _strategy_class(name: str) -> type[TextStrategy]:
+    camel = "".join(part.title() for part in name.split("_"))
+    return type(f"{camel}TextStrategy", (TextStrategy,), {"name": name, "format_name": name})
+
+
+TEXT_STRATEGIES: dict[str, type[TextStrategy]] = {name: _strategy_class(name) for name in FORMATS}
+"""A text strategy class per text format, by the format's contract name."""

@@ -1,0 +1,338 @@
+"""The streaming detector: chunking invariance, nothing lost, no markup shown, bounded hold."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from callgate.detector import Detector, Step
+from callgate.fsm.interpreter import TransitionError
+from callgate.strategies.text.formats import DEFAULT_FORMATS, FORMATS, FormatMemory
+from callgate.strategies.text.markup_payloads import CALL_BEGIN, CALL_END, SEP
+
+Args = dict[str, Any]
+DS_BEGIN, DS_END = FORMATS["deepseek"].opens[0], FORMATS["deepseek"].close
+
+
+def js(args: Args) -> str:
+    return json.dumps(args, ensure_ascii=False)
+
+
+def gemma_value(value: Any) -> str:
+    if isinstance(value, str):
+        return f'<|"|>{value}<|"|>'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "[" + ",".join(gemma_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{gemma_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+RENDER: dict[str, Callable[[str, Args], str]] = {
+    "tool_call_tag": lambda n, a: f'<tool_call>{{"name": "{n}", "arguments": {js(a)}}}</tool_call>',
+    "tools_tag": lambda n, a: f'<tools>{{"name": "{n}", "arguments": {js(a)}}}</tools>',
+    "fenced_json": lambda n, a: f'```json\n{{"name": "{n}", "arguments": {js(a)}}}\n```',
+    "gemma_special": lambda n, a: f"<|tool_call>call:{n}{gemma_value(a)}<tool_call|>",
+    "deepseek": lambda n, a: f"{DS_BEGIN}{CALL_BEGIN}{n}{SEP}{js(a)}{CALL_END}{DS_END}",
+    "command_r": lambda n, a: (
+        f'<|START_ACTION|>[{{"tool_name": "{n}", "parameters": {js(a)}}}]<|END_ACTION|>'
+    ),
+    "codec": lambda n, a: f'<callgate:call>{{"name": "{n}", "arguments": {js(a)}}}</callgate:call>',
+    "qwen3_coder_xml": lambda n, a: (
+        f"<tool_call>\n<function={n}>\n"
+        + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in a.items())
+        + "</function>\n</tool_call>"
+    ),
+    "glm45": lambda n, a: (
+        f"<tool_call>{n}\n"
+        + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in a.items())
+        + "</tool_call>"
+    ),
+}
+"""Formats with a closing delimiter: a call can sit anywhere in the content."""
+
+TAIL_RENDER: dict[str, Callable[[str, Args], str]] = {
+    "bracket_tool_calls": lambda n, a: f'[TOOL_CALLS][{{"name": "{n}", "arguments": {js(a)}}}]',
+    "python_tag": lambda n, a: f'<|python_tag|>{{"name": "{n}", "parameters": {js(a)}}}',
+    "granite": lambda n, a: f'<|tool_call|>[{{"name": "{n}", "arguments": {js(a)}}}]',
+}
+"""Formats without a closing delimiter: the call runs to the end of the content."""
+
+STRING_ONLY = {"qwen3_coder_xml", "glm45"}
+"""Untyped values: without schemas they parse back as strings, so generate strings."""
+
+PROSE = st.text(alphabet="ab <[|tol_c\n.é", max_size=24)
+NAMES = st.from_regex(r"[a-z][a-z_]{0,9}", fullmatch=True)
+TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="<>|`["), max_size=8)
+BOUND = max(len(o) for f in DEFAULT_FORMATS for o in FORMATS[f].opens) - 1
+SCALARS = st.one_of(TEXT, st.integers(-1000, 1000), st.booleans(), st.none())
+ARGS = st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), SCALARS, max_size=3)
+STR_ARGS = st.dictionaries(
+    st.from_regex(r"[a-z]{1,6}", fullmatch=True),
+    st.text(alphabet="abc xyz", min_size=1, max_size=8).map(str.strip).filter(bool),
+    max_size=3,
+)
+
+
+@st.composite
+def contents(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str, Args]]]:
+    """Prose with calls in random formats: (content, the prose alone, the calls)."""
+    pieces: list[str] = []
+    prose: list[str] = []
+    calls: list[tuple[str, str, Args]] = []
+    for _ in range(draw(st.integers(0, 3))):
+        text = draw(PROSE)
+        pieces.append(text)
+        prose.append(text)
+        fmt = draw(st.sampled_from(sorted(RENDER)))
+        name = draw(NAMES)
+        args = draw(STR_ARGS if fmt in STRING_ONLY else ARGS)
+        pieces.append(RENDER[fmt](name, args))
+        calls.append((fmt, name, args))
+    text = draw(PROSE)
+    pieces.append(text)
+    prose.append(text)
+    if draw(st.booleans()):
+        fmt = draw(st.sampled_from(sorted(TAIL_RENDER)))
+        name, args = draw(NAMES), draw(ARGS)
+        pieces.append(TAIL_RENDER[fmt](name, args))
+        calls.append((fmt, name, args))
+    return "".join(pieces), "".join(prose), calls
+
+
+def split(data: st.DataObject, text: str) -> list[str]:
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=20)))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
+def run(deltas: list[str], detector: Detector | None = None) -> tuple[str, list[Any]]:
+    detector = detector or Detector()
+    steps: list[Step] = [detector.feed(d) for d in deltas]
+    steps.append(detector.finish())
+    shown = "".join(s.shown for s in steps)
+    calls = [(b.format, c.name, c.arguments) for s in steps for b in s.blocks for c in b.calls]
+    return shown, calls
+
+
+@settings(max_examples=300, deadline=None)
+@given(contents(), st.data())
+def test_every_split_shows_the_prose_exactly_once_and_extracts_every_call(
+    case: tuple[str, str, list[tuple[str, str, Args]]], data: st.DataObject
+) -> None:
+    content, prose, calls = case
+    shown, found = run(split(data, content))
+    assert shown == prose
+    assert found == calls
+    assert (shown, found) == run([content])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="<>[]{}|`/_tolcalsTOCLjn:! think\n", max_size=60), st.data())
+def test_any_text_is_shown_the_same_for_every_split_and_held_within_the_bound(
+    text: str, data: st.DataObject
+) -> None:
+    detector = Detector()
+    shown = []
+    for delta in split(data, text):
+        shown.append(detector.feed(delta).shown)
+        if detector.state in ("printing", "matching_prefix"):
+            assert len(detector.held) <= BOUND
+    shown.append(detector.finish().shown)
+    whole, calls = run([text])
+    assert "".join(shown) == whole
+    if not calls:
+        assert whole == text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Use <tools carefully, please.",
+        "The literal <tool_result> is not a call.",
+        "Wrap a call in `<tool_call>` tags, like <tool_call> this.",
+        'Here is JSON:\n```json\n{"city": "Paris", "days": 3}\n```\nDone.',
+        "I will <tool_call>",
+        '<|tool_call>call:get_weather{city:<|"|>Paris',
+    ],
+)
+def test_text_that_is_not_a_call_is_shown_unchanged(content: str) -> None:
+    for deltas in ([content], list(content)):
+        assert run(deltas) == (content, [])
+
+
+def test_a_call_inside_think_is_never_a_call_and_is_reported() -> None:
+    content = '<think>maybe <tool_call>{"name": "rm", "arguments": {}}</tool_call></think>ok'
+    detector = Detector()
+    shown, calls = run(list(content), detector)
+    assert (shown, calls) == (content, [])
+    assert [f.code for f in detector.findings] == ["call_in_reasoning"]
+
+
+def test_opt_in_treats_a_call_in_reasoning_as_closing_it() -> None:
+    content = '<think>let me call <tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    detector = Detector(reasoning_calls=True)
+    shown, calls = run([content], detector)
+    assert calls == [("tool_call_tag", "f", {})]
+    assert shown == "<think>let me call "
+
+
+def test_a_call_naming_a_tool_no_driver_owns_is_released_as_text() -> None:
+    content = 'x <tool_call>{"name": "rm_rf", "arguments": {}}</tool_call> y'
+    assert run([content], Detector(known_tools={"get_weather"})) == (content, [])
+
+
+def test_an_unterminated_block_is_released_at_the_end_of_the_stream() -> None:
+    content = 'Sure. <tool_call>{"name": "get_weather", "arguments": {"city": "Par'
+    detector = Detector()
+    first = detector.feed(content)
+    assert first.shown == "Sure. "
+    assert detector.finish().shown == content[len("Sure. ") :]
+
+
+def test_a_new_marker_breaks_the_open_block_which_is_shown() -> None:
+    content = '<tool_call>{"a": <tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    assert run([content]) == ('<tool_call>{"a": ', [("tool_call_tag", "f", {})])
+
+
+def test_a_block_over_the_size_limit_is_shown_from_the_limit_on() -> None:
+    content = "<tool_call>{" + "x" * 100
+    detector = Detector(max_block=10)
+    assert run([content], detector) == (content, [])
+
+
+def test_bare_json_is_checked_at_the_end_against_the_exact_schemas() -> None:
+    schemas = {
+        "get_weather": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+            "additionalProperties": False,
+        }
+    }
+    call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    detector = Detector(schemas=schemas)
+    step = detector.feed(call)
+    assert step.shown == call
+    [block] = detector.finish().blocks
+    assert (block.format, block.shown, block.calls[0].arguments) == (
+        "bare_json",
+        True,
+        {"city": "Paris"},
+    )
+    other = '{"name": "get_weather", "arguments": {"town": "Paris"}}'
+    assert run([other], Detector(schemas=schemas)) == (other, [])
+
+
+def test_the_remembered_format_is_tried_first_and_updated() -> None:
+    memory = FormatMemory()
+    assert memory.seed_from_models(["text-embedding-3", "Qwen3-Coder-30B-A3B"]) == (
+        "qwen3_coder_xml"
+    )
+    detector = Detector(memory=memory)
+    run(['<tool_call>{"name": "f", "arguments": {}}</tool_call>'], detector)
+    assert memory.remembered == "tool_call_tag"
+
+
+def test_feeding_after_the_end_is_an_error_naming_the_machine() -> None:
+    detector = Detector()
+    detector.finish()
+    with pytest.raises(TransitionError, match="'detector' cannot handle event 'text'"):
+        detector.feed("more")
+
+
+def test_unknown_format_names_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown text format"):
+        Detector(["tool_call_tag", "nope"])
+
+
+class DetectorMachine(RuleBasedStateMachine):
+    """Random pieces of prose and markup fed in random deltas; compared with one feed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.detector = Detector()
+        self.fed: list[str] = []
+        self.shown: list[str] = []
+        self.calls: list[Any] = []
+        self.ended = False
+
+    @precondition(lambda self: not self.ended)
+    @rule(
+        piece=st.sampled_from(
+            [
+                "<",
+                "<tool",
+                "_call>",
+                "</tool_call>",
+                '{"name": "f", "arguments": {}}',
+                "<think>",
+                "</think>",
+                "[TOOL",
+                "_CALLS]",
+                "```json\n",
+                "```",
+                "<tools>",
+                "</tools>",
+                "text ",
+                "<|tool_call>",
+                "call:f{}",
+                "<tool_call|>",
+                "\n",
+                "é",
+            ]
+        )
+    )
+    def feed(self, piece: str) -> None:
+        self.fed.append(piece)
+        step = self.detector.feed(piece)
+        self.shown.append(step.shown)
+        self.calls += [(b.format, c.name) for b in step.blocks for c in b.calls]
+
+    @precondition(lambda self: not self.ended)
+    @rule()
+    def finish(self) -> None:
+        step = self.detector.finish()
+        self.shown.append(step.shown)
+        self.calls += [(b.format, c.name) for b in step.blocks for c in b.calls]
+        self.ended = True
+        whole, calls = run(["".join(self.fed)])
+        assert "".join(self.shown) == whole
+        assert self.calls == [(f, n) for f, n, _ in calls]
+
+    @precondition(lambda self: self.ended)
+    @rule()
+    def next_turn(self) -> None:
+        self.detector.reset()
+        assert self.detector.state == "printing"
+        self.fed, self.shown, self.calls, self.ended = [], [], [], False
+
+    @invariant()
+    def state_is_a_table_state_and_hold_is_bounded(self) -> None:
+        assert self.detector.state in {
+            "printing",
+            "matching_prefix",
+            "in_block",
+            "reasoning",
+            "ended",
+        }
+        assert len(self.detector.held) <= BOUND
+        if self.detector.state != "matching_prefix":
+            assert self.detector.held == ""
+
+    def teardown(self) -> None:
+        if not self.ended:
+            self.finish()
+
+
+TestDetectorMachine = DetectorMachine.TestCase
+TestDetectorMachine.settings = settings(max_examples=200, stateful_step_count=30, deadline=None)
