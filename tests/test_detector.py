@@ -336,3 +336,19 @@ class DetectorMachine(RuleBasedStateMachine):
 
 TestDetectorMachine = DetectorMachine.TestCase
 TestDetectorMachine.settings = settings(max_examples=200, stateful_step_count=30, deadline=None)
+
+
+def test_bare_json_and_pythonic_stream_detection_is_opt_in() -> None:
+    call = '{"name": "f", "arguments": {}}'
+    detector = Detector(["tool_call_tag", "bare_json"], end_formats=())
+    assert [detector.feed(d).shown for d in ("  ", call[:9], call[9:])] == ["  ", "", ""]
+    [block] = detector.finish().blocks
+    assert (block.format, block.shown) == ("bare_json", False)
+    assert run(['{"answer": 42}'], Detector(["bare_json"], end_formats=())) == (
+        '{"answer": 42}',
+        [],
+    )
+    assert run(["[get(a=1)]"], Detector(["pythonic"], end_formats=()))[1] == [
+        ("pythonic", "get", {"a": 1})
+    ]
+    assert run([call], Detector())[0] == call
