@@ -191,15 +191,15 @@ class Detector:
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
         text = delta
-        if not text:
-            _MACHINE.step(self.state, "text" if self.state != "in_block" else "payload")
+        _MACHINE.step(self.state, _TEXT_EVENT.get(self.state, "text"))
+        handlers = {
+            "printing": self._printing,
+            "matching_prefix": self._printing,
+            "in_block": self._in_block,
+            "reasoning": self._reasoning,
+        }
         while text:
-            if self.state == "in_block":
-                text = self._in_block(text, shown, blocks)
-            elif self.state == "reasoning":
-                text = self._reasoning(text, shown, blocks)
-            else:
-                text = self._printing(text, shown)
+            text = handlers[self.state](text, shown, blocks)
         return self._step(shown, blocks)
 
     def finish(self) -> Step:
@@ -237,7 +237,7 @@ class Detector:
 
     # -- the three scanning states -----------------------------------------------------
 
-    def _printing(self, text: str, shown: list[str]) -> str:
+    def _printing(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> str:
         buf = self.held + text
         self.held = ""
         if self._at_start and not self._seen_text:
@@ -430,6 +430,8 @@ class Detector:
 
 
 _NEVER = re.compile(r"(?!)")
+_TEXT_EVENT = {"in_block": "payload"}
+"""The event new text is in each state: checked first, so a delta after the end raises."""
 
 
 def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:
