@@ -352,3 +352,11 @@ def test_bare_json_and_pythonic_stream_detection_is_opt_in() -> None:
         ("pythonic", "get", {"a": 1})
     ]
     assert run([call], Detector())[0] == call
+
+
+def test_a_call_in_the_provider_reasoning_channel_is_reported_not_shown() -> None:
+    detector = Detector()
+    for piece in ("I could call <tool", '_call>{"name": "rm"}</tool_call> but won\'t'):
+        detector.feed_reasoning(piece)
+    assert [f.code for f in detector.findings] == ["call_in_reasoning"]
+    assert run(["The answer."], detector) == ("The answer.", [])

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from callgate.buffer import LLMStreamBuffer, UnrecognizedStreamError
-from callgate.findings import Finding, finding
+from callgate.findings import finding
 from callgate.schema import ToolSchemas
 from callgate.strategies import WIRE_STRATEGIES
 
@@ -142,8 +142,3 @@ def format_text(result: Mapping[str, Any]) -> str:
     executable = "executable" if result["executable"] else "not executable"
     lines.append(f"{verdict}: profile {result['profile']}, {executable}")
     return "\n".join(lines)
-
-
-def findings_of(result: Mapping[str, Any]) -> list[Finding]:
-    """The report's findings as :class:`Finding` values."""
-    return [Finding(f["code"], f["severity"], f["message"], f["slot"]) for f in result["findings"]]
