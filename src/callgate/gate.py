@@ -3,8 +3,9 @@
 Theory of operation: a wire strategy reports the tool-call primitives it reads from each
 chunk (``identity``, ``fragment``, ``close``, ``turn_done``, ``finish``) together with the
 provider's slot key. The gate classifies each primitive into an event of the slot table
-(:mod:`callgate.fsm.slot`), using only the slot's data (is this id the slot's? does the
-repeat match the original?), and steps that slot through the shared interpreter. Each
+(:mod:`callgate.fsm.slot`) from the slot's data (is this id the slot's? does the repeat
+match the original?) and from which events the table lets its state accept, and steps
+that slot through the shared interpreter. Each
 transition that names an output records that finding. A slot that reaches ``blocked``
 fires ``block`` on the turn table (:mod:`callgate.fsm.turn`); turn-level done fires
 ``end`` and the verdict. The checks (strict JSON, tool known, schema) run once per slot,
@@ -134,7 +135,7 @@ class TurnGate:
             self._fire(slot, "conflict", clash)
             return
         if (
-            slot.state == "accumulating"
+            _SLOTS.accepts(slot.state, "restart")
             and call_id is not None
             and name is not None
             and call_id == slot.id
@@ -144,12 +145,11 @@ class TurnGate:
             slot.replay, slot.replay_pos = slot.raw_arguments, 0
             self._fire(slot, "restart", "")
             return
-        if slot.state in ("unseen", "accumulating", "replaying"):
-            if call_id is not None and slot.id is None:
-                slot.id = call_id
-                self._ids[call_id] = slot.key
-            if name is not None and slot.name is None:
-                slot.name = name
+        if call_id is not None and slot.id is None:
+            slot.id = call_id
+            self._ids[call_id] = slot.key
+        if name is not None and slot.name is None:
+            slot.name = name
         self._fire(slot, "identity", "")
 
     def fragment(self, key: object, text: str) -> None:
@@ -168,11 +168,11 @@ class TurnGate:
                 self.turn_bytes += size
                 return
         state = slot.state
-        if state == "replaying":
+        if _SLOTS.accepts(state, "replay_args"):
             self._replay(slot, text)
             return
         if not text:
-            if state == "unseen":
+            if state == _SLOTS.initial:
                 self._fire(slot, "args", "")
             return
         size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
