@@ -37,21 +37,17 @@ from callgate import BufferUsageError, Finding, LLMStreamBuffer
 from callgate.check import report
 from callgate.findings import CODES
 from callgate.strictjson import parse_arguments
+from wire_common import (
+    JSON_CODES,
+    JSON_VALUES,
+    REQUIRED_ARGUMENTS,
+    SLOT_RANK,
+    TOOL_SCHEMAS,
+    Expectation,
+)
 
 Chunk = dict[str, Any]
-Expectation = tuple[frozenset[str], int | None]
-"""A finding a step must add: one of these codes, on this slot (None: turn-wide)."""
 
-JSON_CODES = frozenset(
-    {
-        "malformed_json",
-        "trailing_data",
-        "non_object_arguments",
-        "duplicate_key",
-        "non_finite_number",
-        "lone_surrogate",
-    }
-)
 
 FAULTS = ("index_reuse", "truncation", "duplicate_terminal", "late_fragment", "corrupt_json")
 """The faults a run may inject; each run draws which are allowed, and uses each once at most."""
@@ -63,53 +59,6 @@ FAULT_MENUS = [
 ]
 """What a run may inject: nothing, one fault, or two (drawn uniformly from this list)."""
 
-SLOT_RANK = {
-    "unseen": 0,
-    "accumulating": 1,
-    "replaying": 1,
-    "terminal": 2,
-    "validated": 3,
-    "blocked": 4,
-}
-
-ANY_JSON_TYPE = {"type": ["null", "boolean", "integer", "number", "string", "array", "object"]}
-
-TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": True,
-    },
-    "search": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
-        "required": ["query", "limit"],
-        "additionalProperties": True,
-    },
-    "store": {
-        "type": "object",
-        "properties": {"key": {"type": "string"}, "value": ANY_JSON_TYPE},
-        "required": ["key", "value"],
-        "additionalProperties": True,
-    },
-    "ping": {"type": "object", "additionalProperties": True},
-}
-
-JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-REQUIRED_ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
-    "get_weather": {"city": st.text(max_size=12)},
-    "search": {"query": st.text(max_size=12), "limit": st.integers(1, 10**6)},
-    "store": {"key": st.text(max_size=8), "value": JSON_VALUES},
-    "ping": {},
-}
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 """Generated call ids use only these; a reused index gets an id with capitals, never equal."""

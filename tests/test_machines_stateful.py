@@ -10,19 +10,10 @@ from transitions import MachineError
 
 from callgate.fsm import SLOT, TURN, Interpreter, Table, TransitionError
 from callgate.fsm.bridge import to_transitions
+from wire_common import SLOT_RANK
 
 BLOCKED = "blocked"
 """The absorbing state both machines share; most random events lead there at once."""
-
-SLOT_RANK = {
-    "unseen": 0,
-    "accumulating": 1,
-    "replaying": 1,
-    "terminal": 2,
-    "validated": 3,
-    "blocked": 4,
-}
-"""Progress of a slot; replaying shares accumulating's rank, so replay_done is no step back."""
 
 
 def lockstep(table: Table) -> type[RuleBasedStateMachine]:

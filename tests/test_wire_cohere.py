@@ -39,6 +39,7 @@ from callgate.strategies import (
     OllamaStrategy,
     default_wire_strategies,
 )
+from wire_common import JSON_CODES, SLOT_RANK
 
 Chunk = dict[str, Any]
 FIXTURES = {name: json.loads(text) for name, text in examples()}
@@ -47,24 +48,6 @@ USAGE = {
     "billed_units": {"input_tokens": 37, "output_tokens": 28},
     "tokens": {"input_tokens": 1380, "output_tokens": 70},
 }
-SLOT_RANK = {
-    "unseen": 0,
-    "accumulating": 1,
-    "replaying": 1,
-    "terminal": 2,
-    "validated": 3,
-    "blocked": 4,
-}
-JSON_CODES = frozenset(
-    {
-        "malformed_json",
-        "trailing_data",
-        "non_object_arguments",
-        "duplicate_key",
-        "non_finite_number",
-        "lone_surrogate",
-    }
-)
 TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
     "get_weather": {
         "type": "object",

@@ -38,18 +38,11 @@ from callgate.strategies import (
     OpenAIStrategy,
     default_wire_strategies,
 )
+from wire_common import SLOT_RANK
 
 Chunk = dict[str, Any]
 FIXTURES = {name: json.loads(text) for name, text in examples()}
 META = {"modelVersion": "gemini-2.5-flash", "responseId": "mK3aaNaeBcOxz7IP8ZPUoQw"}
-SLOT_RANK = {
-    "unseen": 0,
-    "accumulating": 1,
-    "replaying": 1,
-    "terminal": 2,
-    "validated": 3,
-    "blocked": 4,
-}
 TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
     "get_weather": {
         "type": "object",

@@ -37,6 +37,7 @@ from callgate.strategies import (
     OpenAIStrategy,
     default_wire_strategies,
 )
+from wire_common import SLOT_RANK
 
 Chunk = dict[str, Any]
 FIXTURES = {name: json.loads(text) for name, text in examples()}
@@ -48,14 +49,6 @@ COUNTERS = {
     "prompt_eval_duration": 310559042,
     "eval_count": 61,
     "eval_duration": 2462173458,
-}
-SLOT_RANK = {
-    "unseen": 0,
-    "accumulating": 1,
-    "replaying": 1,
-    "terminal": 2,
-    "validated": 3,
-    "blocked": 4,
 }
 TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
     "get_weather": {
