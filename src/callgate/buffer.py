@@ -24,6 +24,10 @@ from callgate.schema import ToolSchemas
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, Shape
 
+_UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+"""What a strategy raises on a chunk whose fields have the wrong types: the buffer fails
+closed (``malformed_chunk`` blocks the turn) instead of letting the stream crash the caller."""
+
 
 class UnrecognizedStreamError(ValueError):
     """No strategy of the chain recognises the stream's first chunk."""
@@ -123,10 +127,19 @@ class LLMStreamBuffer:
                     f"(keys: {sorted(shape)[:8]})"
                 )
             self._start(strategy)
-        shown = strategy.accumulate(self._acc, shape)
+        try:
+            shown = strategy.accumulate(self._acc, shape)
+            done = strategy.is_done(shape)
+        except _UNREADABLE as exc:
+            self._gate.refuse(
+                "malformed_chunk",
+                f"{strategy.name} cannot read this chunk ({type(exc).__name__}: {exc}); "
+                f"keys: {sorted(map(str, shape))[:8]}",
+            )
+            return
         if shown:
             self._content.append(shown)
-        if strategy.is_done(shape):
+        if done:
             self._finished = True
             self._gate.finish()
 

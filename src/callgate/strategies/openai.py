@@ -57,7 +57,11 @@ class OpenAIStrategy(ExtractionStrategy):
         """Apply one chunk; report tool-call primitives to the gate; return new content."""
         shown = ""
         gate = acc.gate
-        for choice in chunk.get("choices") or ():
+        choices = chunk.get("choices") or []
+        if not isinstance(choices, list):
+            gate.refuse("malformed_chunk", f"choices is not a list: {choices!r:.60}")
+            return ""
+        for choice in choices:
             if choice.get("index", 0) != 0:
                 gate.refuse("malformed_chunk", "only choice 0 is read; this stream has n > 1")
                 continue
@@ -69,6 +73,9 @@ class OpenAIStrategy(ExtractionStrategy):
                     acc.content.append(value)
                     shown += value
                 elif key == "tool_calls":
+                    if not isinstance(value, list):
+                        gate.refuse("malformed_chunk", f"tool_calls is not a list: {value!r:.60}")
+                        continue
                     for call in value:
                         function = call.get("function") if type(call) is dict else None
                         if (

@@ -1,0 +1,97 @@
+"""No stream, however malformed, makes callgate crash: every input gets a verdict."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callgate.check import check_stream
+from callgate.cli import examples
+from callgate.strategies import WIRE_STRATEGIES
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 10**13),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+)
+KEYS = st.sampled_from(
+    [
+        "type",
+        "index",
+        "delta",
+        "choices",
+        "tool_calls",
+        "function",
+        "arguments",
+        "name",
+        "id",
+        "content",
+        "content_block",
+        "partial_json",
+        "finish_reason",
+        "message",
+        "done",
+        "candidates",
+        "parts",
+        "functionCall",
+        "args",
+        "contentBlockIndex",
+        "contentBlockDelta",
+        "toolUse",
+        "input",
+        "output_index",
+        "item",
+        "call_id",
+        "stop_reason",
+        "text",
+    ]
+)
+JSONISH: st.SearchStrategy[Any] = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+FIXTURE_CHUNKS = [
+    chunk
+    for _, text in examples()
+    for chunk in json.loads(text).get("chunks", json.loads(text).get("events", []))
+]
+
+
+def mutate(chunk: Any, data: st.DataObject) -> Any:
+    """Replace one nested value of a real chunk with generated junk."""
+    if isinstance(chunk, dict) and chunk and data.draw(st.booleans()):
+        key = data.draw(st.sampled_from(sorted(chunk)))
+        return {**chunk, key: mutate(chunk[key], data)}
+    if isinstance(chunk, list) and chunk and data.draw(st.booleans()):
+        i = data.draw(st.integers(0, len(chunk) - 1))
+        return [*chunk[:i], mutate(chunk[i], data), *chunk[i + 1 :]]
+    return data.draw(JSONISH)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(sorted(WIRE_STRATEGIES)), st.data())
+def test_mutated_real_streams_always_get_a_verdict(profile: str, data: st.DataObject) -> None:
+    stream = [
+        mutate(c, data) if data.draw(st.integers(0, 3)) == 0 else c
+        for c in data.draw(st.lists(st.sampled_from(FIXTURE_CHUNKS), max_size=8))
+    ]
+    stream = [c for c in stream if isinstance(c, dict)]
+    result = check_stream(stream, {"get_weather": {"type": "object"}}, profile)
+    assert result["status"] in {"pass", "fail", "not_applicable", "invalid"}
+    json.dumps(result)
+
+
+def test_a_chunk_with_mistyped_fields_blocks_the_turn_with_a_clear_finding() -> None:
+    good = json.loads(dict(examples())["openai_single_call.json"])
+    stream = [*good["chunks"][:-1], {"choices": [True]}, good["chunks"][-1]]
+    result = check_stream(stream, good["tool_schemas"], "openai")
+    assert result["status"] == "fail"
+    [junk] = [f for f in result["findings"] if f["code"] == "malformed_chunk"]
+    assert "openai cannot read this chunk" in junk["message"]
+    assert result["calls"][0]["arguments"] == {"city": "Paris", "unit": "C"}
