@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from callgate.check import check_stream
 from callgate.cli import examples
+from callgate.detector import Detector
 from callgate.strategies import WIRE_STRATEGIES
 
 SCALARS = st.one_of(
@@ -95,3 +96,14 @@ def test_a_chunk_with_mistyped_fields_blocks_the_turn_with_a_clear_finding() -> 
     [junk] = [f for f in result["findings"] if f["code"] == "malformed_chunk"]
     assert "openai cannot read this chunk" in junk["message"]
     assert result["calls"][0]["arguments"] == {"city": "Paris", "unit": "C"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=30), max_size=10))
+def test_the_detector_never_raises_and_loses_nothing_on_any_text(deltas: list[str]) -> None:
+    detector = Detector()
+    steps = [detector.feed(d) for d in deltas]
+    steps.append(detector.finish())
+    shown = "".join(step.shown for step in steps)
+    markup = "".join(block.markup for step in steps for block in step.blocks if not block.shown)
+    assert len(shown) + len(markup) == len("".join(deltas))
