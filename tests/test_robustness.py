@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from callgate.capture import CaptureError, load_capture
 from callgate.check import check_stream
 from callgate.cli import examples
 from callgate.detector import Detector
@@ -107,3 +108,14 @@ def test_the_detector_never_raises_and_loses_nothing_on_any_text(deltas: list[st
     shown = "".join(step.shown for step in steps)
     markup = "".join(block.markup for step in steps for block in step.blocks if not block.shown)
     assert len(shown) + len(markup) == len("".join(deltas))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode)))
+def test_any_capture_bytes_load_or_give_a_capture_error(raw: bytes) -> None:
+    try:
+        chunks = load_capture(raw)
+    except CaptureError as exc:
+        assert str(exc)
+    else:
+        assert all(isinstance(chunk, dict) for chunk in chunks)
