@@ -77,13 +77,15 @@ class AnthropicStrategy(ExtractionStrategy):
     def accumulate(self, acc: Any, chunk: Shape) -> str:
         """Apply one event; report tool-call primitives to the gate; return new text."""
         kind = chunk.get("type")
-        gate = acc.gate
         if kind == "content_block_delta":
-            delta = chunk.get("delta") or {}
-            if delta.get("type") == "input_json_delta" and chunk.get("index") in acc.tools:
-                gate.fragment(chunk["index"], delta.get("partial_json", ""))
-                return ""
+            delta = chunk.get("delta")
+            if type(delta) is dict and delta.get("type") == "input_json_delta":
+                index = chunk.get("index")
+                if index in acc.tools:
+                    acc.gate.fragment(index, delta.get("partial_json", ""))
+                    return ""
             return self._delta(acc, chunk)
+        gate = acc.gate
         if kind == "content_block_start":
             self._start(acc, chunk)
         elif kind == "content_block_stop":
