@@ -33,9 +33,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from callgate import BufferUsageError, Finding, LLMStreamBuffer
+from callgate import BufferUsageError, LLMStreamBuffer
 from callgate.check import report
-from callgate.findings import CODES
 from callgate.strictjson import parse_arguments
 from wire_common import (
     JSON_CODES,
@@ -44,6 +43,9 @@ from wire_common import (
     SLOT_RANK,
     TOOL_SCHEMAS,
     Expectation,
+    match_findings,
+    one,
+    pieces_of,
 )
 
 Chunk = dict[str, Any]
@@ -321,17 +323,6 @@ class CallModel:
 
 
 @st.composite
-def pieces_of(draw: st.DrawFn, text: str) -> list[str]:
-    """``text`` cut into consecutive pieces of 1-8 characters."""
-    parts, pos = [], 0
-    while pos < len(text):
-        size = draw(st.integers(1, 8))
-        parts.append(text[pos : pos + size])
-        pos += size
-    return parts
-
-
-@st.composite
 def arguments_for(draw: st.DrawFn, name: str) -> dict[str, Any]:
     """A JSON object for tool ``name``: its required keys plus a few generated ones."""
     extra = draw(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3))
@@ -361,21 +352,6 @@ def stream_plans(draw: st.DrawFn, id_prefix: str) -> StreamPlan:
         fragments = tuple(draw(pieces_of(serialised)))
         calls.append(CallPlan(id_prefix + suffix, name, arguments, fragments))
     return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
-
-
-def match_findings(new: list[Finding], predicted: list[Expectation]) -> None:
-    """Every predicted finding is among ``new``, and ``new`` holds nothing else."""
-    remaining = list(new)
-    for codes, slot in predicted:
-        hit = next((f for f in remaining if f.code in codes and f.slot == slot), None)
-        assert hit is not None, f"expected one of {sorted(codes)} on slot {slot}; got {new}"
-        remaining.remove(hit)
-    assert not remaining, f"unexpected findings {remaining} (predicted {predicted})"
-
-
-def one(code: str) -> frozenset[str]:
-    assert code in CODES
-    return frozenset({code})
 
 
 # -- the stateful test ---------------------------------------------------------------------

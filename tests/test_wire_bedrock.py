@@ -32,19 +32,24 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from callgate import BufferUsageError, ExtractedCall, Finding, LLMStreamBuffer, ToolResult
+from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer, ToolResult
 from callgate.check import check_stream, report
 from callgate.cli import examples
-from callgate.findings import CODES
 from callgate.strategies import BedrockStrategy, Forming, default_wire_strategies
 from wire_common import (
     JSON_CODES,
     JSON_VALUES,
+    JUNK,
     REQUIRED_ARGUMENTS,
     SLOT_RANK,
     TOOL_SCHEMAS,
     Expectation,
+    canonical,
+    match_findings,
+    one,
+    pieces_of,
 )
+from wire_common import value_paths as _paths
 
 Event = dict[str, Any]
 
@@ -53,16 +58,6 @@ FIXTURES = {name: json.loads(text) for name, text in examples() if name.startswi
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 USAGE = {"inputTokens": 412, "outputTokens": 68, "totalTokens": 480}
 METRICS = {"latencyMs": 1874}
-
-
-def canonical(value: Any) -> str:
-    """JSON text that tells true from 1; for exact comparisons."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def one(code: str) -> frozenset[str]:
-    assert code in CODES
-    return frozenset({code})
 
 
 def events_of(name: str) -> list[Event]:
@@ -172,17 +167,6 @@ class CallModel:
 
 
 @st.composite
-def pieces_of(draw: st.DrawFn, text: str) -> list[str]:
-    """``text`` cut into consecutive pieces of 1-8 characters."""
-    parts, pos = [], 0
-    while pos < len(text):
-        size = draw(st.integers(1, 8))
-        parts.append(text[pos : pos + size])
-        pos += size
-    return parts
-
-
-@st.composite
 def stream_plans(draw: st.DrawFn) -> StreamPlan:
     """Optional text, then 1-4 calls with distinct ids and fragmented JSON input."""
     text = draw(st.just("") | st.text(min_size=1, max_size=16))
@@ -208,16 +192,6 @@ def stream_plans(draw: st.DrawFn) -> StreamPlan:
             fragments = []
         calls.append(CallPlan(suffix, name, arguments, tuple(fragments)))
     return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
-
-
-def match_findings(new: list[Finding], predicted: list[Expectation]) -> None:
-    """Every predicted finding is among ``new``, and ``new`` holds nothing else."""
-    remaining = list(new)
-    for codes, slot in predicted:
-        hit = next((f for f in remaining if f.code in codes and f.slot == slot), None)
-        assert hit is not None, f"expected one of {sorted(codes)} on slot {slot}; got {new}"
-        remaining.remove(hit)
-    assert not remaining, f"unexpected findings {remaining} (predicted {predicted})"
 
 
 # -- the stateful test -------------------------------------------------------------------------
@@ -888,24 +862,6 @@ def test_bundled_events_are_exactly_what_boto3_yields(name: str) -> None:
         return
     assert (parsed, raised) == (events, None)
     assert report(fed(parsed, FIXTURES[name]["tool_schemas"])) == checked(name)
-
-
-JUNK: st.SearchStrategy[Any] = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-3, 10**13),
-    st.text(max_size=5),
-    st.lists(st.integers(), max_size=2),
-    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-)
-
-
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    """Every path to a value inside nested dicts and lists."""
-    yield prefix
-    if isinstance(value, (dict, list)):
-        for key, child in value.items() if isinstance(value, dict) else enumerate(value):
-            yield from _paths(child, (*prefix, key))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

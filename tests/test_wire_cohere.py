@@ -39,7 +39,9 @@ from callgate.strategies import (
     OllamaStrategy,
     default_wire_strategies,
 )
-from wire_common import JSON_CODES, SLOT_RANK
+from wire_common import JSON_CODES, REQUIRED, SAFE_TEXT, SLOT_RANK, pieces_of
+from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
+from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
 
 Chunk = dict[str, Any]
 FIXTURES = {name: json.loads(text) for name, text in examples()}
@@ -47,19 +49,6 @@ MESSAGE_ID = "fba98ad3-e5a1-413c-a8de-84fbf9baabf7"
 USAGE = {
     "billed_units": {"input_tokens": 37, "output_tokens": 28},
     "tokens": {"input_tokens": 1380, "output_tokens": 70},
-}
-TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
-        "required": ["city"],
-    },
-    "search": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-        "required": ["query"],
-    },
-    "ping": {"type": "object"},
 }
 
 
@@ -397,30 +386,6 @@ class CallModel:
     @property
     def raw(self) -> str:
         return "".join(self.fragments)
-
-
-SAFE_TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
-JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers() | SAFE_TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(SAFE_TEXT, inner, max_size=3),
-    max_leaves=6,
-)
-REQUIRED: dict[str, dict[str, st.SearchStrategy[Any]]] = {
-    "get_weather": {"city": SAFE_TEXT},
-    "search": {"query": SAFE_TEXT},
-    "ping": {},
-}
-
-
-@st.composite
-def pieces_of(draw: st.DrawFn, text: str) -> list[str]:
-    """``text`` cut into consecutive pieces of 1-8 characters."""
-    parts, pos = [], 0
-    while pos < len(text):
-        size = draw(st.integers(1, 8))
-        parts.append(text[pos : pos + size])
-        pos += size
-    return parts
 
 
 @dataclass

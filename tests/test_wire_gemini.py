@@ -17,7 +17,6 @@ from enum import Enum
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -38,24 +37,13 @@ from callgate.strategies import (
     OpenAIStrategy,
     default_wire_strategies,
 )
-from wire_common import SLOT_RANK
+from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
+from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
+from wire_common import MACHINE_SETTINGS, REQUIRED, SAFE_TEXT, SLOT_RANK
 
 Chunk = dict[str, Any]
 FIXTURES = {name: json.loads(text) for name, text in examples()}
 META = {"modelVersion": "gemini-2.5-flash", "responseId": "mK3aaNaeBcOxz7IP8ZPUoQw"}
-TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
-        "required": ["city"],
-    },
-    "search": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-        "required": ["query"],
-    },
-    "ping": {"type": "object"},
-}
 
 
 def stream(name: str) -> list[Chunk]:
@@ -519,19 +507,6 @@ class Emitted:
     kinds: list[tuple[str, Any]] = field(default_factory=list)
 
 
-SAFE_TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
-JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers() | SAFE_TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(SAFE_TEXT, inner, max_size=3),
-    max_leaves=6,
-)
-REQUIRED: dict[str, dict[str, st.SearchStrategy[Any]]] = {
-    "get_weather": {"city": SAFE_TEXT},
-    "search": {"query": SAFE_TEXT},
-    "ping": {},
-}
-
-
 @st.composite
 def turn_plans(draw: st.DrawFn) -> list[Piece]:
     """Thought and text, then 1-4 calls (each holding key ``seq``), some split in two."""
@@ -887,14 +862,6 @@ class GeminiMachine(RuleBasedStateMachine):
             "usageMetadata": {"promptTokenCount": 54, "candidatesTokenCount": self.tokens},
             **META,
         }
-
-
-MACHINE_SETTINGS = settings(
-    max_examples=100,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 
 
 def test_generated_turns_with_injected_faults_follow_the_model() -> None:

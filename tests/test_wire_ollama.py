@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -37,7 +36,9 @@ from callgate.strategies import (
     OpenAIStrategy,
     default_wire_strategies,
 )
-from wire_common import SLOT_RANK
+from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
+from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
+from wire_common import MACHINE_SETTINGS, REQUIRED, SAFE_TEXT, SLOT_RANK
 
 Chunk = dict[str, Any]
 FIXTURES = {name: json.loads(text) for name, text in examples()}
@@ -49,19 +50,6 @@ COUNTERS = {
     "prompt_eval_duration": 310559042,
     "eval_count": 61,
     "eval_duration": 2462173458,
-}
-TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
-        "required": ["city"],
-    },
-    "search": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-        "required": ["query"],
-    },
-    "ping": {"type": "object"},
 }
 
 
@@ -356,19 +344,6 @@ class Line:
         if self.calls:
             message["tool_calls"] = [c.entry() for _, c in self.calls]
         return message
-
-
-SAFE_TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
-JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers() | SAFE_TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(SAFE_TEXT, inner, max_size=3),
-    max_leaves=6,
-)
-REQUIRED: dict[str, dict[str, st.SearchStrategy[Any]]] = {
-    "get_weather": {"city": SAFE_TEXT},
-    "search": {"query": SAFE_TEXT},
-    "ping": {},
-}
 
 
 @st.composite
@@ -678,14 +653,6 @@ class OllamaMachine(RuleBasedStateMachine):
             "done_reason": "stop",
             **COUNTERS,
         }
-
-
-MACHINE_SETTINGS = settings(
-    max_examples=100,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 
 
 def test_generated_turns_with_injected_faults_follow_the_model() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,36 +32,31 @@ from hypothesis.stateful import (
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from callgate import BufferUsageError, ExtractedCall, Finding, LLMStreamBuffer, ToolResult
+from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer, ToolResult
 from callgate.check import check_stream, report
 from callgate.cli import examples
-from callgate.findings import CODES
 from callgate.strategies import Forming, ResponsesStrategy, default_wire_strategies
 from callgate.strictjson import parse_arguments
 from wire_common import (
     JSON_CODES,
     JSON_VALUES,
+    JUNK,
     REQUIRED_ARGUMENTS,
     SLOT_RANK,
     TOOL_SCHEMAS,
     Expectation,
+    canonical,
+    match_findings,
+    one,
+    pieces_of,
 )
+from wire_common import value_paths as _paths
 
 Event = dict[str, Any]
 
 PROFILE = "openai-responses"
 FIXTURES = {name: json.loads(text) for name, text in examples() if name.startswith("responses_")}
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-def canonical(value: Any) -> str:
-    """JSON text that tells true from 1; for exact comparisons."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def one(code: str) -> frozenset[str]:
-    assert code in CODES
-    return frozenset({code})
 
 
 def events_of(name: str) -> list[Event]:
@@ -256,17 +251,6 @@ class CallModel:
 
 
 @st.composite
-def pieces_of(draw: st.DrawFn, text: str) -> list[str]:
-    """``text`` cut into consecutive pieces of 1-8 characters."""
-    parts, pos = [], 0
-    while pos < len(text):
-        size = draw(st.integers(1, 8))
-        parts.append(text[pos : pos + size])
-        pos += size
-    return parts
-
-
-@st.composite
 def stream_plans(draw: st.DrawFn) -> StreamPlan:
     """Optional text, then 1-4 calls with distinct ids and fragmented JSON arguments."""
     text = draw(st.just("") | st.text(min_size=1, max_size=16))
@@ -289,16 +273,6 @@ def stream_plans(draw: st.DrawFn) -> StreamPlan:
         serialised = json.dumps(arguments, ensure_ascii=draw(st.booleans()), separators=separators)
         calls.append(CallPlan(suffix, name, arguments, tuple(draw(pieces_of(serialised)))))
     return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
-
-
-def match_findings(new: list[Finding], predicted: list[Expectation]) -> None:
-    """Every predicted finding is among ``new``, and ``new`` holds nothing else."""
-    remaining = list(new)
-    for codes, slot in predicted:
-        hit = next((f for f in remaining if f.code in codes and f.slot == slot), None)
-        assert hit is not None, f"expected one of {sorted(codes)} on slot {slot}; got {new}"
-        remaining.remove(hit)
-    assert not remaining, f"unexpected findings {remaining} (predicted {predicted})"
 
 
 # -- the stateful test -------------------------------------------------------------------------
@@ -926,24 +900,6 @@ def test_bundled_events_are_valid_sdk_events_unless_the_fault_is_a_missing_field
         assert invalid
     else:
         assert invalid == [] or name == "responses_malformed_chunk.json", invalid
-
-
-JUNK: st.SearchStrategy[Any] = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-3, 10**13),
-    st.text(max_size=5),
-    st.lists(st.integers(), max_size=2),
-    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-)
-
-
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    """Every path to a value inside nested dicts and lists."""
-    yield prefix
-    if isinstance(value, (dict, list)):
-        for key, child in value.items() if isinstance(value, dict) else enumerate(value):
-            yield from _paths(child, (*prefix, key))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+from callgate import Finding
+from callgate.findings import CODES
 
 Expectation = tuple[frozenset[str], int | None]
 """A finding a step must add: one of these codes, on this slot (None: turn-wide)."""
@@ -67,3 +73,94 @@ REQUIRED_ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "store": {"key": st.text(max_size=8), "value": JSON_VALUES},
     "ping": {},
 }
+
+
+SAFE_TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
+"""Text of any UTF-8 character (no surrogates): the gemini, cohere and ollama tests' values."""
+
+
+# The gemini, cohere and ollama tests use looser schemas than the ones above.
+LOOSE_TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
+    "get_weather": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+        "required": ["city"],
+    },
+    "search": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["query"],
+    },
+    "ping": {"type": "object"},
+}
+
+
+LOOSE_JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | SAFE_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(SAFE_TEXT, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+REQUIRED: dict[str, dict[str, st.SearchStrategy[Any]]] = {
+    "get_weather": {"city": SAFE_TEXT},
+    "search": {"query": SAFE_TEXT},
+    "ping": {},
+}
+
+
+MACHINE_SETTINGS = settings(
+    max_examples=100,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@st.composite
+def pieces_of(draw: st.DrawFn, text: str) -> list[str]:
+    """``text`` cut into consecutive pieces of 1-8 characters."""
+    parts, pos = [], 0
+    while pos < len(text):
+        size = draw(st.integers(1, 8))
+        parts.append(text[pos : pos + size])
+        pos += size
+    return parts
+
+
+def one(code: str) -> frozenset[str]:
+    assert code in CODES
+    return frozenset({code})
+
+
+def match_findings(new: list[Finding], predicted: list[Expectation]) -> None:
+    """Every predicted finding is among ``new``, and ``new`` holds nothing else."""
+    remaining = list(new)
+    for codes, slot in predicted:
+        hit = next((f for f in remaining if f.code in codes and f.slot == slot), None)
+        assert hit is not None, f"expected one of {sorted(codes)} on slot {slot}; got {new}"
+        remaining.remove(hit)
+    assert not remaining, f"unexpected findings {remaining} (predicted {predicted})"
+
+
+JUNK: st.SearchStrategy[Any] = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 10**13),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+def value_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path to a value inside nested dicts and lists."""
+    yield prefix
+    if isinstance(value, (dict, list)):
+        for key, child in value.items() if isinstance(value, dict) else enumerate(value):
+            yield from value_paths(child, (*prefix, key))
+
+
+def canonical(value: Any) -> str:
+    """JSON text that tells true from 1; for exact comparisons."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
