@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from attrs import frozen
 
+from callgate.strictjson import parse_arguments
+
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
 
@@ -46,6 +48,22 @@ class ToolResult:
     call: ExtractedCall
     content: str
     is_error: bool = False
+
+
+def function_calls(tool_calls: Any) -> list[ExtractedCall]:
+    """The calls of an OpenAI-shaped ``tool_calls`` list that have a name and object arguments.
+
+    Shared by the formats that assemble that shape (OpenAI Chat Completions, Cohere v2);
+    ``function.arguments`` is a JSON string, read strictly.
+    """
+    calls = []
+    for position, call in enumerate(tool_calls or ()):
+        function = call.get("function") or {}
+        name = function.get("name")
+        arguments, problem = parse_arguments(function.get("arguments") or "")
+        if name and arguments is not None and problem is None:
+            calls.append(ExtractedCall(call.get("id"), name, arguments, position))
+    return calls
 
 
 class ExtractionStrategy(ABC):

@@ -29,8 +29,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
-from callgate.strictjson import parse_arguments
+from callgate.strategies.base import (
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    Shape,
+    ToolResult,
+    function_calls,
+)
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
@@ -299,14 +305,7 @@ class CohereStrategy(ExtractionStrategy):
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """Calls whose name is set and whose arguments strictly parse to an object."""
-        calls = []
-        for position, call in enumerate(_message(message).get("tool_calls") or ()):
-            function = call.get("function") or {}
-            name = function.get("name")
-            arguments, problem = parse_arguments(function.get("arguments") or "")
-            if name and arguments is not None and problem is None:
-                calls.append(ExtractedCall(call.get("id"), name, arguments, position))
-        return calls
+        return function_calls(_message(message).get("tool_calls"))
 
     def content_text(self, message: Shape) -> str:
         """The text of every ``text`` content item, joined."""

@@ -15,8 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
-from callgate.strictjson import parse_arguments
+from callgate.strategies.base import (
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    Shape,
+    ToolResult,
+    function_calls,
+)
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
@@ -142,14 +148,7 @@ class OpenAIStrategy(ExtractionStrategy):
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """Calls whose name is set and whose arguments strictly parse to an object."""
-        calls = []
-        for position, call in enumerate(message.get("tool_calls") or ()):
-            function = call.get("function") or {}
-            name = function.get("name")
-            arguments, problem = parse_arguments(function.get("arguments") or "")
-            if name and arguments is not None and problem is None:
-                calls.append(ExtractedCall(call.get("id"), name, arguments, position))
-        return calls
+        return function_calls(message.get("tool_calls"))
 
     def content_text(self, message: Shape) -> str:
         """The ``content`` string, or empty."""
