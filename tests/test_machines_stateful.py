@@ -1,4 +1,4 @@
-"""Stateful runs of SLOT and TURN: interpreter and bridge in lockstep, final states absorbing."""
+"""Stateful runs of the machines: interpreter and bridge in lockstep, final states absorbing."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from transitions import MachineError
 
-from callgate.fsm import SLOT, TURN, Interpreter, Table, TransitionError
+from callgate.fsm import DISPLAY, SLOT, TURN, Interpreter, Table, TransitionError
+from callgate.fsm.display import HOLDS, STATUS
 from callgate.fsm.bridge import to_transitions
 from wire_common import SLOT_RANK
 
@@ -95,8 +96,27 @@ class SlotLockstep(lockstep(SLOT)):  # type: ignore[misc]
 
 TurnLockstep = lockstep(TURN)
 
+
+class DisplayLockstep(lockstep(DISPLAY)):  # type: ignore[misc]
+    @invariant()
+    def a_held_display_ends_only_through_a_decision(self) -> None:
+        if self.previous in HOLDS and self.state not in HOLDS:
+            assert self.state in ("executed", "failed", "released", "ended"), self.previous
+
+    @invariant()
+    def pending_never_ends_without_an_answer(self) -> None:
+        if self.previous == "pending" and self.state != "pending":
+            assert self.state in ("executed", "failed", "released"), self.state
+
+    @invariant()
+    def every_state_has_a_status(self) -> None:
+        assert self.state in STATUS
+        assert (STATUS[self.state] == "call_pending") == (self.state in HOLDS)
+
+
 TestSlotLockstep = SlotLockstep.TestCase
 TestTurnLockstep = TurnLockstep.TestCase
+TestDisplayLockstep = DisplayLockstep.TestCase
 
 
 def test_slot_rank_covers_every_slot_state() -> None:

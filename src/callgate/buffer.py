@@ -6,9 +6,15 @@ builds the native message and reports tool-call primitives to the turn's
 :class:`~callgate.gate.TurnGate`, whose slot and turn machines decide whether the calls
 may run. ``as_dict()`` is what the provider returns for stream=false, unnormalised.
 
-Display: each chunk's content delta is queued; ``text()`` hands out what was queued since
-the last read, unless the display is held (``hold()``), in which case it returns nothing
-and keeps the text until ``release()``.
+Display: each chunk's content delta goes to the turn's :class:`~callgate.display.Display`.
+With ``text_formats`` (a driver's ``new_stream_buffer()`` passes its own) the content runs
+through the text-call detector, and a call block waits there until the drivers decide
+whose it is; without, content is queued as it came. ``text()`` hands out what may be
+shown since the last read, unless the display is held (``hold()``), in which case it
+returns nothing and keeps the text until ``release()``.
+
+The :class:`~callgate.ledger.Ledger` of answered call ids outlives ``reset()``: one
+buffer serves one conversation, turn after turn, and no call id runs twice in it.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from callgate.chain import ExtractionChain
+from callgate.display import Display
 from callgate.findings import Finding
 from callgate.gate import POLICIES, Slot, TurnGate
+from callgate.ledger import Ledger
 from callgate.limits import Limits
 from callgate.schema import ToolSchemas
 from callgate.strategies import default_strategies
@@ -72,6 +80,9 @@ class LLMStreamBuffer:
         limits: Limits | None = None,
         strategy: ExtractionStrategy | None = None,
         policy: str = "turn",
+        text_formats: Iterable[str] | None = None,
+        reasoning_calls: bool = False,
+        ledger: Ledger | None = None,
     ) -> None:
         if isinstance(strategies, ExtractionChain):
             self.chain = strategies
@@ -85,16 +96,24 @@ class LLMStreamBuffer:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.policy = policy
+        self.text_formats = tuple(text_formats) if text_formats is not None else None
+        self.reasoning_calls = reasoning_calls
+        self.ledger = ledger if ledger is not None else Ledger()
         self._fixed = strategy
         self.reset()
 
     def reset(self) -> None:
-        """Start a new turn: drop the message, the held text and the gate."""
+        """Start a new turn: drop the message, the held text and the gate (not the ledger)."""
         self.strategy: ExtractionStrategy | None = self._fixed
         self.gate: TurnGate | None = None
         self._acc: Any = None
         self._content: list[str] = []
-        self._shown = 0
+        self.display = Display(
+            self.text_formats,
+            schemas=self.schemas.raw if self.schemas is not None else None,
+            reasoning_calls=self.reasoning_calls,
+        )
+        self.chunks = 0
         self._held = False
         self._finished = False
         self._ended = False
@@ -117,6 +136,7 @@ class LLMStreamBuffer:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
         if self._ended:
             raise BufferUsageError("add() after end(): call reset() to start a new turn")
+        self.chunks += 1
         shape = chunk if type(chunk) is dict else as_shape(chunk)
         strategy = self.strategy
         if strategy is None:
@@ -139,6 +159,7 @@ class LLMStreamBuffer:
             return
         if shown:
             self._content.append(shown)
+            self.display.feed(shown)
         if done:
             self._finished = True
             self._gate.finish()
@@ -147,6 +168,7 @@ class LLMStreamBuffer:
         """The stream is over (however it stopped): settle every slot and the turn."""
         if self.gate is not None and not self._ended:
             self._gate.finish()
+        self.display.finish()
         self._ended = True
 
     @property
@@ -159,11 +181,9 @@ class LLMStreamBuffer:
 
     def text(self) -> str:
         """Display text released since the last call; empty while the display is held."""
-        if self._held or self._shown == len(self._content):
+        if self._held:
             return ""
-        out = "".join(self._content[self._shown :])
-        self._shown = len(self._content)
-        return out
+        return self.display.text()
 
     def hold(self) -> None:
         """Hold the display: ``text()`` returns nothing until ``release()``."""
@@ -180,6 +200,11 @@ class LLMStreamBuffer:
     def is_finished(self) -> bool:
         """Whether the provider's stream-completion signal has arrived."""
         return self._finished
+
+    @property
+    def ended(self) -> bool:
+        """Whether ``end()`` was called: no more chunks come in this turn."""
+        return self._ended
 
     # -- the turn ---------------------------------------------------------------------
 

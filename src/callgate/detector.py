@@ -32,6 +32,7 @@ from callgate.strategies.text.formats import (
     FORMATS,
     FormatMemory,
     TextFormat,
+    leading_name,
     select,
 )
 
@@ -55,6 +56,8 @@ class DetectedBlock:
     markup: str
     shown: bool = False
     """True for end-of-stream formats (bare JSON, pythonic): the text was already shown."""
+    at: int = 0
+    """Where the markup sat in the step's shown text: this many shown characters precede it."""
 
 
 class Step(NamedTuple):
@@ -192,6 +195,10 @@ class Detector:
         blocks: list[DetectedBlock] = []
         text = delta
         _MACHINE.step(self.state, _TEXT_EVENT.get(self.state, "text"))
+        self._run(text, shown, blocks)
+        return self._step(shown, blocks)
+
+    def _run(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> None:
         handlers = {
             "printing": self._printing,
             "matching_prefix": self._printing,
@@ -200,6 +207,38 @@ class Detector:
         }
         while text:
             text = handlers[self.state](text, shown, blocks)
+
+    def forming(self) -> tuple[bool, str | None]:
+        """Whether a block is open, and the tool it names once the name has streamed.
+
+        The name is read only where a payload starts with it (see
+        :func:`~callgate.strategies.text.formats.leading_name`), so a driver may release
+        the block early when the name is nobody's tool.
+        """
+        block = self.block
+        if block is None:
+            return False, None
+        return True, leading_name(block.head)
+
+    def abandon(self) -> Step:
+        """Release the open block as text now (its tool is nobody's): read it again as text.
+
+        The opening delimiter is shown; the payload so far goes back through the scanner
+        as ordinary text, so what is shown does not depend on when the block was dropped.
+        """
+        block = self.block
+        if block is None:
+            return Step("")
+        shown: list[str] = []
+        blocks: list[DetectedBlock] = []
+        self.block = None
+        self._fire("break")
+        self._show(block.markup_open or block.opener, shown)
+        self._seen_text = True
+        payload = block.payload()
+        self._run(
+            payload[len(block.opener) :] if block.formats[0].keep_open else payload, shown, blocks
+        )
         return self._step(shown, blocks)
 
     def finish(self) -> Step:
@@ -213,7 +252,8 @@ class Detector:
             if parsed is not None:
                 fmt, calls = parsed
                 self._fire("finish_call")
-                blocks.append(DetectedBlock(fmt.name, calls, block.markup_open + payload))
+                markup = block.markup_open + payload
+                blocks.append(DetectedBlock(fmt.name, calls, markup, at=_length(shown)))
             else:
                 self._fire("finish_text")
                 self._show(block.markup_open + payload, shown)
@@ -306,7 +346,7 @@ class Detector:
         else:
             fmt, calls = parsed
             self._fire("close_call")
-            blocks.append(DetectedBlock(fmt.name, calls, markup))
+            blocks.append(DetectedBlock(fmt.name, calls, markup, at=_length(shown)))
         return rest
 
     def _reasoning(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> str:
@@ -399,7 +439,8 @@ class Detector:
                 known = self.known_tools
                 if calls and (known is None or all(c.name in known for c in calls)):
                     self.memory.remember(fmt.name)
-                    return [DetectedBlock(fmt.name, tuple(calls), content, shown=True)]
+                    block = DetectedBlock(fmt.name, tuple(calls), content, shown=True)
+                    return [block]
         return []
 
     def _held_suffix(self, buf: str) -> int:
@@ -432,6 +473,10 @@ class Detector:
 _NEVER = re.compile(r"(?!)")
 _TEXT_EVENT = {"in_block": "payload"}
 """The event new text is in each state: checked first, so a delta after the end raises."""
+
+
+def _length(pieces: list[str]) -> int:
+    return sum(map(len, pieces))
 
 
 def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:

@@ -28,8 +28,17 @@ _ADVICE = {
 
 def corrective_result(slot: Slot, finding: Finding) -> ToolResult:
     """An error result for a blocked call, stating what was wrong and how to retry."""
-    name = slot.name or "(no name)"
+    return refusal(ExtractedCall(slot.id, slot.name or "(no name)", {}, slot.key), finding)
+
+
+def refusal(call: ExtractedCall, finding: Finding, *, cause: str = "") -> ToolResult:
+    """An error result for ``call``, which was not run because of ``finding``.
+
+    ``cause`` says why a call that was itself fine was not run (another call of its
+    turn was refused, and a turn runs all of its calls or none).
+    """
     advice = _ADVICE.get(finding.code, "The call was not run.")
-    content = f"The call to {name} was not run: {finding.message} ({finding.code}). {advice}"
-    call = ExtractedCall(slot.id, name, {}, slot.key)
+    content = (
+        f"The call to {call.name} was not run: {cause}{finding.message} ({finding.code}). {advice}"
+    )
     return ToolResult(call, content, is_error=True)

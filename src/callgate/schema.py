@@ -262,11 +262,12 @@ class ToolSchemas:
     An empty mapping declares no tool; ToolSchemas.any_tool() accepts any named call unchecked.
     """
 
-    __slots__ = ("_any", "_unsupported", "_validators")
+    __slots__ = ("_any", "_raw", "_unsupported", "_validators")
 
     def __init__(self, schemas: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         """Check and compile the schema of every tool in schemas."""
         self._any = False
+        self._raw: dict[str, Mapping[str, Any]] = dict(schemas or {})
         self._unsupported: dict[str, str] = {}
         self._validators: dict[str, Draft202012Validator] = {}
         for name, schema in (schemas or {}).items():
@@ -291,6 +292,11 @@ class ToolSchemas:
     def names(self) -> frozenset[str]:
         """Return the declared tool names (empty for any_tool())."""
         return frozenset(self._validators) | frozenset(self._unsupported)
+
+    @property
+    def raw(self) -> Mapping[str, Mapping[str, Any]]:
+        """Return the schemas as given, by tool name (text parsers type raw values by them)."""
+        return self._raw
 
     def unsupported(self, name: str) -> str | None:
         """Return why the named tool's schema cannot be enforced, or None if it can."""

@@ -199,6 +199,10 @@ class AnthropicStrategy(ExtractionStrategy):
         ]
         return Forming(bool(names), names[-1] if names else None)
 
+    def history(self, message: Shape) -> list[dict[str, Any]]:
+        """The assistant turn: role and content blocks (the envelope stays behind)."""
+        return [{"role": "assistant", "content": list(message.get("content") or ())}]
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``tool_result`` block per result, by ``tool_use_id``."""
         if not results:

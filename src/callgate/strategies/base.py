@@ -116,5 +116,9 @@ class ExtractionStrategy(ABC):
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """The tool results, shaped as the messages this provider expects next."""
 
+    def history(self, message: Shape) -> list[dict[str, Any]]:
+        """The assembled turn as this provider takes it back in the next request's history."""
+        return [dict(message)]
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

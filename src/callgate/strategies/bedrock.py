@@ -292,6 +292,10 @@ class BedrockStrategy(ExtractionStrategy):
         name = tools[-1].get("name") if tools else None
         return Forming(bool(tools), name if isinstance(name, str) else None)
 
+    def history(self, message: Shape) -> list[dict[str, Any]]:
+        """The assistant message inside ``output``."""
+        return [{"role": "assistant", "content": [dict(b) for b in _content(message)]}]
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``toolResult`` block per result, by ``toolUseId``."""
         if not results:

@@ -326,6 +326,10 @@ class CohereStrategy(ExtractionStrategy):
             return Forming(True, (calls[-1].get("function") or {}).get("name"))
         return Forming(bool(inner.get("tool_plan")))
 
+    def history(self, message: Shape) -> list[dict[str, Any]]:
+        """The assistant message (a ChatResponse's ``message``, or the message itself)."""
+        return [dict(_message(message))]
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result: a document holding the output (or its error).
 

@@ -393,6 +393,10 @@ class GeminiStrategy(ExtractionStrategy):
         name = calls[-1].get("name")
         return Forming(True, name if isinstance(name, str) else None)
 
+    def history(self, message: Shape) -> list[dict[str, Any]]:
+        """The first candidate's content, role ``model``."""
+        return [{"role": "model", "parts": [dict(p) for p in _parts(message)]}]
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``user`` content holding a ``functionResponse`` part per result."""
         if not results:

@@ -214,6 +214,11 @@ class OllamaStrategy(ExtractionStrategy):
         name = (calls[-1].get("function") or {}).get("name")
         return Forming(True, name if isinstance(name, str) else None)
 
+    def history(self, message: Shape) -> list[dict[str, Any]]:
+        """The chat response's message."""
+        inner = message.get("message")
+        return [dict(inner) if isinstance(inner, Mapping) else dict(message)]
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, naming its tool in ``tool_name``.
 

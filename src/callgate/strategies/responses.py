@@ -477,6 +477,10 @@ class ResponsesStrategy(ExtractionStrategy):
         last = names[-1] if names else None
         return Forming(bool(names), last if isinstance(last, str) else None)
 
+    def history(self, message: Shape) -> list[dict[str, Any]]:
+        """The Response's output items, which the next request takes as input items."""
+        return [dict(item) for item in _output(message)]
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``function_call_output`` input item per result, keyed by ``call_id``.
 

@@ -26,6 +26,7 @@ from callgate.strategies.text.markup_payloads import (
     CALLS_BEGIN,
     CALLS_END,
     MARKUP_PARSERS,
+    SEP,
 )
 
 Viable = Callable[[str], bool]
@@ -120,6 +121,35 @@ FORMATS: dict[str, TextFormat] = {
     )
 }  # fmt: skip
 """Every text format, by its contract name."""
+
+_NAME = r"([\w.\-]+)"
+_LEADING_NAMES = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r'\s*\{\s*"(?:name|tool_name|tool)"\s*:\s*"([^"\\]+)"',
+        r"\s*<function=([^>\s]+)>",
+        r"\s*call:" + _NAME + r"\{",
+        r"\s*" + _NAME + r"\s*(?:<arg_key>|\[ARGS\]|\[CALL_ID\])",
+        r"\s*" + re.escape(CALL_BEGIN) + r"(?:function)?" + re.escape(SEP) + _NAME,
+        r"\s*" + re.escape(CALL_BEGIN) + _NAME + re.escape(SEP),
+    )
+)
+
+
+def leading_name(head: str) -> str | None:
+    """The tool a payload names first thing, once that name has fully streamed.
+
+    Only a payload that starts with one call's name is read (a JSON object whose first
+    key is ``name``/``tool_name``/``tool``, ``<function=NAME>``, ``call:NAME{``,
+    ``NAME<arg_key>``, ``NAME[ARGS]``, DeepSeek's name before its separator); a list of calls
+    has no single name, so it is decided when the block closes.
+    """
+    for pattern in _LEADING_NAMES:
+        match = pattern.match(head)
+        if match is not None:
+            return match.group(1)
+    return None
+
 
 DEFAULT_FORMATS = tuple(name for name, f in FORMATS.items() if f.stream)
 """The formats a detector watches for while streaming unless told otherwise."""

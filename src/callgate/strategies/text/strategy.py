@@ -135,3 +135,51 @@ def _strategy_class(name: str) -> type[TextStrategy]:
 
 TEXT_STRATEGIES: dict[str, type[TextStrategy]] = {name: _strategy_class(name) for name in FORMATS}
 """A text strategy class per text format, by the format's contract name."""
+
+
+class TextFormatsStrategy(TextStrategy):
+    """Calls of any of several text formats: a driver's backup for calls leaked as text.
+
+    The native→text fall-through hands it a native message's plain text; the formats are
+    the driver's (stream-detected ones by default, plus the end-of-stream formats given).
+    """
+
+    name = "text"
+    format_name = "text"
+
+    def __init__(self, formats: Sequence[str] | None = None) -> None:
+        chosen = tuple(FORMATS) if formats is None else tuple(formats)
+        unknown = [n for n in chosen if n not in FORMATS]
+        if unknown:
+            raise ValueError(f"unknown text format(s): {', '.join(unknown)}")
+        self.formats = chosen
+
+    def recognizes(self, shape: Shape) -> bool:
+        """A plain message whose content one of the formats claims."""
+        content = shape.get("content")
+        if not isinstance(content, str) or any(k in shape for k in _NATIVE_KEYS):
+            return False
+        return claiming_format(content) in self.formats
+
+    def _detect(self, message: Shape) -> list[ExtractedCall]:
+        from callgate.detector import Detector
+
+        stream = [n for n in self.formats if n not in END_FORMATS]
+        end = [n for n in self.formats if n in END_FORMATS]
+        detector = Detector(stream, end_formats=end)
+        step = detector.feed(self.content_text(message))
+        blocks = [*step.blocks, *detector.finish().blocks]
+        calls = [c for b in blocks for c in b.calls]
+        return [ExtractedCall(c.id, c.name, c.arguments, i) for i, c in enumerate(calls)]
+
+    def forming(self, message: Shape) -> Forming:
+        """Whether the content holds an opening delimiter of one of the formats."""
+        text = self.content_text(message)
+        opens = [o for n in self.formats for o in FORMATS[n].opens if FORMATS[n].stream]
+        if not any(opener in text for opener in opens):
+            return Forming(False)
+        calls = self._detect(message)
+        return Forming(True, calls[-1].name if calls else None)
+
+    def __repr__(self) -> str:
+        return f"<TextFormatsStrategy {list(self.formats)!r}>"

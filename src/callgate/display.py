@@ -1,0 +1,176 @@
+"""The display state of one stream: what the user has seen, what is held, and who decided.
+
+The buffer owns one :class:`Display` per turn; drivers stay stateless and keep their
+per-stream decisions here (a :class:`View` each, holding the display machine's state).
+Content deltas go through the :class:`~callgate.detector.Detector` when the buffer has
+text formats; its output is queued in order as text and :class:`TextBlock` entries.
+``text()`` hands out the queue up to the first block not yet decided: a block is hidden
+when some driver claims it (the call is that driver's), and shown as ordinary text when
+every driver looking at the stream declined it. An open block whose name every driver
+declined is dropped early (:meth:`Detector.abandon`): it flows as text.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from attrs import define, field
+
+from callgate.detector import Detector, Step
+from callgate.fsm.display import DISPLAY
+from callgate.fsm.interpreter import Interpreter
+from callgate.strategies.base import ToolResult
+from callgate.strategies.text.base import Schemas, TextCall
+
+_MACHINE = Interpreter(DISPLAY)
+
+
+@define(eq=False)
+class TextBlock:
+    """A call block found in the content: its calls, its markup, and the drivers' votes."""
+
+    index: int
+    format: str
+    calls: tuple[TextCall, ...]
+    markup: str
+    shown: bool
+    """End-of-stream formats (bare JSON): the text was shown before the block was known."""
+    claims: set[int] = field(factory=set)
+    declines: set[int] = field(factory=set)
+
+
+@define(eq=False)
+class View:
+    """One driver's decisions over this stream: its display state and what it answered."""
+
+    state: str = _MACHINE.initial
+    answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
+    """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
+    declined_forming: bool = False
+    trace: list[tuple[str, str, str]] = field(factory=list)
+    """Every (source, event, target) this driver's display machine took, in order."""
+
+    def fire(self, event: str) -> str:
+        """Step the display machine; an event the state does not accept raises."""
+        target = _MACHINE.step(self.state, event)
+        self.trace.append((self.state, event, target))
+        self.state = target
+        return target
+
+
+class Display:
+    """Held and released text of one turn, and the drivers' views of it."""
+
+    def __init__(
+        self,
+        formats: Iterable[str] | None,
+        *,
+        schemas: Schemas | None = None,
+        reasoning_calls: bool = False,
+    ) -> None:
+        self.detector = (
+            Detector(formats, schemas=schemas, reasoning_calls=reasoning_calls)
+            if formats is not None
+            else None
+        )
+        self.blocks: list[TextBlock] = []
+        self.views: dict[int, View] = {}
+        self._queue: deque[str | TextBlock] = deque()
+        self.shown: list[str] = []
+        """Everything handed out by :meth:`text`, in order."""
+        self.finished = False
+
+    def view(self, owner: object) -> View:
+        """The view of ``owner`` (a driver), registered on first use."""
+        key = id(owner)
+        view = self.views.get(key)
+        if view is None:
+            view = self.views[key] = View()
+        return view
+
+    # -- input ------------------------------------------------------------------------
+
+    def feed(self, delta: str) -> None:
+        """One content delta from the wire strategy."""
+        if self.detector is None:
+            self._queue.append(delta)
+        else:
+            self._take(self.detector.feed(delta))
+
+    def finish(self) -> None:
+        """The stream ended: the detector settles what it holds."""
+        if self.detector is not None and not self.finished:
+            self._take(self.detector.finish())
+        self.finished = True
+
+    def _take(self, step: Step) -> None:
+        text, start = step.shown, 0
+        for found in step.blocks:
+            block = TextBlock(
+                len(self.blocks), found.format, found.calls, found.markup, found.shown
+            )
+            self.blocks.append(block)
+            if found.shown:
+                continue
+            if found.at > start:
+                self._queue.append(text[start : found.at])
+                start = found.at
+            self._queue.append(block)
+        if start < len(text):
+            self._queue.append(text[start:])
+
+    # -- the drivers' decisions -------------------------------------------------------
+
+    def forming(self) -> tuple[bool, str | None]:
+        """Whether a text block is open, and the tool it names once known."""
+        return self.detector.forming() if self.detector is not None else (False, None)
+
+    def decline_forming(self, owner: object) -> None:
+        """``owner`` does not own the open block's tool; once nobody does, it flows as text."""
+        self.view(owner).declined_forming = True
+        if self.detector is not None and all(v.declined_forming for v in self.views.values()):
+            self._take(self.detector.abandon())
+            for view in self.views.values():
+                view.declined_forming = False
+
+    def undecided(self, owner: object) -> list[TextBlock]:
+        """The blocks ``owner`` has not voted on yet, in order."""
+        key = id(owner)
+        return [b for b in self.blocks if key not in b.claims and key not in b.declines]
+
+    # -- output -----------------------------------------------------------------------
+
+    def _decided(self, block: TextBlock) -> bool | None:
+        """True: hide (claimed); False: show as text (declined by every driver); None: wait."""
+        if block.claims:
+            return True
+        if all(k in block.declines or v.state == "ended" for k, v in self.views.items()):
+            return False
+        return None
+
+    def text(self) -> str:
+        """The text that may be shown now, in order, up to the first undecided block."""
+        out: list[str] = []
+        queue = self._queue
+        while queue:
+            head = queue[0]
+            if isinstance(head, str):
+                out.append(head)
+            else:
+                decision = self._decided(head)
+                if decision is None:
+                    break
+                if not decision:
+                    out.append(head.markup)
+            queue.popleft()
+        text = "".join(out)
+        if text:
+            self.shown.append(text)
+        return text
+
+    @property
+    def held(self) -> str:
+        """Text queued but not shown yet (undecided blocks' markup included)."""
+        return "".join(p if isinstance(p, str) else p.markup for p in self._queue)

@@ -1,0 +1,469 @@
+"""Drivers: who owns a call, when it may run, and what the model gets back.
+
+A driver holds tools (a name, a JSON Schema, the caller's function) and is stateless:
+what it decided about a stream lives in the buffer's :class:`~callgate.display.Display`
+(a :class:`~callgate.display.View` per driver, which runs the display machine,
+:mod:`callgate.fsm.display`), and the call ids it answered live in the buffer's
+:class:`~callgate.ledger.Ledger`. ``process_llm_response(buffer)`` is called after each
+chunk (and once after ``buffer.end()``); it returns a :class:`DriverResponse` whose
+status is ``call_pending``, ``call_executed``, ``call_failed`` or None (no call).
+
+Ownership is the false-positive guard: a call naming a tool the driver does not own is
+never run by it and never counts as its failure (another driver may own it); a text
+block whose tool nobody owns flows to the user as text. Calls run only when the buffer's
+policy allows (``turn``: after the turn's terminal evidence, all together; ``call``: at
+each call's own done; ``parseable``: as soon as the arguments parse, unsafe). A call the
+gate blocked gets a corrective error result instead of a run.
+
+Text-embedded calls: on a wire whose assembled message is a plain content string
+(OpenAI Chat Completions) the chain's text strategies read them directly; on a native
+envelope that ``leaks_into_text`` (Anthropic, Responses, ...) a message with no native
+call falls through to the driver's backup text strategy, and ``None`` switches that off
+(a leak then flows as text). A turn that has native calls never runs text calls: the
+native ones are authoritative.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeVar, cast
+
+from attrs import field, frozen
+
+from callgate.buffer import LLMStreamBuffer
+from callgate.chain import ExtractionChain
+from callgate.display import TextBlock, View
+from callgate.findings import Finding, finding
+from callgate.fsm.display import STATUS
+from callgate.ledger import Ledger
+from callgate.limits import Limits
+from callgate.results import refusal
+from callgate.schema import ToolSchemas
+from callgate.strategies import default_wire_strategies
+from callgate.strategies.base import ExtractedCall, ExtractionStrategy, ToolResult
+from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS
+from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrategy, TextStrategy
+
+Status = Literal["call_pending", "call_executed", "call_failed"]
+CallKey = tuple[Any, ...]
+_FINAL_TURN = ("executable", "blocked", "not_applicable")
+_TEXT_RESULTS = TextFormatsStrategy()
+"""Shapes results of calls read from text: a text-style continuation, not a native answer."""
+
+
+@frozen
+class Tool:
+    """A tool a driver owns: its name, the JSON Schema of its arguments, and its function.
+
+    ``function`` is the caller's; callgate runs nothing else. Without one the call is
+    answered with a note that it was not run (a dry run, as in ``callgate replay``).
+    """
+
+    name: str
+    schema: Mapping[str, Any] = field(factory=lambda: {"type": "object"})
+    function: Callable[..., Any] | None = None
+    description: str = ""
+
+
+@frozen
+class DriverResponse:
+    """What one driver decided for one step of a stream (or one whole message)."""
+
+    status: Status | None = None
+    results: tuple[ToolResult, ...] = ()
+    """The calls answered in this step, each with its result, in call order."""
+    messages: tuple[dict[str, Any], ...] = ()
+    """The results shaped as the provider expects them in the next request."""
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def calls(self) -> tuple[ExtractedCall, ...]:
+        """The calls answered in this step."""
+        return tuple(r.call for r in self.results)
+
+
+def merge(responses: Sequence[DriverResponse]) -> DriverResponse:
+    """Several drivers' responses to one step as one: the strongest status, all results."""
+    rank = {None: 0, "call_pending": 1, "call_executed": 2, "call_failed": 3}
+    status = max((r.status for r in responses), key=rank.__getitem__, default=None)
+    return DriverResponse(
+        status,
+        tuple(x for r in responses for x in r.results),
+        tuple(x for r in responses for x in r.messages),
+        tuple(x for r in responses for x in r.findings),
+    )
+
+
+class DriverMeta(type):
+    """The drivers' metaclass: it resolves a driver's capabilities."""
+
+    C = TypeVar("C")
+
+    @staticmethod
+    def resolve_capability(driver: object, capability: type[C]) -> C | None:
+        """``driver`` as ``capability`` if it has that capability, else None."""
+        return driver if isinstance(driver, capability) else None
+
+
+class BaseDriver(metaclass=DriverMeta):
+    """A driver over text: it owns tools and reads calls of its text formats.
+
+    ``process_llm_response`` takes a whole message (a string, or a provider's stream=false
+    dict). Streaming and native tool calls are capabilities (:class:`SupportsStreaming`,
+    :class:`SupportsNativeTools`); :class:`Driver` has both.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        text_formats: Iterable[str] | None = None,
+        policy: str = "turn",
+        limits: Limits | None = None,
+    ) -> None:
+        self.tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self.tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            self.tools[tool.name] = tool
+        self.schemas = ToolSchemas({t.name: t.schema for t in self.tools.values()})
+        self.text_formats = tuple(DEFAULT_FORMATS if text_formats is None else text_formats)
+        self.policy = policy
+        self.limits = limits
+
+    def owns(self, name: str | None) -> bool:
+        """Whether ``name`` is one of this driver's tools."""
+        return name in self.tools
+
+    def strategies(self) -> list[ExtractionStrategy]:
+        """The strategies this driver reads messages with: one per text format."""
+        return [TEXT_STRATEGIES[name]() for name in self.text_formats]
+
+    def backup(self) -> TextStrategy | None:
+        """The text strategy for calls leaked into a native message's text (none here)."""
+        return None
+
+    # -- running calls ----------------------------------------------------------------
+
+    def execute(self, call: ExtractedCall) -> ToolResult:
+        """Run the owned, validated ``call`` with the tool's function; errors become results."""
+        function = self.tools[call.name].function
+        if function is None:
+            return ToolResult(call, f"(dry run: {call.name} was not executed)")
+        try:
+            value = function(**call.arguments)
+        except Exception as exc:  # the tool's own failure is the model's answer
+            return ToolResult(call, f"{type(exc).__name__}: {exc}", is_error=True)
+        if isinstance(value, str):
+            return ToolResult(call, value)
+        return ToolResult(call, json.dumps(value, ensure_ascii=False, default=str))
+
+    def answer(self, call: ExtractedCall, ledger: Ledger) -> tuple[ToolResult, bool]:
+        """Validate and run ``call`` once per conversation: the result, and whether refused.
+
+        A call id already in the ledger gets its recorded result and does not run again;
+        a call that fails its tool's schema is refused with a corrective result.
+        """
+        known = ledger.get(call.id)
+        if known is not None:
+            return known, False
+        problem = self.schemas.check(call.name, call.arguments, call.slot)
+        if problem is not None:
+            return refusal(call, problem), True
+        result = self.execute(call)
+        ledger.record(result)
+        return result, False
+
+    # -- whole messages ---------------------------------------------------------------
+
+    def process_llm_response(self, response: str | Mapping[str, Any]) -> DriverResponse:
+        """The calls of one whole message that this driver owns, answered."""
+        return self._process_message(response, Ledger())
+
+    def _process_message(self, response: str | Mapping[str, Any], ledger: Ledger) -> DriverResponse:
+        message: Mapping[str, Any] = (
+            {"role": "assistant", "content": response} if isinstance(response, str) else response
+        )
+        chain = ExtractionChain(self.strategies())
+        strategy = chain.resolve(message)
+        if strategy is None:
+            return DriverResponse()
+        calls = strategy.extract(message)
+        shaper = strategy
+        backup = self.backup()
+        if not calls and strategy.leaks_into_text and backup is not None:
+            calls = backup.extract({"content": strategy.content_text(message)})
+            shaper = backup
+        owned = [c for c in calls if self.owns(c.name)]
+        if not owned:
+            return DriverResponse()
+        answers = [self.answer(c, ledger) for c in owned]
+        results = tuple(result for result, _ in answers)
+        refused = any(refused for _, refused in answers)
+        return DriverResponse(
+            "call_failed" if refused else "call_executed",
+            results,
+            tuple(shaper.result_messages(results)),
+        )
+
+
+class SupportsNativeTools:
+    """Capability: native tool calls, plus the backup text strategy for leaked calls."""
+
+    _backup: TextStrategy | None
+
+    def native_strategies(self) -> list[ExtractionStrategy]:
+        """The wire strategies this driver contributes to the chain."""
+        return default_wire_strategies()
+
+    def set_native_backup_strategy(self, strategy: TextStrategy | None) -> None:
+        """Set the text strategy a native message without calls falls through to (None: off)."""
+        self._backup = strategy
+
+    def get_native_backup_strategy(self) -> TextStrategy | None:
+        """The text strategy for calls leaked into native text, or None when switched off."""
+        return self._backup
+
+
+class SupportsStreaming:
+    """Capability: hold/release over a stream through an :class:`LLMStreamBuffer`."""
+
+    @property
+    def extraction_strategies(self) -> list[ExtractionStrategy]:
+        """The driver's chain: native strategies first, then its text strategies."""
+        raise NotImplementedError
+
+    def new_stream_buffer(self) -> LLMStreamBuffer:
+        """A buffer seeded with this driver's chain, tools, policy and text formats."""
+        raise NotImplementedError
+
+
+class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
+    """A driver with native tool calls and streaming: what most clients use."""
+
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        text_formats: Iterable[str] | None = None,
+        policy: str = "turn",
+        limits: Limits | None = None,
+    ) -> None:
+        super().__init__(tools, text_formats=text_formats, policy=policy, limits=limits)
+        self._backup = TextFormatsStrategy(self.text_formats)
+
+    def strategies(self) -> list[ExtractionStrategy]:
+        """Native strategies first, then one text strategy per text format."""
+        return [*self.native_strategies(), *super().strategies()]
+
+    def backup(self) -> TextStrategy | None:
+        """The backup text strategy (see :meth:`set_native_backup_strategy`)."""
+        return self._backup
+
+    @property
+    def extraction_strategies(self) -> list[ExtractionStrategy]:
+        """The driver's chain: native strategies first, then its text strategies."""
+        return self.strategies()
+
+    def new_stream_buffer(self) -> LLMStreamBuffer:
+        """A buffer seeded with this driver's chain, tools, policy and text formats."""
+        return LLMStreamBuffer(
+            self.extraction_strategies,
+            tool_schemas={t.name: t.schema for t in self.tools.values()},
+            limits=self.limits,
+            policy=self.policy,
+            text_formats=[n for n in self.text_formats if n not in END_FORMATS],
+        )
+
+    def process_llm_response(
+        self, response: str | Mapping[str, Any] | LLMStreamBuffer
+    ) -> DriverResponse:
+        """One step of a stream (a buffer), or one whole message (a string or dict)."""
+        if isinstance(response, LLMStreamBuffer):
+            return _Step(self, response).run()
+        return self._process_message(response, Ledger())
+
+
+class Orchestrator(Driver):
+    """A driver composed of drivers: each keeps its own tools and decisions.
+
+    It owns the union of their tools; its buffer checks calls against the union. Every
+    step runs each driver over the same buffer and merges their responses.
+    """
+
+    def __init__(self, drivers: Sequence[Driver], *, policy: str = "turn") -> None:
+        formats: list[str] = []
+        for driver in drivers:
+            formats += [n for n in driver.text_formats if n not in formats]
+        tools = [tool for driver in drivers for tool in driver.tools.values()]
+        super().__init__(tools, text_formats=formats, policy=policy)
+        self.drivers = list(drivers)
+
+    def process_llm_response(
+        self, response: str | Mapping[str, Any] | LLMStreamBuffer
+    ) -> DriverResponse:
+        """Every driver's response to the same step, merged."""
+        return merge([d.process_llm_response(response) for d in self.drivers])
+
+
+class _Step:
+    """One driver's decision on a buffer after one chunk (or after the end)."""
+
+    def __init__(self, driver: Driver, buffer: LLMStreamBuffer) -> None:
+        self.driver = driver
+        self.buffer = buffer
+        self.display = buffer.display
+        self.view: View = self.display.view(driver)
+        self.refused = False
+
+    def run(self) -> DriverResponse:
+        view = self.view
+        if view.state == "ended":
+            return DriverResponse()
+        text_path = self._text_path()
+        observation = self._observe(text_path)
+        native, text = self._answer(text_path)
+        view.fire(observation)
+        results = native + text
+        if results:
+            view.fire("refuse" if self.refused else "allow")
+        status = cast("Status | None", STATUS[view.state])
+        if self.buffer.ended and view.state not in ("holding", "pending"):
+            view.fire("end")
+        messages: list[dict[str, Any]] = []
+        if native and self.buffer.strategy is not None:
+            messages += self.buffer.strategy.result_messages(native)
+        if text:
+            backup = self.driver.backup()
+            messages += (backup or _TEXT_RESULTS).result_messages(text)
+        return DriverResponse(status, tuple(results), tuple(messages))
+
+    # -- what the driver sees ---------------------------------------------------------
+
+    def _text_path(self) -> bool:
+        """Whether calls in this turn's text are calls (see the module's docstring)."""
+        wire = self.buffer.strategy
+        if self.buffer.slots or wire is None:
+            return False
+        return not wire.leaks_into_text or self.driver.backup() is not None
+
+    def _observe(self, text_path: bool) -> str:
+        driver, view, display = self.driver, self.view, self.display
+        ours = forming = foreign = False
+        for slot in self.buffer.slots:
+            if ("slot", slot.key) in view.answered or (slot.state == "blocked" and not slot.name):
+                continue
+            if slot.name is None:
+                forming = True
+            elif driver.owns(slot.name):
+                ours = True
+            else:
+                foreign = True
+        me = id(driver)
+        for block in display.undecided(driver):
+            if text_path and any(driver.owns(c.name) for c in block.calls):
+                block.claims.add(me)
+            else:
+                block.declines.add(me)
+                foreign = True
+        ours = ours or (text_path and any(self._open_text_calls()))
+        is_open, name = display.forming()
+        if is_open and not text_path:
+            display.decline_forming(driver)
+        elif is_open and name is None:
+            forming = True
+        elif is_open and driver.owns(name):
+            ours = True
+        elif is_open:
+            display.decline_forming(driver)
+            foreign = True
+        if ours:
+            return "owned"
+        if forming:
+            return "forming"
+        if foreign:
+            return "foreign"
+        return "broken" if view.state in ("holding", "pending") else "text"
+
+    def _open_text_calls(self) -> Iterable[tuple[CallKey, ExtractedCall]]:
+        me, answered = id(self.driver), self.view.answered
+        for block in self.display.blocks:
+            if me not in block.claims:
+                continue
+            for n, call in enumerate(block.calls):
+                key = ("text", block.index, n)
+                if key not in answered and self.driver.owns(call.name):
+                    yield key, ExtractedCall(call.id, call.name, call.arguments, _slot(block, n))
+
+    # -- answering --------------------------------------------------------------------
+
+    def _answer(self, text_path: bool) -> tuple[list[ToolResult], list[ToolResult]]:
+        return self._answer_native(), self._answer_text() if text_path else []
+
+    def _answer_native(self) -> list[ToolResult]:
+        buffer, driver, view = self.buffer, self.driver, self.view
+        gate = buffer.gate
+        if gate is None:
+            return []
+        results = []
+        for slot in buffer.releasable():
+            key = ("slot", slot.key)
+            if driver.owns(slot.name) and key not in view.answered and slot.arguments is not None:
+                call = ExtractedCall(slot.id, cast(str, slot.name), slot.arguments, slot.key)
+                results.append(self._record(key, *driver.answer(call, buffer.ledger)))
+        if gate.turn == "blocked":
+            first = _first_error(buffer.findings)
+            for slot in buffer.slots:
+                key = ("slot", slot.key)
+                if not driver.owns(slot.name) or key in view.answered:
+                    continue
+                own = _first_error(f for f in buffer.findings if f.slot == slot.key)
+                call = ExtractedCall(slot.id, cast(str, slot.name), {}, slot.key)
+                cause = "" if own is not None else "another call of this turn was refused: "
+                problem = own or first or finding("malformed_chunk", "the turn was blocked")
+                results.append(self._record(key, refusal(call, problem, cause=cause), True))
+        return results
+
+    def _answer_text(self) -> list[ToolResult]:
+        buffer, driver = self.buffer, self.driver
+        turn = buffer.turn_state
+        if turn == "blocked":
+            problem = _first_error(buffer.findings) or finding(
+                "malformed_chunk", "the turn was blocked"
+            )
+            return [
+                self._record(key, refusal(call, problem), True)
+                for key, call in self._open_text_calls()
+            ]
+        if buffer.policy == "turn" and (turn not in _FINAL_TURN or not buffer.display.finished):
+            return []
+        pending = list(self._open_text_calls())
+        if buffer.policy == "turn":
+            problems = [driver.schemas.check(c.name, c.arguments, c.slot) for _, c in pending]
+            first = next((p for p in problems if p is not None), None)
+            if first is not None:
+                return [
+                    self._record(
+                        key,
+                        refusal(call, problem)
+                        if problem is not None
+                        else refusal(call, first, cause="another call of this turn was refused: "),
+                        True,
+                    )
+                    for (key, call), problem in zip(pending, problems, strict=True)
+                ]
+        return [self._record(key, *driver.answer(call, buffer.ledger)) for key, call in pending]
+
+    def _record(self, key: CallKey, result: ToolResult, refused: bool = False) -> ToolResult:
+        self.view.answered[key] = result
+        self.refused = self.refused or refused
+        return result
+
+
+def _slot(block: TextBlock, n: int) -> str:
+    return f"text-{block.index}.{n}"
+
+
+def _first_error(findings: Iterable[Finding]) -> Finding | None:
+    return next((f for f in findings if f.severity == "error"), None)
