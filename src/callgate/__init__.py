@@ -1,14 +1,28 @@
 """callgate: explicit finite-state machines for streamed LLM tool calls.
 
 Feed an :class:`LLMStreamBuffer` a provider's raw chunks; it keeps the provider's own
-message, and its slot and turn machines decide whether the calls may run.
+message, and its slot and turn machines decide whether the calls may run. A
+:class:`Driver` owns tools: per chunk it decides what the user may see and runs its calls
+when the policy allows; :func:`run_turn` is that loop.
 """
 
 from callgate.buffer import BufferUsageError, LLMStreamBuffer, UnrecognizedStreamError, as_shape
 from callgate.chain import ExtractionChain
+from callgate.driver import (
+    BaseDriver,
+    Driver,
+    DriverMeta,
+    DriverResponse,
+    Orchestrator,
+    SupportsNativeTools,
+    SupportsStreaming,
+    Tool,
+)
 from callgate.findings import Finding
 from callgate.gate import TurnGate
+from callgate.ledger import Ledger
 from callgate.limits import Limits
+from callgate.loop import Turn, TurnStep, arun_turn, astream_turn, run_turn, stream_turn
 from callgate.schema import ToolSchemas
 from callgate.strategies import (
     AnthropicStrategy,
@@ -22,19 +36,34 @@ from callgate.strategies import (
 
 __all__ = [
     "AnthropicStrategy",
+    "BaseDriver",
     "BufferUsageError",
+    "Driver",
+    "DriverMeta",
+    "DriverResponse",
     "ExtractedCall",
     "ExtractionChain",
     "ExtractionStrategy",
     "Finding",
     "Forming",
     "LLMStreamBuffer",
+    "Ledger",
     "Limits",
     "MistralStrategy",
     "OpenAIStrategy",
+    "Orchestrator",
+    "SupportsNativeTools",
+    "SupportsStreaming",
+    "Tool",
     "ToolResult",
     "ToolSchemas",
+    "Turn",
     "TurnGate",
+    "TurnStep",
     "UnrecognizedStreamError",
+    "arun_turn",
     "as_shape",
+    "astream_turn",
+    "run_turn",
+    "stream_turn",
 ]
