@@ -48,7 +48,6 @@ class View:
     state: str = _MACHINE.initial
     answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
     """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
-    declined_forming: bool = False
     trace: list[tuple[str, str, str]] = field(factory=list)
     """Every (source, event, target) this driver's display machine took, in order."""
 
@@ -80,6 +79,8 @@ class Display:
         self._queue: deque[str | TextBlock] = deque()
         self.shown: list[str] = []
         """Everything handed out by :meth:`text`, in order."""
+        self._forming: object = None
+        self._forming_declines: set[int] = set()
         self.finished = False
 
     def view(self, owner: object) -> View:
@@ -129,11 +130,14 @@ class Display:
 
     def decline_forming(self, owner: object) -> None:
         """``owner`` does not own the open block's tool; once nobody does, it flows as text."""
-        self.view(owner).declined_forming = True
-        if self.detector is not None and all(v.declined_forming for v in self.views.values()):
+        self.view(owner)
+        if self.detector is None or self.detector.block is None:
+            return
+        if self.detector.block is not self._forming:
+            self._forming, self._forming_declines = self.detector.block, set()
+        self._forming_declines.add(id(owner))
+        if self._forming_declines >= self.views.keys():
             self._take(self.detector.abandon())
-            for view in self.views.values():
-                view.declined_forming = False
 
     def undecided(self, owner: object) -> list[TextBlock]:
         """The blocks ``owner`` has not voted on yet, in order."""

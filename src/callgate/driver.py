@@ -409,8 +409,9 @@ class _Step:
         results = []
         for slot in buffer.releasable():
             key = ("slot", slot.key)
-            if driver.owns(slot.name) and key not in view.answered and slot.arguments is not None:
-                call = ExtractedCall(slot.id, cast(str, slot.name), slot.arguments, slot.key)
+            arguments = slot.arguments if slot.arguments is not None else slot.early
+            if driver.owns(slot.name) and key not in view.answered and isinstance(arguments, dict):
+                call = ExtractedCall(slot.id, cast(str, slot.name), arguments, slot.key)
                 results.append(self._record(key, *driver.answer(call, buffer.ledger)))
         if gate.turn == "blocked":
             first = _first_error(buffer.findings)

@@ -1,0 +1,167 @@
+"""A loopback SSE server and a recorded tool-calling turn, shared by the SDK loopback tests.
+
+A ``ThreadingHTTPServer`` on 127.0.0.1 (an ephemeral port, a daemon thread, shut down by
+:func:`serve`) answers the SDKs' streaming requests with recorded server-sent events,
+written in many small writes cut at arbitrary byte positions (inside JSON strings, inside
+UTF-8 sequences, between the two newlines that end an event), so the clients' own SSE
+parsing and decoding is exercised. A path answers with its ``scripts`` bodies one request
+at a time, in order, then with its fixed ``routes`` body, if any.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from sdk_streams import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
+
+WRITE_SIZES = (3, 1, 4, 1, 5, 9, 2, 6, 5, 3)
+"""Sizes of the server's successive writes, cycled."""
+
+
+# -- the loopback server -------------------------------------------------------------------
+
+
+class LoopbackServer(ThreadingHTTPServer):
+    """Serves recorded SSE bodies per path and remembers what the clients sent."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), SSEHandler)
+        self.routes: dict[str, bytes] = {}
+        """The body a path answers every request with (after its script runs out)."""
+        self.scripts: dict[str, list[bytes]] = {}
+        """Bodies a path answers its successive requests with, one each, in order."""
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.writes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def next_body(self, path: str, request: dict[str, Any]) -> bytes | None:
+        """Record ``request`` and pick its answer: the script's next body, else the route's."""
+        with self._lock:
+            self.requests.append((path, request))
+            script = self.scripts.get(path)
+            if script:
+                return script.pop(0)
+            return self.routes.get(path)
+
+
+class SSEHandler(BaseHTTPRequestHandler):
+    server: LoopbackServer
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.server.next_body(self.path, json.loads(self.rfile.read(length)))
+        if body is None:
+            self.send_error(404, f"no recording for {self.path}")
+            return
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for count, piece in enumerate(byte_pieces(body, WRITE_SIZES)):
+            self.wfile.write(piece)
+            self.wfile.flush()
+            self.server.writes += 1
+            if count % 8 == 7:
+                time.sleep(0.001)  # let some writes reach the client as separate reads
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep the test output quiet."""
+
+
+def byte_pieces(data: bytes, sizes: Sequence[int]) -> Iterator[bytes]:
+    start, turn = 0, 0
+    while start < len(data):
+        size = sizes[turn % len(sizes)]
+        yield data[start : start + size]
+        start, turn = start + size, turn + 1
+
+
+@contextmanager
+def serve() -> Iterator[LoopbackServer]:
+    """A running loopback server, shut down (and its thread joined) on exit."""
+    server = LoopbackServer()
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def openai_sse(chunks: Sequence[Chunk]) -> bytes:
+    events = [f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n" for chunk in chunks]
+    return ("".join(events) + "data: [DONE]\n\n").encode()
+
+
+def anthropic_sse(events: Sequence[Chunk]) -> bytes:
+    return "".join(
+        f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
+        for event in events
+    ).encode()
+
+
+def round_robin(lengths: Sequence[int]) -> list[int]:
+    """Pieces of every item in turn: the calls' fragments interleave."""
+    order: list[int] = []
+    for step in range(max(lengths, default=0)):
+        order += [item for item, length in enumerate(lengths) if step < length]
+    return order
+
+
+# -- the recorded turn ---------------------------------------------------------------------
+
+WEATHER = {"city": "Zürich", "note": "☔ Regen — 雨 🌧️", "days": [1, 2]}
+SEARCH = {"query": "café near the Louvre", "tags": ["日本語", "emoji 😀"], "limit": 3}
+TEXT = "Je vérifie 🌦️ et je cherche. "
+SIZES = (3, 1, 4, 1, 5, 9, 2, 6)
+
+
+def two_calls(prefix: str, *, corrupt: bool = False) -> list[Call]:
+    """Two calls with unicode arguments, one raw UTF-8, one ``\\u``-escaped.
+
+    ``corrupt`` drops the colon after the second call's first key, as a broken model
+    output would: the stream stays well formed, only that call's JSON is not.
+    """
+    search = json.dumps(SEARCH)
+    if corrupt:
+        search = search.replace('"query": ', '"query" ', 1)
+    return [
+        Call(
+            f"{prefix}W7gK2pXq",
+            "get_weather",
+            split(json.dumps(WEATHER, ensure_ascii=False), SIZES),
+        ),
+        Call(f"{prefix}S9mB4tZr", "search", split(search, SIZES[::-1])),
+    ]
+
+
+def recorded_openai(calls: Sequence[Call], text: str = TEXT) -> list[Chunk]:
+    """An OpenAI turn: ``text``, then ``calls`` with their fragments interleaved."""
+    order = round_robin([1 + len(call.fragments) for call in calls])
+    return openai_chunks(calls, order, text=split(text, SIZES))
+
+
+def recorded_anthropic(calls: Sequence[Call], text: str = TEXT) -> list[Chunk]:
+    """An Anthropic turn: a ``text`` block, then ``calls``, all blocks interleaved."""
+    blocks: list[Block] = [TextBlock(split(text, SIZES)), *calls]
+    events = anthropic_events(blocks, round_robin([2 + len(block.fragments) for block in blocks]))
+    # A keep-alive the SDK must swallow before it reaches the buffer.
+    return [*events[:3], {"type": "ping"}, *events[3:]]
