@@ -9,8 +9,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from transitions import MachineError
 
 from callgate.fsm import DISPLAY, SLOT, TURN, Interpreter, Table, TransitionError
-from callgate.fsm.display import HOLDS, STATUS
 from callgate.fsm.bridge import to_transitions
+from callgate.fsm.display import HOLDS, STATUS
 from wire_common import SLOT_RANK
 
 BLOCKED = "blocked"

@@ -7,7 +7,8 @@ text formats; its output is queued in order as text and :class:`TextBlock` entri
 ``text()`` hands out the queue up to the first block not yet decided: a block is hidden
 when some driver claims it (the call is that driver's), and shown as ordinary text when
 every driver looking at the stream declined it. An open block whose name every driver
-declined is dropped early (:meth:`Detector.abandon`): it flows as text.
+declined is dropped early (:meth:`Detector.abandon`) at the next ``text()``: it flows
+as text.
 """
 
 from __future__ import annotations
@@ -129,15 +130,17 @@ class Display:
         return self.detector.forming() if self.detector is not None else (False, None)
 
     def decline_forming(self, owner: object) -> None:
-        """``owner`` does not own the open block's tool; once nobody does, it flows as text."""
+        """``owner`` does not own the open block's tool; once nobody does, it flows as text.
+
+        The block is dropped at the next :meth:`text`, when every driver of the round has
+        looked at the stream (a driver registers when it first processes the buffer).
+        """
         self.view(owner)
         if self.detector is None or self.detector.block is None:
             return
         if self.detector.block is not self._forming:
             self._forming, self._forming_declines = self.detector.block, set()
         self._forming_declines.add(id(owner))
-        if self._forming_declines >= self.views.keys():
-            self._take(self.detector.abandon())
 
     def undecided(self, owner: object) -> list[TextBlock]:
         """The blocks ``owner`` has not voted on yet, in order."""
@@ -156,6 +159,14 @@ class Display:
 
     def text(self) -> str:
         """The text that may be shown now, in order, up to the first undecided block."""
+        detector = self.detector
+        if (
+            detector is not None
+            and detector.block is not None
+            and detector.block is self._forming
+            and self._forming_declines >= self.views.keys()
+        ):
+            self._take(detector.abandon())
         out: list[str] = []
         queue = self._queue
         while queue:
