@@ -132,4 +132,4 @@ def test_text_report_lists_calls_and_findings_with_the_verdict_last() -> None:
 def test_demo_runs_every_bundled_stream(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert f"{len(EXAMPLES)} of {len(EXAMPLES)} bundled streams" in out
+    assert f"{len(EXAMPLES)} of {len(EXAMPLES)} bundled conformance fixtures" in out

@@ -48,6 +48,8 @@ from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrate
 Status = Literal["call_pending", "call_executed", "call_failed"]
 CallKey = tuple[Any, ...]
 _FINAL_TURN = ("executable", "blocked", "not_applicable")
+_SETTLED_SLOT = ("validated", "blocked")
+"""Slot states in which another driver's call no longer concerns this driver."""
 _TEXT_RESULTS = TextFormatsStrategy()
 """Shapes results of calls read from text: a text-style continuation, not a native answer."""
 
@@ -159,21 +161,21 @@ class BaseDriver(metaclass=DriverMeta):
             return ToolResult(call, value)
         return ToolResult(call, json.dumps(value, ensure_ascii=False, default=str))
 
-    def answer(self, call: ExtractedCall, ledger: Ledger) -> tuple[ToolResult, bool]:
-        """Validate and run ``call`` once per conversation: the result, and whether refused.
+    def answer(self, call: ExtractedCall, ledger: Ledger) -> ToolResult:
+        """Validate and run ``call`` once per conversation.
 
         A call id already in the ledger gets its recorded result and does not run again;
         a call that fails its tool's schema is refused with a corrective result.
         """
         known = ledger.get(call.id)
         if known is not None:
-            return known, False
+            return known
         problem = self.schemas.check(call.name, call.arguments, call.slot)
         if problem is not None:
-            return refusal(call, problem), True
+            return refusal(call, problem)
         result = self.execute(call)
         ledger.record(result)
-        return result, False
+        return result
 
     # -- whole messages ---------------------------------------------------------------
 
@@ -198,11 +200,9 @@ class BaseDriver(metaclass=DriverMeta):
         owned = [c for c in calls if self.owns(c.name)]
         if not owned:
             return DriverResponse()
-        answers = [self.answer(c, ledger) for c in owned]
-        results = tuple(result for result, _ in answers)
-        refused = any(refused for _, refused in answers)
+        results = tuple(self.answer(c, ledger) for c in owned)
         return DriverResponse(
-            "call_failed" if refused else "call_executed",
+            "call_failed" if any(r.refused for r in results) else "call_executed",
             results,
             tuple(shaper.result_messages(results)),
         )
@@ -358,7 +358,7 @@ class _Step:
                 forming = True
             elif driver.owns(slot.name):
                 ours = True
-            else:
+            elif slot.state not in _SETTLED_SLOT:
                 foreign = True
         me = id(driver)
         for block in display.undecided(driver):
@@ -412,7 +412,7 @@ class _Step:
             arguments = slot.arguments if slot.arguments is not None else slot.early
             if driver.owns(slot.name) and key not in view.answered and isinstance(arguments, dict):
                 call = ExtractedCall(slot.id, cast(str, slot.name), arguments, slot.key)
-                results.append(self._record(key, *driver.answer(call, buffer.ledger)))
+                results.append(self._record(key, driver.answer(call, buffer.ledger)))
         if gate.turn == "blocked":
             first = _first_error(buffer.findings)
             for slot in buffer.slots:
@@ -423,7 +423,7 @@ class _Step:
                 call = ExtractedCall(slot.id, cast(str, slot.name), {}, slot.key)
                 cause = "" if own is not None else "another call of this turn was refused: "
                 problem = own or first or finding("malformed_chunk", "the turn was blocked")
-                results.append(self._record(key, refusal(call, problem, cause=cause), True))
+                results.append(self._record(key, refusal(call, problem, cause=cause)))
         return results
 
     def _answer_text(self) -> list[ToolResult]:
@@ -434,8 +434,7 @@ class _Step:
                 "malformed_chunk", "the turn was blocked"
             )
             return [
-                self._record(key, refusal(call, problem), True)
-                for key, call in self._open_text_calls()
+                self._record(key, refusal(call, problem)) for key, call in self._open_text_calls()
             ]
         if buffer.policy == "turn" and (turn not in _FINAL_TURN or not buffer.display.finished):
             return []
@@ -450,15 +449,14 @@ class _Step:
                         refusal(call, problem)
                         if problem is not None
                         else refusal(call, first, cause="another call of this turn was refused: "),
-                        True,
                     )
                     for (key, call), problem in zip(pending, problems, strict=True)
                 ]
-        return [self._record(key, *driver.answer(call, buffer.ledger)) for key, call in pending]
+        return [self._record(key, driver.answer(call, buffer.ledger)) for key, call in pending]
 
-    def _record(self, key: CallKey, result: ToolResult, refused: bool = False) -> ToolResult:
+    def _record(self, key: CallKey, result: ToolResult) -> ToolResult:
         self.view.answered[key] = result
-        self.refused = self.refused or refused
+        self.refused = self.refused or result.refused
         return result
 
 

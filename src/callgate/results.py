@@ -41,4 +41,4 @@ def refusal(call: ExtractedCall, finding: Finding, *, cause: str = "") -> ToolRe
     content = (
         f"The call to {call.name} was not run: {cause}{finding.message} ({finding.code}). {advice}"
     )
-    return ToolResult(call, content, is_error=True)
+    return ToolResult(call, content, is_error=True, refused=True)

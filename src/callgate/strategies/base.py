@@ -48,6 +48,8 @@ class ToolResult:
     call: ExtractedCall
     content: str
     is_error: bool = False
+    refused: bool = False
+    """The call was not run: the content is a corrective message the model can retry against."""
 
 
 def function_calls(tool_calls: Any) -> list[ExtractedCall]:

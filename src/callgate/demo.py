@@ -1,0 +1,264 @@
+"""``callgate demo``: bundled sample streams played through a buffer and drivers.
+
+Each scenario (``examples/demo/*.json``) is a recorded stream of one provider, the
+drivers that listen to it (each owning some tools) and the policy. The demo plays it
+chunk by chunk, as a client loop would, and prints what came in, what the user saw, what
+was held, every change of a driver's display machine, what ran and why, then checks the
+outcome against the scenario's documented ``expect`` block. The tools are deterministic
+stand-ins defined here (no network, nothing real is called).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from importlib import resources
+from typing import Any
+
+from attrs import frozen
+
+from callgate.driver import Driver, Orchestrator, Tool
+from callgate.strategies.base import ToolResult
+
+
+def _weather(city: str, unit: str = "C", days: int = 1) -> str:
+    degrees = 18 if unit == "C" else 64
+    if days > 1:
+        return f"{days}-day forecast for {city}: {degrees} °{unit}, showers on day 2"
+    return f"{city}: {degrees} °{unit}, light rain"
+
+
+def _time(tz: str) -> str:
+    return f"{tz}: 14:05"
+
+
+def _search(query: str, limit: int = 5) -> dict[str, Any]:
+    return {"query": query, "results": [f"{query} ({n})" for n in range(1, min(limit, 3) + 1)]}
+
+
+DEMO_TOOLS: dict[str, Callable[..., Any]] = {
+    "get_weather": _weather,
+    "get_time": _time,
+    "search": _search,
+}
+"""Deterministic stand-ins for the tools the scenarios' drivers own."""
+
+
+@frozen
+class Scenario:
+    """One bundled stream with its drivers, policy and documented outcome."""
+
+    name: str
+    title: str
+    story: str
+    profile: str
+    policy: str
+    drivers: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    chunks: tuple[Mapping[str, Any], ...]
+    expect: Mapping[str, Any]
+
+
+def scenarios() -> list[Scenario]:
+    """The bundled scenarios, in order."""
+    folder = resources.files("callgate").joinpath("examples").joinpath("demo")
+    found = []
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            data = json.loads(entry.read_text(encoding="utf-8"))
+            found.append(
+                Scenario(
+                    entry.name.removesuffix(".json"),
+                    data["title"],
+                    data["story"],
+                    data["profile"],
+                    data["policy"],
+                    data["drivers"],
+                    tuple(data["chunks"]),
+                    data.get("expect", {}),
+                )
+            )
+    return found
+
+
+@frozen
+class Round:
+    """One chunk (or the end) of a played scenario."""
+
+    chunk: int | None
+    added: str
+    shown: str
+    held: int
+    """Characters of content received but neither shown nor hidden as a call's markup."""
+    moves: tuple[str, ...]
+    """Display-machine changes: ``driver: source -> target (event)``."""
+    ran: tuple[tuple[str, ToolResult], ...]
+
+
+@frozen
+class Played:
+    """A scenario after it was played, with its outcome."""
+
+    scenario: Scenario
+    rounds: tuple[Round, ...]
+    turn: str
+    findings: tuple[str, ...]
+
+    @property
+    def shown(self) -> str:
+        """Everything the user saw, in order."""
+        return "".join(r.shown for r in self.rounds)
+
+    @property
+    def ran(self) -> list[str]:
+        """The tools that ran (not refused), in order."""
+        return [r.call.name for rd in self.rounds for _, r in rd.ran if not r.refused]
+
+    @property
+    def outcome(self) -> dict[str, Any]:
+        """What the ``expect`` block documents: shown text, tools run, the turn's verdict."""
+        return {"shown": self.shown, "ran": self.ran, "turn": self.turn}
+
+    @property
+    def as_documented(self) -> bool:
+        """Whether the outcome matches the scenario's ``expect`` block."""
+        return self.outcome == dict(self.scenario.expect)
+
+
+def _drivers(scenario: Scenario) -> dict[str, Driver]:
+    return {
+        name: Driver(
+            [Tool(tool, schema, DEMO_TOOLS.get(tool)) for tool, schema in tools.items()],
+            policy=scenario.policy,
+        )
+        for name, tools in scenario.drivers.items()
+    }
+
+
+def play(scenario: Scenario) -> Played:
+    """Play ``scenario`` through one buffer and its drivers, recording every round."""
+    drivers = _drivers(scenario)
+    buffer = Orchestrator(list(drivers.values()), policy=scenario.policy).new_stream_buffer()
+    rounds: list[Round] = []
+    shown_total = 0
+    arguments: dict[int, int] = {}
+    for position in range(len(scenario.chunks) + 1):
+        before = len(buffer.get_content())
+        states = {n: buffer.display.view(d).state for n, d in drivers.items()}
+        if position < len(scenario.chunks):
+            buffer.add(scenario.chunks[position])
+        else:
+            buffer.end()
+        added = _added(buffer.get_content()[before:], buffer, arguments) or (
+            _kind(scenario.chunks[position]) if position < len(scenario.chunks) else ""
+        )
+        ran: list[tuple[str, ToolResult]] = []
+        for name, driver in drivers.items():
+            ran += [(name, result) for result in driver.process_llm_response(buffer).results]
+        shown = buffer.text()
+        shown_total += len(shown)
+        moves = []
+        for name, driver in drivers.items():
+            view = buffer.display.view(driver)
+            if view.state != states[name]:
+                moves.append(f"{name} {view.state}")
+        hidden = sum(len(b.markup) for b in buffer.display.blocks if b.claims and not b.shown)
+        held = len(buffer.get_content()) - shown_total - hidden
+        chunk = position if position < len(scenario.chunks) else None
+        rounds.append(Round(chunk, added, shown, held, tuple(moves), tuple(ran)))
+    findings = tuple(f"{f.code}: {f.message}" for f in buffer.findings if f.severity == "error")
+    return Played(scenario, tuple(rounds), buffer.turn_state, findings)
+
+
+def _added(content: str, buffer: Any, seen: dict[int, int]) -> str:
+    """What one chunk added: its content delta and the call fragments, in words."""
+    parts = [f"text {_quote(content)}"] if content else []
+    for slot in buffer.slots:
+        raw = slot.raw_arguments
+        before = seen.get(slot.key)
+        if before is None:
+            parts.append(f"call {slot.key} {slot.name or '?'} opens")
+            before = 0
+        if len(raw) > before:
+            parts.append(f"call {slot.key} args {_quote(raw[before:])}")
+        seen[slot.key] = len(raw)
+    return ", ".join(parts)
+
+
+def _kind(chunk: Mapping[str, Any]) -> str:
+    """A chunk that added no text or fragment, named by its event type or finish reason."""
+    kind = chunk.get("type")
+    if isinstance(kind, str):
+        return kind
+    choices = chunk.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+        reason = choices[0].get("finish_reason")
+        return f"finish_reason {reason}" if reason else "(empty delta)"
+    return next(iter(chunk), "(empty)")
+
+
+def _quote(text: str, width: int = 30) -> str:
+    shown = json.dumps(text, ensure_ascii=False)
+    return shown if len(shown) <= width else shown[: width - 4] + '..."'
+
+
+def format_played(played: Played, number: int, *, verbose: bool = False) -> str:
+    """The scenario for the terminal: the timeline, what ran and why, the verdict."""
+    scenario = played.scenario
+    lines = [
+        f"━━ {number}. {scenario.title}",
+        f"   {scenario.profile} stream, {len(scenario.chunks)} chunks, policy {scenario.policy}",
+        f"   {scenario.story}",
+        "   drivers: "
+        + " · ".join(f"{n} owns {', '.join(t)}" for n, t in scenario.drivers.items()),
+        "",
+        f"   {'chunk':<6} {'what came in':<44} {'user sees':<28} decisions",
+    ]
+    quiet: list[Round] = []
+
+    def flush() -> None:
+        if quiet:
+            first, last = quiet[0].chunk, quiet[-1].chunk
+            span = f"#{first}" if first == last else f"#{first}-{last}"
+            held = f" (holding {quiet[-1].held} chars)" if quiet[-1].held else ""
+            count = f"{len(quiet)} chunk{'s' if len(quiet) > 1 else ''}"
+            lines.append(f"   {span:<6} … {count}, nothing new shown or decided{held}")
+            quiet.clear()
+
+    for rd in played.rounds:
+        if not verbose and not (rd.shown or rd.moves or rd.ran or rd.chunk is None):
+            quiet.append(rd)
+            continue
+        flush()
+        where = "end" if rd.chunk is None else f"#{rd.chunk}"
+        held = f" [holding {rd.held}]" if rd.held else ""
+        shown = _quote(rd.shown, 28) if rd.shown else ""
+        added = rd.added if len(rd.added) <= 44 else rd.added[:41] + "..."
+        lines.append(f"   {where:<6} {added:<44} {shown:<28} {'; '.join(rd.moves)}{held}")
+        for driver, result in rd.ran:
+            verb = "refused" if result.refused else "ran"
+            call = f"{result.call.name}({json.dumps(result.call.arguments, ensure_ascii=False)})"
+            lines.append(f"   {'':<6} ↳ {driver} {verb} {call}")
+            lines.append(f"   {'':<6}   → {_quote(result.content, 100)}")
+    flush()
+    lines.append("")
+    lines.append(f"   the user saw: {json.dumps(played.shown, ensure_ascii=False)}")
+    ran = ", ".join(played.ran) or "nothing"
+    lines.append(f"   ran: {ran}; native-call turn: {played.turn}")
+    for item in played.findings:
+        lines.append(f"   why: {item}")
+    verdict = "as documented" if played.as_documented else "NOT as documented"
+    lines.append(f"   → {verdict}")
+    if not played.as_documented:
+        lines.append(f"     expected {json.dumps(dict(scenario.expect), ensure_ascii=False)}")
+        lines.append(f"     got      {json.dumps(played.outcome, ensure_ascii=False)}")
+    return "\n".join(lines)
+
+
+def run_demo(*, verbose: bool = False) -> tuple[str, bool]:
+    """Play every scenario; return the text to print and whether all were as documented."""
+    out, ok = [], True
+    for number, scenario in enumerate(scenarios(), 1):
+        played = play(scenario)
+        ok = ok and played.as_documented
+        out.append(format_played(played, number, verbose=verbose))
+    return "\n\n".join(out), ok
