@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from callgate.capture import CaptureError, load_capture
 from callgate.cli import examples, main
 from callgate.replay import format_replay, replay
 
@@ -17,6 +19,12 @@ FIXTURES = {name: json.loads(text) for name, text in examples()}
 def fixture(name: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     data = FIXTURES[name]
     return data.get("chunks", data.get("events")), data["tool_schemas"]
+
+
+def demo_scenario(name: str) -> dict[str, Any]:
+    path = resources.files("callgate") / "examples" / "demo" / f"{name}.json"
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
 
 
 def test_replay_json_has_the_contract_keys() -> None:
@@ -101,3 +109,47 @@ def test_cli_replay_tools_must_be_an_object(
     (tmp_path / "t.json").write_text("[]", encoding="utf-8")
     assert main(["replay", str(tmp_path / "c.json"), "--tools", str(tmp_path / "t.json")]) == 2
     assert "--tools must be a JSON object" in capsys.readouterr().err
+
+
+def test_replay_reads_a_fixture_object_like_its_chunk_array(tmp_path: Path) -> None:
+    fixture = resources.files("callgate") / "examples" / "openai_interleaved_three_calls.json"
+    data = json.loads(fixture.read_text(encoding="utf-8"))
+    assert load_capture(fixture.read_bytes()) == data["chunks"]
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"profile": "openai", "chunks": {"a": 1}}), encoding="utf-8")
+    with pytest.raises(CaptureError, match="must be a JSON array"):
+        load_capture(broken.read_bytes())
+
+
+def test_replay_timeline_shows_what_was_held_and_the_drivers_decisions() -> None:
+    scenario = json.loads(
+        (resources.files("callgate") / "examples" / "demo" / "4_call_nobody_owns.json").read_text(
+            encoding="utf-8"
+        )
+    )
+    result = replay(
+        scenario["chunks"], {"get_weather": {"type": "object"}}, text_formats=["tool_call_tag"]
+    )
+    timeline = result["timeline"]
+    assert result["display"] == scenario["expect"]["shown"]
+    assert "".join(step["shown"] for step in timeline) == result["display"]
+    states = [step["state"] for step in timeline]
+    assert states.index("holding") < states.index("released")
+    assert max(step["held"] for step in timeline) > 0
+    assert timeline[-1] == {"chunk": None, "shown": "", "held": 0, "state": "ended", "answered": []}
+
+
+def test_replay_answers_a_text_call_at_the_chunk_the_policy_allows() -> None:
+    scenario = json.loads(
+        (
+            resources.files("callgate") / "examples" / "demo" / "3_qwen_xml_in_content.json"
+        ).read_text(encoding="utf-8")
+    )
+    tools = scenario["drivers"]["weather"]
+    turn = replay(scenario["chunks"], tools, text_formats=["qwen3_coder_xml"])
+    call = replay(scenario["chunks"], tools, policy="call", text_formats=["qwen3_coder_xml"])
+    [at_end] = turn["text_calls"]
+    [at_close] = call["text_calls"]
+    assert at_end["released_at"] == len(scenario["chunks"])
+    assert at_close["released_at"] == at_close["completed_at"] < len(scenario["chunks"]) - 1
+    assert at_close["arguments"] == {"city": "Oslo", "days": 3}

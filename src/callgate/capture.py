@@ -135,8 +135,33 @@ def _looks_like_sse(text: str) -> bool:
     return False
 
 
+def _one_object(text: str) -> dict[str, Any] | None:
+    """The capture as one JSON object, if that is what it is (not JSON Lines)."""
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _fixture_chunks(value: dict[str, Any]) -> list[Any]:
+    """A fixture's stream (its ``chunks`` or ``events``), or the one chunk the object is."""
+    stream = value.get("chunks", value.get("events"))
+    if stream is None:
+        return [value]
+    if not isinstance(stream, list):
+        raise CaptureError("a fixture's 'chunks' or 'events' must be a JSON array")
+    return stream
+
+
 def load_capture(raw: bytes) -> list[dict[str, Any]]:
-    """Chunks from a capture file's bytes: a JSON array, JSON Lines, or raw SSE."""
+    """Chunks from a capture file's bytes: a JSON array, JSON Lines, raw SSE, or a fixture.
+
+    A fixture (a JSON object with ``chunks`` or ``events``, as ``callgate check`` reads)
+    gives its stream; a single JSON object on one line is one chunk.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -146,7 +171,10 @@ def load_capture(raw: bytes) -> list[dict[str, Any]]:
         raise CaptureError("the capture is empty")
     if _looks_like_sse(text):
         return list(sse_chunks([raw]))
-    if stripped.startswith("["):
+    whole = _one_object(stripped)
+    if whole is not None:
+        chunks = _fixture_chunks(whole)
+    elif stripped.startswith("["):
         try:
             value = json.loads(stripped)
         except ValueError as exc:

@@ -150,7 +150,8 @@ class BaseDriver(metaclass=DriverMeta):
 
     def execute(self, call: ExtractedCall) -> ToolResult:
         """Run the owned, validated ``call`` with the tool's function; errors become results."""
-        function = self.tools[call.name].function
+        tool = self.tools.get(call.name)
+        function = tool.function if tool is not None else None
         if function is None:
             return ToolResult(call, f"(dry run: {call.name} was not executed)")
         try:
@@ -270,7 +271,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """A buffer seeded with this driver's chain, tools, policy and text formats."""
         return LLMStreamBuffer(
             self.extraction_strategies,
-            tool_schemas={t.name: t.schema for t in self.tools.values()},
+            tool_schemas=self.schemas,
             limits=self.limits,
             policy=self.policy,
             text_formats=[n for n in self.text_formats if n not in END_FORMATS],

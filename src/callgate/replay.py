@@ -1,9 +1,9 @@
-"""Replay a recorded stream through the buffer: what the user saw, and when calls could run.
+"""Replay a recorded stream through buffer and driver: what the user saw, when calls ran.
 
-Behind ``callgate replay``: the chunks go one by one into an :class:`LLMStreamBuffer`;
-after each chunk the display text released so far and the calls that the policy lets
-run are recorded, so the result shows the text in order and the chunk at which each call
-was released.
+Behind ``callgate replay``: the chunks go one by one into an :class:`LLMStreamBuffer`,
+and a dry-run driver processes the buffer after each, as a client loop would; the text
+it let through, what it held and the chunk at which it answered each call under the
+policy are recorded. Nothing is executed.
 """
 
 from __future__ import annotations
@@ -12,10 +12,37 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from callgate.buffer import LLMStreamBuffer
 from callgate.check import report
-from callgate.detector import Detector
+from callgate.driver import Driver, Tool
 from callgate.schema import ToolSchemas
+
+
+class DryRunDriver(Driver):
+    """A driver that decides like any other but runs nothing: every call gets a dry result.
+
+    With ``tools`` it owns those tools and checks their schemas; without, it owns every
+    named call and checks only that the arguments are strict JSON.
+    """
+
+    def __init__(
+        self,
+        tools: Mapping[str, Mapping[str, Any]] | None,
+        *,
+        text_formats: Sequence[str] | None,
+        policy: str,
+    ) -> None:
+        super().__init__(
+            [Tool(name, schema) for name, schema in (tools or {}).items()],
+            text_formats=() if text_formats is None else text_formats,
+            policy=policy,
+        )
+        self.any_tool = tools is None
+        if self.any_tool:
+            self.schemas = ToolSchemas.any_tool()
+
+    def owns(self, name: str | None) -> bool:
+        """Every named call without tools; else the given tools."""
+        return name is not None if self.any_tool else super().owns(name)
 
 
 def replay(
@@ -25,62 +52,72 @@ def replay(
     policy: str = "turn",
     text_formats: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Run ``chunks`` through a default buffer; the result holds the contract keys.
+    """Run ``chunks`` through a buffer and a :class:`DryRunDriver`; the contract keys and more.
 
     Keys: ``wire``, ``message`` (the native assembled message), ``display`` (all text
     released to the user, in order), ``calls`` (with ``released_at``, the chunk index at
-    which the policy released the call, or null), ``status``, ``executable``,
-    ``findings``, ``policy``. Without schemas every named call is accepted once its
-    arguments are strict JSON (``tools`` is then ``null``). With ``text_formats`` the
-    content runs through a :class:`~callgate.detector.Detector` first: ``display`` is
-    then what the detector let through, and ``text_calls`` lists the calls found in the
-    text (each checked against the schemas) with the chunk that completed them.
+    which the driver answered the call under the policy, or null), ``status``,
+    ``executable``, ``findings``, ``policy``, and ``timeline``: per chunk (then the end,
+    ``chunk`` null) the text shown, the characters held, and the driver's display state.
+    Without schemas every named call is accepted once its arguments are strict JSON
+    (``tools`` is then ``null``). With ``text_formats`` the content runs through the
+    text-call detector: ``display`` is what the driver let through, and ``text_calls``
+    lists the calls found in the text (checked against the schemas) with the chunk that
+    completed them.
     """
-    schemas = ToolSchemas(tool_schemas) if tool_schemas is not None else ToolSchemas.any_tool()
-    buffer = LLMStreamBuffer(tool_schemas=schemas, policy=policy)
-    detector = Detector(text_formats, schemas=tool_schemas) if text_formats is not None else None
+    driver = DryRunDriver(tool_schemas, text_formats=text_formats, policy=policy)
+    buffer = driver.new_stream_buffer()
+    if text_formats is None:
+        buffer = type(buffer)(
+            driver.extraction_strategies, tool_schemas=driver.schemas, policy=policy
+        )
     display: list[str] = []
-    released: dict[int, int] = {}
-    text_calls: list[dict[str, Any]] = []
-
-    def show(text: str, position: int, *, final: bool = False) -> None:
-        if detector is None:
-            display.append(text)
-            return
-        step = detector.feed(text)
-        display.append(step.shown)
-        blocks = step.blocks
-        if final:
-            end = detector.finish()
-            display.append(end.shown)
-            blocks += end.blocks
-        for block in blocks:
-            for call in block.calls:
-                problem = schemas.check(call.name, call.arguments)
-                text_calls.append(
-                    {
-                        "format": block.format,
-                        "id": call.id,
-                        "name": call.name,
-                        "arguments": call.arguments,
-                        "completed_at": position,
-                        "finding": problem.as_dict() if problem is not None else None,
-                    }
-                )
-
-    for position, chunk in enumerate(chunks):
-        buffer.add(chunk)
-        show(buffer.text(), position)
-        for slot in buffer.releasable():
-            released.setdefault(slot.key, position)
-    buffer.end()
-    show(buffer.text(), len(chunks), final=True)
-    for slot in buffer.releasable():
-        released.setdefault(slot.key, len(chunks))
+    released: dict[Any, int] = {}
+    completed: list[int] = []
+    timeline: list[dict[str, Any]] = []
+    hidden = 0
+    for position in range(len(chunks) + 1):
+        if position < len(chunks):
+            buffer.add(chunks[position])
+        else:
+            buffer.end()
+        response = driver.process_llm_response(buffer)
+        for answer in response.results:
+            if not answer.refused:
+                released.setdefault(answer.call.slot, position)
+        shown = buffer.text()
+        display.append(shown)
+        completed += [position] * (len(buffer.display.blocks) - len(completed))
+        hidden = sum(len(b.markup) for b in buffer.display.blocks if b.claims and not b.shown)
+        timeline.append(
+            {
+                "chunk": position if position < len(chunks) else None,
+                "shown": shown,
+                "held": len(buffer.get_content()) - len("".join(display)) - hidden,
+                "state": buffer.display.view(driver).state,
+                "answered": [r.call.name for r in response.results],
+            }
+        )
     result = report(buffer)
     for call in result["calls"]:
         call["released_at"] = released.get(call["slot"])
+    text_calls = []
+    for block, at in zip(buffer.display.blocks, completed, strict=True):
+        for n, call in enumerate(block.calls):
+            problem = driver.schemas.check(call.name, call.arguments)
+            text_calls.append(
+                {
+                    "format": block.format,
+                    "id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                    "completed_at": at,
+                    "released_at": released.get(f"text-{block.index}.{n}"),
+                    "finding": problem.as_dict() if problem is not None else None,
+                }
+            )
     status, findings = result["status"], result["findings"]
+    detector = buffer.display.detector
     if detector is not None:
         findings += [f.as_dict() for f in detector.findings]
         if text_calls and status == "not_applicable":
@@ -100,6 +137,7 @@ def replay(
         "status": status,
         "executable": result["executable"] or (bool(text_calls) and status == "pass"),
         "findings": findings,
+        "timeline": timeline,
     }
 
 
