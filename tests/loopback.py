@@ -19,6 +19,9 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anthropic
+import openai
+
 from sdk_streams import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 WRITE_SIZES = (3, 1, 4, 1, 5, 9, 2, 6, 5, 3)
@@ -165,3 +168,36 @@ def recorded_anthropic(calls: Sequence[Call], text: str = TEXT) -> list[Chunk]:
     events = anthropic_events(blocks, round_robin([2 + len(block.fragments) for block in blocks]))
     # A keep-alive the SDK must swallow before it reaches the buffer.
     return [*events[:3], {"type": "ping"}, *events[3:]]
+
+
+# -- the SDK clients, pointed at the loopback server ---------------------------------------
+
+
+def client_options(server: LoopbackServer, path: str = "") -> dict[str, Any]:
+    """Options every SDK client here shares: the loopback URL, no retries, a short timeout."""
+    return {
+        "base_url": f"http://127.0.0.1:{server.port}{path}",
+        "api_key": "test",
+        "max_retries": 0,
+        "timeout": 10,
+    }
+
+
+def openai_client(server: LoopbackServer) -> openai.OpenAI:
+    http = openai.DefaultHttpxClient(trust_env=False)
+    return openai.OpenAI(**client_options(server, "/v1"), http_client=http)
+
+
+def anthropic_client(server: LoopbackServer) -> anthropic.Anthropic:
+    http = anthropic.DefaultHttpxClient(trust_env=False)
+    return anthropic.Anthropic(**client_options(server), http_client=http)
+
+
+def async_openai_client(server: LoopbackServer) -> openai.AsyncOpenAI:
+    http = openai.DefaultAsyncHttpxClient(trust_env=False)
+    return openai.AsyncOpenAI(**client_options(server, "/v1"), http_client=http)
+
+
+def async_anthropic_client(server: LoopbackServer) -> anthropic.AsyncAnthropic:
+    http = anthropic.DefaultAsyncHttpxClient(trust_env=False)
+    return anthropic.AsyncAnthropic(**client_options(server), http_client=http)

@@ -15,8 +15,6 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import anthropic
-import openai
 import pytest
 
 import callgate
@@ -26,7 +24,11 @@ from loopback import (
     TEXT,
     WEATHER,
     LoopbackServer,
+    anthropic_client,
     anthropic_sse,
+    async_anthropic_client,
+    async_openai_client,
+    openai_client,
     openai_sse,
     recorded_anthropic,
     recorded_openai,
@@ -112,46 +114,6 @@ def openai_tools(driver: callgate.Driver) -> list[Any]:
 
 def anthropic_tools(driver: callgate.Driver) -> list[Any]:
     return [{"name": t.name, "input_schema": dict(t.schema)} for t in driver.tools.values()]
-
-
-def openai_client(server: LoopbackServer) -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=f"http://127.0.0.1:{server.port}/v1",
-        api_key="test",
-        max_retries=0,
-        timeout=10,
-        http_client=openai.DefaultHttpxClient(trust_env=False),
-    )
-
-
-def anthropic_client(server: LoopbackServer) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=f"http://127.0.0.1:{server.port}",
-        api_key="test",
-        max_retries=0,
-        timeout=10,
-        http_client=anthropic.DefaultHttpxClient(trust_env=False),
-    )
-
-
-def async_openai_client(server: LoopbackServer) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(
-        base_url=f"http://127.0.0.1:{server.port}/v1",
-        api_key="test",
-        max_retries=0,
-        timeout=10,
-        http_client=openai.DefaultAsyncHttpxClient(trust_env=False),
-    )
-
-
-def async_anthropic_client(server: LoopbackServer) -> anthropic.AsyncAnthropic:
-    return anthropic.AsyncAnthropic(
-        base_url=f"http://127.0.0.1:{server.port}",
-        api_key="test",
-        max_retries=0,
-        timeout=10,
-        http_client=anthropic.DefaultAsyncHttpxClient(trust_env=False),
-    )
 
 
 def converse_openai(server: LoopbackServer, driver: callgate.Driver) -> list[Turn]:

@@ -13,7 +13,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import anthropic
-import openai
 import pytest
 from openai.types.chat import ChatCompletionChunk
 
@@ -24,8 +23,10 @@ from loopback import (
     WEATHER,
     WRITE_SIZES,
     LoopbackServer,
+    anthropic_client,
     anthropic_sse,
     byte_pieces,
+    openai_client,
     openai_sse,
     recorded_anthropic,
     recorded_openai,
@@ -76,13 +77,7 @@ def stream_openai(
 ) -> tuple[LLMStreamBuffer, list[Any]]:
     server.routes["/v1/chat/completions"] = openai_sse(chunks)
     buffer, received = LLMStreamBuffer(), []
-    with openai.OpenAI(
-        base_url=f"http://127.0.0.1:{server.port}/v1",
-        api_key="test",
-        max_retries=0,
-        timeout=10,
-        http_client=openai.DefaultHttpxClient(trust_env=False),
-    ) as client:
+    with openai_client(server) as client:
         stream = client.chat.completions.create(
             model="gpt-4.1",
             messages=[{"role": "user", "content": "Wetter in Zürich? Et un café ?"}],
@@ -101,13 +96,7 @@ def stream_anthropic(
 ) -> tuple[LLMStreamBuffer, list[Any]]:
     server.routes["/v1/messages"] = anthropic_sse(events)
     buffer, received = LLMStreamBuffer(), []
-    with anthropic.Anthropic(
-        base_url=f"http://127.0.0.1:{server.port}",
-        api_key="test",
-        max_retries=0,
-        timeout=10,
-        http_client=anthropic.DefaultHttpxClient(trust_env=False),
-    ) as client:
+    with anthropic_client(server) as client:
         stream = client.messages.create(
             model="claude-loopback-test",  # no real model: nothing for the SDK to deprecate
             max_tokens=256,

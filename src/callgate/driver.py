@@ -133,6 +133,8 @@ class BaseDriver(metaclass=DriverMeta):
         self.text_formats = tuple(DEFAULT_FORMATS if text_formats is None else text_formats)
         self.policy = policy
         self.limits = limits
+        self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats)
+        """Read only by drivers with :class:`SupportsNativeTools` (the fall-through)."""
 
     def owns(self, name: str | None) -> bool:
         """Whether ``name`` is one of this driver's tools."""
@@ -242,17 +244,6 @@ class SupportsStreaming:
 
 class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
     """A driver with native tool calls and streaming: what most clients use."""
-
-    def __init__(
-        self,
-        tools: Iterable[Tool] = (),
-        *,
-        text_formats: Iterable[str] | None = None,
-        policy: str = "turn",
-        limits: Limits | None = None,
-    ) -> None:
-        super().__init__(tools, text_formats=text_formats, policy=policy, limits=limits)
-        self._backup = TextFormatsStrategy(self.text_formats)
 
     def strategies(self) -> list[ExtractionStrategy]:
         """Native strategies first, then one text strategy per text format."""
