@@ -136,7 +136,18 @@ def test_replay_timeline_shows_what_was_held_and_the_drivers_decisions() -> None
     states = [step["state"] for step in timeline]
     assert states.index("holding") < states.index("released")
     assert max(step["held"] for step in timeline) > 0
-    assert timeline[-1] == {"chunk": None, "shown": "", "held": 0, "state": "ended", "answered": []}
+    assert timeline[-1] == {
+        "chunk": None,
+        "added": "",
+        "arguments": {},
+        "shown": "",
+        "held": 0,
+        "state": "ended",
+        "answered": [],
+    }
+    assert "".join(step["added"] for step in timeline) == "".join(
+        c["choices"][0]["delta"].get("content") or "" for c in scenario["chunks"]
+    )
 
 
 def test_replay_answers_a_text_call_at_the_chunk_the_policy_allows() -> None:

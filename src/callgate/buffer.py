@@ -31,6 +31,7 @@ from callgate.limits import Limits
 from callgate.schema import ToolSchemas
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, Shape
+from callgate.trace import Recorder, RecordingTurnGate
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 """What a strategy raises on a chunk whose fields have the wrong types: the buffer fails
@@ -83,6 +84,7 @@ class LLMStreamBuffer:
         text_formats: Iterable[str] | None = None,
         reasoning_calls: bool = False,
         ledger: Ledger | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         if isinstance(strategies, ExtractionChain):
             self.chain = strategies
@@ -99,6 +101,7 @@ class LLMStreamBuffer:
         self.text_formats = tuple(text_formats) if text_formats is not None else None
         self.reasoning_calls = reasoning_calls
         self.ledger = ledger if ledger is not None else Ledger()
+        self.recorder = recorder
         self._fixed = strategy
         self.reset()
 
@@ -112,6 +115,7 @@ class LLMStreamBuffer:
             self.text_formats,
             schemas=self.schemas.raw if self.schemas is not None else None,
             reasoning_calls=self.reasoning_calls,
+            recorder=self.recorder,
         )
         self.chunks = 0
         self._held = False
@@ -122,13 +126,18 @@ class LLMStreamBuffer:
 
     def _start(self, strategy: ExtractionStrategy) -> None:
         self.strategy = strategy
-        self.gate = TurnGate(
-            schemas=self.schemas,
-            limits=self.limits,
-            per_call_done=strategy.per_call_done,
-            requires_id=strategy.requires_id,
-            empty_arguments_object=strategy.empty_arguments_object,
-            preview=self.policy == "parseable",
+        options: dict[str, Any] = {
+            "schemas": self.schemas,
+            "limits": self.limits,
+            "per_call_done": strategy.per_call_done,
+            "requires_id": strategy.requires_id,
+            "empty_arguments_object": strategy.empty_arguments_object,
+            "preview": self.policy == "parseable",
+        }
+        self.gate = (
+            TurnGate(**options)
+            if self.recorder is None
+            else RecordingTurnGate(self.recorder, **options)
         )
         self._acc = strategy.new_accumulator(self.gate)
 
@@ -192,6 +201,11 @@ class LLMStreamBuffer:
     def release(self) -> None:
         """Release the display: held text comes out on the next ``text()``."""
         self._held = False
+
+    @property
+    def content_parts(self) -> list[str]:
+        """The content deltas of the turn so far, in order (read it, do not change it)."""
+        return self._content
 
     def get_content(self) -> str:
         """All content text of the turn so far, shown or not."""

@@ -18,6 +18,7 @@ from typing import Any
 from attrs import frozen
 
 from callgate.driver import Driver, Orchestrator, Tool
+from callgate.replay import new_fragments
 from callgate.strategies.base import ToolResult
 
 
@@ -129,6 +130,7 @@ def _drivers(scenario: Scenario) -> dict[str, Driver]:
         name: Driver(
             [Tool(tool, schema, DEMO_TOOLS.get(tool)) for tool, schema in tools.items()],
             policy=scenario.policy,
+            name=name,
         )
         for name, tools in scenario.drivers.items()
     }
@@ -139,16 +141,17 @@ def play(scenario: Scenario) -> Played:
     drivers = _drivers(scenario)
     buffer = Orchestrator(list(drivers.values()), policy=scenario.policy).new_stream_buffer()
     rounds: list[Round] = []
-    shown_total = 0
-    arguments: dict[int, int] = {}
+    shown_total = content_total = pieces = 0
+    seen: dict[int, int] = {}
     for position in range(len(scenario.chunks) + 1):
-        before = len(buffer.get_content())
         states = {n: buffer.display.view(d).state for n, d in drivers.items()}
         if position < len(scenario.chunks):
             buffer.add(scenario.chunks[position])
         else:
             buffer.end()
-        added = _added(buffer.get_content()[before:], buffer, arguments) or (
+        content = "".join(buffer.content_parts[pieces:])
+        pieces, content_total = len(buffer.content_parts), content_total + len(content)
+        added = _added(content, new_fragments(buffer, seen), buffer) or (
             _kind(scenario.chunks[position]) if position < len(scenario.chunks) else ""
         )
         ran: list[tuple[str, ToolResult]] = []
@@ -162,25 +165,20 @@ def play(scenario: Scenario) -> Played:
             if view.state != states[name]:
                 moves.append(f"{name} {view.state}")
         hidden = sum(len(b.markup) for b in buffer.display.blocks if b.claims and not b.shown)
-        held = len(buffer.get_content()) - shown_total - hidden
+        held = content_total - shown_total - hidden
         chunk = position if position < len(scenario.chunks) else None
         rounds.append(Round(chunk, added, shown, held, tuple(moves), tuple(ran)))
     findings = tuple(f"{f.code}: {f.message}" for f in buffer.findings if f.severity == "error")
     return Played(scenario, tuple(rounds), buffer.turn_state, findings)
 
 
-def _added(content: str, buffer: Any, seen: dict[int, int]) -> str:
+def _added(content: str, fragments: Mapping[int, str | None], buffer: Any) -> str:
     """What one chunk added: its content delta and the call fragments, in words."""
+    names = {slot.key: slot.name or "?" for slot in buffer.slots}
     parts = [f"text {_quote(content)}"] if content else []
-    for slot in buffer.slots:
-        raw = slot.raw_arguments
-        before = seen.get(slot.key)
-        if before is None:
-            parts.append(f"call {slot.key} {slot.name or '?'} opens")
-            before = 0
-        if len(raw) > before:
-            parts.append(f"call {slot.key} args {_quote(raw[before:])}")
-        seen[slot.key] = len(raw)
+    for key, text in fragments.items():
+        what = f"+{_quote(text)}" if text else "opens"
+        parts.append(f"call {key} {names.get(key, '?')} {what}")
     return ", ".join(parts)
 
 

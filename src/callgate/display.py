@@ -24,6 +24,7 @@ from callgate.fsm.display import DISPLAY
 from callgate.fsm.interpreter import Interpreter
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.base import Schemas, TextCall
+from callgate.trace import Recorder, RecordingDetector
 
 _MACHINE = Interpreter(DISPLAY)
 
@@ -46,16 +47,17 @@ class TextBlock:
 class View:
     """One driver's decisions over this stream: its display state and what it answered."""
 
+    name: str
+    recorder: Recorder | None = None
     state: str = _MACHINE.initial
     answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
     """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
-    trace: list[tuple[str, str, str]] = field(factory=list)
-    """Every (source, event, target) this driver's display machine took, in order."""
 
     def fire(self, event: str) -> str:
         """Step the display machine; an event the state does not accept raises."""
         target = _MACHINE.step(self.state, event)
-        self.trace.append((self.state, event, target))
+        if self.recorder is not None:
+            self.recorder.record("display", self.name, self.state, event, target, output=None)
         self.state = target
         return target
 
@@ -69,12 +71,16 @@ class Display:
         *,
         schemas: Schemas | None = None,
         reasoning_calls: bool = False,
+        recorder: Recorder | None = None,
     ) -> None:
-        self.detector = (
-            Detector(formats, schemas=schemas, reasoning_calls=reasoning_calls)
-            if formats is not None
-            else None
-        )
+        self.recorder = recorder
+        self.detector: Detector | None = None
+        if formats is not None and recorder is not None:
+            self.detector = RecordingDetector(
+                recorder, formats, schemas=schemas, reasoning_calls=reasoning_calls
+            )
+        elif formats is not None:
+            self.detector = Detector(formats, schemas=schemas, reasoning_calls=reasoning_calls)
         self.blocks: list[TextBlock] = []
         self.views: dict[int, View] = {}
         self._queue: deque[str | TextBlock] = deque()
@@ -89,7 +95,8 @@ class Display:
         key = id(owner)
         view = self.views.get(key)
         if view is None:
-            view = self.views[key] = View()
+            name = getattr(owner, "name", None) or f"driver {len(self.views) + 1}"
+            view = self.views[key] = View(name, self.recorder)
         return view
 
     # -- input ------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from callgate.strategies import default_wire_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, ToolResult
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS
 from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrategy, TextStrategy
+from callgate.trace import Recorder
 
 Status = Literal["call_pending", "call_executed", "call_failed"]
 CallKey = tuple[Any, ...]
@@ -123,7 +124,10 @@ class BaseDriver(metaclass=DriverMeta):
         text_formats: Iterable[str] | None = None,
         policy: str = "turn",
         limits: Limits | None = None,
+        name: str | None = None,
     ) -> None:
+        self.name = name
+        """How traces and the demo call this driver (``driver N`` when None)."""
         self.tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self.tools:
@@ -237,7 +241,7 @@ class SupportsStreaming:
         """The driver's chain: native strategies first, then its text strategies."""
         raise NotImplementedError
 
-    def new_stream_buffer(self) -> LLMStreamBuffer:
+    def new_stream_buffer(self, *, recorder: Recorder | None = None) -> LLMStreamBuffer:
         """A buffer seeded with this driver's chain, tools, policy and text formats."""
         raise NotImplementedError
 
@@ -258,7 +262,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """The driver's chain: native strategies first, then its text strategies."""
         return self.strategies()
 
-    def new_stream_buffer(self) -> LLMStreamBuffer:
+    def new_stream_buffer(self, *, recorder: Recorder | None = None) -> LLMStreamBuffer:
         """A buffer seeded with this driver's chain, tools, policy and text formats."""
         return LLMStreamBuffer(
             self.extraction_strategies,
@@ -266,6 +270,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             limits=self.limits,
             policy=self.policy,
             text_formats=[n for n in self.text_formats if n not in END_FORMATS],
+            recorder=recorder,
         )
 
     def process_llm_response(

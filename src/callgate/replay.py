@@ -12,9 +12,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from callgate.buffer import LLMStreamBuffer
 from callgate.check import report
 from callgate.driver import Driver, Tool
 from callgate.schema import ToolSchemas
+from callgate.trace import Recorder
 
 
 class DryRunDriver(Driver):
@@ -35,6 +37,7 @@ class DryRunDriver(Driver):
             [Tool(name, schema) for name, schema in (tools or {}).items()],
             text_formats=() if text_formats is None else text_formats,
             policy=policy,
+            name="replay",
         )
         self.any_tool = tools is None
         if self.any_tool:
@@ -45,12 +48,29 @@ class DryRunDriver(Driver):
         return name is not None if self.any_tool else super().owns(name)
 
 
+def new_fragments(buffer: LLMStreamBuffer, seen: dict[int, int]) -> dict[int, str | None]:
+    """Argument text each slot received since the last call (None: it opened, no text yet).
+
+    ``seen`` maps slot keys to how many fragments were already reported; it is updated.
+    Only the new fragments are read, so a whole stream costs linear time.
+    """
+    added: dict[int, str | None] = {}
+    for slot in buffer.slots:
+        before = seen.get(slot.key, -1)
+        count = len(slot.parts)
+        if before < 0 or count > before:
+            added[slot.key] = "".join(slot.parts[max(before, 0) :]) or None
+        seen[slot.key] = count
+    return added
+
+
 def replay(
     chunks: Sequence[Mapping[str, Any]],
     tool_schemas: Mapping[str, Mapping[str, Any]] | None = None,
     *,
     policy: str = "turn",
     text_formats: Sequence[str] | None = None,
+    recorder: Recorder | None = None,
 ) -> dict[str, Any]:
     """Run ``chunks`` through a buffer and a :class:`DryRunDriver`; the contract keys and more.
 
@@ -63,20 +83,27 @@ def replay(
     (``tools`` is then ``null``). With ``text_formats`` the content runs through the
     text-call detector: ``display`` is what the driver let through, and ``text_calls``
     lists the calls found in the text (checked against the schemas) with the chunk that
-    completed them.
+    completed them. A ``recorder`` receives every machine step, stamped with its chunk.
     """
     driver = DryRunDriver(tool_schemas, text_formats=text_formats, policy=policy)
-    buffer = driver.new_stream_buffer()
+    buffer = driver.new_stream_buffer(recorder=recorder)
     if text_formats is None:
         buffer = type(buffer)(
-            driver.extraction_strategies, tool_schemas=driver.schemas, policy=policy
+            driver.extraction_strategies,
+            tool_schemas=driver.schemas,
+            policy=policy,
+            recorder=recorder,
         )
     display: list[str] = []
     released: dict[Any, int] = {}
     completed: list[int] = []
     timeline: list[dict[str, Any]] = []
     hidden = 0
+    seen: dict[int, int] = {}
+    pieces = shown_size = content_size = 0
     for position in range(len(chunks) + 1):
+        if recorder is not None:
+            recorder.chunk = position if position < len(chunks) else None
         if position < len(chunks):
             buffer.add(chunks[position])
         else:
@@ -89,11 +116,17 @@ def replay(
         display.append(shown)
         completed += [position] * (len(buffer.display.blocks) - len(completed))
         hidden = sum(len(b.markup) for b in buffer.display.blocks if b.claims and not b.shown)
+        added = "".join(buffer.content_parts[pieces:])
+        pieces = len(buffer.content_parts)
+        content_size += len(added)
+        shown_size += len(shown)
         timeline.append(
             {
                 "chunk": position if position < len(chunks) else None,
+                "added": added,
+                "arguments": {str(k): v for k, v in new_fragments(buffer, seen).items()},
                 "shown": shown,
-                "held": len(buffer.get_content()) - len("".join(display)) - hidden,
+                "held": content_size - shown_size - hidden,
                 "state": buffer.display.view(driver).state,
                 "answered": [r.call.name for r in response.results],
             }

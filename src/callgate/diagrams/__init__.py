@@ -3,7 +3,7 @@
 Importing this package loads neither ``graphviz`` nor ``transitions``.
 """
 
-from callgate.diagrams.dot import to_dot
+from callgate.diagrams.dot import to_dot, trace_dot
 from callgate.diagrams.render import FORMATS, render
 
-__all__ = ["FORMATS", "render", "to_dot"]
+__all__ = ["FORMATS", "render", "to_dot", "trace_dot"]

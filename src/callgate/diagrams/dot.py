@@ -8,7 +8,26 @@ states such as ``blocked`` do not drown the drawing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from callgate.fsm.table import Table, Transition
+
+
+class TraceLike(Protocol):
+    """What a trace diagram reads of a step (:class:`callgate.trace.TraceStep` has it)."""
+
+    @property
+    def instance(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def event(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def output(self) -> str | None: ...
+
 
 BLOCKED = "blocked"
 """Edges into a state with this name are drawn in :data:`BLOCKED_COLOR`."""
@@ -111,5 +130,76 @@ def to_dot(table: Table) -> str:
         if target == BLOCKED:
             pairs += [("color", BLOCKED_COLOR), ("fontcolor", BLOCKED_COLOR)]
         lines.append(f"  {_quote(source)} -> {_quote(target)} {_attrs(pairs)};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
+"""Colours of the instances' paths in a trace diagram, in order of first appearance."""
+
+UNTAKEN = "#c8c8c8"
+"""The colour of the table's edges under a trace."""
+
+
+def _order(numbers: list[int]) -> str:
+    """Positions in an instance's path: ``#3``, ``#3, #5``, or ``#3…#9`` for many."""
+    if len(numbers) <= 3:
+        return ", ".join(f"#{n}" for n in numbers)
+    return f"#{numbers[0]}…#{numbers[-1]}"
+
+
+def trace_dot(table: Table, steps: Sequence[TraceLike], *, title: str = "") -> str:
+    """The table drawn faintly, with the path each instance took drawn over it.
+
+    ``steps`` are the instance's transitions in order (objects with ``instance``,
+    ``source``, ``event``, ``target``, ``output``). Each instance gets its own colour;
+    an edge taken says its events, how often (``x3``) and where in the instance's path
+    (``#k``). A step into ``blocked`` is drawn bold red with the finding it produced.
+    """
+    instances: list[str] = []
+    for step in steps:
+        if step.instance not in instances:
+            instances.append(step.instance)
+    colour = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(instances)}
+    legend = "  ".join(f"{name}: {colour[name]}" for name in instances)
+    heading = f"{table.name}: {title}" if title else table.name
+    base = to_dot(table).splitlines()
+    lines = []
+    faint = f", color={_quote(UNTAKEN)}, fontcolor={_quote(UNTAKEN)}];"
+    for line in base[:-1]:
+        edge = " -> " in line and "__start" not in line
+        lines.append(line[:-2] + faint if edge else line)
+    lines[1] = lines[1].replace(
+        f"label={_quote(table.name)}",
+        f"label={_quote(heading + chr(10) + (legend or 'no step taken'))}",
+    )
+    visited = {s.source for s in steps} | {s.target for s in steps}
+    for state in table.states:
+        if state.name in visited:
+            lines.append(f"  {_quote(state.name)} [style=filled, fillcolor={_quote('#eef4ff')}];")
+    for name in instances:
+        taken: dict[tuple[str, str], list[tuple[int, str, str | None]]] = {}
+        path = [s for s in steps if s.instance == name]
+        for number, step in enumerate(path, 1):
+            taken.setdefault((step.source, step.target), []).append(
+                (number, step.event, step.output)
+            )
+        for (source, target), uses in taken.items():
+            counts: dict[str, int] = {}
+            for _, event, output in uses:
+                key = f"{event} / {output}" if output else event
+                counts[key] = counts.get(key, 0) + 1
+            events = ", ".join(f"{e} x{n}" if n > 1 else e for e, n in counts.items())
+            label = f"{name}: {events} ({_order([n for n, _, _ in uses])})"
+            blocked = target == BLOCKED and source != BLOCKED
+            pairs = [
+                ("label", _quote(label)),
+                ("color", _quote(BLOCKED_COLOR if blocked else colour[name])),
+                ("fontcolor", _quote(BLOCKED_COLOR if blocked else colour[name])),
+                ("penwidth", "3" if blocked else "2"),
+            ]
+            if blocked:
+                pairs.append(("style", "bold"))
+            lines.append(f"  {_quote(source)} -> {_quote(target)} {_attrs(pairs)};")
     lines.append("}")
     return "\n".join(lines) + "\n"

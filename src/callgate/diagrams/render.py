@@ -13,14 +13,15 @@ FORMATS = ("dot", "png", "svg")
 """The formats :func:`render` accepts."""
 
 
-def render(table: Table, fmt: str) -> bytes:
+def render(table: Table, fmt: str, *, dot: str | None = None) -> bytes:
     """Draw the table in ``fmt`` (one of :data:`FORMATS`); SVG and PNG run Graphviz ``dot``.
 
-    Raises ValueError for another format and RuntimeError when Graphviz is not installed.
+    ``dot`` replaces the table's own DOT text (a trace diagram, for example). Raises
+    ValueError for another format and RuntimeError when Graphviz is not installed.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown diagram format {fmt!r}; expected one of: {', '.join(FORMATS)}")
-    text = to_dot(table)
+    text = to_dot(table) if dot is None else dot
     if fmt == "dot":
         return text.encode()
     try:

@@ -1,0 +1,150 @@
+"""Recording every machine step of a stream, for audits, diagrams and the HTML replay.
+
+A :class:`Recorder` handed to an :class:`~callgate.buffer.LLMStreamBuffer` makes the
+buffer build recording variants of its gate and detector (and the display records each
+driver's view): every transition they take is appended as a :class:`TraceStep` (which
+machine, which instance such as ``slot 2``, source, event, target, the finding it
+output, and the chunk that caused it). Without a recorder the plain classes run, so
+recording costs nothing when it is off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import frozen
+
+from callgate.detector import Detector
+from callgate.fsm.detector import DETECTOR
+from callgate.fsm.interpreter import Interpreter
+from callgate.fsm.slot import SLOT
+from callgate.fsm.table import Transition
+from callgate.fsm.turn import TURN
+from callgate.gate import Slot, TurnGate
+
+_TURN = Interpreter(TURN)
+_DETECTOR = Interpreter(DETECTOR)
+_SLOT_ARGS = Interpreter(SLOT).transition("accumulating", "args")
+
+
+@frozen
+class TraceStep:
+    """One transition one machine took, and the chunk that caused it (None: the end)."""
+
+    seq: int
+    chunk: int | None
+    machine: str
+    instance: str
+    source: str
+    event: str
+    target: str
+    output: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The step as plain data (for JSON and the HTML page)."""
+        return {
+            "seq": self.seq,
+            "chunk": self.chunk,
+            "machine": self.machine,
+            "instance": self.instance,
+            "source": self.source,
+            "event": self.event,
+            "target": self.target,
+            "output": self.output,
+        }
+
+
+class Recorder:
+    """Collects the steps of every machine of one stream, in the order they were taken."""
+
+    def __init__(self) -> None:
+        self.steps: list[TraceStep] = []
+        self.chunk: int | None = None
+        """The chunk being processed; whoever feeds the buffer sets it (None after the end)."""
+
+    def record(
+        self,
+        machine: str,
+        instance: str,
+        source: str,
+        event: str,
+        target: str,
+        *,
+        output: str | None,
+    ) -> None:
+        """Append one step, stamped with the current chunk."""
+        step = TraceStep(
+            len(self.steps), self.chunk, machine, instance, source, event, target, output
+        )
+        self.steps.append(step)
+
+    def of(self, machine: str) -> list[TraceStep]:
+        """The steps of one machine, in order."""
+        return [s for s in self.steps if s.machine == machine]
+
+
+class RecordingTurnGate(TurnGate):
+    """A :class:`TurnGate` that records every slot and turn transition it takes."""
+
+    def __init__(self, recorder: Recorder, **options: Any) -> None:
+        super().__init__(**options)
+        self.recorder = recorder
+
+    def fragment(self, key: object, text: str) -> None:
+        """As :meth:`TurnGate.fragment`, recording the appending self-loop too."""
+        slot = self.slots.get(key) if type(key) is int else None
+        before = (slot.state, len(slot.parts)) if slot is not None else None
+        super().fragment(key, text)
+        if (
+            slot is not None
+            and before is not None
+            and before[0] == slot.state == "accumulating"
+            and len(slot.parts) > before[1]
+        ):
+            self._record_slot(slot, _SLOT_ARGS)
+
+    def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
+        self._record_slot(slot, transition)
+        super()._apply(slot, transition, message)
+
+    def _record_slot(self, slot: Slot, transition: Transition) -> None:
+        self.recorder.record(
+            "slot",
+            f"slot {slot.key}",
+            transition.source,
+            transition.event,
+            transition.target,
+            output=transition.output,
+        )
+
+    def _fire_turn(self, event: str, message: str = "", key: object = None) -> str:
+        transition = _TURN.transition(self.turn, event)
+        self.recorder.record(
+            "turn", "turn", transition.source, event, transition.target, output=transition.output
+        )
+        return super()._fire_turn(event, message, key)
+
+
+class RecordingDetector(Detector):
+    """A :class:`Detector` that records every transition, the plain-text fast path included."""
+
+    def __init__(self, recorder: Recorder, *args: Any, **options: Any) -> None:
+        self.recorder = recorder
+        self._fired = 0
+        super().__init__(*args, **options)
+
+    def feed(self, delta: str) -> Any:
+        """As :meth:`Detector.feed`; plain text that took the fast path is recorded as ``text``."""
+        fired, state = self._fired, self.state
+        step = super().feed(delta)
+        if self._fired == fired and delta:
+            self.recorder.record("detector", "detector", state, "text", self.state, output=None)
+        return step
+
+    def _fire(self, event: str) -> None:
+        transition = _DETECTOR.transition(self.state, event)
+        self._fired += 1
+        self.recorder.record(
+            "detector", "detector", self.state, event, transition.target, output=transition.output
+        )
+        super()._fire(event)
