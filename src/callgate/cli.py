@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from callgate.check import EXIT_CODES, check_fixture, format_text
 from callgate.fsm import MACHINES
 from callgate.fsm.export import dumps
 from callgate.gate import POLICIES
+from callgate.trace import Recorder
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -74,24 +77,56 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if good == len(played) and not mismatches else 1
 
 
-def _replay(args: argparse.Namespace) -> int:
+_TRACED = ("slot", "turn", "detector", "display")
+"""The machines a replay page draws, in order."""
+
+
+def _trace_svg(machine: str, recorder: Recorder) -> str:
+    """The machine's diagram with the recorded path, as inline SVG (DOT text without dot)."""
+    from callgate.diagrams import render, trace_dot
+
+    dot = trace_dot(MACHINES[machine], recorder.of(machine), title="this stream")
+    try:
+        svg = render(MACHINES[machine], "svg", dot=dot).decode()
+    except RuntimeError as exc:
+        return f"<p>{html.escape(str(exc))}</p><pre>{html.escape(dot)}</pre>"
+    return svg[svg.index("<svg") :]
+
+
+def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
+    """The capture's chunks, the --tools schemas and the --text-formats of a command."""
     from callgate.capture import CaptureError, load_capture
-    from callgate.replay import format_replay, replay
     from callgate.strategies.text.formats import DEFAULT_FORMATS
 
+    chunks = load_capture(Path(args.capture).read_bytes())
+    tools = None
+    if args.tools:
+        tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
+        if not isinstance(tools, dict):
+            raise CaptureError("--tools must be a JSON object of {tool name: JSON Schema}")
+    formats = None
+    if args.text_formats == "default":
+        formats = list(DEFAULT_FORMATS)
+    elif args.text_formats is not None:
+        formats = [name.strip() for name in args.text_formats.split(",") if name.strip()]
+    return chunks, tools, formats
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from callgate.replay import format_replay, replay
+
     try:
-        chunks = load_capture(Path(args.capture).read_bytes())
-        tools = None
-        if args.tools:
-            tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
-            if not isinstance(tools, dict):
-                raise CaptureError("--tools must be a JSON object of {tool name: JSON Schema}")
-        formats = None
-        if args.text_formats == "default":
-            formats = list(DEFAULT_FORMATS)
-        elif args.text_formats is not None:
-            formats = [name.strip() for name in args.text_formats.split(",") if name.strip()]
-        result = replay(chunks, tools, policy=args.policy, text_formats=formats)
+        chunks, tools, formats = _stream_options(args)
+        recorder = Recorder() if args.html else None
+        result = replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
+        if recorder is not None:
+            from callgate.page import replay_page
+
+            diagrams = {name: _trace_svg(name, recorder) for name in _TRACED}
+            page = replay_page(
+                result, recorder.steps, chunks, diagrams, title=Path(args.capture).name
+            )
+            Path(args.html).write_text(page, encoding="utf-8")
     except (OSError, ValueError) as exc:
         print(f"callgate replay: {exc}", file=sys.stderr)
         return 2
@@ -103,9 +138,22 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _diagram(args: argparse.Namespace) -> int:
-    from callgate.diagrams import render
+    from callgate.diagrams import render, trace_dot
+    from callgate.replay import replay
 
-    data = render(MACHINES[args.machine], args.format)
+    dot = None
+    if args.trace:
+        args.capture = args.trace
+        try:
+            chunks, tools, formats = _stream_options(args)
+        except (OSError, ValueError) as exc:
+            print(f"callgate diagram: {exc}", file=sys.stderr)
+            return 2
+        recorder = Recorder()
+        replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
+        steps = recorder.of(args.machine)
+        dot = trace_dot(MACHINES[args.machine], steps, title=Path(args.trace).name)
+    data = render(MACHINES[args.machine], args.format, dot=dot)
     if args.output:
         Path(args.output).write_bytes(data)
     elif args.format == "dot":
@@ -124,6 +172,16 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stream_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tools", help="a JSON file of {tool name: JSON Schema}")
+    parser.add_argument("--policy", choices=list(POLICIES), default="turn")
+    parser.add_argument(
+        "--text-formats",
+        help="text formats to detect in the content, comma-separated (tool_call_tag,deepseek),"
+        " or 'default' for every stream-detected format",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
@@ -140,14 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
         "replay", help="run a recorded stream through the buffer and show what the user sees"
     )
     replay.add_argument("capture", help="a JSON array, JSON Lines, or raw SSE text")
-    replay.add_argument("--tools", help="a JSON file of {tool name: JSON Schema}")
-    replay.add_argument("--policy", choices=list(POLICIES), default="turn")
-    replay.add_argument(
-        "--text-formats",
-        help="text formats to detect in the content, comma-separated (tool_call_tag,deepseek),"
-        " or 'default' for every stream-detected format",
-    )
+    _stream_arguments(replay)
     replay.add_argument("--json", action="store_true", help="print one JSON object")
+    replay.add_argument("--html", metavar="FILE", help="write a self-contained audit page")
     replay.set_defaults(run=_replay)
 
     demo = sub.add_parser("demo", help="play the bundled sample streams through buffer and drivers")
@@ -162,6 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
     diagram.add_argument("machine", choices=machines)
     diagram.add_argument("--format", choices=["dot", "svg", "png"], default="dot")
     diagram.add_argument("-o", "--output", help="write to this file instead of stdout")
+    diagram.add_argument(
+        "--trace", metavar="CAPTURE", help="draw the path this recorded stream took over it"
+    )
+    _stream_arguments(diagram)
     diagram.set_defaults(run=_diagram)
 
     export = sub.add_parser("export", help="write a machine's table as JSON")

@@ -171,6 +171,7 @@ def replay(
         "executable": result["executable"] or (bool(text_calls) and status == "pass"),
         "findings": findings,
         "timeline": timeline,
+        "hidden": [b.markup for b in buffer.display.blocks if b.claims and not b.shown],
     }
 
 

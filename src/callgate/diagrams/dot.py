@@ -134,8 +134,17 @@ def to_dot(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
-"""Colours of the instances' paths in a trace diagram, in order of first appearance."""
+PALETTE = (
+    ("blue", "#1f77b4"),
+    ("green", "#2ca02c"),
+    ("purple", "#9467bd"),
+    ("orange", "#ff7f0e"),
+    ("brown", "#8c564b"),
+    ("pink", "#e377c2"),
+    ("cyan", "#17becf"),
+    ("grey", "#7f7f7f"),
+)
+"""Colours (name, RGB) of the instances' paths in a trace diagram, by first appearance."""
 
 UNTAKEN = "#c8c8c8"
 """The colour of the table's edges under a trace."""
@@ -160,8 +169,9 @@ def trace_dot(table: Table, steps: Sequence[TraceLike], *, title: str = "") -> s
     for step in steps:
         if step.instance not in instances:
             instances.append(step.instance)
-    colour = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(instances)}
-    legend = "  ".join(f"{name}: {colour[name]}" for name in instances)
+    named = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(instances)}
+    colour = {name: rgb for name, (_, rgb) in named.items()}
+    legend = "  ".join(f"{name} ({hue})" for name, (hue, _) in named.items())
     heading = f"{table.name}: {title}" if title else table.name
     base = to_dot(table).splitlines()
     lines = []

@@ -1,0 +1,184 @@
+"""Traces made visible: diagrams with a stream's path, and the HTML audit page in Chromium.
+
+The browser test drives Debian's chromium through chromedriver (selenium), loads the
+page from a file with the network shut off, and reads the browser's console log.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+from callgate.cli import main
+from callgate.demo import scenarios
+from callgate.diagrams import trace_dot
+from callgate.fsm import SLOT, TURN
+from callgate.page import replay_page
+from callgate.replay import replay
+from callgate.trace import Recorder
+
+SCENARIOS = {s.name: s for s in scenarios()}
+
+
+def capture(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A demo scenario written as a capture file and a tools file."""
+    scenario = SCENARIOS[name]
+    chunks = tmp_path / f"{name}.json"
+    chunks.write_text(json.dumps(list(scenario.chunks)), encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    merged = {k: v for d in scenario.drivers.values() for k, v in d.items()}
+    tools.write_text(json.dumps(merged), encoding="utf-8")
+    return chunks, tools
+
+
+def recorded(name: str, formats: list[str] | None = None) -> tuple[dict[str, Any], Recorder]:
+    scenario = SCENARIOS[name]
+    tools = {k: v for d in scenario.drivers.values() for k, v in d.items()}
+    recorder = Recorder()
+    return replay(list(scenario.chunks), tools, text_formats=formats, recorder=recorder), recorder
+
+
+# -- diagrams ------------------------------------------------------------------------------
+
+
+def test_each_slot_path_has_its_colour_counts_and_order() -> None:
+    _, recorder = recorded("1_openai_parallel_calls")
+    dot = trace_dot(SLOT, recorder.of("slot"), title="parallel")
+    for n, colour in enumerate(("blue", "green", "purple")):
+        assert f"slot {n} ({colour})" in dot
+    taken = re.findall(r'label="(slot \d: [^"]+)"', dot)
+    assert "slot 0: identity (#1)" in taken
+    assert any(re.fullmatch(r"slot 1: args x\d+ \(#2…#\d+\)", label) for label in taken)
+    assert "slot 2: accept (#9)" in taken
+
+
+def test_the_step_into_blocked_is_bold_red_and_names_its_finding() -> None:
+    _, recorder = recorded("5_adversarial_restart")
+    dot = trace_dot(SLOT, recorder.of("slot"))
+    [edge] = [line for line in dot.splitlines() if "replay_diverge / identity_collision (#" in line]
+    assert '"replaying" -> "blocked"' in edge
+    assert 'color="red"' in edge and "style=bold" in edge and "penwidth=3" in edge
+    turn = trace_dot(TURN, recorder.of("turn"))
+    assert '"streaming" -> "blocked"' in turn
+
+
+def test_cli_draws_a_trace_as_svg(tmp_path: Path) -> None:
+    chunks, tools = capture(tmp_path, "6_bedrock_call_policy")
+    out = tmp_path / "display.svg"
+    args = ["diagram", "display", "--trace", str(chunks), "--tools", str(tools)]
+    assert main([*args, "--policy", "call", "--format", "svg", "-o", str(out)]) == 0
+    svg = out.read_text(encoding="utf-8")
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    assert "replay: owned" in svg and "allow" in svg
+
+
+def test_cli_trace_of_an_unreadable_capture_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": 1}\nnope\n', encoding="utf-8")
+    assert main(["diagram", "slot", "--trace", str(bad)]) == 2
+    assert "line 2 is not JSON" in capsys.readouterr().err
+
+
+# -- the page ------------------------------------------------------------------------------
+
+
+def page_for(tmp_path: Path, name: str, *extra: str) -> Path:
+    chunks, tools = capture(tmp_path, name)
+    page = tmp_path / f"{name}.html"
+    main(["replay", str(chunks), "--tools", str(tools), "--html", str(page), *extra])
+    return page
+
+
+def test_the_page_is_self_contained(tmp_path: Path) -> None:
+    text = page_for(tmp_path, "5_adversarial_restart").read_text(encoding="utf-8")
+    assert "<script" not in text and "<link" not in text
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!#)""", text), "no external asset"
+    assert "http://" not in text.replace("http://www.w3.org/", "")
+    assert "https://" not in text
+
+
+def test_the_page_says_what_became_of_each_chunks_text(tmp_path: Path) -> None:
+    result, recorder = recorded("4_call_nobody_owns", ["tool_call_tag"])
+    page = replay_page(
+        result, recorder.steps, list(SCENARIOS["4_call_nobody_owns"].chunks), {}, title="t"
+    )
+    assert "held, shown at #7" in page
+    result, recorder = recorded("3_qwen_xml_in_content", ["qwen3_coder_xml"])
+    page = replay_page(
+        result, recorder.steps, list(SCENARIOS["3_qwen_xml_in_content"].chunks), {}, title="t"
+    )
+    assert "chars hidden as call markup" in page
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def errors(browser: webdriver.Chrome) -> list[dict[str, Any]]:
+    return [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+
+
+def test_the_console_check_catches_an_error(browser: webdriver.Chrome, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.html"
+    broken.write_text("<!DOCTYPE html><script>missing()</script>", encoding="utf-8")
+    browser.get(broken.as_uri())
+    assert any("missing" in e["message"] for e in errors(browser))
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "status"),
+    [
+        ("5_adversarial_restart", (), "fail"),
+        ("1_openai_parallel_calls", (), "pass"),
+        ("4_call_nobody_owns", ("--text-formats", "default"), "not_applicable"),
+    ],
+)
+def test_the_page_loads_in_chromium_with_its_key_elements(
+    browser: webdriver.Chrome, tmp_path: Path, name: str, extra: tuple[str, ...], status: str
+) -> None:
+    page = page_for(tmp_path, name, *extra)
+    browser.get(page.as_uri())
+    assert errors(browser) == []
+    assert browser.title == f"callgate replay: {name}.json"
+    assert browser.find_element(By.ID, "status").text == status
+    rows = browser.find_elements(By.CSS_SELECTOR, "#timeline tr.chunk")
+    assert len(rows) == len(SCENARIOS[name].chunks) + 1
+    assert rows[-1].get_attribute("data-chunk") == "end"
+    for machine in ("slot", "turn", "display"):
+        figure = browser.find_element(By.ID, f"diagram-{machine}")
+        assert figure.find_element(By.TAG_NAME, "svg").size["width"] > 100
+    shown = browser.find_element(By.CSS_SELECTOR, "#display pre").text
+    assert shown == SCENARIOS[name].expect["shown"].strip()
