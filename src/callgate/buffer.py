@@ -215,6 +215,20 @@ class LLMStreamBuffer:
         """Whether the provider's stream-completion signal has arrived."""
         return self._finished
 
+    def stamp(self) -> tuple[int, int, bool, bool]:
+        """What a driver's decision depends on, in brief: equal stamps, equal decision.
+
+        The gate's version (slots, identities, verdict; not appended fragments), the
+        number of text blocks found, whether one is open, and whether the stream ended.
+        """
+        detector = self.display.detector
+        return (
+            self.gate.version if self.gate is not None else -1,
+            len(self.display.blocks),
+            detector is not None and detector.block is not None,
+            self._ended,
+        )
+
     @property
     def ended(self) -> bool:
         """Whether ``end()`` was called: no more chunks come in this turn."""

@@ -52,6 +52,17 @@ class View:
     state: str = _MACHINE.initial
     answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
     """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
+    voted: int = 0
+    """How many of the display's blocks this driver has voted on (they are voted in order)."""
+    claimed: list[TextBlock] = field(factory=list)
+    """Blocks this driver claimed that still have a call it has not answered."""
+    open_text: int = 0
+    """How many calls of those blocks are this driver's and not answered yet."""
+    stamp: tuple[int, int, bool, bool] | None = None
+    """The buffer's stamp after this driver's last full step."""
+    repeat: str | None = None
+    """The observation to fire again while the stamp stays the same (a self-loop)."""
+    status: str | None = None
 
     def fire(self, event: str) -> str:
         """Step the display machine; an event the state does not accept raises."""
@@ -150,9 +161,11 @@ class Display:
         self._forming_declines.add(id(owner))
 
     def undecided(self, owner: object) -> list[TextBlock]:
-        """The blocks ``owner`` has not voted on yet, in order."""
-        key = id(owner)
-        return [b for b in self.blocks if key not in b.claims and key not in b.declines]
+        """The blocks ``owner`` has not voted on yet, in order; they count as voted now."""
+        view = self.view(owner)
+        fresh = self.blocks[view.voted :]
+        view.voted = len(self.blocks)
+        return fresh
 
     # -- output -----------------------------------------------------------------------
 

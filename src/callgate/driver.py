@@ -35,7 +35,7 @@ from callgate.buffer import LLMStreamBuffer
 from callgate.chain import ExtractionChain
 from callgate.display import TextBlock, View
 from callgate.findings import Finding, finding
-from callgate.fsm.display import STATUS
+from callgate.fsm.display import DISPLAY, STATUS
 from callgate.ledger import Ledger
 from callgate.limits import Limits
 from callgate.results import refusal
@@ -49,6 +49,8 @@ from callgate.trace import Recorder
 Status = Literal["call_pending", "call_executed", "call_failed"]
 CallKey = tuple[Any, ...]
 _FINAL_TURN = ("executable", "blocked", "not_applicable")
+_SELF_LOOPS = frozenset((t.source, t.event) for t in DISPLAY.transitions if t.source == t.target)
+"""Display states and observations that leave the state as it is: a quiet step repeats."""
 _SETTLED_SLOT = ("validated", "blocked")
 """Slot states in which another driver's call no longer concerns this driver."""
 _TEXT_RESULTS = TextFormatsStrategy()
@@ -278,6 +280,10 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
     ) -> DriverResponse:
         """One step of a stream (a buffer), or one whole message (a string or dict)."""
         if isinstance(response, LLMStreamBuffer):
+            view = response.display.view(self)
+            if view.repeat is not None and view.stamp == response.stamp():
+                view.fire(view.repeat)
+                return DriverResponse(cast("Status | None", view.status))
             return _Step(self, response).run()
         return self._process_message(response, Ledger())
 
@@ -328,6 +334,13 @@ class _Step:
         status = cast("Status | None", STATUS[view.state])
         if self.buffer.ended and view.state not in ("holding", "pending"):
             view.fire("end")
+        quiet = (
+            not results
+            and (view.state, observation) in _SELF_LOOPS
+            and not self.display.forming()[0]
+        )
+        view.repeat = observation if quiet and self.buffer.policy != "parseable" else None
+        view.stamp, view.status = self.buffer.stamp(), status
         messages: list[dict[str, Any]] = []
         if native and self.buffer.strategy is not None:
             messages += self.buffer.strategy.result_messages(native)
@@ -361,10 +374,12 @@ class _Step:
         for block in display.undecided(driver):
             if text_path and any(driver.owns(c.name) for c in block.calls):
                 block.claims.add(me)
+                view.claimed.append(block)
+                view.open_text += sum(driver.owns(c.name) for c in block.calls)
             else:
                 block.declines.add(me)
                 foreign = True
-        ours = ours or (text_path and any(self._open_text_calls()))
+        ours = ours or (text_path and view.open_text > 0)
         is_open, name = display.forming()
         if is_open and not text_path:
             display.decline_forming(driver)
@@ -383,15 +398,23 @@ class _Step:
             return "foreign"
         return "broken" if view.state in ("holding", "pending") else "text"
 
-    def _open_text_calls(self) -> Iterable[tuple[CallKey, ExtractedCall]]:
-        me, answered = id(self.driver), self.view.answered
-        for block in self.display.blocks:
-            if me not in block.claims:
-                continue
-            for n, call in enumerate(block.calls):
-                key = ("text", block.index, n)
-                if key not in answered and self.driver.owns(call.name):
-                    yield key, ExtractedCall(call.id, call.name, call.arguments, _slot(block, n))
+    def _open_text_calls(self) -> list[tuple[CallKey, ExtractedCall]]:
+        """The owned calls of claimed blocks not answered yet (answered blocks drop out)."""
+        answered, open_calls, still = self.view.answered, [], []
+        for block in self.view.claimed:
+            calls = [
+                (("text", block.index, n), call)
+                for n, call in enumerate(block.calls)
+                if self.driver.owns(call.name) and ("text", block.index, n) not in answered
+            ]
+            if calls:
+                still.append(block)
+            open_calls += [
+                (key, ExtractedCall(call.id, call.name, call.arguments, _slot(block, key[2])))
+                for key, call in calls
+            ]
+        self.view.claimed[:] = still
+        return open_calls
 
     # -- answering --------------------------------------------------------------------
 
@@ -453,6 +476,8 @@ class _Step:
 
     def _record(self, key: CallKey, result: ToolResult) -> ToolResult:
         self.view.answered[key] = result
+        if key[0] == "text":
+            self.view.open_text -= 1
         self.refused = self.refused or result.refused
         return result
 

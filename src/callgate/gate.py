@@ -110,6 +110,9 @@ class TurnGate:
         self.preview = preview
         self.slots: dict[SlotKey, Slot] = {}
         self.turn = _TURN.initial
+        self.version = 0
+        """Counts the transitions taken outside the appending hot path: a reader that saw
+        the same version saw the same slots, identities and verdict (only more fragments)."""
         self.findings: list[Finding] = []
         self.turn_bytes = 0
         self.done_seen = False
@@ -391,6 +394,7 @@ class TurnGate:
         return transition
 
     def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
+        self.version += 1
         slot.state = transition.target
         output = transition.output
         if output is not None and output != "check_finding":
@@ -401,6 +405,7 @@ class TurnGate:
 
     def _fire_turn(self, event: str, message: str = "", key: object = None) -> str:
         transition = _TURN.transition(self.turn, event)
+        self.version += 1
         self.turn = transition.target
         if transition.output is not None:
             self.findings.append(

@@ -1,0 +1,133 @@
+"""The driver's cost per chunk, side by side in one run: buffer alone, the full loop, recording.
+
+Run: ``python bench/bench_driver.py`` (``--quick`` drops the largest size). Three OpenAI
+streams of 20 KB, 200 KB and 2 MB: one native call whose arguments come in 4-character
+fragments; prose in 1-8 character deltas with a text-embedded call every 2 KB; the same
+prose without calls. Each is fed, in one run, to:
+
+- **buffer**: ``LLMStreamBuffer.add`` only (no text formats: no detector, no driver);
+- **loop**: the client loop: ``add``, ``driver.process_llm_response``, ``text()``, with
+  the driver's buffer (the detector on its text formats) and a tool that returns at once;
+- **recording**: the same loop with a :class:`~callgate.trace.Recorder`.
+
+Times are the best of three, in microseconds per chunk; growth compares each size with
+the one before (linear work shows about 10x per 10x chunks).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from callgate import Driver, LLMStreamBuffer, Tool
+from callgate.trace import Recorder
+
+SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+CALL = '<tool_call>{"name": "lookup", "arguments": {"q": "paris"}}</tool_call>'
+WORDS = "the model answers a question about the weather in Paris and then some more ".split()
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "c", "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+
+
+def native(size: int) -> list[dict[str, Any]]:
+    """One call whose ``q`` argument is ``size`` characters, in 4-character fragments."""
+    text = json.dumps({"q": "x" * size})
+    opening = {"index": 0, "id": "call_1", "type": "function",
+               "function": {"name": "lookup", "arguments": ""}}  # fmt: skip
+    pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
+    return [
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"tool_calls": [opening]}),
+        *(chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in pieces),
+        chunk({}, "tool_calls"),
+    ]
+
+
+def prose(size: int, calls: bool) -> list[dict[str, Any]]:
+    """``size`` characters of prose in 1-8 character deltas, with a call every 2 KB."""
+    parts, total, n = [], 0, 0
+    while total < size:
+        word = WORDS[n % len(WORDS)] + " "
+        n += 1
+        parts.append(word)
+        total += len(word)
+        if calls and total % 2048 < len(word):
+            parts.append(CALL)
+            total += len(CALL)
+    text = "".join(parts)
+    deltas, i, step = [], 0, 0
+    while i < len(text):
+        width = 1 + step % 8
+        deltas.append(text[i : i + width])
+        i, step = i + width, step + 1
+    return [chunk({"content": d}) for d in deltas] + [chunk({}, "stop")]
+
+
+def driver() -> Driver:
+    return Driver([Tool("lookup", SCHEMA, lambda q: "ok")])
+
+
+def buffer_only(chunks: list[dict[str, Any]]) -> None:
+    buffer = LLMStreamBuffer(tool_schemas={"lookup": SCHEMA})
+    for c in chunks:
+        buffer.add(c)
+    buffer.end()
+
+
+def loop(chunks: list[dict[str, Any]], recorder: Recorder | None = None) -> None:
+    d = driver()
+    buffer = d.new_stream_buffer(recorder=recorder)
+    for c in chunks:
+        buffer.add(c)
+        d.process_llm_response(buffer)
+        buffer.text()
+    buffer.end()
+    d.process_llm_response(buffer)
+    buffer.text()
+
+
+def recording(chunks: list[dict[str, Any]]) -> None:
+    loop(chunks, Recorder())
+
+
+def best(run: Callable[[list[dict[str, Any]]], None], chunks: list[dict[str, Any]]) -> float:
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        run(chunks)
+        times.append(time.perf_counter() - start)
+    return min(times) / len(chunks) * 1e6
+
+
+def main() -> None:
+    sizes = [20_000, 200_000] if "--quick" in sys.argv else [20_000, 200_000, 2_000_000]
+    streams = {
+        "native call": native,
+        "prose + text calls": lambda n: prose(n, True),
+        "prose only": lambda n: prose(n, False),
+    }
+    print("| stream | size | chunks | buffer µs | loop µs | recording µs "
+          "| loop / buffer | recording / loop | loop growth |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, build in streams.items():
+        previous = None
+        for size in sizes:
+            chunks = build(size)
+            plain, full, rec = (best(f, chunks) for f in (buffer_only, loop, recording))
+            total = full * len(chunks)
+            growth = f"{total / previous:.1f}x" if previous else "-"
+            previous = total
+            print(
+                f"| {name} | {size // 1000} KB | {len(chunks):,} | {plain:.2f} | {full:.2f} "
+                f"| {rec:.2f} | {full / plain:.2f} | {rec / full:.2f} | {growth} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
