@@ -27,7 +27,22 @@ from callgate.trace import Recorder
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 CALL = '<tool_call>{"name": "lookup", "arguments": {"q": "paris"}}</tool_call>'
-WORDS = "the model answers a question about the weather in Paris and then some more ".split()
+WORDS = [
+    "the",
+    "model",
+    "answers",
+    "a",
+    "question",
+    "about",
+    "the",
+    "weather",
+    "in",
+    "Paris",
+    "and",
+    "then",
+    "some",
+    "more",
+]
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
