@@ -20,6 +20,7 @@ from attrs import frozen
 from callgate.driver import Driver, Orchestrator, Tool
 from callgate.replay import new_fragments
 from callgate.strategies.base import ToolResult
+from callgate.trace import Recorder, TraceStep
 
 
 def _weather(city: str, unit: str = "C", days: int = 1) -> str:
@@ -139,12 +140,15 @@ def _drivers(scenario: Scenario) -> dict[str, Driver]:
 def play(scenario: Scenario) -> Played:
     """Play ``scenario`` through one buffer and its drivers, recording every round."""
     drivers = _drivers(scenario)
-    buffer = Orchestrator(list(drivers.values()), policy=scenario.policy).new_stream_buffer()
+    recorder = Recorder()
+    orchestrator = Orchestrator(list(drivers.values()), policy=scenario.policy)
+    buffer = orchestrator.new_stream_buffer(recorder=recorder)
     rounds: list[Round] = []
     shown_total = content_total = pieces = 0
     seen: dict[int, int] = {}
     for position in range(len(scenario.chunks) + 1):
-        states = {n: buffer.display.view(d).state for n, d in drivers.items()}
+        first_step = len(recorder.steps)
+        recorder.chunk = position if position < len(scenario.chunks) else None
         if position < len(scenario.chunks):
             buffer.add(scenario.chunks[position])
         else:
@@ -159,17 +163,29 @@ def play(scenario: Scenario) -> Played:
             ran += [(name, result) for result in driver.process_llm_response(buffer).results]
         shown = buffer.text()
         shown_total += len(shown)
-        moves = []
-        for name, driver in drivers.items():
-            view = buffer.display.view(driver)
-            if view.state != states[name]:
-                moves.append(f"{name} {view.state}")
+        moves = _moves(recorder.steps[first_step:], list(drivers))
         hidden = sum(len(b.markup) for b in buffer.display.blocks if b.claims and not b.shown)
         held = content_total - shown_total - hidden
         chunk = position if position < len(scenario.chunks) else None
         rounds.append(Round(chunk, added, shown, held, tuple(moves), tuple(ran)))
     findings = tuple(f"{f.code}: {f.message}" for f in buffer.findings if f.severity == "error")
     return Played(scenario, tuple(rounds), buffer.turn_state, findings)
+
+
+def _moves(steps: list[TraceStep], names: list[str]) -> tuple[str, ...]:
+    """The slot and turn machines' changes in one round, then each driver's display machine's.
+
+    For example ``slot 0 terminal→validated; weather pending→executed``.
+    """
+    slots = dict.fromkeys(s.instance for s in steps if s.machine in ("slot", "turn"))
+    drivers = [name for name in names if any(s.instance == name for s in steps)]
+    moves = []
+    for instance in [*slots, *drivers]:
+        changed = [s for s in steps if s.instance == instance and s.source != s.target]
+        if changed:
+            path = "→".join([changed[0].source, *(s.target for s in changed)])
+            moves.append(f"{instance} {path}")
+    return tuple(moves)
 
 
 def _added(content: str, fragments: Mapping[int, str | None], buffer: Any) -> str:
@@ -190,8 +206,20 @@ def _kind(chunk: Mapping[str, Any]) -> str:
     choices = chunk.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
         reason = choices[0].get("finish_reason")
+        delta = choices[0].get("delta") or {}
+        calls = delta.get("tool_calls") if isinstance(delta, Mapping) else None
+        if isinstance(calls, list) and calls:
+            return ", ".join(_repeat(call) for call in calls if isinstance(call, Mapping))
         return f"finish_reason {reason}" if reason else "(empty delta)"
     return next(iter(chunk), "(empty)")
+
+
+def _repeat(call: Mapping[str, Any]) -> str:
+    """A call fragment the slot did not append (it repeats a finished call, to compare)."""
+    function = call.get("function") or {}
+    if call.get("id") is not None:
+        return f"call {call.get('index')} {function.get('name', '?')} opens again"
+    return f"call {call.get('index')} repeats {_quote(str(function.get('arguments', '')))}"
 
 
 def _quote(text: str, width: int = 30) -> str:
