@@ -180,5 +180,12 @@ def test_the_page_loads_in_chromium_with_its_key_elements(
     for machine in ("slot", "turn", "display"):
         figure = browser.find_element(By.ID, f"diagram-{machine}")
         assert figure.find_element(By.TAG_NAME, "svg").size["width"] > 100
+    verdict = browser.find_element(By.ID, "verdict").text
+    assert ("the detector is off" in verdict) == (not extra)
+    if extra:
+        detector = browser.find_elements(
+            By.XPATH, "//tr[@class='chunk']//span[starts-with(., 'detector:')]"
+        )
+        assert len(detector) == len(rows)
     shown = browser.find_element(By.CSS_SELECTOR, "#display pre").text
     assert shown == SCENARIOS[name].expect["shown"].strip()

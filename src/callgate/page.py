@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from callgate.fsm.detector import DETECTOR
 from callgate.trace import TraceStep
 
 STYLE = """
@@ -85,12 +86,14 @@ def _label(round_: int | None, timeline: Sequence[Mapping[str, Any]]) -> str:
     return "the end" if chunk is None else f"#{chunk}"
 
 
-def _states_after(steps: Sequence[TraceStep], rounds: int) -> list[dict[str, str]]:
-    """For each round, every instance's state after it (instances in order of appearance)."""
+def _states_after(
+    steps: Sequence[TraceStep], rounds: int, start: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """For each round, every instance's state after it (``start``: those there from the start)."""
     by_round: dict[int | None, list[TraceStep]] = {}
     for step in steps:
         by_round.setdefault(step.chunk, []).append(step)
-    current: dict[str, str] = {}
+    current: dict[str, str] = dict(start)
     after = []
     for round_ in range(rounds):
         chunk = round_ if round_ < rounds - 1 else None
@@ -121,7 +124,10 @@ def replay_page(
     """The whole page, as one HTML document (``diagrams``: machine name -> inline SVG)."""
     timeline = result["timeline"]
     fates = _fates(timeline, result.get("hidden", []))
-    states = _states_after(steps, len(timeline))
+    detector_on = result.get("text_formats") is not None
+    states = _states_after(
+        steps, len(timeline), {"detector": DETECTOR.initial} if detector_on else {}
+    )
     by_chunk: dict[int | None, list[TraceStep]] = {}
     for item in steps:
         by_chunk.setdefault(item.chunk, []).append(item)
@@ -137,7 +143,9 @@ def replay_page(
         f'<p>Verdict: <strong class="{escape(status)}" id="status">{escape(status)}</strong>'
         f" ({'executable' if result['executable'] else 'not executable'}); wire "
         f"<code>{escape(str(result['wire']))}</code>, policy "
-        f"<code>{escape(result['policy'])}</code>, {result['chunks']} chunks.</p>",
+        f"<code>{escape(result['policy'])}</code>, {result['chunks']} chunks; "
+        + _formats_note(result.get("text_formats"))
+        + "</p>",
         "</section>",
         '<section id="display"><h2>What the user saw</h2>',
         f"<pre>{escape(result['display']) or '(no text)'}</pre></section>",
@@ -195,6 +203,12 @@ def replay_page(
         )
     out.append("</section></body></html>")
     return "\n".join(out) + "\n"
+
+
+def _formats_note(formats: Sequence[str] | None) -> str:
+    if formats is None:
+        return "text formats: none (the detector is off; replay with --text-formats to run it)."
+    return "text formats: " + escape(", ".join(formats)) + "."
 
 
 def _calls_table(result: Mapping[str, Any]) -> str:
