@@ -437,3 +437,49 @@ def test_after_the_end_a_driver_answers_nothing_more() -> None:
     assert steps[-1].response.status == "call_executed"
     assert driver.process_llm_response(buffer) == DriverResponse()
     assert counter.runs == [("t", {})]
+
+
+def test_a_whole_message_with_a_malformed_call_gets_a_corrective_result_in_call_order() -> None:
+    counter = Counter()
+    driver = Driver([counter.tool("get_weather"), counter.tool("get_time")])
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_time", "arguments": "{"}},
+            {
+                "id": "c2",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+            },
+            {"id": "c3", "type": "function", "function": {"name": "other", "arguments": "nope"}},
+        ],
+    }
+    response = driver.process_llm_response(message)
+    assert response.status == "call_failed"
+    assert counter.runs == [("get_weather", {"city": "Oslo"})]
+    assert [(r.call.id, r.refused) for r in response.results] == [("c1", True), ("c2", False)]
+    assert "malformed_json" in response.results[0].content
+    assert [m["tool_call_id"] for m in response.messages] == ["c1", "c2"]
+
+
+def test_a_whole_responses_message_with_unreadable_arguments_is_refused() -> None:
+    driver = Driver([Counter().tool("get_weather")])
+    message = {
+        "object": "response",
+        "output": [
+            {"type": "function_call", "call_id": "call_9", "name": "get_weather",
+             "arguments": '{"city": NaN}'},
+        ],
+    }  # fmt: skip
+    response = driver.process_llm_response(message)
+    [result] = response.results
+    assert result.refused and "non_finite_number" in result.content
+    assert response.messages == (
+        {"type": "function_call_output", "call_id": "call_9", "output": result.content},
+    )
+
+
+def test_a_message_no_strategy_recognises_is_no_call() -> None:
+    driver = Driver([Counter().tool("get_weather")])
+    assert driver.process_llm_response({"unexpected": True}) == DriverResponse()

@@ -201,15 +201,18 @@ class BaseDriver(metaclass=DriverMeta):
         if strategy is None:
             return DriverResponse()
         calls = strategy.extract(message)
+        broken = strategy.unreadable(message)
         shaper = strategy
         backup = self.backup()
-        if not calls and strategy.leaks_into_text and backup is not None:
+        if not calls and not broken and strategy.leaks_into_text and backup is not None:
             calls = backup.extract({"content": strategy.content_text(message)})
             shaper = backup
         owned = [c for c in calls if self.owns(c.name)]
-        if not owned:
+        refused = [refusal(c, problem) for c, problem in broken if self.owns(c.name)]
+        if not owned and not refused:
             return DriverResponse()
-        results = tuple(self.answer(c, ledger) for c in owned)
+        answered = [self.answer(c, ledger) for c in owned]
+        results = tuple(sorted([*answered, *refused], key=lambda r: _position(r.call.slot)))
         return DriverResponse(
             "call_failed" if any(r.refused for r in results) else "call_executed",
             results,
@@ -484,6 +487,11 @@ class _Step:
 
 def _slot(block: TextBlock, n: int) -> str:
     return f"text-{block.index}.{n}"
+
+
+def _position(slot: int | str | None) -> int:
+    """A call's position in its message, for answering in call order."""
+    return slot if isinstance(slot, int) else 0
 
 
 def _first_error(findings: Iterable[Finding]) -> Finding | None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from attrs import frozen
 
+from callgate.findings import Finding, finding
 from callgate.strictjson import parse_arguments
 
 if TYPE_CHECKING:
@@ -52,20 +53,31 @@ class ToolResult:
     """The call was not run: the content is a corrective message the model can retry against."""
 
 
-def function_calls(tool_calls: Any) -> list[ExtractedCall]:
-    """The calls of an OpenAI-shaped ``tool_calls`` list that have a name and object arguments.
+def read_function_calls(tool_calls: Any) -> list[tuple[ExtractedCall, Finding | None]]:
+    """Every call of an OpenAI-shaped ``tool_calls`` list, with why it cannot run (or None).
 
     Shared by the formats that assemble that shape (OpenAI Chat Completions, Cohere v2);
-    ``function.arguments`` is a JSON string, read strictly.
+    ``function.arguments`` is a JSON string, read strictly. A call that cannot run keeps
+    its id and name (``"(no name)"`` when it has none) and empty arguments.
     """
-    calls = []
+    read: list[tuple[ExtractedCall, Finding | None]] = []
     for position, call in enumerate(tool_calls or ()):
         function = call.get("function") or {}
         name = function.get("name")
         arguments, problem = parse_arguments(function.get("arguments") or "")
-        if name and arguments is not None and problem is None:
-            calls.append(ExtractedCall(call.get("id"), name, arguments, position))
-    return calls
+        if not name or not isinstance(name, str):
+            name, problem = None, finding("missing_name", "the tool call has no name", position)
+        if problem is None and arguments is not None and name is not None:
+            read.append((ExtractedCall(call.get("id"), name, arguments, position), None))
+        else:
+            where = problem or finding("malformed_json", "unreadable arguments", position)
+            read.append((ExtractedCall(call.get("id"), name or "(no name)", {}, position), where))
+    return read
+
+
+def function_calls(tool_calls: Any) -> list[ExtractedCall]:
+    """The calls of an OpenAI-shaped ``tool_calls`` list that have a name and object arguments."""
+    return [call for call, problem in read_function_calls(tool_calls) if problem is None]
 
 
 class ExtractionStrategy(ABC):
@@ -105,6 +117,14 @@ class ExtractionStrategy(ABC):
     @abstractmethod
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """The calls of an assembled message whose arguments parse to an object."""
+
+    def unreadable(self, message: Shape) -> list[tuple[ExtractedCall, Finding]]:
+        """The calls of ``message`` that :meth:`extract` leaves out, each with why.
+
+        A driver answers them with a corrective result instead of running them. The
+        default finds none (formats whose arguments arrive as objects rarely have any).
+        """
+        return []
 
     @abstractmethod
     def content_text(self, message: Shape) -> str:

@@ -29,6 +29,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from callgate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
@@ -36,6 +37,7 @@ from callgate.strategies.base import (
     Shape,
     ToolResult,
     function_calls,
+    read_function_calls,
 )
 
 if TYPE_CHECKING:
@@ -306,6 +308,14 @@ class CohereStrategy(ExtractionStrategy):
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """Calls whose name is set and whose arguments strictly parse to an object."""
         return function_calls(_message(message).get("tool_calls"))
+
+    def unreadable(self, message: Shape) -> list[tuple[ExtractedCall, Finding]]:
+        """Calls without a name or whose arguments are not one strict JSON object."""
+        return [
+            (c, p)
+            for c, p in read_function_calls(_message(message).get("tool_calls"))
+            if p is not None
+        ]
 
     def content_text(self, message: Shape) -> str:
         """The text of every ``text`` content item, joined."""

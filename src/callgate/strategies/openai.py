@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from callgate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
@@ -22,6 +23,7 @@ from callgate.strategies.base import (
     Shape,
     ToolResult,
     function_calls,
+    read_function_calls,
 )
 
 if TYPE_CHECKING:
@@ -149,6 +151,10 @@ class OpenAIStrategy(ExtractionStrategy):
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """Calls whose name is set and whose arguments strictly parse to an object."""
         return function_calls(message.get("tool_calls"))
+
+    def unreadable(self, message: Shape) -> list[tuple[ExtractedCall, Finding]]:
+        """Calls without a name or whose arguments are not one strict JSON object."""
+        return [(c, p) for c, p in read_function_calls(message.get("tool_calls")) if p is not None]
 
     def content_text(self, message: Shape) -> str:
         """The ``content`` string, or empty."""

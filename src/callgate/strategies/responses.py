@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from callgate.findings import Finding, finding
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
 from callgate.strictjson import parse_arguments
 
@@ -448,15 +449,11 @@ class ResponsesStrategy(ExtractionStrategy):
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """The ``function_call`` items whose arguments strictly parse to an object."""
-        calls = []
-        for position, item in enumerate(_output(message)):
-            name, arguments = item.get("name"), item.get("arguments")
-            if item.get("type") != "function_call" or not isinstance(arguments, str):
-                continue
-            parsed, problem = parse_arguments(arguments)
-            if name and isinstance(name, str) and parsed is not None and problem is None:
-                calls.append(ExtractedCall(item.get("call_id"), name, parsed, position))
-        return calls
+        return [call for call, problem in _function_call_items(message) if problem is None]
+
+    def unreadable(self, message: Shape) -> list[tuple[ExtractedCall, Finding]]:
+        """``function_call`` items without a name or with unreadable arguments."""
+        return [(c, p) for c, p in _function_call_items(message) if p is not None]
 
     def content_text(self, message: Shape) -> str:
         """The text of every ``output_text`` part of every message item, joined."""
@@ -490,6 +487,25 @@ class ResponsesStrategy(ExtractionStrategy):
             {"type": "function_call_output", "call_id": r.call.id, "output": r.content}
             for r in results
         ]
+
+
+def _function_call_items(message: Shape) -> list[tuple[ExtractedCall, Finding | None]]:
+    """Every ``function_call`` item, with why it cannot run (or None)."""
+    read: list[tuple[ExtractedCall, Finding | None]] = []
+    for position, item in enumerate(_output(message)):
+        name, arguments = item.get("name"), item.get("arguments")
+        if item.get("type") != "function_call":
+            continue
+        parsed, problem = parse_arguments(arguments if isinstance(arguments, str) else "")
+        if not name or not isinstance(name, str):
+            name, problem = None, finding("missing_name", "the function call has no name", position)
+        call_id = item.get("call_id")
+        if problem is None and parsed is not None and name is not None:
+            read.append((ExtractedCall(call_id, name, parsed, position), None))
+        else:
+            where = problem or finding("malformed_json", "unreadable arguments", position)
+            read.append((ExtractedCall(call_id, name or "(no name)", {}, position), where))
+    return read
 
 
 def _output(message: Shape) -> list[Mapping[str, Any]]:
