@@ -483,3 +483,22 @@ def test_a_whole_responses_message_with_unreadable_arguments_is_refused() -> Non
 def test_a_message_no_strategy_recognises_is_no_call() -> None:
     driver = Driver([Counter().tool("get_weather")])
     assert driver.process_llm_response({"unexpected": True}) == DriverResponse()
+
+
+def test_several_drivers_answer_in_call_order_in_one_provider_message() -> None:
+    counter = Counter()
+    weather, clock = Driver([counter.tool("get_weather")]), Driver([counter.tool("get_time")])
+    calls = [
+        Call("toolu_1", "get_time", ('{"tz": "UTC"}',)),
+        Call("toolu_2", "get_weather", ('{"city": "Oslo"}',)),
+    ]
+    events = anthropic_events(calls, [0, 0, 0, 1, 1, 1])
+    orchestrator = Orchestrator([weather, clock])
+    turn = run_turn(events, orchestrator, orchestrator.new_stream_buffer())
+    assert [r.call.id for r in turn.results] == ["toolu_1", "toolu_2"]
+    [assistant, results] = turn.history
+    assert assistant["role"] == "assistant"
+    assert results["role"] == "user"
+    assert [b["tool_use_id"] for b in results["content"]] == ["toolu_1", "toolu_2"]
+    side_by_side = run_turn(events, [weather, clock], orchestrator.new_stream_buffer())
+    assert side_by_side.history[1:] == turn.history[1:], "a list of drivers merges the same"

@@ -1,8 +1,9 @@
 """The display machine composed with the detector and the slot machines, fuzzed.
 
-Two drivers share one buffer over a conversation of OpenAI turns. Hypothesis writes
-prose, calls embedded in the text (cut into arbitrary chunks), native calls (fragments
-interleaved with prose) and repeats of calls already answered, under a policy it picks.
+Two drivers share one buffer over a conversation of OpenAI or Anthropic turns. Hypothesis
+writes prose, calls embedded in the text (cut into arbitrary chunks), native calls
+(fragments interleaved with prose) and repeats of calls already answered, under a policy
+it picks, with the native->text fall-through on or off.
 After every chunk both drivers process the buffer and the user's text is read. The
 properties: no call runs before its policy allows, no call runs twice in the
 conversation, every call a driver owns is answered exactly once per turn, and no text is
@@ -12,6 +13,7 @@ lost: what the user saw is the content with exactly the markup of owned calls re
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
@@ -51,10 +53,93 @@ def cut(text: str, cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in pairwise(points) if b > a]
 
 
+class OpenAIWire:
+    """OpenAI Chat Completions chunks; no per-call done, no text fall-through needed."""
+
+    per_call_done = False
+    leaks = False
+
+    def start(self) -> list[Chunk]:
+        return [chunk({"role": "assistant", "content": ""})]
+
+    def text(self, piece: str) -> list[Chunk]:
+        return [chunk({"content": piece})]
+
+    def call(self, index: int, call_id: str, name: str, pieces: list[str]) -> list[Chunk]:
+        opening = {"index": index, "id": call_id, "type": "function", "function": {"name": name}}
+        return [chunk({"tool_calls": [opening]})] + [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in pieces
+        ]
+
+    def end(self, native: bool) -> list[Chunk]:
+        return [chunk({}, "tool_calls" if native else "stop")]
+
+
+class AnthropicWire:
+    """Anthropic Messages events: a text block opens on demand; each call closes itself."""
+
+    per_call_done = True
+    leaks = True
+
+    def __init__(self) -> None:
+        self.blocks = 0
+        self.text_open = False
+
+    def start(self) -> list[Chunk]:
+        self.blocks, self.text_open = 0, False
+        message = {"id": "msg_fuzz", "type": "message", "role": "assistant", "content": []}
+        return [{"type": "message_start", "message": message}]
+
+    def _close_text(self) -> list[Chunk]:
+        if not self.text_open:
+            return []
+        self.text_open = False
+        return [{"type": "content_block_stop", "index": self.blocks - 1}]
+
+    def text(self, piece: str) -> list[Chunk]:
+        events: list[Chunk] = []
+        if not self.text_open:
+            block = {"type": "text", "text": ""}
+            events.append(
+                {"type": "content_block_start", "index": self.blocks, "content_block": block}
+            )
+            self.blocks, self.text_open = self.blocks + 1, True
+        delta = {"type": "text_delta", "text": piece}
+        return [*events, {"type": "content_block_delta", "index": self.blocks - 1, "delta": delta}]
+
+    def call(self, index: int, call_id: str, name: str, pieces: list[str]) -> list[Chunk]:
+        events = self._close_text()
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        at = self.blocks
+        self.blocks += 1
+        events.append({"type": "content_block_start", "index": at, "content_block": block})
+        events += [
+            {"type": "content_block_delta", "index": at,
+             "delta": {"type": "input_json_delta", "partial_json": piece}}
+            for piece in pieces
+        ]  # fmt: skip
+        return [*events, {"type": "content_block_stop", "index": at}]
+
+    def end(self, native: bool) -> list[Chunk]:
+        delta = {"stop_reason": "tool_use" if native else "end_turn", "stop_sequence": None}
+        return [*self._close_text(), {"type": "message_delta", "delta": delta},
+                {"type": "message_stop"}]  # fmt: skip
+
+
 class DriversOverOneBuffer(RuleBasedStateMachine):
-    @initialize(policy=st.sampled_from(["turn", "call", "parseable"]))
-    def start(self, policy: str) -> None:
+    @initialize(
+        policy=st.sampled_from(["turn", "call", "parseable"]),
+        wire=st.sampled_from([OpenAIWire, AnthropicWire]),
+        fall_through=st.booleans(),
+    )
+    def start(
+        self, policy: str, wire: type[OpenAIWire | AnthropicWire], fall_through: bool
+    ) -> None:
         self.policy = policy
+        self.wire = wire()
+        self.text_calls_run = fall_through or not self.wire.leaks
+        """Whether calls in the text are calls: always on OpenAI, with the backup elsewhere."""
         self.runs: list[tuple[str, int]] = []
         """(tag, round) of every tool run."""
         self.round = 0
@@ -62,6 +147,9 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
             Driver([self.tool(n) for n in ("alpha", "beta")], policy=policy),
             Driver([self.tool("gamma")], policy=policy),
         ]
+        if not fall_through:
+            for driver in self.drivers:
+                driver.set_native_backup_strategy(None)
         self.buffer = Orchestrator(self.drivers, policy=policy).new_stream_buffer()
         self.answered: dict[str, tuple[str, dict[str, Any]]] = {}
         """Native call id -> (tool, arguments) of the calls that ran in earlier turns."""
@@ -84,11 +172,17 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         self.calls: dict[str, tuple[str, bool, str | None]] = {}
         """tag -> (tool name, valid, native call id or None for a text call)."""
         self.closed: dict[str, int] = {}
-        """tag -> the round at which the call's last piece was fed."""
+        """tag -> the round at which the call's last argument piece was fed."""
+        self.stopped: dict[str, int] = {}
+        """tag -> the round at which the call's own done was fed (Anthropic)."""
+        self.pending_tags: list[tuple[int, str, str]] = []
+        """(chunks left in the queue, tag, what) marks: when that many remain, record it."""
+        self.started = False
         self.repeats: set[str] = set()
         self.native_slots = 0
         self.results: list[DriverResponse] = []
         self.feeding: str | None = None
+        self.marks: dict[int, str] = {}
         self.turn_runs = len(self.runs)
 
     def next_tag(self) -> str:
@@ -110,11 +204,20 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         self.results += [d.process_llm_response(self.buffer) for d in self.drivers]
         self.shown.append(self.buffer.text())
 
+    def enqueue(self, build: Callable[[], list[Chunk]]) -> None:
+        """Queue the chunks ``build`` makes, after the turn's opening if it has not begun."""
+        opening = [] if self.started else self.wire.start()
+        self.started = True
+        self.queue = [*opening, *build()]
+
     @precondition(lambda self: not self.queue)
     @rule(text=PROSE)
     def prose(self, text: str) -> None:
         self.expected.append(text)
-        self.feed(chunk({"content": text}))
+        self.enqueue(lambda: self.wire.text(text))
+        self.feeding = None
+        while self.queue:
+            self.next_piece()
 
     @precondition(lambda self: not self.queue and not self.native_slots)
     @rule(name=NAMES, valid=st.booleans(), cuts=st.lists(st.integers(0, 200), max_size=6))
@@ -122,11 +225,12 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         tag = self.next_tag()
         arguments = json.dumps({"n": 1 if valid else "one", "tag": tag})
         markup = f'<tool_call>{{"name": "{name}", "arguments": {arguments}}}</tool_call>'
-        if name not in OWNERS:
+        if name not in OWNERS or not self.text_calls_run:
             self.expected.append(markup)
         self.calls[tag] = (name, valid or name != "alpha", None)
-        self.queue = [chunk({"content": piece}) for piece in cut(markup, cuts)]
+        self.enqueue(lambda: [c for piece in cut(markup, cuts) for c in self.wire.text(piece)])
         self.feeding = tag
+        self.marks = {0: "closed"}
 
     @precondition(lambda self: not self.queue and not self.text_mode)
     @rule(name=NAMES, valid=st.booleans(), cuts=st.lists(st.integers(0, 200), max_size=4))
@@ -153,24 +257,28 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
     ) -> None:
         index = self.native_slots
         self.native_slots += 1
-        opening = {"index": index, "id": call_id, "type": "function", "function": {"name": name}}
-        self.queue = [chunk({"tool_calls": [opening]})] + [
-            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-            for piece in cut(json.dumps(arguments), cuts)
-        ]
+        pieces = cut(json.dumps(arguments), cuts)
+        self.enqueue(lambda: self.wire.call(index, call_id, name, pieces))
         self.feeding = tag
+        self.marks = {1: "closed", 0: "stopped"} if self.wire.per_call_done else {0: "closed"}
 
     @precondition(lambda self: bool(self.queue))
     @rule()
     def next_piece(self) -> None:
         self.feed(self.queue.pop(0))
-        if not self.queue and self.feeding is not None:
-            self.closed[self.feeding] = self.round
+        what = self.marks.get(len(self.queue)) if self.feeding is not None else None
+        if what == "closed":
+            self.closed[self.feeding] = self.round  # type: ignore[index]
+        elif what == "stopped":
+            self.stopped[self.feeding] = self.round  # type: ignore[index]
 
     @precondition(lambda self: not self.queue)
     @rule()
     def end_turn(self) -> None:
-        self.feed(chunk({}, "tool_calls" if self.native_slots else "stop"))
+        self.feeding = None
+        self.enqueue(lambda: self.wire.end(bool(self.native_slots)))
+        while self.queue:
+            self.next_piece()
         self.feed({}, end=True)
         self.check_turn()
         self.buffer.reset()
@@ -192,7 +300,10 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
             native = self.calls[tag][2] is not None
             if self.policy == "turn" and not native:
                 assert self.buffer.ended, "a text call ran before the turn ended"
-            if native and self.policy != "parseable":
+            per_call = self.policy == "call" and self.wire.per_call_done
+            if native and per_call:
+                assert tag in self.stopped and when >= self.stopped[tag], (tag, self.stopped)
+            elif native and self.policy != "parseable":
                 assert self.buffer.turn_state == "executable", self.buffer.turn_state
 
     @invariant()
@@ -205,7 +316,11 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         answered = [r for response in self.results for r in response.results]
         keys = [r.call.id or str(r.call.arguments["tag"]) for r in answered]
         assert len(keys) == len(set(keys)), f"a call was answered twice: {keys}"
-        owned = {call_id or tag for tag, (name, _, call_id) in self.calls.items() if name in OWNERS}
+        owned = {
+            call_id or tag
+            for tag, (name, _, call_id) in self.calls.items()
+            if name in OWNERS and (call_id is not None or self.text_calls_run)
+        }
         assert set(keys) == owned, "every owned call is answered once, no other call"
         ran = {tag for tag, _ in self.runs[self.turn_runs :]}
         blocked = self.buffer.turn_state == "blocked"
@@ -215,10 +330,12 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         for tag, (name, valid, call_id) in self.calls.items():
             if name not in OWNERS or not valid or tag in self.repeats:
                 assert tag not in ran, (tag, name, valid)
+            elif call_id is None and not self.text_calls_run:
+                assert tag not in ran, "the fall-through is off: a leaked call never runs"
             elif call_id is None:
                 atomic = self.policy == "turn" and OWNERS[name] in faulty
                 assert (tag in ran) != atomic, (tag, self.policy, faulty)
-            elif not (blocked and self.policy == "parseable"):
+            elif not (blocked and self.policy in ("parseable", "call")):
                 assert (tag in ran) != blocked, (tag, blocked)
         for result in answered:
             if result.call.id is not None and not result.is_error:

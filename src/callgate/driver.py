@@ -88,16 +88,41 @@ class DriverResponse:
         return tuple(r.call for r in self.results)
 
 
-def merge(responses: Sequence[DriverResponse]) -> DriverResponse:
-    """Several drivers' responses to one step as one: the strongest status, all results."""
+def merge(
+    responses: Sequence[DriverResponse], strategy: ExtractionStrategy | None = None
+) -> DriverResponse:
+    """Several drivers' responses to one step as one: the strongest status, all results.
+
+    With the stream's wire ``strategy`` the results are put in call order and shaped
+    together: native ones as that provider's results (one Anthropic or Bedrock user
+    message for all, not one per driver), text ones as one text-style continuation.
+    Without it each driver's messages are kept as they were, one after the other.
+    """
     rank = {None: 0, "call_pending": 1, "call_executed": 2, "call_failed": 3}
     status = max((r.status for r in responses), key=rank.__getitem__, default=None)
+    results = [x for r in responses for x in r.results]
+    messages = [x for r in responses for x in r.messages]
+    if strategy is not None and len([r for r in responses if r.results]) > 1:
+        results.sort(key=lambda r: _call_order(r.call.slot))
+        native = [r for r in results if isinstance(r.call.slot, int)]
+        text = [r for r in results if not isinstance(r.call.slot, int)]
+        messages = [*strategy.result_messages(native), *_TEXT_RESULTS.result_messages(text)]
     return DriverResponse(
         status,
-        tuple(x for r in responses for x in r.results),
-        tuple(x for r in responses for x in r.messages),
+        tuple(results),
+        tuple(messages),
         tuple(x for r in responses for x in r.findings),
     )
+
+
+def _call_order(slot: int | str | None) -> tuple[int, int, int]:
+    """Native calls by slot, then text calls by block and position (``text-B.N``)."""
+    if isinstance(slot, int):
+        return (0, slot, 0)
+    if isinstance(slot, str) and slot.startswith("text-"):
+        block, _, n = slot.removeprefix("text-").partition(".")
+        return (1, int(block), int(n))
+    return (2, 0, 0)
 
 
 class DriverMeta(type):
@@ -309,8 +334,10 @@ class Orchestrator(Driver):
     def process_llm_response(
         self, response: str | Mapping[str, Any] | LLMStreamBuffer
     ) -> DriverResponse:
-        """Every driver's response to the same step, merged."""
-        return merge([d.process_llm_response(response) for d in self.drivers])
+        """Every driver's response to the same step, merged (see :func:`merge`)."""
+        responses = [d.process_llm_response(response) for d in self.drivers]
+        strategy = response.strategy if isinstance(response, LLMStreamBuffer) else None
+        return merge(responses, strategy)
 
 
 class _Step:

@@ -57,7 +57,7 @@ def _fresh(buffer: LLMStreamBuffer) -> None:
 
 
 def _round(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) -> TurnStep:
-    response = merge([d.process_llm_response(buffer) for d in drivers])
+    response = merge([d.process_llm_response(buffer) for d in drivers], buffer.strategy)
     return TurnStep(chunk, buffer.text(), response)
 
 
