@@ -117,7 +117,6 @@ class LLMStreamBuffer:
             reasoning_calls=self.reasoning_calls,
             recorder=self.recorder,
         )
-        self.chunks = 0
         self._held = False
         self._finished = False
         self._ended = False
@@ -145,7 +144,6 @@ class LLMStreamBuffer:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
         if self._ended:
             raise BufferUsageError("add() after end(): call reset() to start a new turn")
-        self.chunks += 1
         shape = chunk if type(chunk) is dict else as_shape(chunk)
         strategy = self.strategy
         if strategy is None:

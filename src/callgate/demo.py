@@ -18,7 +18,8 @@ from typing import Any
 from attrs import frozen
 
 from callgate.driver import Driver, Orchestrator, Tool
-from callgate.replay import new_fragments
+from callgate.loop import stream_turn
+from callgate.replay import Arrivals
 from callgate.strategies.base import ToolResult
 from callgate.trace import Recorder, TraceStep
 
@@ -143,31 +144,19 @@ def play(scenario: Scenario) -> Played:
     recorder = Recorder()
     orchestrator = Orchestrator(list(drivers.values()), policy=scenario.policy)
     buffer = orchestrator.new_stream_buffer(recorder=recorder)
+    owner = {tool: name for name, driver in drivers.items() for tool in driver.tools}
     rounds: list[Round] = []
-    shown_total = content_total = pieces = 0
-    seen: dict[int, int] = {}
-    for position in range(len(scenario.chunks) + 1):
-        first_step = len(recorder.steps)
-        recorder.chunk = position if position < len(scenario.chunks) else None
-        if position < len(scenario.chunks):
-            buffer.add(scenario.chunks[position])
-        else:
-            buffer.end()
-        content = "".join(buffer.content_parts[pieces:])
-        pieces, content_total = len(buffer.content_parts), content_total + len(content)
-        added = _added(content, new_fragments(buffer, seen), buffer) or (
-            _kind(scenario.chunks[position]) if position < len(scenario.chunks) else ""
-        )
-        ran: list[tuple[str, ToolResult]] = []
-        for name, driver in drivers.items():
-            ran += [(name, result) for result in driver.process_llm_response(buffer).results]
-        shown = buffer.text()
-        shown_total += len(shown)
-        moves = _moves(recorder.steps[first_step:], list(drivers))
-        hidden = sum(len(b.markup) for b in buffer.display.blocks if b.claims and not b.shown)
-        held = content_total - shown_total - hidden
-        chunk = position if position < len(scenario.chunks) else None
-        rounds.append(Round(chunk, added, shown, held, tuple(moves), tuple(ran)))
+    arrivals = Arrivals()
+    seen = 0
+    for step in stream_turn(scenario.chunks, list(drivers.values()), buffer):
+        content, fragments = arrivals.since_last(buffer)
+        added = _added(content, fragments, buffer)
+        if not added and step.chunk is not None:
+            added = _kind(scenario.chunks[step.chunk])
+        ran = tuple((owner[r.call.name], r) for r in step.response.results)
+        moves = _moves(recorder.steps[seen:], list(drivers))
+        seen = len(recorder.steps)
+        rounds.append(Round(step.chunk, added, step.text, buffer.display.held, moves, ran))
     findings = tuple(f"{f.code}: {f.message}" for f in buffer.findings if f.severity == "error")
     return Played(scenario, tuple(rounds), buffer.turn_state, findings)
 

@@ -62,7 +62,6 @@ class View:
     """The buffer's stamp after this driver's last full step."""
     repeat: str | None = None
     """The observation to fire again while the stamp stays the same (a self-loop)."""
-    status: str | None = None
 
     def fire(self, event: str) -> str:
         """Step the display machine; an event the state does not accept raises."""
@@ -95,8 +94,8 @@ class Display:
         self.blocks: list[TextBlock] = []
         self.views: dict[int, View] = {}
         self._queue: deque[str | TextBlock] = deque()
-        self.shown: list[str] = []
-        """Everything handed out by :meth:`text`, in order."""
+        self._fed = self._shown = self._hidden = 0
+        """Characters received, handed out by :meth:`text`, and dropped as owned markup."""
         self._forming: object = None
         self._forming_declines: set[int] = set()
         self.finished = False
@@ -114,6 +113,7 @@ class Display:
 
     def feed(self, delta: str) -> None:
         """One content delta from the wire strategy."""
+        self._fed += len(delta)
         if self.detector is None:
             self._queue.append(delta)
         else:
@@ -153,7 +153,6 @@ class Display:
         The block is dropped at the next :meth:`text`, when every driver of the round has
         looked at the stream (a driver registers when it first processes the buffer).
         """
-        self.view(owner)
         if self.detector is None or self.detector.block is None:
             return
         if self.detector.block is not self._forming:
@@ -197,15 +196,16 @@ class Display:
                 decision = self._decided(head)
                 if decision is None:
                     break
-                if not decision:
+                if decision:
+                    self._hidden += len(head.markup)
+                else:
                     out.append(head.markup)
             queue.popleft()
         text = "".join(out)
-        if text:
-            self.shown.append(text)
+        self._shown += len(text)
         return text
 
     @property
-    def held(self) -> str:
-        """Text queued but not shown yet (undecided blocks' markup included)."""
-        return "".join(p if isinstance(p, str) else p.markup for p in self._queue)
+    def held(self) -> int:
+        """Characters received but neither shown yet nor dropped as an owned call's markup."""
+        return self._fed - self._shown - self._hidden

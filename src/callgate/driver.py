@@ -293,13 +293,19 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         return self.strategies()
 
     def new_stream_buffer(self, *, recorder: Recorder | None = None) -> LLMStreamBuffer:
-        """A buffer seeded with this driver's chain, tools, policy and text formats."""
+        """A buffer seeded with this driver's chain, tools, policy and text formats.
+
+        A driver without text formats gets a buffer without a detector: content is shown
+        as it comes.
+        """
         return LLMStreamBuffer(
             self.extraction_strategies,
             tool_schemas=self.schemas,
             limits=self.limits,
             policy=self.policy,
-            text_formats=[n for n in self.text_formats if n not in END_FORMATS],
+            text_formats=[n for n in self.text_formats if n not in END_FORMATS]
+            if self.text_formats
+            else None,
             recorder=recorder,
         )
 
@@ -310,8 +316,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         if isinstance(response, LLMStreamBuffer):
             view = response.display.view(self)
             if view.repeat is not None and view.stamp == response.stamp():
-                view.fire(view.repeat)
-                return DriverResponse(cast("Status | None", view.status))
+                return DriverResponse(cast("Status | None", STATUS[view.fire(view.repeat)]))
             return _Step(self, response).run()
         return self._process_message(response, Ledger())
 
@@ -370,7 +375,7 @@ class _Step:
             and not self.display.forming()[0]
         )
         view.repeat = observation if quiet and self.buffer.policy != "parseable" else None
-        view.stamp, view.status = self.buffer.stamp(), status
+        view.stamp = self.buffer.stamp()
         messages: list[dict[str, Any]] = []
         if native and self.buffer.strategy is not None:
             messages += self.buffer.strategy.result_messages(native)

@@ -50,10 +50,10 @@ def _drivers(drivers: Driver | Sequence[Driver]) -> list[Driver]:
     return [drivers] if isinstance(drivers, Driver) else list(drivers)
 
 
-def _fresh(buffer: LLMStreamBuffer) -> None:
-    """A buffer that already played a turn starts the next one (its ledger stays)."""
-    if buffer.chunks or buffer.ended:
-        buffer.reset()
+def _stamp(buffer: LLMStreamBuffer, chunk: int | None) -> None:
+    """Tell the buffer's recorder, if any, which chunk the next steps belong to."""
+    if buffer.recorder is not None:
+        buffer.recorder.chunk = chunk
 
 
 def _round(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) -> TurnStep:
@@ -66,14 +66,17 @@ def stream_turn(
 ) -> Iterator[TurnStep]:
     """Play one turn's chunks through ``buffer`` and ``drivers``, a step per chunk, then the end.
 
-    A buffer that already played a turn is reset first; its ledger of answered call ids
-    is kept, so one buffer serves a whole conversation.
+    The buffer is reset first; its ledger of answered call ids is kept, so one buffer
+    serves a whole conversation. A buffer with a recorder gets each step stamped with its
+    chunk (None for the end).
     """
     chosen = _drivers(drivers)
-    _fresh(buffer)
+    buffer.reset()
     for position, chunk in enumerate(chunks):
+        _stamp(buffer, position)
         buffer.add(chunk)
         yield _round(buffer, chosen, position)
+    _stamp(buffer, None)
     buffer.end()
     yield _round(buffer, chosen, None)
 
@@ -83,12 +86,14 @@ async def astream_turn(
 ) -> AsyncIterator[TurnStep]:
     """:func:`stream_turn` over an async iterator of chunks."""
     chosen = _drivers(drivers)
-    _fresh(buffer)
+    buffer.reset()
     position = 0
     async for chunk in chunks:
+        _stamp(buffer, position)
         buffer.add(chunk)
         yield _round(buffer, chosen, position)
         position += 1
+    _stamp(buffer, None)
     buffer.end()
     yield _round(buffer, chosen, None)
 

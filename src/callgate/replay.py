@@ -15,6 +15,7 @@ from typing import Any
 from callgate.buffer import LLMStreamBuffer
 from callgate.check import report
 from callgate.driver import Driver, Tool
+from callgate.loop import stream_turn
 from callgate.schema import ToolSchemas
 from callgate.trace import Recorder
 
@@ -48,20 +49,32 @@ class DryRunDriver(Driver):
         return name is not None if self.any_tool else super().owns(name)
 
 
-def new_fragments(buffer: LLMStreamBuffer, seen: dict[int, int]) -> dict[int, str | None]:
-    """Argument text each slot received since the last call (None: it opened, no text yet).
+class Arrivals:
+    """What each round of a stream added to a buffer: content text, and argument text per slot.
 
-    ``seen`` maps slot keys to how many fragments were already reported; it is updated.
-    Only the new fragments are read, so a whole stream costs linear time.
+    Only what is new is read, so watching a whole stream costs linear time.
     """
-    added: dict[int, str | None] = {}
-    for slot in buffer.slots:
-        before = seen.get(slot.key, -1)
-        count = len(slot.parts)
-        if before < 0 or count > before:
-            added[slot.key] = "".join(slot.parts[max(before, 0) :]) or None
-        seen[slot.key] = count
-    return added
+
+    def __init__(self) -> None:
+        self._pieces = 0
+        self._fragments: dict[int, int] = {}
+
+    def since_last(self, buffer: LLMStreamBuffer) -> tuple[str, dict[int, str | None]]:
+        """The content added since the last call, and each slot's new argument text.
+
+        A slot that opened with no argument text yet maps to None.
+        """
+        parts = buffer.content_parts
+        content = "".join(parts[self._pieces :])
+        self._pieces = len(parts)
+        added: dict[int, str | None] = {}
+        for slot in buffer.slots:
+            before = self._fragments.get(slot.key, -1)
+            count = len(slot.parts)
+            if before < 0 or count > before:
+                added[slot.key] = "".join(slot.parts[max(before, 0) :]) or None
+            self._fragments[slot.key] = count
+        return content, added
 
 
 def replay(
@@ -87,48 +100,26 @@ def replay(
     """
     driver = DryRunDriver(tool_schemas, text_formats=text_formats, policy=policy)
     buffer = driver.new_stream_buffer(recorder=recorder)
-    if text_formats is None:
-        buffer = type(buffer)(
-            driver.extraction_strategies,
-            tool_schemas=driver.schemas,
-            policy=policy,
-            recorder=recorder,
-        )
-    display: list[str] = []
     released: dict[Any, int] = {}
     completed: list[int] = []
     timeline: list[dict[str, Any]] = []
-    hidden = 0
-    seen: dict[int, int] = {}
-    pieces = shown_size = content_size = 0
-    for position in range(len(chunks) + 1):
-        if recorder is not None:
-            recorder.chunk = position if position < len(chunks) else None
-        if position < len(chunks):
-            buffer.add(chunks[position])
-        else:
-            buffer.end()
-        response = driver.process_llm_response(buffer)
-        for answer in response.results:
+    arrivals = Arrivals()
+    for step in stream_turn(chunks, driver, buffer):
+        position = len(chunks) if step.chunk is None else step.chunk
+        for answer in step.response.results:
             if not answer.refused:
                 released.setdefault(answer.call.slot, position)
-        shown = buffer.text()
-        display.append(shown)
         completed += [position] * (len(buffer.display.blocks) - len(completed))
-        hidden = sum(len(b.markup) for b in buffer.display.blocks if b.claims and not b.shown)
-        added = "".join(buffer.content_parts[pieces:])
-        pieces = len(buffer.content_parts)
-        content_size += len(added)
-        shown_size += len(shown)
+        added, fragments = arrivals.since_last(buffer)
         timeline.append(
             {
-                "chunk": position if position < len(chunks) else None,
+                "chunk": step.chunk,
                 "added": added,
-                "arguments": {str(k): v for k, v in new_fragments(buffer, seen).items()},
-                "shown": shown,
-                "held": content_size - shown_size - hidden,
+                "arguments": {str(k): v for k, v in fragments.items()},
+                "shown": step.text,
+                "held": buffer.display.held,
                 "state": buffer.display.view(driver).state,
-                "answered": [r.call.name for r in response.results],
+                "answered": [r.call.name for r in step.response.results],
             }
         )
     result = report(buffer)
@@ -163,7 +154,7 @@ def replay(
         "tools": sorted(tool_schemas) if tool_schemas is not None else None,
         "chunks": len(chunks),
         "message": buffer.as_dict(),
-        "display": "".join(display),
+        "display": "".join(step["shown"] for step in timeline),
         "calls": result["calls"],
         "text_formats": list(text_formats) if text_formats is not None else None,
         "text_calls": text_calls,
