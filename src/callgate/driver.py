@@ -52,6 +52,8 @@ _FINAL_TURN = ("executable", "blocked", "not_applicable")
 _SELF_LOOPS = frozenset((t.source, t.event) for t in DISPLAY.transitions if t.source == t.target)
 """Display states and observations that leave the state as it is: a quiet step repeats."""
 _SETTLED_SLOT = ("validated", "blocked")
+_SIBLING = "another call of this turn was refused: "
+"""Why a call that was itself fine was not run (a turn runs all of its calls or none)."""
 """Slot states in which another driver's call no longer concerns this driver."""
 _TEXT_RESULTS = TextFormatsStrategy()
 """Shapes results of calls read from text: a text-style continuation, not a native answer."""
@@ -106,13 +108,28 @@ def merge(
         results.sort(key=lambda r: _call_order(r.call.slot))
         native = [r for r in results if isinstance(r.call.slot, int)]
         text = [r for r in results if not isinstance(r.call.slot, int)]
-        messages = [*strategy.result_messages(native), *_TEXT_RESULTS.result_messages(text)]
+        messages = _shaped(strategy, native, _TEXT_RESULTS, text)
     return DriverResponse(
         status,
         tuple(results),
         tuple(messages),
         tuple(x for r in responses for x in r.findings),
     )
+
+
+def _shaped(
+    wire: ExtractionStrategy | None,
+    native: Sequence[ToolResult],
+    text_shaper: ExtractionStrategy,
+    text: Sequence[ToolResult],
+) -> list[dict[str, Any]]:
+    """Native results as the wire's result messages, then text results as a continuation."""
+    messages: list[dict[str, Any]] = []
+    if native and wire is not None:
+        messages += wire.result_messages(native)
+    if text:
+        messages += text_shaper.result_messages(text)
+    return messages
 
 
 def _call_order(slot: int | str | None) -> tuple[int, int, int]:
@@ -376,12 +393,8 @@ class _Step:
         )
         view.repeat = observation if quiet and self.buffer.policy != "parseable" else None
         view.stamp = self.buffer.stamp()
-        messages: list[dict[str, Any]] = []
-        if native and self.buffer.strategy is not None:
-            messages += self.buffer.strategy.result_messages(native)
-        if text:
-            backup = self.driver.backup()
-            messages += (backup or _TEXT_RESULTS).result_messages(text)
+        backup = self.driver.backup() or _TEXT_RESULTS
+        messages = _shaped(self.buffer.strategy, native, backup, text)
         return DriverResponse(status, tuple(results), tuple(messages))
 
     # -- what the driver sees ---------------------------------------------------------
@@ -476,7 +489,7 @@ class _Step:
                     continue
                 own = _first_error(f for f in buffer.findings if f.slot == slot.key)
                 call = ExtractedCall(slot.id, cast(str, slot.name), {}, slot.key)
-                cause = "" if own is not None else "another call of this turn was refused: "
+                cause = "" if own is not None else _SIBLING
                 problem = own or first or finding("malformed_chunk", "the turn was blocked")
                 results.append(self._record(key, refusal(call, problem, cause=cause)))
         return results
@@ -503,7 +516,7 @@ class _Step:
                         key,
                         refusal(call, problem)
                         if problem is not None
-                        else refusal(call, first, cause="another call of this turn was refused: "),
+                        else refusal(call, first, cause=_SIBLING),
                     )
                     for (key, call), problem in zip(pending, problems, strict=True)
                 ]

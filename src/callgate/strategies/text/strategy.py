@@ -29,6 +29,11 @@ class TextStrategy(ExtractionStrategy):
     leaks_into_text = False
     requires_id = False
 
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The text formats this strategy reads."""
+        return (self.format_name,)
+
     def recognizes(self, shape: Shape) -> bool:
         """A plain message (string content, no native envelope) whose call is this format.
 
@@ -38,7 +43,7 @@ class TextStrategy(ExtractionStrategy):
         content = shape.get("content")
         if not isinstance(content, str) or any(k in shape for k in _NATIVE_KEYS):
             return False
-        return claiming_format(content) == self.format_name
+        return claiming_format(content) in self.formats
 
     def new_accumulator(self, gate: TurnGate) -> Any:
         """Text strategies read assembled messages; a wire strategy reassembles chunks."""
@@ -59,12 +64,12 @@ class TextStrategy(ExtractionStrategy):
     def _detect(self, message: Shape) -> list[ExtractedCall]:
         from callgate.detector import Detector
 
-        name = self.format_name
-        end = name in END_FORMATS
-        detector = Detector(() if end else [name], end_formats=[name] if end else ())
+        stream = [n for n in self.formats if n not in END_FORMATS]
+        end = [n for n in self.formats if n in END_FORMATS]
+        detector = Detector(stream, end_formats=end)
         step = detector.feed(self.content_text(message))
         blocks = [*step.blocks, *detector.finish().blocks]
-        calls = [c for b in blocks if b.format == name for c in b.calls]
+        calls = [c for b in blocks for c in b.calls]
         return [ExtractedCall(c.id, c.name, c.arguments, i) for i, c in enumerate(calls)]
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
@@ -77,9 +82,9 @@ class TextStrategy(ExtractionStrategy):
         return content if isinstance(content, str) else ""
 
     def forming(self, message: Shape) -> Forming:
-        """Whether the content holds an opening delimiter of this format (name if parsed)."""
+        """Whether the content holds an opening delimiter of its formats (name if parsed)."""
         text = self.content_text(message)
-        if not any(opener in text for opener in FORMATS[self.format_name].opens):
+        if not any(opener in text for name in self.formats for opener in FORMATS[name].opens):
             return Forming(False)
         calls = self._detect(message)
         return Forming(True, calls[-1].name if calls else None)
@@ -141,45 +146,22 @@ class TextFormatsStrategy(TextStrategy):
     """Calls of any of several text formats: a driver's backup for calls leaked as text.
 
     The native→text fall-through hands it a native message's plain text; the formats are
-    the driver's (stream-detected ones by default, plus the end-of-stream formats given).
+    the driver's (every format by default).
     """
 
     name = "text"
-    format_name = "text"
 
     def __init__(self, formats: Sequence[str] | None = None) -> None:
         chosen = tuple(FORMATS) if formats is None else tuple(formats)
         unknown = [n for n in chosen if n not in FORMATS]
         if unknown:
             raise ValueError(f"unknown text format(s): {', '.join(unknown)}")
-        self.formats = chosen
+        self._formats = chosen
 
-    def recognizes(self, shape: Shape) -> bool:
-        """A plain message whose content one of the formats claims."""
-        content = shape.get("content")
-        if not isinstance(content, str) or any(k in shape for k in _NATIVE_KEYS):
-            return False
-        return claiming_format(content) in self.formats
-
-    def _detect(self, message: Shape) -> list[ExtractedCall]:
-        from callgate.detector import Detector
-
-        stream = [n for n in self.formats if n not in END_FORMATS]
-        end = [n for n in self.formats if n in END_FORMATS]
-        detector = Detector(stream, end_formats=end)
-        step = detector.feed(self.content_text(message))
-        blocks = [*step.blocks, *detector.finish().blocks]
-        calls = [c for b in blocks for c in b.calls]
-        return [ExtractedCall(c.id, c.name, c.arguments, i) for i, c in enumerate(calls)]
-
-    def forming(self, message: Shape) -> Forming:
-        """Whether the content holds an opening delimiter of one of the formats."""
-        text = self.content_text(message)
-        opens = [o for n in self.formats for o in FORMATS[n].opens if FORMATS[n].stream]
-        if not any(opener in text for opener in opens):
-            return Forming(False)
-        calls = self._detect(message)
-        return Forming(True, calls[-1].name if calls else None)
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The text formats this strategy reads."""
+        return self._formats
 
     def __repr__(self) -> str:
         return f"<TextFormatsStrategy {list(self.formats)!r}>"
