@@ -18,7 +18,7 @@ import time
 import tracemalloc
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
@@ -38,14 +38,14 @@ from callgate.check import report
 from callgate.strictjson import parse_arguments
 from wire_common import (
     JSON_CODES,
-    JSON_VALUES,
-    REQUIRED_ARGUMENTS,
     SLOT_RANK,
     TOOL_SCHEMAS,
+    CallModel,
     Expectation,
+    StreamPlan,
     match_findings,
     one,
-    pieces_of,
+    stream_plans,
 )
 
 Chunk = dict[str, Any]
@@ -62,7 +62,6 @@ FAULT_MENUS = [
 """What a run may inject: nothing, one fault, or two (drawn uniformly from this list)."""
 
 
-ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 """Generated call ids use only these; a reused index gets an id with capitals, never equal."""
 
 
@@ -264,94 +263,11 @@ class AnthropicEncoder(Encoder):
 ENCODERS: list[Encoder] = [OpenAIEncoder(), AnthropicEncoder()]
 
 
-# -- the plan of one turn, and the model of each call -----------------------------------------
-
-
-@dataclass(frozen=True)
-class CallPlan:
-    call_id: str
-    name: str
-    arguments: dict[str, Any]
-    fragments: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class StreamPlan:
-    text_parts: tuple[str, ...]
-    calls: tuple[CallPlan, ...]
-
-
 @dataclass
-class CallModel:
-    """What the test knows about one call: its plan, what was sent, and its expected state."""
+class BufferCall(CallModel):
+    """A call of the buffer's machine: also whether its JSON fault blocked it."""
 
-    key: int
-    call_id: str
-    name: str
-    arguments: dict[str, Any]
-    fragments: list[str]
-    pieces: int
-    sent: int = 0
-    received: list[str] = field(default_factory=list)
-    closed: bool = False
-    validated: bool = False
-    blocked: bool = False
-    corrupt: bool = False
     json_blocked: bool = False
-
-    @property
-    def raw(self) -> str:
-        return "".join(self.fragments)
-
-    @property
-    def started(self) -> bool:
-        return self.sent > 0
-
-    @property
-    def pending(self) -> bool:
-        return self.sent < self.pieces
-
-    @property
-    def state(self) -> str:
-        if self.blocked:
-            return "blocked"
-        return "validated" if self.validated else "accumulating"
-
-    def unsent_fragments(self) -> list[int]:
-        """Positions in ``fragments`` not sent yet (piece ``j + 1`` is fragment ``j``)."""
-        return [j for j in range(len(self.fragments)) if j + 1 >= self.sent]
-
-
-@st.composite
-def arguments_for(draw: st.DrawFn, name: str) -> dict[str, Any]:
-    """A JSON object for tool ``name``: its required keys plus a few generated ones."""
-    extra = draw(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3))
-    required = {key: draw(values) for key, values in REQUIRED_ARGUMENTS[name].items()}
-    return {**extra, **required}
-
-
-@st.composite
-def stream_plans(draw: st.DrawFn, id_prefix: str) -> StreamPlan:
-    """Optional text, then 1-4 calls with distinct ids and fragmented JSON arguments."""
-    text = draw(st.just("") | st.text(min_size=1, max_size=16))
-    count = draw(st.integers(1, 4))
-    suffixes = draw(
-        st.lists(
-            st.text(ID_ALPHABET, min_size=4, max_size=24),
-            min_size=count,
-            max_size=count,
-            unique=True,
-        )
-    )
-    calls = []
-    for suffix in suffixes:
-        name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
-        arguments = draw(arguments_for(name))
-        separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
-        serialised = json.dumps(arguments, ensure_ascii=draw(st.booleans()), separators=separators)
-        fragments = tuple(draw(pieces_of(serialised)))
-        calls.append(CallPlan(id_prefix + suffix, name, arguments, fragments))
-    return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
 
 
 # -- the stateful test ---------------------------------------------------------------------
@@ -369,7 +285,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
     class BufferMachine(RuleBasedStateMachine):
         buffer: LLMStreamBuffer
 
-        @initialize(plan=stream_plans(encoder.id_prefix), allowed=st.sampled_from(FAULT_MENUS))
+        @initialize(plan=stream_plans(), allowed=st.sampled_from(FAULT_MENUS))
         def open_turn(self, plan: StreamPlan, allowed: frozenset[str]) -> None:
             self.buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
             self.allowed = allowed
@@ -377,9 +293,9 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             first = encoder.first_key(bool(self.text))
             extra = 2 if encoder.per_call_close else 1
             self.calls = [
-                CallModel(
+                BufferCall(
                     first + n,
-                    call.call_id,
+                    encoder.id_prefix + call.suffix,
                     call.name,
                     call.arguments,
                     list(call.fragments),

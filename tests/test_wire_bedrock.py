@@ -17,7 +17,6 @@ import copy
 import json
 import struct
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -38,16 +37,16 @@ from callgate.cli import examples
 from callgate.strategies import BedrockStrategy, Forming, default_wire_strategies
 from wire_common import (
     JSON_CODES,
-    JSON_VALUES,
     JUNK,
-    REQUIRED_ARGUMENTS,
     SLOT_RANK,
     TOOL_SCHEMAS,
+    CallModel,
     Expectation,
+    StreamPlan,
     canonical,
     match_findings,
     one,
-    pieces_of,
+    stream_plans,
 )
 from wire_common import value_paths as _paths
 
@@ -106,94 +105,6 @@ def message_end(reason: str) -> list[Event]:
     ]
 
 
-# -- the plan of one turn, and the model of each call ------------------------------------------
-
-
-@dataclass(frozen=True)
-class CallPlan:
-    suffix: str
-    name: str
-    arguments: dict[str, Any]
-    fragments: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class StreamPlan:
-    text_parts: tuple[str, ...]
-    calls: tuple[CallPlan, ...]
-
-
-@dataclass
-class CallModel:
-    """What the test knows about one call: its plan, what was sent, its expected state."""
-
-    key: int
-    tool_id: str
-    name: str
-    arguments: dict[str, Any]
-    fragments: list[str]
-    sent: int = 0
-    received: list[str] = field(default_factory=list)
-    closed: bool = False
-    validated: bool = False
-    blocked: bool = False
-    corrupt: bool = False
-
-    @property
-    def raw(self) -> str:
-        return "".join(self.fragments)
-
-    @property
-    def pieces(self) -> int:
-        """The start, every fragment, then the stop."""
-        return len(self.fragments) + 2
-
-    @property
-    def started(self) -> bool:
-        return self.sent > 0
-
-    @property
-    def pending(self) -> bool:
-        return self.sent < self.pieces
-
-    @property
-    def state(self) -> str:
-        if self.blocked:
-            return "blocked"
-        return "validated" if self.validated else "accumulating"
-
-    def unsent_fragments(self) -> list[int]:
-        return [j for j in range(len(self.fragments)) if j + 1 >= self.sent]
-
-
-@st.composite
-def stream_plans(draw: st.DrawFn) -> StreamPlan:
-    """Optional text, then 1-4 calls with distinct ids and fragmented JSON input."""
-    text = draw(st.just("") | st.text(min_size=1, max_size=16))
-    count = draw(st.integers(1, 4))
-    suffixes = draw(
-        st.lists(
-            st.text(ID_ALPHABET, min_size=22, max_size=22),
-            min_size=count,
-            max_size=count,
-            unique=True,
-        )
-    )
-    calls = []
-    for suffix in suffixes:
-        name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
-        extra = draw(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3))
-        required = {key: draw(values) for key, values in REQUIRED_ARGUMENTS[name].items()}
-        arguments = {**extra, **required}
-        separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
-        serialised = json.dumps(arguments, ensure_ascii=draw(st.booleans()), separators=separators)
-        fragments = draw(pieces_of(serialised))
-        if not arguments and draw(st.booleans()):
-            fragments = []
-        calls.append(CallPlan(suffix, name, arguments, tuple(fragments)))
-    return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
-
-
 # -- the stateful test -------------------------------------------------------------------------
 
 
@@ -202,14 +113,19 @@ class BedrockMachine(RuleBasedStateMachine):
 
     buffer: LLMStreamBuffer
 
-    @initialize(plan=stream_plans())
+    @initialize(plan=stream_plans(alphabet=ID_ALPHABET, id_size=(22, 22), empty_arguments=True))
     def open_turn(self, plan: StreamPlan) -> None:
         self.buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
         self.text = "".join(plan.text_parts)
         first = 1 if self.text else 0
         self.calls = [
             CallModel(
-                first + n, f"tooluse_{call.suffix}", call.name, call.arguments, list(call.fragments)
+                first + n,
+                f"tooluse_{call.suffix}",
+                call.name,
+                call.arguments,
+                list(call.fragments),
+                len(call.fragments) + 2,
             )
             for n, call in enumerate(plan.calls)
         ]
@@ -256,7 +172,7 @@ class BedrockMachine(RuleBasedStateMachine):
         piece = call.sent
         call.sent += 1
         if piece == 0:
-            self._send([block_start(call.key, call.tool_id, call.name)], [])
+            self._send([block_start(call.key, call.call_id, call.name)], [])
         elif piece <= len(call.fragments):
             text = call.fragments[piece - 1]
             if not call.blocked:
@@ -510,7 +426,7 @@ class BedrockMachine(RuleBasedStateMachine):
         """The stream=false Converse response of a clean turn, built from the plan alone."""
         content: list[dict[str, Any]] = [{"text": self.text}] if self.text else []
         content += [
-            {"toolUse": {"toolUseId": c.tool_id, "name": c.name, "input": c.arguments}}
+            {"toolUse": {"toolUseId": c.call_id, "name": c.name, "input": c.arguments}}
             for c in self.calls
         ]
         return {
@@ -534,7 +450,7 @@ class BedrockMachine(RuleBasedStateMachine):
         assert result["profile"] == PROFILE
         started = [c for c in self.calls if c.started]
         assert [(c["slot"], c["id"], c["name"]) for c in result["calls"]] == [
-            (c.key, c.tool_id, c.name) for c in started
+            (c.key, c.call_id, c.name) for c in started
         ]
         for call, entry in zip(started, result["calls"], strict=True):
             assert entry["state"] == call.state
@@ -549,7 +465,7 @@ class BedrockMachine(RuleBasedStateMachine):
             assert canonical(message) == canonical(self.expected_message())
             strategy = BedrockStrategy()
             assert strategy.extract(message) == [
-                ExtractedCall(c.tool_id, c.name, c.arguments, c.key) for c in self.calls
+                ExtractedCall(c.call_id, c.name, c.arguments, c.key) for c in self.calls
             ]
             assert "".join(self.shown) == self.text == strategy.content_text(message)
         else:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -39,16 +39,16 @@ from callgate.strategies import Forming, ResponsesStrategy, default_wire_strateg
 from callgate.strictjson import parse_arguments
 from wire_common import (
     JSON_CODES,
-    JSON_VALUES,
     JUNK,
-    REQUIRED_ARGUMENTS,
     SLOT_RANK,
     TOOL_SCHEMAS,
+    CallModel,
     Expectation,
+    StreamPlan,
     canonical,
     match_findings,
     one,
-    pieces_of,
+    stream_plans,
 )
 from wire_common import value_paths as _paths
 
@@ -56,7 +56,6 @@ Event = dict[str, Any]
 
 PROFILE = "openai-responses"
 FIXTURES = {name: json.loads(text) for name, text in examples() if name.startswith("responses_")}
-ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def events_of(name: str) -> list[Event]:
@@ -186,93 +185,14 @@ class Writer:
         return self.event("response.output_item.done", output_index=key, item=item)
 
 
-# -- the plan of one turn, and the model of each call ------------------------------------------
-
-
-@dataclass(frozen=True)
-class CallPlan:
-    suffix: str
-    name: str
-    arguments: dict[str, Any]
-    fragments: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class StreamPlan:
-    text_parts: tuple[str, ...]
-    calls: tuple[CallPlan, ...]
-
-
 @dataclass
-class CallModel:
-    """What the test knows about one call: its plan, what was sent, its expected state."""
+class ResponsesCall(CallModel):
+    """A call of a Responses turn: also the id of its output item."""
 
-    key: int
-    call_id: str
-    item_id: str
-    name: str
-    arguments: dict[str, Any]
-    fragments: list[str]
-    sent: int = 0
-    received: list[str] = field(default_factory=list)
-    closed: bool = False
-    validated: bool = False
-    blocked: bool = False
-    corrupt: bool = False
-
-    @property
-    def raw(self) -> str:
-        return "".join(self.fragments)
-
-    @property
-    def pieces(self) -> int:
-        """Added, every fragment, then the done pair."""
-        return len(self.fragments) + 2
-
-    @property
-    def started(self) -> bool:
-        return self.sent > 0
-
-    @property
-    def pending(self) -> bool:
-        return self.sent < self.pieces
-
-    @property
-    def state(self) -> str:
-        if self.blocked:
-            return "blocked"
-        return "validated" if self.validated else "accumulating"
+    item_id: str = ""
 
     def done_item(self) -> dict[str, Any]:
         return Writer.call_item(self.item_id, self.call_id, self.name, self.raw, "completed")
-
-    def unsent_fragments(self) -> list[int]:
-        return [j for j in range(len(self.fragments)) if j + 1 >= self.sent]
-
-
-@st.composite
-def stream_plans(draw: st.DrawFn) -> StreamPlan:
-    """Optional text, then 1-4 calls with distinct ids and fragmented JSON arguments."""
-    text = draw(st.just("") | st.text(min_size=1, max_size=16))
-    count = draw(st.integers(1, 4))
-    suffixes = draw(
-        st.lists(
-            st.text(ID_ALPHABET, min_size=4, max_size=24),
-            min_size=count,
-            max_size=count,
-            unique=True,
-        )
-    )
-    calls = []
-    for suffix in suffixes:
-        name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
-        extra = draw(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3))
-        required = {key: draw(values) for key, values in REQUIRED_ARGUMENTS[name].items()}
-        arguments = {**extra, **required}
-        separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
-        serialised = json.dumps(arguments, ensure_ascii=draw(st.booleans()), separators=separators)
-        calls.append(CallPlan(suffix, name, arguments, tuple(draw(pieces_of(serialised)))))
-    return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
 
 
 # -- the stateful test -------------------------------------------------------------------------
@@ -290,13 +210,14 @@ class ResponsesMachine(RuleBasedStateMachine):
         self.text = "".join(plan.text_parts)
         first = 1 if self.text else 0
         self.calls = [
-            CallModel(
+            ResponsesCall(
                 first + n,
                 f"call_{call.suffix}",
-                f"fc_{call.suffix}",
                 call.name,
                 call.arguments,
                 list(call.fragments),
+                len(call.fragments) + 2,
+                item_id=f"fc_{call.suffix}",
             )
             for n, call in enumerate(plan.calls)
         ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -164,3 +165,110 @@ def value_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any,
 def canonical(value: Any) -> str:
     """JSON text that tells true from 1; for exact comparisons."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# -- the plan of one turn, and the model of each call ------------------------------------------
+
+ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """One generated call: the unique part of its id, its tool, arguments and fragments."""
+
+    suffix: str
+    name: str
+    arguments: dict[str, Any]
+    fragments: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """One generated turn: optional text, then its calls."""
+
+    text_parts: tuple[str, ...]
+    calls: tuple[CallPlan, ...]
+
+
+@st.composite
+def arguments_for(draw: st.DrawFn, name: str) -> dict[str, Any]:
+    """A JSON object for tool ``name``: its required keys plus a few generated ones."""
+    extra = draw(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3))
+    required = {key: draw(values) for key, values in REQUIRED_ARGUMENTS[name].items()}
+    return {**extra, **required}
+
+
+@st.composite
+def stream_plans(
+    draw: st.DrawFn,
+    *,
+    alphabet: str = ID_ALPHABET,
+    id_size: tuple[int, int] = (4, 24),
+    empty_arguments: bool = False,
+) -> StreamPlan:
+    """Optional text, then 1-4 calls with distinct ids and fragmented JSON arguments.
+
+    ``empty_arguments``: a call with no arguments may stream no fragment at all.
+    """
+    text = draw(st.just("") | st.text(min_size=1, max_size=16))
+    count = draw(st.integers(1, 4))
+    suffixes = draw(
+        st.lists(
+            st.text(alphabet, min_size=id_size[0], max_size=id_size[1]),
+            min_size=count,
+            max_size=count,
+            unique=True,
+        )
+    )
+    calls = []
+    for suffix in suffixes:
+        name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
+        arguments = draw(arguments_for(name))
+        separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
+        serialised = json.dumps(arguments, ensure_ascii=draw(st.booleans()), separators=separators)
+        fragments = draw(pieces_of(serialised))
+        if empty_arguments and not arguments and draw(st.booleans()):
+            fragments = []
+        calls.append(CallPlan(suffix, name, arguments, tuple(fragments)))
+    return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
+
+
+@dataclass
+class CallModel:
+    """What a test knows about one call: its plan, what was sent, and its expected state."""
+
+    key: int
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    fragments: list[str]
+    pieces: int
+    """How many events the call takes on its wire (its opening, fragments, any done)."""
+    sent: int = 0
+    received: list[str] = field(default_factory=list)
+    closed: bool = False
+    validated: bool = False
+    blocked: bool = False
+    corrupt: bool = False
+
+    @property
+    def raw(self) -> str:
+        return "".join(self.fragments)
+
+    @property
+    def started(self) -> bool:
+        return self.sent > 0
+
+    @property
+    def pending(self) -> bool:
+        return self.sent < self.pieces
+
+    @property
+    def state(self) -> str:
+        if self.blocked:
+            return "blocked"
+        return "validated" if self.validated else "accumulating"
+
+    def unsent_fragments(self) -> list[int]:
+        """Positions in ``fragments`` not sent yet (piece ``j + 1`` is fragment ``j``)."""
+        return [j for j in range(len(self.fragments)) if j + 1 >= self.sent]
