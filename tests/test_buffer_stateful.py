@@ -516,21 +516,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
             self.faults.add("corrupt_json")
             candidates = self._corruptible()
             call = candidates[pick % len(candidates)]
-            last = len(call.fragments) - 1
-            if kind == "nul":
-                unsent = call.unsent_fragments()
-                j = unsent[where % len(unsent)]
-                text = call.fragments[j]
-                at = where % (len(text) + 1)
-                call.fragments[j] = text[:at] + "\x00" + text[at:]
-            elif kind == "cut_closing_brace":
-                assert call.fragments[last].endswith("}")
-                call.fragments[last] = call.fragments[last][:-1]
-            else:
-                call.fragments[last] += " {}"
-            call.corrupt = True
-            with pytest.raises(ValueError):
-                json.loads(call.raw)
+            call.corrupt_with(kind, where)
 
         # -- invariants ----------------------------------------------------------------
 

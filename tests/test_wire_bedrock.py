@@ -326,20 +326,7 @@ class BedrockMachine(RuleBasedStateMachine):
         self.faults.add("corrupt_json")
         candidates = [c for c in self.calls if not c.blocked and c.unsent_fragments()]
         call = candidates[pick % len(candidates)]
-        last = len(call.fragments) - 1
-        if kind == "nul":
-            unsent = call.unsent_fragments()
-            j = unsent[where % len(unsent)]
-            text = call.fragments[j]
-            at = where % (len(text) + 1)
-            call.fragments[j] = text[:at] + "\x00" + text[at:]
-        elif kind == "cut_closing_brace":
-            call.fragments[last] = call.fragments[last][:-1]
-        else:
-            call.fragments[last] += " {}"
-        call.corrupt = True
-        with pytest.raises(ValueError):
-            json.loads(call.raw)
+        call.corrupt_with(kind, where)
 
     @precondition(
         lambda self: (

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -272,3 +273,25 @@ class CallModel:
     def unsent_fragments(self) -> list[int]:
         """Positions in ``fragments`` not sent yet (piece ``j + 1`` is fragment ``j``)."""
         return [j for j in range(len(self.fragments)) if j + 1 >= self.sent]
+
+    def corrupt_with(self, kind: str, where: int) -> None:
+        """Break the JSON not sent yet so that it no longer parses.
+
+        ``nul``: a NUL inside an unsent fragment (at ``where``); ``cut_closing_brace``:
+        the last fragment loses its ``}``; ``trailing_value``: a second value follows.
+        """
+        last = len(self.fragments) - 1
+        if kind == "nul":
+            unsent = self.unsent_fragments()
+            j = unsent[where % len(unsent)]
+            text = self.fragments[j]
+            at = where % (len(text) + 1)
+            self.fragments[j] = text[:at] + "\x00" + text[at:]
+        elif kind == "cut_closing_brace":
+            assert self.fragments[last].endswith("}")
+            self.fragments[last] = self.fragments[last][:-1]
+        else:
+            self.fragments[last] += " {}"
+        self.corrupt = True
+        with pytest.raises(ValueError):
+            json.loads(self.raw)
