@@ -38,11 +38,11 @@ from callgate.check import report
 from callgate.strictjson import parse_arguments
 from wire_common import (
     JSON_CODES,
-    SLOT_RANK,
     TOOL_SCHEMAS,
     CallModel,
     Expectation,
     StreamPlan,
+    check_slot_ranks,
     match_findings,
     one,
     stream_plans,
@@ -523,13 +523,7 @@ def buffer_machine(encoder: Encoder) -> type[RuleBasedStateMachine]:
         @invariant()
         def slot_states_never_move_back(self) -> None:
             assert self.buffer.gate is not None
-            for key in self.ranks:
-                assert key in self.buffer.gate.slots, f"slot {key} vanished"
-            for key, slot in self.buffer.gate.slots.items():
-                rank = SLOT_RANK[slot.state]
-                previous = self.ranks.get(key, 0)
-                assert rank >= previous, f"slot {key} moved back to {slot.state}"
-                self.ranks[key] = rank
+            check_slot_ranks(self.buffer.gate, self.ranks)
 
         @invariant()
         def never_executable_before_terminal_evidence(self) -> None:

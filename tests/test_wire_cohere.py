@@ -39,7 +39,15 @@ from callgate.strategies import (
     OllamaStrategy,
     default_wire_strategies,
 )
-from wire_common import JSON_CODES, REQUIRED, SAFE_TEXT, SLOT_RANK, pieces_of
+from wire_common import (
+    JSON_CODES,
+    REQUIRED,
+    SAFE_TEXT,
+    calls_of,
+    check_slot_ranks,
+    codes,
+    pieces_of,
+)
 from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
 from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
 
@@ -129,14 +137,6 @@ def one_call(arguments: str, reason: str = "TOOL_CALL") -> list[Chunk]:
         end(0),
         message_end(reason),
     ]
-
-
-def calls_of(buffer: LLMStreamBuffer) -> list[tuple[Any, ...]]:
-    return [(c["slot"], c["id"], c["name"], c["arguments"]) for c in report(buffer)["calls"]]
-
-
-def codes(buffer: LLMStreamBuffer) -> list[tuple[str, Any]]:
-    return [(f["code"], f["slot"]) for f in report(buffer)["findings"]]
 
 
 # -- the native response ------------------------------------------------------------------
@@ -663,10 +663,7 @@ class CohereMachine(RuleBasedStateMachine):
     @invariant()
     def slot_states_never_move_back(self) -> None:
         assert self.buffer.gate is not None
-        for key, slot in self.buffer.gate.slots.items():
-            rank = SLOT_RANK[slot.state]
-            assert rank >= self.ranks.get(key, 0), f"slot {key} moved back to {slot.state}"
-            self.ranks[key] = rank
+        check_slot_ranks(self.buffer.gate, self.ranks)
 
     @invariant()
     def never_executable_before_message_end(self) -> None:

@@ -38,7 +38,7 @@ from callgate.strategies import (
 )
 from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
 from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
-from wire_common import MACHINE_SETTINGS, REQUIRED, SAFE_TEXT, SLOT_RANK
+from wire_common import MACHINE_SETTINGS, REQUIRED, SAFE_TEXT, calls_of, check_slot_ranks, codes
 
 Chunk = dict[str, Any]
 FIXTURES = {name: json.loads(text) for name, text in examples()}
@@ -90,14 +90,6 @@ def tool_call(name: str | None, arguments: Any, call_id: str | None = None) -> C
     if call_id is not None:
         entry["id"] = call_id
     return entry
-
-
-def calls_of(buffer: LLMStreamBuffer) -> list[tuple[Any, ...]]:
-    return [(c["slot"], c["id"], c["name"], c["arguments"]) for c in report(buffer)["calls"]]
-
-
-def codes(buffer: LLMStreamBuffer) -> list[tuple[str, Any]]:
-    return [(f["code"], f["slot"]) for f in report(buffer)["findings"]]
 
 
 # -- the native response ------------------------------------------------------------------
@@ -586,13 +578,8 @@ class OllamaMachine(RuleBasedStateMachine):
 
     @invariant()
     def slot_states_never_move_back(self) -> None:
-        gate = self.buffer.gate
-        if gate is None:
-            return
-        for key, slot in gate.slots.items():
-            rank = SLOT_RANK[slot.state]
-            assert rank >= self.ranks.get(key, 0), f"slot {key} moved back to {slot.state}"
-            self.ranks[key] = rank
+        if self.buffer.gate is not None:
+            check_slot_ranks(self.buffer.gate, self.ranks)
 
     @invariant()
     def never_executable_before_the_done_line(self) -> None:

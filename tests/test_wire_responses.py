@@ -40,12 +40,12 @@ from callgate.strictjson import parse_arguments
 from wire_common import (
     JSON_CODES,
     JUNK,
-    SLOT_RANK,
     TOOL_SCHEMAS,
     CallModel,
     Expectation,
     StreamPlan,
     canonical,
+    check_slot_ranks,
     match_findings,
     one,
     stream_plans,
@@ -526,12 +526,7 @@ class ResponsesMachine(RuleBasedStateMachine):
     @invariant()
     def slot_states_never_move_back(self) -> None:
         assert self.buffer.gate is not None
-        for key in self.ranks:
-            assert key in self.buffer.gate.slots, f"slot {key} vanished"
-        for key, slot in self.buffer.gate.slots.items():
-            rank = SLOT_RANK[slot.state]
-            assert rank >= self.ranks.get(key, 0), f"slot {key} moved back to {slot.state}"
-            self.ranks[key] = rank
+        check_slot_ranks(self.buffer.gate, self.ranks)
 
     @invariant()
     def never_executable_before_terminal_evidence(self) -> None:

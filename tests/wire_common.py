@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from callgate import Finding
+from callgate import Finding, LLMStreamBuffer, TurnGate
+from callgate.check import report
 from callgate.findings import CODES
 
 Expectation = tuple[frozenset[str], int | None]
@@ -295,3 +296,23 @@ class CallModel:
         self.corrupt = True
         with pytest.raises(ValueError):
             json.loads(self.raw)
+
+
+def check_slot_ranks(gate: TurnGate, ranks: dict[int, int]) -> None:
+    """No slot vanishes or moves back in the slot machine's order; ``ranks`` is updated."""
+    for key in ranks:
+        assert key in gate.slots, f"slot {key} vanished"
+    for key, slot in gate.slots.items():
+        rank = SLOT_RANK[slot.state]
+        assert rank >= ranks.get(key, 0), f"slot {key} moved back to {slot.state}"
+        ranks[key] = rank
+
+
+def calls_of(buffer: LLMStreamBuffer) -> list[tuple[Any, ...]]:
+    """The report's calls as (slot, id, name, arguments)."""
+    return [(c["slot"], c["id"], c["name"], c["arguments"]) for c in report(buffer)["calls"]]
+
+
+def codes(buffer: LLMStreamBuffer) -> list[tuple[str, Any]]:
+    """The report's findings as (code, slot)."""
+    return [(f["code"], f["slot"]) for f in report(buffer)["findings"]]
