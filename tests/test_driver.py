@@ -502,3 +502,13 @@ def test_several_drivers_answer_in_call_order_in_one_provider_message() -> None:
     assert [b["tool_use_id"] for b in results["content"]] == ["toolu_1", "toolu_2"]
     side_by_side = run_turn(events, [weather, clock], orchestrator.new_stream_buffer())
     assert side_by_side.history[1:] == turn.history[1:], "a list of drivers merges the same"
+
+
+def test_an_unknown_policy_is_refused_when_the_driver_is_made() -> None:
+    with pytest.raises(ValueError, match="unknown policy 'soon'; choose one of turn, call"):
+        Driver([Tool("a")], policy="soon")
+
+
+def test_an_orchestrator_refuses_two_drivers_with_the_same_tool() -> None:
+    with pytest.raises(ValueError, match="two tools are named 'a'"):
+        Orchestrator([Driver([Tool("a")]), Driver([Tool("a")])])

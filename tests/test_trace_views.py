@@ -189,3 +189,13 @@ def test_the_page_loads_in_chromium_with_its_key_elements(
         assert len(detector) == len(rows)
     shown = browser.find_element(By.CSS_SELECTOR, "#display pre").text
     assert shown == SCENARIOS[name].expect["shown"].strip()
+
+
+def test_replay_html_to_a_path_it_cannot_write_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chunks, tools = capture(tmp_path, "5_adversarial_restart")
+    target = tmp_path / "missing" / "page.html"
+    assert main(["replay", str(chunks), "--tools", str(tools), "--html", str(target)]) == 2
+    assert "callgate replay:" in capsys.readouterr().err
+    assert not target.exists()

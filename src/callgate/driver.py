@@ -36,6 +36,7 @@ from callgate.chain import ExtractionChain
 from callgate.display import TextBlock, View
 from callgate.findings import Finding, finding
 from callgate.fsm.display import DISPLAY, STATUS
+from callgate.gate import POLICIES
 from callgate.ledger import Ledger
 from callgate.limits import Limits
 from callgate.results import refusal
@@ -179,6 +180,8 @@ class BaseDriver(metaclass=DriverMeta):
             self.tools[tool.name] = tool
         self.schemas = ToolSchemas({t.name: t.schema for t in self.tools.values()})
         self.text_formats = tuple(DEFAULT_FORMATS if text_formats is None else text_formats)
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.policy = policy
         self.limits = limits
         self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats)
