@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from callgate import LLMStreamBuffer
 from callgate.capture import CaptureError, load_capture
 from callgate.check import check_stream
 from callgate.cli import examples
@@ -119,3 +121,32 @@ def test_any_capture_bytes_load_or_give_a_capture_error(raw: bytes) -> None:
         assert str(exc)
     else:
         assert all(isinstance(chunk, dict) for chunk in chunks)
+
+
+@pytest.mark.parametrize(
+    ("ending", "code"),
+    [
+        (
+            [{"type": "message_delta", "delta": {"stop_reason": "end_turn"}}],
+            "wrong_terminal_reason",
+        ),
+        ([{"type": "message_delta", "delta": {"stop_reason": "tool_use"}}], "missing_terminal"),
+        ([], "missing_terminal"),
+    ],
+)
+def test_a_call_whose_opening_was_unreadable_is_blocked_however_the_turn_ends(
+    ending: list[dict[str, Any]], code: str
+) -> None:
+    """Found by the mutation property: a slot left unseen by a malformed opening must still
+    take the turn's end (it used to raise TransitionError on ``stream_end``)."""
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+    opening = {"type": "tool_use", "id": [], "name": "get_weather", "input": {}}
+    buffer = LLMStreamBuffer()
+    buffer.add({"type": "message_start", "message": message})
+    buffer.add({"type": "content_block_start", "index": 0, "content_block": opening})
+    for event in ending:
+        buffer.add(event)
+    buffer.end()
+    assert buffer.turn_state == "blocked"
+    assert [f.code for f in buffer.findings] == ["malformed_chunk", code]
+    assert [s.state for s in buffer.slots] == ["blocked"]

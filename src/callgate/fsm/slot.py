@@ -67,6 +67,12 @@ TRANSITIONS = (
     Transition("unseen", "close", "blocked", "done for a call never opened",
                output="orphan_event"),
     Transition("unseen", "overflow", "blocked", "limit hit at once", output="limit_exceeded"),
+    Transition("unseen", "turn_end", "blocked", "the turn ended; its opening was unreadable",
+               output="missing_terminal"),
+    Transition("unseen", "bad_terminal", "blocked", "the turn ended; its opening was unreadable",
+               output="wrong_terminal_reason"),
+    Transition("unseen", "stream_end", "blocked", "the stream ended; its opening was unreadable",
+               output="missing_terminal"),
 
     Transition("accumulating", "identity", "accumulating", "a late or repeated id or name"),
     Transition("accumulating", "args", "accumulating", "append the fragment"),
