@@ -40,8 +40,8 @@ def test_replay_json_has_the_contract_keys() -> None:
 def test_turn_policy_releases_every_call_at_the_turn_end() -> None:
     chunks, tools = fixture("anthropic_interleaved_two_calls.json")
     result = replay(chunks, tools)
-    stop_reason = next(i for i, c in enumerate(chunks) if c["type"] == "message_delta")
-    assert [c["released_at"] for c in result["calls"]] == [stop_reason, stop_reason]
+    stop = next(i for i, c in enumerate(chunks) if c["type"] == "message_stop")
+    assert [c["released_at"] for c in result["calls"]] == [stop, stop]
 
 
 def test_call_policy_releases_each_call_at_its_own_done() -> None:

@@ -127,8 +127,18 @@ def test_any_capture_bytes_load_or_give_a_capture_error(raw: bytes) -> None:
     ("ending", "code"),
     [
         (
-            [{"type": "message_delta", "delta": {"stop_reason": "end_turn"}}],
+            [
+                {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+                {"type": "message_stop"},
+            ],
             "wrong_terminal_reason",
+        ),
+        (
+            [
+                {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+                {"type": "message_stop"},
+            ],
+            "missing_terminal",
         ),
         ([{"type": "message_delta", "delta": {"stop_reason": "tool_use"}}], "missing_terminal"),
         ([], "missing_terminal"),

@@ -42,6 +42,11 @@ CODES: dict[str, tuple[Severity, str]] = {
     "no_tool_calls": ("info", "the turn contained no tool calls"),
     "malformed_chunk": ("error", "a stream chunk does not have the expected shape"),
     "orphan_event": ("error", "an event refers to a call that was never started"),
+    "provider_error": ("error", "the provider reported an error inside the stream"),
+    "repeated_terminal": (
+        "warning",
+        "the same turn-level terminal came again on a chunk that carries nothing else",
+    ),
 }
 
 

@@ -55,11 +55,13 @@ class Slot:
     __slots__ = (
         "arguments",
         "early",
+        "folds",
         "id",
         "key",
         "name",
         "nbytes",
         "parts",
+        "rejected",
         "replay",
         "replay_pos",
         "scan",
@@ -72,6 +74,10 @@ class Slot:
         self.id: str | None = None
         self.name: str | None = None
         self.parts: list[str] = []
+        self.folds = 0
+        """How many times ``parts`` was folded into one string (a reader's cursor resets)."""
+        self.rejected = False
+        """Whether a check at terminal blocked the slot (a later fragment is then reported)."""
         self.nbytes = 0
         self.replay = ""
         self.replay_pos = 0
@@ -84,6 +90,7 @@ class Slot:
         """The argument text received so far."""
         if len(self.parts) > 1:
             self.parts[:] = ["".join(self.parts)]
+            self.folds += 1
         return self.parts[0] if self.parts else ""
 
 
@@ -117,13 +124,22 @@ class TurnGate:
         self.turn_bytes = 0
         self.done_seen = False
         """Whether turn-level terminal evidence has arrived (the slots close on the first)."""
+        self.evidence = False
+        """Whether any tool-call evidence arrived, a refused slot key included."""
         self._ids: dict[str, SlotKey] = {}
         self._refused: set[object] = set()
 
     # -- what the wire strategies call ------------------------------------------------
 
     def identity(self, key: object, call_id: str | None, name: str | None) -> None:
-        """A slot's id and/or name arrived (first sighting, a late one, or a repeat)."""
+        """A slot's id and/or name arrived (first sighting, a late one, or a repeat).
+
+        An empty string means absent: providers repeat ``""`` in continuation fragments.
+        """
+        if call_id == "":
+            call_id = None
+        if name == "":
+            name = None
         slot = self._slot(key)
         if slot is None:
             return
@@ -171,6 +187,8 @@ class TurnGate:
                 self.turn_bytes += size
                 return
         state = slot.state
+        if slot.rejected and text:
+            self._late_fragment(slot, text)
         if _SLOTS.accepts(state, "replay_args"):
             self._replay(slot, text)
             return
@@ -254,6 +272,10 @@ class TurnGate:
         if self._fire_turn("end") == "complete":
             self._verdict()
 
+    def note(self, code: str, message: str, slot: object = None) -> None:
+        """Record a finding that does not block the turn (a warning or an info)."""
+        self.findings.append(finding(code, message, slot if type(slot) is int else None))
+
     def refuse(self, code: str, message: str, slot: object = None) -> None:
         """A chunk the format cannot read, or a turn-wide fault: record it, block the turn."""
         self.findings.append(finding(code, message, slot if type(slot) is int else None))
@@ -306,6 +328,7 @@ class TurnGate:
     # -- internals --------------------------------------------------------------------
 
     def _slot(self, key: object) -> Slot | None:
+        self.evidence = True
         if isinstance(key, int) and not isinstance(key, bool):
             slot = self.slots.get(key)
             if slot is not None:
@@ -380,7 +403,22 @@ class TurnGate:
             if problem.slot is None:
                 problem = finding(problem.code, problem.message, slot.key)
             self.findings.append(problem)
+            slot.rejected = True
             self._fire(slot, "reject", "")
+
+    def _late_fragment(self, slot: Slot, text: str) -> None:
+        """A fragment for a slot its terminal checks blocked: the root cause, reported first.
+
+        The checks read arguments that were cut short; the fragment that came after the
+        terminal is why, so its finding goes before the slot's check finding.
+        """
+        slot.rejected = False
+        late = finding("delta_after_terminal", f"fragment {text[:40]!r} after terminal", slot.key)
+        at = next(
+            (n for n, f in enumerate(self.findings) if f.slot == slot.key),
+            len(self.findings),
+        )
+        self.findings.insert(at, late)
 
     def _transition(self, slot: Slot, event: str) -> Transition:
         transition = _SLOT_LOOKUP.get((slot.state, event))

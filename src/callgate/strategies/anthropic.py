@@ -5,10 +5,18 @@ Wire: ``message_start`` carries the message envelope; each content block opens w
 that is normally empty), grows with ``content_block_delta`` (``text_delta``,
 ``input_json_delta.partial_json``, ``thinking_delta``, ``signature_delta``) and ends with
 its own ``content_block_stop`` (the per-call done). ``message_delta`` brings the turn's
-``stop_reason`` (``tool_use`` when calls end the turn) and ``message_stop`` ends the stream.
+``stop_reason`` (``tool_use`` when calls end the turn) and ``message_stop`` ends the turn:
+it is the turn's terminal, so a stream cut after ``message_delta`` is incomplete.
 Blocks are keyed by their ``index``. The assembled message holds every block in index
 order, each ``tool_use.input`` an object; thinking blocks stay in the message and are not
 display text.
+
+Server tools (``server_tool_use``, ``mcp_tool_use``: web search, code execution, MCP
+connector, tool search) stream their input with ``input_json_delta`` too; the server runs
+them, so their input is assembled into the message and they are never client calls.
+A ``tool_use`` block whose start already carries an input is restated by any deltas that
+follow (they must agree, else ``args_mismatch``); a block started twice is the
+duplicate-call case when the restatement is identical and an identity collision when not.
 """
 
 from __future__ import annotations
@@ -35,12 +43,14 @@ EVENT_TYPES = frozenset(
     }
 )
 _TEXT_FIELD = {"text_delta": "text", "thinking_delta": "thinking"}
+SERVER_TOOL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
+"""Blocks of tools the provider runs: their input is assembled, never released to a client."""
 
 
 class _Accumulator:
     """Native reassembly state for one turn (tool arguments live in the gate's slots)."""
 
-    __slots__ = ("blocks", "envelope", "gate", "parts", "tools")
+    __slots__ = ("blocks", "envelope", "gate", "parts", "server", "stop_reason", "tools")
 
     def __init__(self, gate: TurnGate) -> None:
         self.gate = gate
@@ -48,6 +58,9 @@ class _Accumulator:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.parts: dict[tuple[int, str], list[str]] = {}
         self.tools: set[int] = set()
+        self.server: dict[int, list[str]] = {}
+        """Server-tool blocks by index, with their input fragments."""
+        self.stop_reason: str | None = None
 
 
 class AnthropicStrategy(ExtractionStrategy):
@@ -84,6 +97,10 @@ class AnthropicStrategy(ExtractionStrategy):
                 if index in acc.tools:
                     acc.gate.fragment(index, delta.get("partial_json", ""))
                     return ""
+                server = acc.server.get(index) if type(index) is int else None
+                if server is not None:
+                    server.append(_text_of(acc, delta.get("partial_json", "")))
+                    return ""
             return self._delta(acc, chunk)
         gate = acc.gate
         if kind == "content_block_start":
@@ -91,10 +108,7 @@ class AnthropicStrategy(ExtractionStrategy):
         elif kind == "content_block_stop":
             index = chunk.get("index")
             if index in acc.tools:
-                block = acc.blocks[index]
-                slot = gate.slots.get(index)
-                if slot is not None and not slot.parts and block.get("input"):
-                    gate.fragment(index, json.dumps(block["input"], ensure_ascii=False))
+                _restated_input(gate, index, acc.blocks[index].get("input"))
                 gate.close(index)
             elif index not in acc.blocks:
                 gate.close(index)
@@ -109,10 +123,15 @@ class AnthropicStrategy(ExtractionStrategy):
                 acc.envelope["usage"] = {**(acc.envelope.get("usage") or {}), **chunk["usage"]}
             reason = delta.get("stop_reason")
             if reason is not None:
-                gate.turn_done(reason == "tool_use", reason)
+                acc.stop_reason = reason
+        elif kind == "message_stop":
+            reason = acc.stop_reason
+            gate.turn_done(reason == "tool_use", reason)
         elif kind == "error":
             detail = (chunk.get("error") or {}).get("type", "error")
             gate.refuse("missing_terminal", f"the provider reported {detail!r} mid-stream")
+        elif kind is None or kind not in EVENT_TYPES:
+            gate.refuse("malformed_chunk", f"not an Anthropic stream event: {dict(chunk)!r:.80}")
         return ""
 
     def _start(self, acc: _Accumulator, chunk: Shape) -> None:
@@ -121,14 +140,36 @@ class AnthropicStrategy(ExtractionStrategy):
         if not isinstance(index, int) or isinstance(index, bool):
             acc.gate.refuse("malformed_chunk", f"content block index {index!r} is not an integer")
             return
-        if block.get("type") == "tool_use":
+        if index in acc.tools:
+            self._restart(acc, index, block)
+        elif block.get("type") == "tool_use" and index not in acc.blocks:
             acc.tools.add(index)
-            acc.blocks.setdefault(index, block)
+            acc.blocks[index] = block
             acc.gate.identity(index, block.get("id"), block.get("name"))
         elif index in acc.blocks:
             acc.gate.refuse("malformed_chunk", f"content block {index} started twice")
         else:
             acc.blocks[index] = block
+            if block.get("type") in SERVER_TOOL_BLOCKS:
+                acc.server[index] = []
+
+    @staticmethod
+    def _restart(acc: _Accumulator, index: int, block: dict[str, Any]) -> None:
+        """A tool_use block started again: the duplicate-call case if identical, else a clash."""
+        gate = acc.gate
+        if block != acc.blocks[index]:
+            gate.refuse(
+                "identity_collision",
+                f"content block {index} started again with other content: "
+                f"{block.get('id')!r} {block.get('name')!r} {block.get('input')!r:.60}",
+                index,
+            )
+            return
+        slot = gate.slots.get(index)
+        if slot is not None and not slot.parts and block.get("input"):
+            gate.note("duplicate_call_ignored", f"content block {index} restated; dropped", index)
+            return
+        gate.identity(index, block.get("id"), block.get("name"))
 
     def _delta(self, acc: _Accumulator, chunk: Shape) -> str:
         index = chunk.get("index")
@@ -169,6 +210,8 @@ class AnthropicStrategy(ExtractionStrategy):
                     block[field] = block.get(field, "") + "".join(parts)
             if index in acc.tools:
                 block["input"] = _input(acc.gate, index, block.get("input"))
+            elif index in acc.server:
+                block["input"] = _server_input(acc.server[index], block.get("input"))
             content.append(block)
         return {**acc.envelope, "content": content}
 
@@ -217,6 +260,46 @@ class AnthropicStrategy(ExtractionStrategy):
             for r in results
         ]
         return [{"role": "user", "content": blocks}]
+
+
+def _text_of(acc: _Accumulator, value: object) -> str:
+    """A ``partial_json`` value as text; anything else is refused and counts as empty."""
+    if isinstance(value, str):
+        return value
+    acc.gate.refuse("malformed_chunk", f"partial_json is not text: {value!r:.60}")
+    return ""
+
+
+def _restated_input(gate: TurnGate, index: int, initial: Any) -> None:
+    """At a tool_use block's stop: its start's input is the arguments, or must equal the deltas'."""
+    slot = gate.slots.get(index)
+    if slot is None or not initial:
+        return
+    if not slot.parts:
+        gate.fragment(index, json.dumps(initial, ensure_ascii=False))
+        return
+    try:
+        streamed = json.loads(slot.raw_arguments)
+    except ValueError:
+        return  # the slot's own check reports the broken JSON
+    if streamed != initial:
+        gate.refuse(
+            "args_mismatch",
+            f"content block {index}: the start's input {initial!r:.60} differs from the "
+            f"input the deltas built {streamed!r:.60}",
+            index,
+        )
+
+
+def _server_input(parts: list[str], initial: Any) -> Any:
+    """A server tool's input: what its deltas built (as the SDK reads it), else the start's."""
+    raw = "".join(parts)
+    if not raw:
+        return initial if initial is not None else {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
 def _input(gate: TurnGate, index: int, initial: Any) -> Any:

@@ -35,14 +35,20 @@ _DISPLAY = "content"
 class _Accumulator:
     """Native reassembly state for one turn (the arguments live in the gate's slots)."""
 
-    __slots__ = ("content", "extra", "finish_reason", "gate", "role")
+    __slots__ = ("blocks", "by_id", "content", "extra", "finish_reason", "gate", "last", "role")
 
     def __init__(self, gate: TurnGate) -> None:
         self.gate = gate
         self.role = "assistant"
         self.content: list[str] = []
+        self.blocks: list[dict[str, Any]] | None = None
+        """Content as a list of typed parts, once a server sent one (Mistral's magistral)."""
         self.extra: dict[str, list[str]] = {}
         self.finish_reason: str | None = None
+        self.by_id: dict[str, int] = {}
+        """Slot keys given to index-less entries, by their call id."""
+        self.last: int | None = None
+        """The slot the last tool_calls entry went to (an index-less continuation's)."""
 
 
 class OpenAIStrategy(ExtractionStrategy):
@@ -54,8 +60,15 @@ class OpenAIStrategy(ExtractionStrategy):
     requires_id = True
 
     def recognizes(self, shape: Shape) -> bool:
-        """A completion chunk (``choices``) or an assistant message with ``tool_calls``."""
-        return "choices" in shape or "tool_calls" in shape
+        """A completion chunk, an assistant message with ``tool_calls``, or an error frame.
+
+        An error frame is ``{"error": {...}}`` alone, as Groq sends one mid-stream.
+        """
+        return (
+            "choices" in shape
+            or "tool_calls" in shape
+            or (set(shape) == {"error"} and isinstance(shape["error"], Mapping))
+        )
 
     def new_accumulator(self, gate: TurnGate) -> _Accumulator:
         """Fresh state for one turn."""
@@ -65,6 +78,9 @@ class OpenAIStrategy(ExtractionStrategy):
         """Apply one chunk; report tool-call primitives to the gate; return new content."""
         shown = ""
         gate = acc.gate
+        if "choices" not in chunk and isinstance(chunk.get("error"), Mapping):
+            gate.refuse("provider_error", f"the provider reported {_describe(chunk['error'])}")
+            return ""
         choices = chunk.get("choices") or []
         if not isinstance(choices, list):
             gate.refuse("malformed_chunk", f"choices is not a list: {choices!r:.60}")
@@ -74,12 +90,15 @@ class OpenAIStrategy(ExtractionStrategy):
                 gate.refuse("malformed_chunk", "only choice 0 is read; this stream has n > 1")
                 continue
             delta = choice.get("delta") or {}
+            reason = choice.get("finish_reason")
+            if reason is not None and reason == acc.finish_reason and _carries_nothing(delta):
+                gate.note("repeated_terminal", f"finish_reason {reason!r} again, on a bare chunk")
+                continue
             for key, value in delta.items():
                 if value is None:
                     continue
                 if key == _DISPLAY:
-                    acc.content.append(value)
-                    shown += value
+                    shown += _content(acc, value)
                 elif key == "tool_calls":
                     if not isinstance(value, list):
                         gate.refuse("malformed_chunk", f"tool_calls is not a list: {value!r:.60}")
@@ -92,27 +111,27 @@ class OpenAIStrategy(ExtractionStrategy):
                             and function.get("name") is None
                             and function.get("arguments")
                         ):
-                            gate.fragment(call.get("index"), function["arguments"])
+                            gate.fragment(_key(acc, call), function["arguments"])
                         else:
-                            self._tool_call(gate, call)
+                            self._tool_call(acc, call)
                 elif key == "role":
                     acc.role = value
                 elif key == "function_call":
                     gate.refuse("malformed_chunk", "legacy function_call deltas are not read")
                 elif isinstance(value, str):
                     acc.extra.setdefault(key, []).append(value)
-            reason = choice.get("finish_reason")
             if reason is not None:
                 acc.finish_reason = reason
                 gate.turn_done(reason == "tool_calls", reason)
         return shown
 
     @staticmethod
-    def _tool_call(gate: TurnGate, call: Any) -> None:
+    def _tool_call(acc: _Accumulator, call: Any) -> None:
+        gate = acc.gate
         if type(call) is not dict and not isinstance(call, Mapping):
             gate.refuse("malformed_chunk", f"a tool_calls entry is not an object: {call!r:.60}")
             return
-        key = call.get("index")
+        key = _key(acc, call)
         function = call.get("function") or {}
         call_id, name = call.get("id"), function.get("name")
         if call_id is not None or name is not None:
@@ -129,10 +148,12 @@ class OpenAIStrategy(ExtractionStrategy):
         return choices is not None and bool(choices) and choices[0].get("finish_reason") is not None
 
     def message(self, acc: Any) -> dict[str, Any]:
-        """The stream=false assistant message."""
+        """The stream=false assistant message (content as parts if the server sent parts)."""
         message: dict[str, Any] = {
             "role": acc.role,
-            "content": "".join(acc.content) or None,
+            "content": "".join(acc.content) or None
+            if acc.blocks is None
+            else [dict(block) for block in acc.blocks],
         }
         for key, parts in acc.extra.items():
             message[key] = "".join(parts)
@@ -157,8 +178,11 @@ class OpenAIStrategy(ExtractionStrategy):
         return [(c, p) for c, p in read_function_calls(message.get("tool_calls")) if p is not None]
 
     def content_text(self, message: Shape) -> str:
-        """The ``content`` string, or empty."""
+        """The ``content`` string (or its text parts), or empty."""
         content = message.get("content")
+        if isinstance(content, list):
+            texts = (p.get("text") for p in content if isinstance(p, Mapping))
+            return "".join(t for t in texts if isinstance(t, str))
         return content if isinstance(content, str) else ""
 
     def forming(self, message: Shape) -> Forming:
@@ -171,6 +195,88 @@ class OpenAIStrategy(ExtractionStrategy):
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, keyed by ``tool_call_id``."""
         return [{"role": "tool", "tool_call_id": r.call.id, "content": r.content} for r in results]
+
+
+def _key(acc: _Accumulator, call: Mapping[str, Any]) -> object:
+    """A tool_calls entry's slot: its ``index``; without one, by call id, else the last slot.
+
+    Some servers (Mistral) send whole calls with no ``index``: each new id is the next
+    slot, and an entry with neither index nor id continues the slot before it.
+    """
+    key = call.get("index")
+    if key is None:
+        call_id = call.get("id")
+        if isinstance(call_id, str) and call_id:
+            key = acc.by_id.setdefault(call_id, len(acc.by_id))
+        else:
+            key = acc.last if acc.last is not None else 0
+    acc.last = key if type(key) is int else acc.last
+    return key
+
+
+def _carries_nothing(delta: Any) -> bool:
+    """A delta with no content, call or other text (only a role, nulls and empty strings)."""
+    if not isinstance(delta, Mapping):
+        return False
+    return all(key == "role" or value is None or value == "" for key, value in delta.items())
+
+
+def _content(acc: _Accumulator, value: object) -> str:
+    """Add a ``delta.content`` (a string, or a list of typed parts); return its display text.
+
+    Parts (Mistral's magistral): ``text`` is shown; ``thinking`` is reasoning, kept in the
+    message and never shown. Consecutive parts of one kind are merged, as the stream=false
+    message has them.
+    """
+    if isinstance(value, str):
+        if acc.blocks is None:
+            acc.content.append(value)
+        elif value:
+            _text_part(acc.blocks, value)
+        return value
+    if not isinstance(value, list):
+        acc.gate.refuse("malformed_chunk", f"delta.content is not text or parts: {value!r:.60}")
+        return ""
+    if acc.blocks is None:
+        acc.blocks = []
+        if acc.content:
+            _text_part(acc.blocks, "".join(acc.content))
+            acc.content = []
+    shown = ""
+    for part in value:
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            _text_part(acc.blocks, part["text"])
+            shown += part["text"]
+        elif kind == "thinking" and isinstance(part.get("thinking"), list):
+            _thinking_part(acc.blocks, part["thinking"])
+        else:
+            acc.gate.refuse("malformed_chunk", f"a content part callgate cannot read: {part!r:.60}")
+    return shown
+
+
+def _text_part(blocks: list[dict[str, Any]], text: str) -> None:
+    if blocks and blocks[-1].get("type") == "text":
+        blocks[-1] = {**blocks[-1], "text": blocks[-1]["text"] + text}
+    else:
+        blocks.append({"type": "text", "text": text})
+
+
+def _thinking_part(blocks: list[dict[str, Any]], inner: list[Any]) -> None:
+    texts = [p["text"] for p in inner if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+    if blocks and blocks[-1].get("type") == "thinking":
+        thinking = list(blocks[-1]["thinking"])
+        last = thinking[-1] if thinking else {"type": "text", "text": ""}
+        thinking[-1:] = [{**last, "text": last["text"] + "".join(texts)}]
+        blocks[-1] = {"type": "thinking", "thinking": thinking}
+    else:
+        blocks.append({"type": "thinking", "thinking": [{"type": "text", "text": "".join(texts)}]})
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    """An error object in brief: its code or type, and its message."""
+    kind = error.get("code") or error.get("type") or "an error"
+    return f"{kind!s:.60}: {error.get('message')!s:.160}"
 
 
 class MistralStrategy(OpenAIStrategy):
