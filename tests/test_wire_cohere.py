@@ -337,7 +337,7 @@ def test_result_messages_are_tool_messages_with_documents() -> None:
 def test_profile_attributes() -> None:
     strategy = CohereStrategy()
     assert (strategy.name, strategy.per_call_done, strategy.requires_id) == ("cohere", True, True)
-    assert not strategy.empty_arguments_object and strategy.leaks_into_text
+    assert strategy.empty_arguments_object and strategy.leaks_into_text
 
 
 def test_recognition_is_disjoint_from_every_other_wire_strategy() -> None:

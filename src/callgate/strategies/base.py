@@ -53,18 +53,25 @@ class ToolResult:
     """The call was not run: the content is a corrective message the model can retry against."""
 
 
-def read_function_calls(tool_calls: Any) -> list[tuple[ExtractedCall, Finding | None]]:
+def read_function_calls(
+    tool_calls: Any, *, empty_object: bool = False
+) -> list[tuple[ExtractedCall, Finding | None]]:
     """Every call of an OpenAI-shaped ``tool_calls`` list, with why it cannot run (or None).
 
     Shared by the formats that assemble that shape (OpenAI Chat Completions, Cohere v2);
-    ``function.arguments`` is a JSON string, read strictly. A call that cannot run keeps
-    its id and name (``"(no name)"`` when it has none) and empty arguments.
+    ``function.arguments`` is a JSON string, read strictly (empty means ``{}`` when
+    ``empty_object``). A call that cannot run keeps its id and name (``"(no name)"`` when
+    it has none) and empty arguments.
     """
     read: list[tuple[ExtractedCall, Finding | None]] = []
     for position, call in enumerate(tool_calls or ()):
         function = call.get("function") or {}
         name = function.get("name")
-        arguments, problem = parse_arguments(function.get("arguments") or "")
+        raw = function.get("arguments") or ""
+        if not raw and empty_object:
+            arguments, problem = {}, None
+        else:
+            arguments, problem = parse_arguments(raw)
         if not name or not isinstance(name, str):
             name, problem = None, finding("missing_name", "the tool call has no name", position)
         if problem is None and arguments is not None and name is not None:
@@ -75,9 +82,10 @@ def read_function_calls(tool_calls: Any) -> list[tuple[ExtractedCall, Finding | 
     return read
 
 
-def function_calls(tool_calls: Any) -> list[ExtractedCall]:
+def function_calls(tool_calls: Any, *, empty_object: bool = False) -> list[ExtractedCall]:
     """The calls of an OpenAI-shaped ``tool_calls`` list that have a name and object arguments."""
-    return [call for call, problem in read_function_calls(tool_calls) if problem is None]
+    read = read_function_calls(tool_calls, empty_object=empty_object)
+    return [call for call, problem in read if problem is None]
 
 
 class ExtractionStrategy(ABC):

@@ -201,6 +201,8 @@ class BedrockStrategy(ExtractionStrategy):
             acc.server.add(index)
             acc.blocks[index] = _Block("toolUse", dict(tool))
             return
+        if not start:
+            return  # an empty start (before a text block) opens nothing: the first delta does
         kind = next(iter(start), "unknown")
         fields = start.get(kind)
         acc.blocks[index] = _Block(kind, dict(fields) if isinstance(fields, Mapping) else {})

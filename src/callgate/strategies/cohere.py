@@ -121,7 +121,7 @@ class CohereStrategy(ExtractionStrategy):
     leaks_into_text = True
     per_call_done = True
     requires_id = True
-    empty_arguments_object = False
+    empty_arguments_object = True
 
     def recognizes(self, shape: Shape) -> bool:
         """A v2 stream event, or a v2 ChatResponse (``finish_reason`` and a ``message``)."""
@@ -307,13 +307,13 @@ class CohereStrategy(ExtractionStrategy):
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """Calls whose name is set and whose arguments strictly parse to an object."""
-        return function_calls(_message(message).get("tool_calls"))
+        return function_calls(_message(message).get("tool_calls"), empty_object=True)
 
     def unreadable(self, message: Shape) -> list[tuple[ExtractedCall, Finding]]:
         """Calls without a name or whose arguments are not one strict JSON object."""
         return [
             (c, p)
-            for c, p in read_function_calls(_message(message).get("tool_calls"))
+            for c, p in read_function_calls(_message(message).get("tool_calls"), empty_object=True)
             if p is not None
         ]
 

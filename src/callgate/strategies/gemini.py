@@ -32,6 +32,15 @@ repeats a key is a second call, and if it also repeats C's id the gate reports
 ``identity_collision``). Two calls of one tool with no ids and disjoint keys, each
 alone at a chunk boundary, are indistinguishable from a split and are merged.
 
+Streamed arguments (Vertex ``streamFunctionCallArguments``): a call opens with
+``{name, willContinue: true}``; the ``functionCall`` parts that follow carry no name and
+``partialArgs`` entries ``{jsonPath, stringValue | numberValue | boolValue | nullValue,
+willContinue}`` (a string whose ``willContinue`` is true goes on in the next entry for the
+same path); the call ends with the first part whose ``willContinue`` is not true (often a
+bare ``{}``). The pieces are fragments of one slot: they build its args object, which
+reaches the gate at the turn done like any other; a turn that ends while a call is still
+streaming blocks it (``missing_terminal``).
+
 Because the args are objects, the strategy holds each call's (merged) object and reports
 it to the gate once, at the turn done: ``fragment(key, json.dumps(args))`` for every
 slot, then ``turn_done``, which closes every slot. A call with no ``args`` means ``{}``.
@@ -48,6 +57,7 @@ strategies (``leaks_into_text``).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +71,16 @@ _REASON_KEYS = ("finishReason", "finish_reason")
 _FEEDBACK_KEYS = ("promptFeedback", "prompt_feedback")
 _SIGNATURE_KEYS = frozenset({"thoughtSignature", "thought_signature"})
 _PARTIAL_KEYS = ("partialArgs", "partial_args", "willContinue", "will_continue")
+_PARTIAL_ARGS = ("partialArgs", "partial_args")
+_WILL_CONTINUE = ("willContinue", "will_continue")
+_JSON_PATH = ("jsonPath", "json_path")
+_VALUE_KEYS = (
+    ("stringValue", "string_value"),
+    ("numberValue", "number_value"),
+    ("boolValue", "bool_value"),
+    ("nullValue", "null_value"),
+)
+_PATH_STEP = re.compile(r"""\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]""")
 _TEXT_KEYS = frozenset({"text", "thought"}) | _SIGNATURE_KEYS
 _STOP = "STOP"
 
@@ -89,7 +109,7 @@ class _Call:
         self.key = key
         self.call_key = call_key
         self.part = {k: v for k, v in part.items() if k != call_key}
-        self.fields = dict(call)
+        self.fields = {k: v for k, v in call.items() if k not in _PARTIAL_KEYS}
         self.name: Any = call.get("name")
         args = call.get("args")
         self.args: Any = dict(args) if isinstance(args, Mapping) else args
@@ -160,6 +180,7 @@ class _Accumulator:
         "parts",
         "reported",
         "role",
+        "streaming",
     )
 
     def __init__(self, gate: TurnGate) -> None:
@@ -174,6 +195,8 @@ class _Accumulator:
         self.adjacent = False
         self.ended = False
         self.reported: set[int] = set()
+        self.streaming: _Call | None = None
+        """The call whose arguments are still streaming (``willContinue``), if any."""
 
 
 class GeminiStrategy(ExtractionStrategy):
@@ -288,12 +311,17 @@ class GeminiStrategy(ExtractionStrategy):
         if not isinstance(call, Mapping):
             gate.refuse("malformed_chunk", f"{call_key} is not an object: {call!r:.60}")
             return
-        if any(key in call for key in _PARTIAL_KEYS):
-            gate.refuse(
-                "malformed_chunk",
-                "a functionCall streams partialArgs (Vertex streamFunctionCallArguments); "
-                "only whole calls are read",
-            )
+        streaming = acc.streaming
+        if streaming is not None:
+            if call.get("name") not in (None, ""):
+                gate.refuse(
+                    "malformed_chunk",
+                    f"call {streaming.key} is still streaming its args, and a functionCall "
+                    f"names {call.get('name')!r:.40}",
+                )
+                acc.streaming = None
+                return
+            _stream_args(acc, streaming, call)
             return
         previous = acc.calls[-1] if acc.calls else None
         if (
@@ -311,10 +339,22 @@ class GeminiStrategy(ExtractionStrategy):
         acc.adjacent = True
         call_id = call.get("id")
         gate.identity(entry.key, call_id, call.get("name"))
+        if _first(call, _WILL_CONTINUE)[1] is True or _first(call, _PARTIAL_ARGS)[0]:
+            if entry.args is None:
+                entry.args = {}
+            acc.adjacent = False
+            _stream_args(acc, entry, call)
 
     @staticmethod
     def _turn_done(acc: _Accumulator, tool_reason: bool, reason: str) -> None:
         gate = acc.gate
+        if acc.streaming is not None:
+            gate.refuse(
+                "missing_terminal",
+                f"the turn ended while call {acc.streaming.key}'s args were still streaming",
+                acc.streaming.key,
+            )
+            acc.streaming = None
         for entry in acc.calls:
             if entry.key in acc.reported:
                 continue
@@ -409,6 +449,84 @@ class GeminiStrategy(ExtractionStrategy):
                 response["id"] = r.call.id
             parts.append({"functionResponse": response})
         return [{"role": "user", "parts": parts}]
+
+
+def _stream_args(acc: _Accumulator, entry: _Call, call: Mapping[str, Any]) -> None:
+    """Apply one streamed ``functionCall`` piece to ``entry``'s args; close it at the end."""
+    _, pieces = _first(call, _PARTIAL_ARGS)
+    acc.streaming = entry if _first(call, _WILL_CONTINUE)[1] is True else None
+    if pieces is None:
+        return
+    if not isinstance(pieces, list) or not isinstance(entry.args, dict):
+        acc.gate.refuse("malformed_chunk", f"call {entry.key}: partialArgs is not a list")
+        return
+    for piece in pieces:
+        problem = _apply_piece(entry.args, piece) if isinstance(piece, Mapping) else "not an object"
+        if problem:
+            acc.gate.refuse("malformed_chunk", f"call {entry.key}: a partialArgs entry {problem}")
+            acc.streaming = None
+            return
+
+
+def _apply_piece(args: dict[str, Any], piece: Mapping[str, Any]) -> str:
+    """Set (or, for a continued string, extend) one value of ``args``; why not, or ``""``."""
+    _, path = _first(piece, _JSON_PATH)
+    steps = _path_steps(path) if isinstance(path, str) else None
+    if not steps:
+        return f"has no readable jsonPath: {path!r:.60}"
+    found = [(k, piece[k]) for keys in _VALUE_KEYS for k in keys if k in piece]
+    if len(found) != 1:
+        return f"at {path} carries {len(found)} values, not one"
+    key, value = found[0]
+    if key in ("nullValue", "null_value"):
+        value = None
+    elif key in ("stringValue", "string_value") and not isinstance(value, str):
+        return f"at {path} has a stringValue that is not text"
+    elif key in ("numberValue", "number_value") and (
+        isinstance(value, bool) or not isinstance(value, (int, float))
+    ):
+        return f"at {path} has a numberValue that is not a number"
+    elif key in ("boolValue", "bool_value") and not isinstance(value, bool):
+        return f"at {path} has a boolValue that is not true or false"
+    container: Any = args
+    for step, following in zip(steps, [*steps[1:], None], strict=True):
+        last = following is None
+        if isinstance(container, list) and isinstance(step, int):
+            if step > len(container):
+                return f"at {path} skips an array position"
+            if step == len(container):
+                container.append(None)
+        elif isinstance(container, dict) and isinstance(step, str):
+            container.setdefault(step, None)
+        else:
+            return f"at {path} does not fit the args built so far"
+        current = container[step]
+        if last:
+            joined = isinstance(value, str) and isinstance(current, str)
+            container[step] = current + value if joined else value
+        elif current is None:
+            container[step] = [] if isinstance(following, int) else {}
+        container = container[step]
+    return ""
+
+
+def _path_steps(path: str) -> list[str | int] | None:
+    """``$.a.b[0]['c d']`` as ``["a", "b", 0, "c d"]``; None when it is not such a path."""
+    if not path.startswith("$"):
+        return None
+    steps: list[str | int] = []
+    at = 1
+    while at < len(path):
+        match = _PATH_STEP.match(path, at)
+        if match is None:
+            return None
+        name, index, single, double = match.groups()
+        if index is not None:
+            steps.append(int(index))
+        else:
+            steps.append(next(s for s in (name, single, double) if s is not None))
+        at = match.end()
+    return steps
 
 
 def _call_part(gate: TurnGate, entry: _Call) -> dict[str, Any]:

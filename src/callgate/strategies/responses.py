@@ -334,7 +334,14 @@ class ResponsesStrategy(ExtractionStrategy):
 
     @staticmethod
     def _restate(acc: _Accumulator, key: int, arguments: str) -> None:
-        """The provider restated a call's full arguments: they must equal the deltas."""
+        """The provider restated a call's full arguments: they must equal the deltas.
+
+        A call that streamed no delta at all (LM Studio) has its arguments in the restatement.
+        """
+        slot = acc.gate.slots.get(key)
+        if slot is not None and not slot.parts and arguments:
+            acc.gate.fragment(key, arguments)
+            return
         acc.gate.confirm(key, arguments)
 
     def _verify_output(self, acc: _Accumulator, output: Any) -> None:
