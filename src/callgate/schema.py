@@ -6,6 +6,7 @@ makes the tool unsupported rather than quietly half-validated. Nothing is ever f
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeAlias
 
@@ -256,6 +257,43 @@ def _audit(schema: Any) -> tuple[Any, str | None]:
     return plain, problems[0] + (f" (and {more} more problem(s))" if more else "")
 
 
+_GEMINI_TYPES = {
+    "STRING": "string",
+    "NUMBER": "number",
+    "INTEGER": "integer",
+    "BOOLEAN": "boolean",
+    "ARRAY": "array",
+    "OBJECT": "object",
+    "NULL": "null",
+}
+"""Gemini's schema dialect (the OpenAPI subset its API takes) names types in upper case."""
+_GEMINI_ONLY = frozenset({"propertyOrdering", "property_ordering", "example"})
+"""Gemini keywords that only order or illustrate: they assert nothing."""
+
+
+def from_gemini_dialect(schema: Any) -> Any:
+    """A schema in Gemini's dialect as JSON Schema; any other schema comes back unchanged.
+
+    Upper-case ``type`` names become JSON Schema's; ``nullable: true`` adds ``"null"`` to
+    the type; ordering and example keywords are dropped. Only objects whose ``type`` is an
+    upper-case name are rewritten, so a JSON Schema is never changed.
+    """
+    if isinstance(schema, list):
+        return [from_gemini_dialect(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    converted = {key: from_gemini_dialect(value) for key, value in schema.items()}
+    kind = schema.get("type")
+    if not isinstance(kind, str) or kind not in _GEMINI_TYPES:
+        return converted
+    converted["type"] = _GEMINI_TYPES[kind]
+    if converted.pop("nullable", False) is True:
+        converted["type"] = [converted["type"], "null"]
+    for key in _GEMINI_ONLY:
+        converted.pop(key, None)
+    return converted
+
+
 class ToolSchemas:
     """Declared tools and their JSON Schemas, each checked once and compiled once.
 
@@ -267,6 +305,10 @@ class ToolSchemas:
     def __init__(self, schemas: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         """Check and compile the schema of every tool in schemas."""
         self._any = False
+        with contextlib.suppress(RecursionError):  # too deep to rewrite: the audit refuses it
+            schemas = {
+                name: from_gemini_dialect(schema) for name, schema in (schemas or {}).items()
+            }
         self._raw: dict[str, Mapping[str, Any]] = dict(schemas or {})
         self._unsupported: dict[str, str] = {}
         self._validators: dict[str, Draft202012Validator] = {}
