@@ -273,7 +273,7 @@ def event_index(kind: str, index: int | None = None) -> int:
 
 def test_turn_policy_runs_every_call_together_after_the_turn_terminal() -> None:
     counter, ran_at, _ = run_rounds("turn")
-    stop = event_index("message_delta")
+    stop = event_index("message_stop")
     assert ran_at == {"get_weather": stop, "get_time": stop}
     assert [name for name, _ in counter.runs] == ["get_weather", "get_time"]
 

@@ -316,3 +316,8 @@ def calls_of(buffer: LLMStreamBuffer) -> list[tuple[Any, ...]]:
 def codes(buffer: LLMStreamBuffer) -> list[tuple[str, Any]]:
     """The report's findings as (code, slot)."""
     return [(f["code"], f["slot"]) for f in report(buffer)["findings"]]
+
+
+def reported_state(buffer: LLMStreamBuffer, state: str) -> str:
+    """A call's state as the report gives it: every call of a blocked turn is blocked."""
+    return "blocked" if buffer.turn_state == "blocked" else state

@@ -38,6 +38,28 @@ _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 closed (``malformed_chunk`` blocks the turn) instead of letting the stream crash the caller."""
 
 
+class UnreadableChunk(dict[str, Any]):
+    """A recorded chunk that could not be read (not JSON, not an object, a repeated key).
+
+    A capture reader puts one in the unreadable chunk's place; the buffer reports it as a
+    finding (``code``: ``malformed_chunk`` or ``duplicate_key``) that blocks the turn, and
+    the rest of the stream is still read. It is a dict so that it prints as JSON.
+    """
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(unreadable=reason, code=code)
+
+    @property
+    def code(self) -> str:
+        """The finding code the buffer reports."""
+        return str(self["code"])
+
+    @property
+    def reason(self) -> str:
+        """Why the chunk could not be read, and where it was."""
+        return str(self["unreadable"])
+
+
 class UnrecognizedStreamError(ValueError):
     """No strategy of the chain recognises the stream's first chunk."""
 
@@ -120,6 +142,7 @@ class LLMStreamBuffer:
         self._held = False
         self._finished = False
         self._ended = False
+        self._unread: list[UnreadableChunk] = []
         if self.strategy is not None:
             self._start(self.strategy)
 
@@ -139,21 +162,40 @@ class LLMStreamBuffer:
             else RecordingTurnGate(self.recorder, **options)
         )
         self._acc = strategy.new_accumulator(self.gate)
+        for chunk in self._unread:
+            self.gate.refuse(chunk.code, chunk.reason)
 
     def add(self, chunk: object) -> None:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
         if self._ended:
             raise BufferUsageError("add() after end(): call reset() to start a new turn")
-        shape = chunk if type(chunk) is dict else as_shape(chunk)
+        shape: Shape
+        if type(chunk) is dict:
+            shape = chunk
+        elif isinstance(chunk, UnreadableChunk):
+            self._unreadable(chunk)
+            return
+        else:
+            shape = as_shape(chunk)
         strategy = self.strategy
         if strategy is None:
-            strategy = self.chain.resolve(shape)
+            try:
+                strategy = self.chain.resolve(shape)
+            except _UNREADABLE:
+                strategy = None
             if strategy is None:
                 raise UnrecognizedStreamError(
                     f"no strategy of {self.chain!r} recognises this chunk "
                     f"(keys: {sorted(shape)[:8]})"
                 )
             self._start(strategy)
+        elif not strategy.recognizes(shape) and self._other_wire(shape):
+            self._gate.refuse(
+                "malformed_chunk",
+                f"a chunk of another wire inside this {strategy.name} stream "
+                f"(keys: {sorted(map(str, shape))[:8]})",
+            )
+            return
         try:
             shown = strategy.accumulate(self._acc, shape)
             done = strategy.is_done(shape)
@@ -171,8 +213,30 @@ class LLMStreamBuffer:
             self._finished = True
             self._gate.finish()
 
+    def _unreadable(self, chunk: UnreadableChunk) -> None:
+        """A chunk the capture could not read: a finding now, or once the wire is known."""
+        if self.gate is None:
+            self._unread.append(chunk)
+        else:
+            self.gate.refuse(chunk.code, chunk.reason)
+
+    def _other_wire(self, shape: Shape) -> bool:
+        """Whether a strategy of the chain of another format claims ``shape``."""
+        for strategy in self.chain:
+            try:
+                claimed = strategy.recognizes(shape)
+            except _UNREADABLE:
+                continue
+            if claimed and not isinstance(self.strategy, type(strategy)):
+                return True
+        return False
+
     def end(self) -> None:
         """The stream is over (however it stopped): settle every slot and the turn."""
+        if self.gate is None and self._unread and not self._ended:
+            self.gate = TurnGate(schemas=self.schemas, limits=self.limits)
+            for chunk in self._unread:
+                self.gate.refuse(chunk.code, chunk.reason)
         if self.gate is not None and not self._ended:
             self._gate.finish()
         self.display.finish()
@@ -251,8 +315,13 @@ class LLMStreamBuffer:
 
     @property
     def turn_state(self) -> str:
-        """The turn machine's state (``streaming`` before the first chunk)."""
-        return self.gate.turn if self.gate is not None else "streaming"
+        """The turn machine's state (``streaming`` before the first chunk).
+
+        A stream that ended with no chunk at all carried no tool call: ``not_applicable``.
+        """
+        if self.gate is None:
+            return "not_applicable" if self._ended else "streaming"
+        return self.gate.turn
 
     @property
     def slots(self) -> list[Slot]:

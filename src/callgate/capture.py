@@ -5,7 +5,12 @@ a UTF-8 character included, and a line may end in LF, CR or CRLF. Each event's `
 lines are joined with newlines and parsed as JSON; OpenAI's ``[DONE]`` sentinel ends a
 stream and is not a chunk. The decoder follows the WHATWG event-stream rules for the
 fields callgate needs (``data``, ``event``, comments); it is small enough that no extra
-dependency is warranted.
+dependency is warranted. A last event whose closing blank line never came is read, not
+dropped (a recorder may cut the final newline).
+
+One chunk that cannot be read (data that is not JSON, not an object, or an object that
+repeats a key) does not abort the capture: it becomes an :class:`UnreadableChunk` in its
+place, which the buffer reports as a finding for that chunk and which blocks the turn.
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ from __future__ import annotations
 import codecs
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from attrs import frozen
+
+from callgate.buffer import UnreadableChunk
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -52,7 +60,7 @@ class SSEDecoder:
         return list(self._text(text))
 
     def close(self) -> list[ServerSentEvent]:
-        """The stream ended: flush; an event without its closing blank line is dropped."""
+        """The stream ended: flush; an event without its closing blank line is read too."""
         try:
             tail = self._utf8.decode(b"", final=True)
         except UnicodeDecodeError as exc:
@@ -61,6 +69,9 @@ class SSEDecoder:
         if self._line:
             self._field("".join(self._line))
             self._line = []
+        last = self._field("")
+        if last is not None:
+            events.append(last)
         return events
 
     def _text(self, text: str) -> Iterator[ServerSentEvent]:
@@ -99,7 +110,14 @@ class SSEDecoder:
 
 
 def sse_chunks(pieces: Iterable[bytes]) -> Iterator[dict[str, Any]]:
-    """The JSON chunks of an event stream delivered as ``pieces`` of bytes."""
+    """The JSON chunks of an event stream delivered as ``pieces`` of bytes.
+
+    An event that cannot be read becomes an :class:`UnreadableChunk` in its place.
+    """
+    return _sse_chunks(pieces)
+
+
+def _sse_chunks(pieces: Iterable[bytes]) -> Iterator[dict[str, Any]]:
     decoder = SSEDecoder()
     count = 0
     for piece in pieces:
@@ -118,13 +136,65 @@ def sse_chunks(pieces: Iterable[bytes]) -> Iterator[dict[str, Any]]:
 def _event_chunk(event: ServerSentEvent, count: int) -> dict[str, Any] | None:
     if event.data.strip() == "[DONE]":
         return None
-    try:
-        value = json.loads(event.data)
-    except ValueError as exc:
-        raise CaptureError(f"event {count} ({event.event}): data is not JSON: {exc}") from None
+    return read_chunk(event.data, f"event {count} ({event.event})")
+
+
+class _DuplicateKeys(dict[str, Any]):
+    """A JSON object that repeated a key (the repeated names are kept)."""
+
+    repeated: list[str]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    marked = _DuplicateKeys(value)
+    marked.repeated = [key for key, count in Counter(k for k, _ in pairs).items() if count > 1]
+    return marked
+
+
+def _repeated_keys(value: Any) -> list[str]:
+    """The keys some object inside ``value`` repeats (it was parsed by :func:`_pairs`)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _DuplicateKeys):
+            return item.repeated
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return []
+
+
+def loads(text: str) -> Any:
+    """JSON text as data; objects that repeat a key are marked for :func:`checked_chunk`."""
+    return json.loads(text, object_pairs_hook=_pairs)
+
+
+def checked_chunk(value: Any, where: str) -> dict[str, Any]:
+    """One parsed chunk as it may enter a buffer, else an :class:`UnreadableChunk`.
+
+    A chunk must be an object in which no object repeats a key.
+    """
     if not isinstance(value, dict):
-        raise CaptureError(f"event {count} ({event.event}): data is not a JSON object")
+        return UnreadableChunk("malformed_chunk", f"{where}: not a JSON object: {value!r:.60}")
+    repeated = _repeated_keys(value)
+    if repeated:
+        return UnreadableChunk(
+            "duplicate_key", f"{where}: a JSON object repeats the key {repeated[0]!r}"
+        )
     return value
+
+
+def read_chunk(text: str, where: str) -> dict[str, Any]:
+    """One chunk's JSON text as a chunk, or an :class:`UnreadableChunk` saying why not."""
+    try:
+        value = loads(text)
+    except (ValueError, RecursionError) as exc:
+        return UnreadableChunk("malformed_chunk", f"{where}: data is not JSON: {exc}")
+    return checked_chunk(value, where)
 
 
 def _looks_like_sse(text: str) -> bool:
@@ -140,8 +210,8 @@ def _one_object(text: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = loads(text)
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -176,22 +246,19 @@ def load_capture(raw: bytes) -> list[dict[str, Any]]:
         chunks = _fixture_chunks(whole)
     elif stripped.startswith("["):
         try:
-            value = json.loads(stripped)
-        except ValueError as exc:
+            value = loads(stripped)
+        except (ValueError, RecursionError) as exc:
             raise CaptureError(f"the capture is not a JSON array: {exc}") from None
         if not isinstance(value, list):
             raise CaptureError("the capture must be a JSON array of objects")
         chunks = value
     else:
-        chunks = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                chunks.append(json.loads(line))
-            except ValueError as exc:
-                raise CaptureError(f"line {number} is not JSON: {exc}") from None
+        return [
+            read_chunk(line, f"line {number}")
+            for number, line in enumerate(text.splitlines(), 1)
+            if line.strip()
+        ]
     for position, chunk in enumerate(chunks):
         if not isinstance(chunk, dict):
             raise CaptureError(f"chunk {position} is not a JSON object")
-    return chunks
+    return [checked_chunk(chunk, f"chunk {position}") for position, chunk in enumerate(chunks)]

@@ -110,13 +110,14 @@ def report(buffer: LLMStreamBuffer) -> dict[str, Any]:
             "id": slot.id,
             "name": slot.name,
             "arguments": slot.arguments if slot.arguments is not None else slot.raw_arguments,
-            "state": slot.state,
+            "state": "blocked" if turn == "blocked" else slot.state,
         }
         for slot in slots
     ]
+    evidence = buffer.gate is not None and buffer.gate.evidence
     return {
         "status": status,
-        "applicable": bool(slots),
+        "applicable": bool(slots) or evidence,
         "executable": status == "pass",
         "profile": buffer.strategy.name if buffer.strategy is not None else None,
         "calls": calls,

@@ -235,6 +235,17 @@ class TurnGate:
             f"from the {len(received)} characters the fragments built",
         )
 
+    def disagree(self, key: object, what: str, message: str) -> None:
+        """Two accounts of one call disagree; the slot is blocked.
+
+        ``identity`` (a restated opening differs) is an identity collision; ``arguments``
+        (a restated input differs) is an args mismatch.
+        """
+        slot = self._slot(key)
+        if slot is None:
+            return
+        self._fire(slot, "conflict" if what == "identity" else "mismatch", message)
+
     def close(self, key: object) -> None:
         """Provider terminal evidence for one call; runs the checks."""
         slot = self._slot(key)

@@ -88,8 +88,9 @@ def replay(
     """Run ``chunks`` through a buffer and a :class:`DryRunDriver`; the contract keys and more.
 
     Keys: ``wire``, ``message`` (the native assembled message), ``display`` (all text
-    released to the user, in order), ``calls`` (with ``released_at``, the chunk index at
-    which the driver answered the call under the policy, or null), ``status``,
+    released to the user, in order), ``calls`` (every call of the turn, native and text, each
+    with ``source``: ``native`` or the text format's name, and ``released_at``, the chunk
+    index at which the driver answered the call under the policy, or null), ``status``,
     ``executable``, ``findings``, ``policy``, and ``timeline``: per chunk (then the end,
     ``chunk`` null) the text shown, the characters held, and the driver's display state.
     Without schemas every named call is accepted once its arguments are strict JSON
@@ -125,12 +126,14 @@ def replay(
     result = report(buffer)
     for call in result["calls"]:
         call["released_at"] = released.get(call["slot"])
+        call["source"] = "native"
     text_calls = []
     for block, at in zip(buffer.display.blocks, completed, strict=True):
         for n, call in enumerate(block.calls):
             problem = driver.schemas.check(call.name, call.arguments)
             text_calls.append(
                 {
+                    "slot": f"text-{block.index}.{n}",
                     "format": block.format,
                     "id": call.id,
                     "name": call.name,
@@ -148,6 +151,18 @@ def replay(
             failed = any(c["finding"] is not None for c in text_calls)
             status = "fail" if failed else "pass"
             findings = [f for f in findings if f["code"] != "no_tool_calls"]
+    calls = result["calls"] + [
+        {
+            "slot": call["slot"],
+            "id": call["id"],
+            "name": call["name"],
+            "arguments": call["arguments"],
+            "state": "validated" if status == "pass" else "blocked",
+            "released_at": call["released_at"],
+            "source": call["format"],
+        }
+        for call in text_calls
+    ]
     return {
         "wire": result["profile"],
         "policy": policy,
@@ -155,7 +170,7 @@ def replay(
         "chunks": len(chunks),
         "message": buffer.as_dict(),
         "display": "".join(step["shown"] for step in timeline),
-        "calls": result["calls"],
+        "calls": calls,
         "text_formats": list(text_formats) if text_formats is not None else None,
         "text_calls": text_calls,
         "status": status,
@@ -175,6 +190,8 @@ def format_replay(result: Mapping[str, Any]) -> str:
     lines.append(result["display"] if result["display"] else "(no text)")
     lines.append("--- calls ---")
     for call in result["calls"]:
+        if call["source"] != "native":
+            continue  # listed below, with the text call's own verdict
         arguments = json.dumps(call["arguments"], ensure_ascii=False)
         if len(arguments) > 120:
             arguments = arguments[:117] + "..."

@@ -158,11 +158,11 @@ class AnthropicStrategy(ExtractionStrategy):
         """A tool_use block started again: the duplicate-call case if identical, else a clash."""
         gate = acc.gate
         if block != acc.blocks[index]:
-            gate.refuse(
-                "identity_collision",
+            gate.disagree(
+                index,
+                "identity",
                 f"content block {index} started again with other content: "
                 f"{block.get('id')!r} {block.get('name')!r} {block.get('input')!r:.60}",
-                index,
             )
             return
         slot = gate.slots.get(index)
@@ -270,7 +270,7 @@ def _text_of(acc: _Accumulator, value: object) -> str:
     return ""
 
 
-def _restated_input(gate: TurnGate, index: int, initial: Any) -> None:
+def _restated_input(gate: TurnGate, index: Any, initial: Any) -> None:
     """At a tool_use block's stop: its start's input is the arguments, or must equal the deltas'."""
     slot = gate.slots.get(index)
     if slot is None or not initial:
@@ -283,11 +283,11 @@ def _restated_input(gate: TurnGate, index: int, initial: Any) -> None:
     except ValueError:
         return  # the slot's own check reports the broken JSON
     if streamed != initial:
-        gate.refuse(
-            "args_mismatch",
+        gate.disagree(
+            index,
+            "arguments",
             f"content block {index}: the start's input {initial!r:.60} differs from the "
             f"input the deltas built {streamed!r:.60}",
-            index,
         )
 
 

@@ -68,9 +68,9 @@ def read_function_calls(
         function = call.get("function") or {}
         name = function.get("name")
         raw = function.get("arguments") or ""
-        if not raw and empty_object:
-            arguments, problem = {}, None
-        else:
+        arguments: dict[str, Any] | None = {}
+        problem: Finding | None = None
+        if raw or not empty_object:
             arguments, problem = parse_arguments(raw)
         if not name or not isinstance(name, str):
             name, problem = None, finding("missing_name", "the tool call has no name", position)

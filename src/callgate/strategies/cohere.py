@@ -125,7 +125,8 @@ class CohereStrategy(ExtractionStrategy):
 
     def recognizes(self, shape: Shape) -> bool:
         """A v2 stream event, or a v2 ChatResponse (``finish_reason`` and a ``message``)."""
-        if shape.get("type") in EVENT_TYPES:
+        kind = shape.get("type")
+        if isinstance(kind, str) and kind in EVENT_TYPES:
             return True
         return (
             "finish_reason" in shape

@@ -209,8 +209,15 @@ class GeminiStrategy(ExtractionStrategy):
     empty_arguments_object = True
 
     def recognizes(self, shape: Shape) -> bool:
-        """A response chunk or response (``candidates``, or a prompt-blocked response)."""
-        return "candidates" in shape or any(key in shape for key in _FEEDBACK_KEYS)
+        """A response chunk or response (``candidates``, or a prompt-blocked response).
+
+        An error frame (``{"error": {...}}`` alone) inside a stream is this format's too.
+        """
+        return (
+            "candidates" in shape
+            or any(key in shape for key in _FEEDBACK_KEYS)
+            or (set(shape) == {"error"} and isinstance(shape["error"], Mapping))
+        )
 
     def new_accumulator(self, gate: TurnGate) -> _Accumulator:
         """Fresh state for one turn."""
@@ -220,6 +227,13 @@ class GeminiStrategy(ExtractionStrategy):
         """Apply one chunk; report calls to the gate (args at the turn done); return text."""
         acc.chunks += 1
         gate = acc.gate
+        error = chunk.get("error")
+        if isinstance(error, Mapping) and "candidates" not in chunk:
+            detail = (
+                f"{error.get('status') or error.get('code')!s:.40}: {error.get('message')!s:.160}"
+            )
+            gate.refuse("provider_error", f"the provider reported {detail}")
+            return ""
         for key, value in chunk.items():
             if key != "candidates":
                 acc.envelope[key] = value

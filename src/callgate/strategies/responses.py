@@ -130,10 +130,12 @@ class ResponsesStrategy(ExtractionStrategy):
     empty_arguments_object = False
 
     def recognizes(self, shape: Shape) -> bool:
-        """A ``response.*`` stream event, or a Response object (``object: "response"``)."""
+        """A ``response.*`` or numbered ``error`` event, or a Response object."""
         kind = shape.get("type")
         if isinstance(kind, str) and kind.startswith(_PREFIX):
             return True
+        if kind == "error" and "sequence_number" in shape:
+            return True  # this API's error event; Anthropic's has no sequence number
         return shape.get("object") == "response"
 
     def new_accumulator(self, gate: TurnGate) -> _Accumulator:
@@ -184,7 +186,9 @@ class ResponsesStrategy(ExtractionStrategy):
             detail = _describe(error) if isinstance(error, Mapping) else repr(error)
             acc.refuse("missing_terminal", f"the response failed: {detail}")
         elif kind == "error":
-            acc.refuse("missing_terminal", f"the provider reported an error: {_describe(chunk)}")
+            nested = chunk.get("error")
+            error = nested if isinstance(nested, Mapping) else chunk
+            acc.refuse("missing_terminal", f"the provider reported an error: {_describe(error)}")
         elif kind == "response.custom_tool_call_input.delta":
             key = chunk.get("output_index")
             if type(key) is not int or key not in acc.items:
