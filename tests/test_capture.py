@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from callgate.buffer import UnreadableChunk
 from callgate.capture import CaptureError, SSEDecoder, load_capture, sse_chunks
 
 CHUNKS = [
@@ -55,9 +56,10 @@ def test_multi_line_data_is_joined_with_newlines() -> None:
     assert load_capture(raw) == [{"a": 1}]
 
 
-def test_an_event_without_its_blank_line_is_dropped_at_close() -> None:
+def test_an_event_without_its_blank_line_is_read_at_close() -> None:
     raw = b'data: {"a": 1}\n\ndata: {"b": 2}\n'
-    assert load_capture(raw) == [{"a": 1}]
+    assert load_capture(raw) == [{"a": 1}, {"b": 2}]
+    assert load_capture(b'data: {"a": 1}\n\ndata: {"b": 2}') == [{"a": 1}, {"b": 2}]
 
 
 def test_json_array_and_json_lines_are_read() -> None:
@@ -71,9 +73,6 @@ def test_json_array_and_json_lines_are_read() -> None:
     [
         (b"", "empty"),
         (b"\xff\xfe", "not UTF-8"),
-        (b"data: {oops}\n\n", "event 1 (message): data is not JSON"),
-        (b"data: [1, 2]\n\n", "not a JSON object"),
-        (b'{"a": 1}\nnope\n', "line 2 is not JSON"),
         (b"[1, 2]", "chunk 0 is not a JSON object"),
         (b"[1, 2", "not a JSON array"),
     ],
@@ -82,3 +81,23 @@ def test_unreadable_capture_is_a_clear_error(raw: bytes, needle: str) -> None:
     with pytest.raises(CaptureError) as info:
         load_capture(raw)
     assert needle in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "code", "needle"),
+    [
+        (b"data: {oops}\n\n", "malformed_chunk", "event 1 (message): data is not JSON"),
+        (b"data: [1, 2]\n\n", "malformed_chunk", "not a JSON object"),
+        (b'{"a": 1}\nnope\n', "malformed_chunk", "line 2: data is not JSON"),
+        (b'data: {"a": {"n": 1, "n": 2}}\n\n', "duplicate_key", "repeats the key 'n'"),
+        (b'[{"a": 1, "a": 2}]', "duplicate_key", "chunk 0: a JSON object repeats the key 'a'"),
+    ],
+)
+def test_one_unreadable_chunk_takes_its_place_and_the_rest_is_read(
+    raw: bytes, code: str, needle: str
+) -> None:
+    chunks = load_capture(raw + b'data: {"z": 1}\n\n' if raw.startswith(b"data") else raw)
+    bad = [c for c in chunks if isinstance(c, UnreadableChunk)]
+    assert len(bad) == 1
+    assert bad[0].code == code
+    assert needle in bad[0].reason

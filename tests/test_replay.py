@@ -94,11 +94,17 @@ def test_cli_replays_sse_with_tools(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert result["calls"][0]["arguments"] == {"city": "Paris", "unit": "C"}
 
 
-def test_cli_replay_bad_capture_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_replay_one_unreadable_line_is_a_finding_for_that_chunk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     capture = tmp_path / "bad.jsonl"
     capture.write_text('{"choices": []}\nnot json\n', encoding="utf-8")
-    assert main(["replay", str(capture)]) == 2
-    assert "line 2 is not JSON" in capsys.readouterr().err
+    assert main(["replay", str(capture), "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["wire"] == "openai"
+    assert [(f["code"], "line 2" in f["message"]) for f in result["findings"]] == [
+        ("malformed_chunk", True)
+    ]
 
 
 def test_cli_replay_tools_must_be_an_object(

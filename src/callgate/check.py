@@ -13,10 +13,11 @@ ignored. The report's keys and the exit codes are a contract:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate.buffer import LLMStreamBuffer, UnrecognizedStreamError
+from callgate.capture import CaptureError, checked_chunk, load_capture, loads
 from callgate.findings import finding
 from callgate.schema import ToolSchemas
 from callgate.strategies import WIRE_STRATEGIES
@@ -42,8 +43,8 @@ def _invalid(profile: str | None, message: str) -> dict[str, Any]:
 def load_fixture(text: str) -> dict[str, Any]:
     """Parse and check a fixture's envelope; raise :class:`FixtureError` if unusable."""
     try:
-        data = json.loads(text)
-    except ValueError as exc:
+        data = loads(text)
+    except (ValueError, RecursionError) as exc:
         raise FixtureError(f"the fixture is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise FixtureError("the fixture must be a JSON object")
@@ -61,28 +62,79 @@ def load_fixture(text: str) -> dict[str, Any]:
     for position, chunk in enumerate(stream):
         if not isinstance(chunk, dict):
             raise FixtureError(f"chunk {position} is not a JSON object")
+    stream = [checked_chunk(chunk, f"chunk {position}") for position, chunk in enumerate(stream)]
     schemas = data.get("tool_schemas", {})
     if not isinstance(schemas, dict) or not all(isinstance(v, dict) for v in schemas.values()):
         raise FixtureError("'tool_schemas' must be an object of {tool name: JSON Schema object}")
     return {"profile": profile, "tool_schemas": schemas, "stream": stream}
 
 
-def check_fixture(text: str) -> dict[str, Any]:
-    """Run a fixture's stream through the buffer and report on the turn."""
+def check_fixture(
+    text: str, *, profile: str | None = None, tools: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Run a fixture's stream through the buffer and report on the turn.
+
+    ``profile`` and ``tools``, when given, take the place of the fixture's own.
+    """
     try:
         fixture = load_fixture(text)
     except FixtureError as exc:
         return _invalid(None, str(exc))
-    profile: str = fixture["profile"]
-    return check_stream(fixture["stream"], fixture["tool_schemas"], profile)
+    return check_stream(
+        fixture["stream"],
+        fixture["tool_schemas"] if tools is None else tools,
+        fixture["profile"] if profile is None else profile,
+    )
+
+
+def check_capture(
+    raw: bytes, *, profile: str | None = None, tools: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Check a fixture, or a raw capture (SSE, JSON Lines, a JSON array).
+
+    For a raw capture ``profile`` defaults to ``auto`` and ``tools`` to any named call
+    (strict JSON only); for a fixture they replace its own when given.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _invalid(profile, f"the capture is not UTF-8: {exc}")
+    if _is_fixture(text):
+        return check_fixture(text, profile=profile, tools=tools)
+    try:
+        stream = load_capture(raw)
+    except CaptureError as exc:
+        return _invalid(profile, str(exc))
+    return check_stream(stream, tools, profile or "auto")
+
+
+def _is_fixture(text: str) -> bool:
+    """Whether ``text`` is one JSON object with the stream under ``chunks`` or ``events``."""
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and ("chunks" in data or "events" in data)
 
 
 def check_stream(
-    stream: list[Mapping[str, Any]], tool_schemas: Mapping[str, Any], profile: str = "auto"
+    stream: Sequence[Mapping[str, Any]],
+    tool_schemas: Mapping[str, Any] | None,
+    profile: str = "auto",
 ) -> dict[str, Any]:
-    """Check one turn given as a list of chunks; ``profile`` ``auto`` recognises it."""
+    """Check one turn given as a list of chunks; ``profile`` ``auto`` recognises it.
+
+    Without ``tool_schemas`` (None) every named call is accepted once its arguments are
+    strict JSON; an empty mapping declares no tool at all.
+    """
+    if profile != "auto" and profile not in WIRE_STRATEGIES:
+        known = ", ".join(["auto", *WIRE_STRATEGIES])
+        return _invalid(profile, f"unknown profile {profile!r}; known profiles: {known}")
     strategy = None if profile == "auto" else WIRE_STRATEGIES[profile]()
-    buffer = LLMStreamBuffer(tool_schemas=ToolSchemas(tool_schemas), strategy=strategy)
+    schemas = ToolSchemas.any_tool() if tool_schemas is None else ToolSchemas(tool_schemas)
+    buffer = LLMStreamBuffer(tool_schemas=schemas, strategy=strategy)
     try:
         for chunk in stream:
             buffer.add(chunk)

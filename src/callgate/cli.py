@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from callgate.check import EXIT_CODES, check_fixture, format_text
+from callgate.check import EXIT_CODES, check_capture, check_fixture, format_text
 from callgate.fsm import MACHINES
 from callgate.fsm.export import dumps
 from callgate.gate import POLICIES
@@ -20,11 +20,15 @@ from callgate.trace import Recorder
 
 def _check(args: argparse.Namespace) -> int:
     try:
-        text = Path(args.fixture).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = Path(args.fixture).read_bytes()
+        tools = json.loads(Path(args.tools).read_text(encoding="utf-8")) if args.tools else None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         print(f"callgate check: cannot read {args.fixture}: {exc}", file=sys.stderr)
         return 2
-    result = check_fixture(text)
+    if tools is not None and not isinstance(tools, dict):
+        print("callgate check: --tools must be a JSON object of {name: schema}", file=sys.stderr)
+        return 2
+    result = check_capture(raw, profile=args.profile, tools=tools)
     if args.report == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
@@ -190,8 +194,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     check = sub.add_parser("check", help="check one fixture; exit 0 pass, 1 fail, 2 invalid")
-    check.add_argument("fixture", help="a fixture JSON file")
+    check.add_argument(
+        "fixture", help="a fixture JSON file, or a raw capture (SSE, JSON Lines, JSON array)"
+    )
     check.add_argument("--report", choices=["json", "text"], default="text")
+    check.add_argument(
+        "--profile", help="the wire format (default: the fixture's, else recognised)"
+    )
+    check.add_argument(
+        "--tools", help="a JSON file of {tool name: JSON Schema} (default: the fixture's)"
+    )
     check.set_defaults(run=_check)
 
     replay = sub.add_parser(

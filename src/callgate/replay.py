@@ -57,7 +57,8 @@ class Arrivals:
 
     def __init__(self) -> None:
         self._pieces = 0
-        self._fragments: dict[int, int] = {}
+        self._fragments: dict[int, tuple[int, int, int]] = {}
+        """Per slot: the folds seen, the fragments read, and the characters read."""
 
     def since_last(self, buffer: LLMStreamBuffer) -> tuple[str, dict[int, str | None]]:
         """The content added since the last call, and each slot's new argument text.
@@ -69,11 +70,15 @@ class Arrivals:
         self._pieces = len(parts)
         added: dict[int, str | None] = {}
         for slot in buffer.slots:
-            before = self._fragments.get(slot.key, -1)
-            count = len(slot.parts)
-            if before < 0 or count > before:
-                added[slot.key] = "".join(slot.parts[max(before, 0) :]) or None
-            self._fragments[slot.key] = count
+            seen = self._fragments.get(slot.key)
+            folds, count, chars = seen if seen is not None else (slot.folds, 0, 0)
+            if folds == slot.folds:
+                new = "".join(slot.parts[count:])
+            else:  # the slot joined its fragments into one: read on from the characters seen
+                new = "".join(slot.parts)[chars:]
+            if seen is None or new:
+                added[slot.key] = new or None
+            self._fragments[slot.key] = (slot.folds, len(slot.parts), chars + len(new))
         return content, added
 
 
