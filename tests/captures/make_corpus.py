@@ -45,8 +45,9 @@ WIRES = {
     "cohere": "cohere",
     "google": "gemini",
 }
+_RESPONSES = "packages/openai/src/responses/__fixtures__/"
 UNREADABLE_BY_US = {
-    "packages/openai/src/responses/__fixtures__/parallel-tool-call-wrapper.1.chunks.txt": "hand-edited lines that are not JSON",
+    _RESPONSES + "parallel-tool-call-wrapper.1.chunks.txt": "hand-edited lines, not JSON",
 }
 DIFFERENCES = {
     "openai-custom-tool.1": (
