@@ -267,7 +267,7 @@ def test_an_anthropic_turn_cut_after_message_delta_is_missing_its_terminal() -> 
 def test_a_blocked_turn_reports_no_call_validated() -> None:
     chunks = capture("openai-responses/openai__openai-client-tool-search.2.jsonl")
     cut = [c for c in chunks if c.get("type") != "response.completed"]
-    result = check_stream(cut, None)
+    result = replay(cut)
     assert result["status"] == "fail"
     assert result["calls"] and {c["state"] for c in result["calls"]} == {"blocked"}
 
@@ -411,6 +411,9 @@ def test_values_of_the_wrong_type_are_a_finding_never_a_traceback(
     result = check_stream(chunks, None)
     assert result["status"] == "fail"
     assert "malformed_chunk" in codes(result) or "orphan_event" in codes(result)
+    replayed = replay(chunks)  # the message and the replay are built without a traceback
+    assert replayed["status"] == "fail"
+    json.dumps(replayed["message"])
 
 
 def test_a_first_chunk_of_no_known_shape_is_a_clean_error() -> None:
