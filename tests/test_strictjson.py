@@ -27,6 +27,8 @@ def only_finding(text: str, **kwargs: Any) -> Finding:
 def test_codes_are_the_public_set() -> None:
     assert set(CODES) == {
         "identity_collision",
+        "provider_error",
+        "repeated_terminal",
         "missing_terminal",
         "duplicate_terminal",
         "delta_after_terminal",
@@ -55,6 +57,7 @@ def test_codes_are_the_public_set() -> None:
     assert not_errors == {
         "duplicate_call_ignored": "info",
         "call_in_reasoning": "warning",
+        "repeated_terminal": "warning",
         "no_tool_calls": "info",
     }
     assert all(description for _, description in CODES.values())

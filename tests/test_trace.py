@@ -74,7 +74,10 @@ def test_a_recording_is_a_valid_run_of_every_machine_and_changes_nothing(name: s
             assert (transition.target, transition.output) == (step.target, step.output)
     final = {inst: path[-1].target for (_, inst), path in paths.items()}
     for call in result["calls"]:
-        assert final[f"slot {call['slot']}"] == call["state"]
+        if call["source"] != "native":
+            continue  # text calls have no slot machine
+        state = final[f"slot {call['slot']}"]
+        assert call["state"] == ("blocked" if result["status"] == "fail" else state)
     if ("turn", "turn") in paths:
         expected_turn = {"pass": "executable", "fail": "blocked"}.get(result["status"])
         if expected_turn is not None and not result["text_calls"]:

@@ -87,7 +87,7 @@ def test_cli_trace_of_an_unreadable_capture_exits_2(
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"a": 1}\nnope\n', encoding="utf-8")
     assert main(["diagram", "slot", "--trace", str(bad)]) == 2
-    assert "line 2 is not JSON" in capsys.readouterr().err
+    assert "no strategy" in capsys.readouterr().err
 
 
 # -- the page ------------------------------------------------------------------------------

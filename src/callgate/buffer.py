@@ -38,6 +38,11 @@ _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 closed (``malformed_chunk`` blocks the turn) instead of letting the stream crash the caller."""
 
 
+def _error_frame(shape: Shape) -> bool:
+    """A bare ``{"error": {...}}`` frame: several wires send one mid-stream, each its own."""
+    return len(shape) == 1 and isinstance(shape.get("error"), Mapping)
+
+
 class UnreadableChunk(dict[str, Any]):
     """A recorded chunk that could not be read (not JSON, not an object, a repeated key).
 
@@ -189,7 +194,7 @@ class LLMStreamBuffer:
                     f"(keys: {sorted(shape)[:8]})"
                 )
             self._start(strategy)
-        elif not strategy.recognizes(shape) and self._other_wire(shape):
+        elif not strategy.recognizes(shape) and not _error_frame(shape) and self._other_wire(shape):
             self._gate.refuse(
                 "malformed_chunk",
                 f"a chunk of another wire inside this {strategy.name} stream "

@@ -154,7 +154,11 @@ def _diagram(args: argparse.Namespace) -> int:
             print(f"callgate diagram: {exc}", file=sys.stderr)
             return 2
         recorder = Recorder()
-        replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
+        try:
+            replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
+        except ValueError as exc:  # the stream's first chunk is of no known format
+            print(f"callgate diagram: {exc}", file=sys.stderr)
+            return 2
         steps = recorder.of(args.machine)
         dot = trace_dot(MACHINES[args.machine], steps, title=Path(args.trace).name)
     data = render(MACHINES[args.machine], args.format, dot=dot)

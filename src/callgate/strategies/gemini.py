@@ -209,15 +209,8 @@ class GeminiStrategy(ExtractionStrategy):
     empty_arguments_object = True
 
     def recognizes(self, shape: Shape) -> bool:
-        """A response chunk or response (``candidates``, or a prompt-blocked response).
-
-        An error frame (``{"error": {...}}`` alone) inside a stream is this format's too.
-        """
-        return (
-            "candidates" in shape
-            or any(key in shape for key in _FEEDBACK_KEYS)
-            or (set(shape) == {"error"} and isinstance(shape["error"], Mapping))
-        )
+        """A response chunk or response (``candidates``, or a prompt-blocked response)."""
+        return "candidates" in shape or any(key in shape for key in _FEEDBACK_KEYS)
 
     def new_accumulator(self, gate: TurnGate) -> _Accumulator:
         """Fresh state for one turn."""
