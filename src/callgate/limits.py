@@ -23,3 +23,6 @@ class Limits:
     """Tool calls in one turn."""
     max_slot_index: int = 4095
     """Largest slot index accepted (an index is never used to size anything)."""
+    max_schema_steps: int = 1_000_000
+    """Schema keywords applied while validating one call's arguments (about a second or
+    two of work); bounds schemas whose work multiplies, such as nested ``allOf`` of ``$ref`` s."""
