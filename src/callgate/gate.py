@@ -64,6 +64,7 @@ class Slot:
         "replay_pos",
         "scan",
         "state",
+        "whole",
     )
 
     def __init__(self, key: SlotKey) -> None:
@@ -78,6 +79,8 @@ class Slot:
         self.arguments: dict[str, Any] | None = None
         self.scan: StructureScanner | None = None
         self.early: dict[str, Any] | Finding | None = None
+        self.whole: bool | None = None
+        """Whether the arguments, once their top-level value closed, parse strictly."""
 
     @property
     def raw_arguments(self) -> str:
@@ -344,8 +347,20 @@ class TurnGate:
         return ""
 
     def _arguments_complete(self, slot: Slot) -> bool:
-        last = next((p for p in reversed(slot.parts) if p.strip()), "")
-        return last.rstrip().endswith("}") and is_complete_object(slot.raw_arguments)
+        """Whether the arguments so far are one complete object, however often it is asked.
+
+        A structure scanner, started on the first restatement, follows the fragments, and
+        the text is parsed once, after its top-level value closed.
+        """
+        scan = slot.scan
+        if scan is None:
+            scan = slot.scan = StructureScanner()
+            scan.feed(slot.raw_arguments)
+        if not scan.closed or scan.trailing:
+            return False
+        if slot.whole is None:
+            slot.whole = is_complete_object(slot.raw_arguments)
+        return slot.whole
 
     def _replay(self, slot: Slot, text: str) -> None:
         original, pos = slot.replay, slot.replay_pos

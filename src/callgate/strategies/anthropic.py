@@ -35,12 +35,14 @@ EVENT_TYPES = frozenset(
     }
 )
 _TEXT_FIELD = {"text_delta": "text", "thinking_delta": "thinking"}
+_JOINED = ("text", "thinking", "signature")
+"""Block fields kept as fragment lists while streaming and joined once, in message()."""
 
 
 class _Accumulator:
     """Native reassembly state for one turn (tool arguments live in the gate's slots)."""
 
-    __slots__ = ("blocks", "envelope", "gate", "parts", "tools")
+    __slots__ = ("blocks", "envelope", "gate", "parts", "tools", "usage")
 
     def __init__(self, gate: TurnGate) -> None:
         self.gate = gate
@@ -48,6 +50,8 @@ class _Accumulator:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.parts: dict[tuple[int, str], list[str]] = {}
         self.tools: set[int] = set()
+        self.usage: dict[str, Any] | None = None
+        """The envelope's usage, once a message_delta updated it (a copy owned here)."""
 
 
 class AnthropicStrategy(ExtractionStrategy):
@@ -106,7 +110,11 @@ class AnthropicStrategy(ExtractionStrategy):
             delta = chunk.get("delta") or {}
             acc.envelope.update(delta)
             if chunk.get("usage"):
-                acc.envelope["usage"] = {**(acc.envelope.get("usage") or {}), **chunk["usage"]}
+                if acc.usage is None or acc.envelope.get("usage") is not acc.usage:
+                    usage: dict[str, Any] = acc.envelope.get("usage") or {}
+                    acc.usage = dict(usage)
+                    acc.envelope["usage"] = acc.usage
+                acc.usage.update(chunk["usage"])
             reason = delta.get("stop_reason")
             if reason is not None:
                 gate.turn_done(reason == "tool_use", reason)
@@ -150,7 +158,10 @@ class AnthropicStrategy(ExtractionStrategy):
             acc.parts.setdefault((index, field), []).append(text)
             return text if kind == "text_delta" else ""
         if kind == "signature_delta":
-            block["signature"] = block.get("signature", "") + delta.get("signature", "")
+            signature = delta.get("signature", "")
+            if not isinstance(signature, str):
+                raise TypeError(f"signature_delta for block {index} is not text")
+            acc.parts.setdefault((index, "signature"), []).append(signature)
         elif kind == "citations_delta":
             block.setdefault("citations", []).append(delta.get("citation"))
         return ""
@@ -164,13 +175,18 @@ class AnthropicStrategy(ExtractionStrategy):
         content = []
         for index in sorted(acc.blocks):
             block = dict(acc.blocks[index])
-            for (part_index, field), parts in acc.parts.items():
-                if part_index == index:
+            for field in _JOINED:
+                parts = acc.parts.get((index, field))
+                if parts is not None:
                     block[field] = block.get(field, "") + "".join(parts)
             if index in acc.tools:
                 block["input"] = _input(acc.gate, index, block.get("input"))
             content.append(block)
-        return {**acc.envelope, "content": content}
+        message: dict[str, Any] = {**acc.envelope, "content": content}
+        usage = message.get("usage")
+        if usage is not None and usage is acc.usage:
+            message["usage"] = dict(usage)
+        return message
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """The ``tool_use`` blocks whose input is an object."""

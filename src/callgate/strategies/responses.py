@@ -69,16 +69,20 @@ def _is_index(value: object) -> TypeGuard[int]:
 class _Part:
     """One content or summary part of an output item, its text kept as fragments."""
 
-    __slots__ = ("field", "part", "texts")
+    __slots__ = ("annotations", "field", "part", "texts")
 
     def __init__(self, part: dict[str, Any], field: str) -> None:
         self.part = part
         self.field = field
         self.texts: list[str] = []
+        self.annotations: list[Any] | None = None
+        """The part's annotations once one was added (a list owned here, appended to)."""
 
     def built(self) -> dict[str, Any]:
         """The part with its text joined."""
         part = dict(self.part)
+        if self.annotations is not None:
+            part["annotations"] = list(self.annotations)
         if self.texts or self.field not in part:
             part[self.field] = part.get(self.field, "") + "".join(self.texts)
         return part
@@ -405,9 +409,9 @@ class ResponsesStrategy(ExtractionStrategy):
         parts = acc.parts.get(key) if type(key) is int else None
         part = parts.get(("content", index)) if parts is not None and _is_index(index) else None
         if part is not None:
-            annotations = list(part.part.get("annotations") or ())
-            annotations.append(chunk.get("annotation"))
-            part.part["annotations"] = annotations
+            if part.annotations is None:
+                part.annotations = list(part.part.get("annotations") or ())
+            part.annotations.append(chunk.get("annotation"))
 
     @staticmethod
     def _envelope(acc: _Accumulator, chunk: Shape) -> Mapping[str, Any] | None:
