@@ -154,11 +154,17 @@ class LLMStreamBuffer:
                     f"(keys: {sorted(shape)[:8]})"
                 )
             self._start(strategy)
+        gate = self._gate
         try:
-            shown = strategy.accumulate(self._acc, shape)
-            done = strategy.is_done(shape)
+            if gate.text_over:
+                shown, done = "", strategy.is_done(shape)
+            else:
+                shown = strategy.accumulate(self._acc, shape)
+                done = strategy.is_done(shape)
+                if shown and not gate.text(shown):
+                    shown = ""
         except _UNREADABLE as exc:
-            self._gate.refuse(
+            gate.refuse(
                 "malformed_chunk",
                 f"{strategy.name} cannot read this chunk ({type(exc).__name__}: {exc}); "
                 f"keys: {sorted(map(str, shape))[:8]}",
@@ -169,7 +175,7 @@ class LLMStreamBuffer:
             self.display.feed(shown)
         if done:
             self._finished = True
-            self._gate.finish()
+            gate.finish()
 
     def end(self) -> None:
         """The stream is over (however it stopped): settle every slot and the turn."""

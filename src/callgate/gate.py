@@ -118,6 +118,9 @@ class TurnGate:
         the same version saw the same slots, identities and verdict (only more fragments)."""
         self.findings: list[Finding] = []
         self.turn_bytes = 0
+        self.text_bytes = 0
+        self.text_over = False
+        """Whether the turn's text passed ``limits.max_text_bytes`` (nothing more is kept)."""
         self.done_seen = False
         """Whether turn-level terminal evidence has arrived (the slots close on the first)."""
         self._ids: dict[str, SlotKey] = {}
@@ -257,9 +260,26 @@ class TurnGate:
         if self._fire_turn("end") == "complete":
             self._verdict()
 
+    def text(self, text: str) -> bool:
+        """Count text the turn keeps (content, reasoning, thinking); False past the limit.
+
+        The first text past ``limits.max_text_bytes`` is a ``limit_exceeded`` finding that
+        blocks the turn; the caller keeps no text for which this returns False.
+        """
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        self.text_bytes += size
+        if self.text_bytes <= self.limits.max_text_bytes:
+            return True
+        if not self.text_over:
+            self.text_over = True
+            self.refuse(
+                "limit_exceeded", f"the turn's text exceeds {self.limits.max_text_bytes} bytes"
+            )
+        return False
+
     def refuse(self, code: str, message: str, slot: object = None) -> None:
         """A chunk the format cannot read, or a turn-wide fault: record it, block the turn."""
-        self.findings.append(finding(code, message, slot if type(slot) is int else None))
+        self._record(finding(code, message, slot if type(slot) is int else None))
         self._fire_turn("block")
 
     # -- what readers use -------------------------------------------------------------
@@ -394,8 +414,19 @@ class TurnGate:
         else:
             if problem.slot is None:
                 problem = finding(problem.code, problem.message, slot.key)
-            self.findings.append(problem)
+            self._record(problem)
             self._fire(slot, "reject", "")
+
+    def _record(self, found: Finding) -> None:
+        """Keep a finding; past ``limits.max_findings`` keep one ``limit_exceeded`` instead."""
+        count, most = len(self.findings), self.limits.max_findings
+        if count < most:
+            self.findings.append(found)
+        elif count == most:
+            self.findings.append(
+                finding("limit_exceeded", f"more than {most} findings; later ones are not kept")
+            )
+            self._fire_turn("block")
 
     def _transition(self, slot: Slot, event: str) -> Transition:
         transition = _SLOT_LOOKUP.get((slot.state, event))
@@ -414,7 +445,7 @@ class TurnGate:
         output = transition.output
         if output is not None and output != "check_finding":
             text = message or _MESSAGES.get(output, output).format(key=slot.key)
-            self.findings.append(finding(output, text, slot.key))
+            self._record(finding(output, text, slot.key))
         if transition.target == "blocked" and transition.source != "blocked":
             self._fire_turn("block")
 
@@ -423,7 +454,7 @@ class TurnGate:
         self.version += 1
         self.turn = transition.target
         if transition.output is not None:
-            self.findings.append(
+            self._record(
                 finding(transition.output, message, key if type(key) is int else None)
             )
         return self.turn

@@ -155,6 +155,8 @@ class AnthropicStrategy(ExtractionStrategy):
         if kind in _TEXT_FIELD:
             field = _TEXT_FIELD[kind]
             text = delta.get(field, "")
+            if kind != "text_delta" and not acc.gate.text(text):
+                return ""
             acc.parts.setdefault((index, field), []).append(text)
             return text if kind == "text_delta" else ""
         if kind == "signature_delta":

@@ -344,7 +344,7 @@ def _apply(gate: TurnGate, block: _Block, index: int, delta: Mapping[str, Any]) 
             parts = block.texts.setdefault(field, [])
             if not isinstance(value, (str, bytes)) or (parts and type(parts[0]) is not type(value)):
                 gate.refuse("malformed_chunk", f"content block {index}'s reasoning {field} is odd")
-            else:
+            elif isinstance(value, bytes) or gate.text(value):
                 parts.append(value)
         return ""
     if block.kind == "toolResult":

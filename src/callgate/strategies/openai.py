@@ -99,7 +99,7 @@ class OpenAIStrategy(ExtractionStrategy):
                     acc.role = value
                 elif key == "function_call":
                     gate.refuse("malformed_chunk", "legacy function_call deltas are not read")
-                elif isinstance(value, str):
+                elif isinstance(value, str) and gate.text(value):
                     acc.extra.setdefault(key, []).append(value)
             reason = choice.get("finish_reason")
             if reason is not None:
