@@ -454,9 +454,7 @@ class TurnGate:
         self.version += 1
         self.turn = transition.target
         if transition.output is not None:
-            self._record(
-                finding(transition.output, message, key if type(key) is int else None)
-            )
+            self._record(finding(transition.output, message, key if type(key) is int else None))
         return self.turn
 
     def _verdict(self) -> None:
