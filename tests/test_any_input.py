@@ -116,16 +116,17 @@ def corrupted_examples(draw: st.DrawFn) -> dict[str, Any]:
     elif how == "double":
         chunks.insert(at, chunks[at])
     else:
-        chunks[at] = replaced_leaf(draw, chunks[at])
+        for _ in range(draw(st.integers(1, 3))):
+            chunks[at] = replaced_leaf(draw, chunks[at])
     fixture[key] = chunks
     return fixture
 
 
 def replaced_leaf(draw: st.DrawFn, value: Any) -> Any:
-    """``value`` with one nested value (chosen by ``draw``) replaced by an arbitrary one."""
+    """``value`` with one nested value (chosen by ``draw``, deep ones more often) replaced."""
     if isinstance(value, dict) and value:
         key = draw(st.sampled_from(sorted(value)))
-        if draw(st.booleans()):
+        if draw(st.integers(0, 3)) == 0:
             return {**value, key: draw(WIRE_JSON)}
         return {**value, key: replaced_leaf(draw, value[key])}
     if isinstance(value, list) and value:

@@ -256,3 +256,20 @@ def test_the_default_budget_is_the_limits_default() -> None:
         {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}},
     )
     assert check(schema, {"rows": rows}) is None
+
+
+def test_the_budget_is_set_through_a_driver_or_a_buffer() -> None:
+    schema = one("r", {"type": "array", "items": {"type": "integer"}})
+    chunks = openai_call(json.dumps({"r": list(range(100))}))
+    tight = Limits(max_schema_steps=50)
+    driver = callgate.Driver([Tool("f", schema, lambda r: "ok")], limits=tight)
+    buffer = driver.new_stream_buffer()
+    assert callgate.run_turn(chunks, driver, buffer).status == "blocked"
+    assert [f.code for f in buffer.findings] == ["limit_exceeded"]
+    plain = callgate.LLMStreamBuffer(tool_schemas={"f": schema}, limits=tight)
+    for chunk in chunks:
+        plain.add(chunk)
+    plain.end()
+    assert [f.code for f in plain.findings] == ["limit_exceeded"]
+    roomy = callgate.Driver([Tool("f", schema, lambda r: "ok")])
+    assert callgate.run_turn(chunks, roomy, roomy.new_stream_buffer()).status == "executable"

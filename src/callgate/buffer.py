@@ -90,11 +90,11 @@ class LLMStreamBuffer:
             self.chain = strategies
         else:
             self.chain = ExtractionChain(default_strategies() if strategies is None else strategies)
+        self.limits = limits if limits is not None else Limits()
         if tool_schemas is None or isinstance(tool_schemas, ToolSchemas):
             self.schemas = tool_schemas
         else:
-            self.schemas = ToolSchemas(tool_schemas)
-        self.limits = limits if limits is not None else Limits()
+            self.schemas = ToolSchemas(tool_schemas, max_steps=self.limits.max_schema_steps)
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.policy = policy

@@ -178,7 +178,8 @@ class BaseDriver(metaclass=DriverMeta):
             if tool.name in self.tools:
                 raise ValueError(f"two tools are named {tool.name!r}")
             self.tools[tool.name] = tool
-        self.schemas = ToolSchemas({t.name: t.schema for t in self.tools.values()})
+        steps = (limits or Limits()).max_schema_steps
+        self.schemas = ToolSchemas({t.name: t.schema for t in self.tools.values()}, max_steps=steps)
         self.text_formats = tuple(DEFAULT_FORMATS if text_formats is None else text_formats)
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
