@@ -1,0 +1,74 @@
+"""Write a :class:`~callgate.fsm.table.Table` as a W3C SCXML document.
+
+One top-level ``<state>`` per table state, one ``<transition event target>`` per table
+transition, the docs (and a transition's guard and output names) as XML comments. SCXML
+evaluates no guard here: the caller classifies its input into events, as in callgate.
+
+Final states: a ``<final>`` element may hold no transition, and a top-level one ends the
+whole run, while callgate's final states may still accept events (``blocked`` absorbs
+every event, ``validated`` can still be blocked). So a final state that accepts no event
+is a top-level ``<final>``; one that accepts events is a ``<state>`` holding a single
+``<final id="NAME.final">`` child and its transitions. Either way the engine enters a
+``<final>`` exactly when callgate reaches a final state, and the callgate state is the
+top-level state of the configuration.
+
+An SCXML engine discards an event that no transition takes; callgate never does. A
+runtime must treat "no transition taken" as an error (``runtimes/scxml`` checks it).
+"""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import quoteattr
+
+from callgate.fsm.table import Table, Transition
+
+NAMESPACE = "http://www.w3.org/2005/07/scxml"
+
+FINAL_SUFFIX = ".final"
+"""The id suffix of the ``<final>`` child of a final state that still accepts events."""
+
+
+def _comment(text: str) -> str:
+    """An XML comment holding ``text`` (``--`` may not appear inside one)."""
+    safe = text.replace("--", "- -").replace("--", "- -")
+    if safe.endswith("-"):
+        safe += " "
+    return f"<!-- {safe} -->"
+
+
+def _transition(t: Transition, indent: str) -> list[str]:
+    notes = [t.doc]
+    if t.guard:
+        notes.append(f"guard: {t.guard}")
+    if t.output:
+        notes.append(f"output: {t.output}")
+    return [
+        f"{indent}{_comment('; '.join(notes))}",
+        f"{indent}<transition event={quoteattr(t.event)} target={quoteattr(t.target)}/>",
+    ]
+
+
+def to_scxml(table: Table) -> str:
+    """The table as SCXML text, ending in a newline."""
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        _comment(f"callgate machine {table.name}: {table.doc}"),
+        f'<scxml xmlns="{NAMESPACE}" version="1.0" name={quoteattr(table.name)}'
+        f" initial={quoteattr(table.initial)}>",
+    ]
+    lines.extend(f"  {_comment(f'event {e.name}: {e.doc}')}" for e in table.events)
+    for state in table.states:
+        outgoing = table.outgoing(state.name)
+        ident = quoteattr(state.name)
+        lines.append(f"  {_comment(f'{state.name}: {state.doc}')}")
+        if state.final and not outgoing:
+            lines.append(f"  <final id={ident}/>")
+            continue
+        lines.append(f"  <state id={ident}>")
+        if state.final:
+            lines.append(f"    <final id={quoteattr(state.name + FINAL_SUFFIX)}/>")
+        for t in outgoing:
+            lines.extend(_transition(t, "    "))
+        lines.append("  </state>")
+    lines.append("</scxml>")
+    return "\n".join(lines) + "\n"
