@@ -4,6 +4,12 @@ One top-level ``<state>`` per table state, one ``<transition event target>`` per
 transition, the docs (and a transition's guard and output names) as XML comments. SCXML
 evaluates no guard here: the caller classifies its input into events, as in callgate.
 
+Event names: an SCXML transition's ``event`` matches by dotted prefix, and the engine
+raises its own ``done.state.ID`` and ``error.*`` events, so a bare ``done`` or ``error``
+would take those too (the turn machine has a ``done`` event). Every event is therefore
+sent under its machine's name: table event ``done`` of machine ``turn`` is the SCXML event
+``turn.done`` (:func:`scxml_event`).
+
 Final states: a ``<final>`` element may hold no transition, and a top-level one ends the
 whole run, while callgate's final states may still accept events (``blocked`` absorbs
 every event, ``validated`` can still be blocked). So a final state that accepts no event
@@ -28,6 +34,15 @@ FINAL_SUFFIX = ".final"
 """The id suffix of the ``<final>`` child of a final state that still accepts events."""
 
 
+RESERVED = frozenset({"done", "error"})
+"""First tokens of the events an SCXML engine raises itself."""
+
+
+def scxml_event(machine: str, event: str) -> str:
+    """The SCXML name of a table event: ``MACHINE.EVENT``."""
+    return f"{machine}.{event}"
+
+
 def _comment(text: str) -> str:
     """An XML comment holding ``text`` (``--`` may not appear inside one)."""
     safe = text.replace("--", "- -").replace("--", "- -")
@@ -36,7 +51,7 @@ def _comment(text: str) -> str:
     return f"<!-- {safe} -->"
 
 
-def _transition(t: Transition, indent: str) -> list[str]:
+def _transition(machine: str, t: Transition, indent: str) -> list[str]:
     notes = [t.doc]
     if t.guard:
         notes.append(f"guard: {t.guard}")
@@ -44,19 +59,28 @@ def _transition(t: Transition, indent: str) -> list[str]:
         notes.append(f"output: {t.output}")
     return [
         f"{indent}{_comment('; '.join(notes))}",
-        f"{indent}<transition event={quoteattr(t.event)} target={quoteattr(t.target)}/>",
+        f"{indent}<transition event={quoteattr(scxml_event(machine, t.event))}"
+        f" target={quoteattr(t.target)}/>",
     ]
 
 
 def to_scxml(table: Table) -> str:
-    """The table as SCXML text, ending in a newline."""
+    """The table as SCXML text, ending in a newline.
+
+    A machine named like an event the engine raises itself (``done``, ``error``) cannot be
+    written: its events would be taken for the engine's (ValueError).
+    """
+    if table.name.split(".")[0] in RESERVED:
+        raise ValueError(f"machine {table.name!r}: SCXML reserves its name for its own events")
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         _comment(f"callgate machine {table.name}: {table.doc}"),
         f'<scxml xmlns="{NAMESPACE}" version="1.0" name={quoteattr(table.name)}'
         f" initial={quoteattr(table.initial)}>",
     ]
-    lines.extend(f"  {_comment(f'event {e.name}: {e.doc}')}" for e in table.events)
+    lines.extend(
+        f"  {_comment(f'event {scxml_event(table.name, e.name)}: {e.doc}')}" for e in table.events
+    )
     for state in table.states:
         outgoing = table.outgoing(state.name)
         ident = quoteattr(state.name)
@@ -68,7 +92,7 @@ def to_scxml(table: Table) -> str:
         if state.final:
             lines.append(f"    <final id={quoteattr(state.name + FINAL_SUFFIX)}/>")
         for t in outgoing:
-            lines.extend(_transition(t, "    "))
+            lines.extend(_transition(table.name, t, "    "))
         lines.append("  </state>")
     lines.append("</scxml>")
     return "\n".join(lines) + "\n"
