@@ -12,9 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from callgate.conformance import vector_files
 from callgate.diagrams import render, to_dot
 from callgate.fsm import MACHINES
-from callgate.conformance import vector_files
 from callgate.fsm.export import EXPORTS, SUFFIXES
 
 DOCS = Path(__file__).resolve().parent
@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     """Write the files, or with ``--check`` report the stale ones; the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
-        "--check", action="store_true", help="write nothing; exit 1 if a DOT, export or vector file is stale"
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a DOT, export or vector file is stale",
     )
     args = parser.parse_args(argv)
     root = DOCS.parent

@@ -94,15 +94,15 @@ def generated_runs(table: Table) -> list[Run]:
     runs = []
     for t in table.transitions:
         steps = _walk(interpreter, (*paths[t.source], t.event))
-        runs.append(Run(f"{t.source} --{t.event}--> {t.target}", "transition", table.initial,
-                        tuple(steps)))
+        runs.append(
+            Run(f"{t.source} --{t.event}--> {t.target}", "transition", table.initial, tuple(steps))
+        )
     for state in table.state_names:
         for event in table.event_names:
             if not interpreter.accepts(state, event):
                 steps = _walk(interpreter, paths[state])
                 steps.append(Step(event, state, refused=True))
-                runs.append(Run(f"{state} refuses {event}", "refusal", table.initial,
-                                tuple(steps)))
+                runs.append(Run(f"{state} refuses {event}", "refusal", table.initial, tuple(steps)))
     return runs
 
 
