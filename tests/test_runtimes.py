@@ -329,3 +329,25 @@ def test_a_changed_transition_fails_the_vectors_in_node(
     assert "slot: " in failed.stdout
     assert "'turn_end' in validated" in failed.stdout
     assert "# fail 1" in failed.stdout
+
+
+def test_the_typescript_adapter_in_the_docs_fires_only_slot_events() -> None:
+    import re
+
+    text = (ROOT / "docs" / "embedding.md").read_text(encoding="utf-8")
+    adapter = text.split("```ts", 1)[1].split("```", 1)[0]
+    fired = set(re.findall(r"(?:stepOrThrow\(slot\.actor, |this\.fire\()'(\w+)'", adapter))
+    fired |= set(re.findall(r"\? '(\w+)' : '(\w+)'", adapter)[0])
+    assert fired == {
+        "conflict",
+        "identity",
+        "args",
+        "close",
+        "accept",
+        "reject",
+        "bad_terminal",
+        "stream_end",
+    }
+    assert fired <= set(SLOT.event_names)
+    assert "'validated'" in adapter
+    assert "'terminal'" in adapter
