@@ -19,11 +19,13 @@ from typing import Any
 import attrs
 import jsonschema
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from callgate.conformance import RecordingError, all_runs, runs_of, vector_files
-from callgate.fsm import MACHINES, SLOT, TURN, State, Table, Transition
+from callgate.fsm import MACHINES, SLOT, TURN, State, Table, TableError, Transition
 from callgate.fsm.export import EXPORTS, SUFFIXES, to_dict
-from callgate.fsm.scxml import NAMESPACE, scxml_event, to_scxml
+from callgate.fsm.scxml import NAME, NAMESPACE, scxml_event, to_scxml
 from callgate.fsm.vectors import (
     Run,
     Step,
@@ -35,6 +37,7 @@ from callgate.fsm.vectors import (
 )
 from callgate.fsm.xstate import to_xstate
 from callgate.trace import TraceStep
+from test_export import tables
 
 ROOT = Path(__file__).resolve().parents[1]
 MACHINES_DIR = ROOT / "docs" / "machines"
@@ -96,7 +99,16 @@ def test_every_vector_file_validates_against_its_schema(runs: dict[str, list[Run
 
 @pytest.mark.parametrize("name", sorted(MACHINES))
 def test_xstate_config_has_every_state_transition_event_and_doc(name: str) -> None:
-    table = MACHINES[name]
+    check_xstate(MACHINES[name])
+
+
+@given(tables())
+def test_any_table_exports_to_a_faithful_xstate_config(table: Table) -> None:
+    check_xstate(table)
+
+
+def check_xstate(table: Table) -> None:
+    """The XState config holds exactly the table's states, transitions, events and docs."""
     config = to_xstate(table)
     assert (config["id"], config["initial"], config["description"]) == (
         table.name,
@@ -130,7 +142,36 @@ def test_xstate_config_has_every_state_transition_event_and_doc(name: str) -> No
 
 @pytest.mark.parametrize("name", sorted(MACHINES))
 def test_scxml_document_has_every_state_transition_and_final(name: str) -> None:
-    table = MACHINES[name]
+    check_scxml(MACHINES[name])
+
+
+@given(tables())
+def test_any_table_exports_to_faithful_scxml_or_names_its_bad_name(table: Table) -> None:
+    plain = [table.name, *table.state_names, *table.event_names]
+    if all(NAME.match(n) for n in plain) and table.name not in ("done", "error"):
+        check_scxml(table)
+    else:
+        with pytest.raises(ValueError, match="name"):
+            to_scxml(table)
+
+
+@pytest.mark.parametrize("bad", ["a.b", "two words", "1st", "", "é"])
+def test_scxml_refuses_a_name_it_would_read_as_structure(bad: str) -> None:
+    renamed = Table(
+        name="m",
+        doc="",
+        states=[State(bad, "x", final=True)],
+        events=TURN.events[:1],
+        transitions=[Transition(bad, "call", bad, "")],
+        initial=bad,
+    )
+    with pytest.raises(ValueError, match="is not a plain SCXML name"):
+        to_scxml(renamed)
+
+
+def check_scxml(table: Table) -> None:
+    """The SCXML document holds exactly the table's states, transitions, finals and docs."""
+    name = table.name
     text = to_scxml(table)
     root = ET.fromstring(text.encode())
     assert root.tag == f"{{{NAMESPACE}}}scxml"
@@ -148,10 +189,13 @@ def test_scxml_document_has_every_state_transition_and_final(name: str) -> None:
         assert bool(finals) is state.final
         for edge in node.findall("s:transition", NS):
             found.add((state.name, edge.get("event"), edge.get("target")))
-        assert f"<!-- {state.name}: {state.doc} -->" in text
+        assert state.name in text
     assert found == {(t.source, scxml_event(name, t.event), t.target) for t in table.transitions}
-    for t in table.transitions:
-        assert t.doc.replace("--", "- -") in text
+    comments = [c.split("-->")[0] for c in text.split("<!--")[1:]]
+    assert all("--" not in c for c in comments)
+    docs = [table.doc, *(s.doc for s in table.states), *(t.doc for t in table.transitions)]
+    readable = [d for d in docs if "-" not in d and all(" " <= c < "\ud800" for c in d)]
+    assert all(any(d in c for c in comments) for d in readable)
 
 
 def test_scxml_comments_never_hold_a_double_hyphen() -> None:
@@ -169,6 +213,20 @@ def test_scxml_comments_never_hold_a_double_hyphen() -> None:
         assert "--" not in comment.split("-->")[0]
 
 
+def test_scxml_comments_replace_characters_xml_forbids() -> None:
+    table = Table(
+        name="odd",
+        doc="nul \x00 and \x1b escape",
+        states=[State("a", "\ufffe"), State("b", "z", final=True)],
+        events=TURN.events[:1],
+        transitions=[Transition("a", "call", "b", "\x0b")],
+        initial="a",
+    )
+    text = to_scxml(table)
+    ET.fromstring(text.encode())
+    assert "nul \ufffd and \ufffd escape" in text
+
+
 def test_scxml_refuses_a_machine_named_like_the_engines_own_events() -> None:
     for name in ("done", "error"):
         with pytest.raises(ValueError, match="SCXML reserves"):
@@ -184,14 +242,24 @@ def test_every_export_format_has_a_file_ending() -> None:
 
 @pytest.mark.parametrize("name", sorted(MACHINES))
 def test_generated_runs_take_every_transition_and_refuse_every_missing_pair(name: str) -> None:
-    table = MACHINES[name]
+    check_coverage(MACHINES[name])
+
+
+@given(tables())
+def test_any_tables_generated_runs_cover_it_and_it_reproduces_them(table: Table) -> None:
+    check_coverage(table)
+    assert mismatches(table, generated_runs(table)) == []
+
+
+def check_coverage(table: Table) -> None:
+    """Generated runs take each transition last once and refuse each missing pair once."""
     generated = generated_runs(table)
-    taken = {
+    taken = [
         (run.steps[-2].state if len(run.steps) > 1 else run.initial, run.steps[-1].event)
         for run in generated
         if run.source == "transition"
-    }
-    assert taken == {(t.source, t.event) for t in table.transitions}
+    ]
+    assert sorted(taken) == sorted((t.source, t.event) for t in table.transitions)
     refused = {
         (run.steps[-1].state, run.steps[-1].event) for run in generated if run.source == "refusal"
     }
@@ -279,6 +347,27 @@ def test_a_changed_transition_fails_the_vectors_in_python(runs: dict[str, list[R
     problems = mismatches(mutated_slot(), runs["slot"])
     assert problems
     assert any("'turn_end' in 'validated'" in p for p in problems)
+
+
+@given(tables(), st.data())
+def test_any_single_change_of_any_table_fails_its_generated_vectors(
+    table: Table, data: st.DataObject
+) -> None:
+    runs = generated_runs(table)
+    pairs = [(s, e) for s in table.state_names for e in table.event_names]
+    source, event = data.draw(st.sampled_from(pairs))
+    kept = [t for t in table.transitions if (t.source, t.event) != (source, event)]
+    old = next(
+        (t.target for t in table.transitions if (t.source, t.event) == (source, event)), None
+    )
+    target = data.draw(st.sampled_from([None, *table.state_names]))
+    assume(target != old)
+    added = [] if target is None else [Transition(source, event, target, "changed")]
+    try:
+        changed = attrs.evolve(table, transitions=(*kept, *added))
+    except TableError:
+        assume(False)
+    assert mismatches(changed, runs) != []
 
 
 def node_runtime(name: str) -> Path:

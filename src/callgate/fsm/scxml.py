@@ -24,6 +24,7 @@ runtime must treat "no transition taken" as an error (``runtimes/scxml`` checks 
 
 from __future__ import annotations
 
+import re
 from xml.sax.saxutils import quoteattr
 
 from callgate.fsm.table import Table, Transition
@@ -34,6 +35,9 @@ FINAL_SUFFIX = ".final"
 """The id suffix of the ``<final>`` child of a final state that still accepts events."""
 
 
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+"""Names SCXML takes as state ids and event tokens as they are (no dots, no spaces)."""
+
 RESERVED = frozenset({"done", "error"})
 """First tokens of the events an SCXML engine raises itself."""
 
@@ -43,9 +47,13 @@ def scxml_event(machine: str, event: str) -> str:
     return f"{machine}.{event}"
 
 
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""Characters XML 1.0 allows nowhere, not even in a comment."""
+
+
 def _comment(text: str) -> str:
-    """An XML comment holding ``text`` (``--`` may not appear inside one)."""
-    safe = text.replace("--", "- -").replace("--", "- -")
+    """An XML comment holding ``text``: ``--`` split, characters XML forbids as U+FFFD."""
+    safe = _NOT_XML.sub("\ufffd", text).replace("--", "- -").replace("--", "- -")
     if safe.endswith("-"):
         safe += " "
     return f"<!-- {safe} -->"
@@ -67,10 +75,20 @@ def _transition(machine: str, t: Transition, indent: str) -> list[str]:
 def to_scxml(table: Table) -> str:
     """The table as SCXML text, ending in a newline.
 
-    A machine named like an event the engine raises itself (``done``, ``error``) cannot be
-    written: its events would be taken for the engine's (ValueError).
+    Raises ValueError for a machine, state or event name that is not a plain :data:`NAME`
+    (SCXML would read a dot or a space as structure), and for a machine named like an
+    event the engine raises itself (``done``, ``error``): its events would be taken for the
+    engine's.
     """
-    if table.name.split(".")[0] in RESERVED:
+    for kind, names in (
+        ("machine", (table.name,)),
+        ("state", table.state_names),
+        ("event", table.event_names),
+    ):
+        for name in names:
+            if not NAME.match(name):
+                raise ValueError(f"{kind} name {name!r} is not a plain SCXML name")
+    if table.name in RESERVED:
         raise ValueError(f"machine {table.name!r}: SCXML reserves its name for its own events")
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
