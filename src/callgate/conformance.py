@@ -12,8 +12,10 @@ adds the runs that reach every transition and every refusal. :func:`write_vector
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 
 from callgate.fsm import MACHINES
 from callgate.fsm.vectors import Run, Step, dumps, generated_runs
@@ -70,8 +72,12 @@ def _fixture_steps(text: str) -> list[TraceStep]:
     return recorder.steps
 
 
-def recorded_runs() -> dict[str, list[Run]]:
-    """Every machine instance of every bundled fixture and demo scenario, by machine."""
+@cache
+def recorded_runs() -> Mapping[str, tuple[Run, ...]]:
+    """Every machine instance of every bundled fixture and demo scenario, by machine.
+
+    Computed once per process: the bundled streams and the code that plays them are fixed.
+    """
     from callgate.demo import play, scenarios
 
     found: dict[str, list[Run]] = {name: [] for name in MACHINES}
@@ -88,7 +94,7 @@ def recorded_runs() -> dict[str, list[Run]]:
     for name, source, steps in sources:
         for machine, runs in runs_of(steps, name, source).items():
             found[machine].extend(runs)
-    return found
+    return MappingProxyType({machine: tuple(runs) for machine, runs in found.items()})
 
 
 def all_runs() -> dict[str, list[Run]]:
