@@ -74,6 +74,21 @@ def test_export_without_a_machine_or_vectors_is_a_usage_error(
 ) -> None:
     assert main(["export"]) == 2
     assert "name a machine, or give --vectors DIR" in capsys.readouterr().err
+    assert main(["export", "slot", "--vectors", "somewhere"]) == 2
+    assert "name a machine, or give --vectors DIR" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         main(["export", "slot", "--format", "yaml"])
     assert exit_info.value.code == 2
+
+
+def test_export_to_a_path_it_cannot_write_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("kept", encoding="utf-8")
+    assert main(["export", "--vectors", str(blocker / "vectors")]) == 2
+    assert main(["export", "slot", "--format", "scxml", "-o", str(blocker / "x.scxml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("callgate export: ") == 2
+    assert str(blocker) in err
+    assert blocker.read_text(encoding="utf-8") == "kept"

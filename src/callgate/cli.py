@@ -164,20 +164,24 @@ def _diagram(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    if args.vectors:
-        from callgate.conformance import write_vectors
-
-        for path in write_vectors(Path(args.vectors)):
-            print(f"wrote {path}")
-        return 0
-    if args.machine is None:
+    if (args.machine is None) is (args.vectors is None):
         print("callgate export: name a machine, or give --vectors DIR", file=sys.stderr)
         return 2
-    text = EXPORTS[args.format](MACHINES[args.machine])
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    try:
+        if args.vectors is not None:
+            from callgate.conformance import write_vectors
+
+            for path in write_vectors(Path(args.vectors)):
+                print(f"wrote {path}")
+            return 0
+        text = EXPORTS[args.format](MACHINES[args.machine])
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    except OSError as exc:
+        print(f"callgate export: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
