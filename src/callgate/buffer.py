@@ -154,7 +154,8 @@ class LLMStreamBuffer:
                     f"(keys: {sorted(shape)[:8]})"
                 )
             self._start(strategy)
-        gate = self._gate
+        gate = self.gate
+        assert gate is not None, "_start() made the gate"
         try:
             if gate.text_over:
                 shown, done = "", strategy.is_done(shape)

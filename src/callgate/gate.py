@@ -107,6 +107,7 @@ class TurnGate:
         self.limits = limits if limits is not None else Limits()
         self._max_argument_bytes = self.limits.max_argument_bytes
         self._max_turn = self.limits.max_turn_bytes
+        self._max_text = self.limits.max_text_bytes
         self.per_call_done = per_call_done
         self.requires_id = requires_id
         self.empty_arguments_object = empty_arguments_object
@@ -266,9 +267,11 @@ class TurnGate:
         The first text past ``limits.max_text_bytes`` is a ``limit_exceeded`` finding that
         blocks the turn; the caller keeps no text for which this returns False.
         """
-        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-        self.text_bytes += size
-        if self.text_bytes <= self.limits.max_text_bytes:
+        if text.isascii():
+            self.text_bytes += len(text)
+        else:
+            self.text_bytes += len(text.encode("utf-8", "surrogatepass"))
+        if self.text_bytes <= self._max_text:
             return True
         if not self.text_over:
             self.text_over = True
