@@ -82,6 +82,10 @@ class TextFormat:
     """The opener is part of the payload (bare ``{``, pythonic ``[``)."""
     stream: bool = True
     """Detected while streaming by default; otherwise checked once at the stream's end."""
+    inner: tuple[str, ...] = ()
+    """Delimiters of this format's own payload grammar: inside its block they break nothing."""
+    open_ended: bool = False
+    """The close is optional: a block still open at the stream's end may parse (Granite)."""
 
 
 TOOL_CALL = "<tool_call>"
@@ -103,18 +107,18 @@ FORMATS: dict[str, TextFormat] = {
                    JSON_PARSERS["fenced_json"], _starts("{", "[")),
         TextFormat("bracket_tool_calls", ("[TOOL_CALLS]",), None,
                    JSON_PARSERS["bracket_tool_calls"],
-                   _any(_starts("["), _name_then("[ARGS]", "[CALL_ID]")), repeats=True),
+                   _any(_starts("["), _name_then("[ARGS]", "[CALL_ID]", "{")), repeats=True),
         TextFormat("python_tag", ("<|python_tag|>",), None,
-                   JSON_PARSERS["python_tag"], _starts("{")),
+                   JSON_PARSERS["python_tag"], _starts("{"), repeats=True),
         TextFormat("deepseek", (CALLS_BEGIN,), CALLS_END,
-                   MARKUP_PARSERS["deepseek"], _starts(CALL_BEGIN)),
+                   MARKUP_PARSERS["deepseek"], _starts(CALL_BEGIN), inner=("```json",)),
         TextFormat("command_r", ("<|START_ACTION|>",), "<|END_ACTION|>",
                    JSON_PARSERS["command_r"], _starts("[")),
         TextFormat("granite", ("<|tool_call|>",), None,
                    JSON_PARSERS["granite"], _starts("[")),
         TextFormat("codec", ("<callgate:call>",), "</callgate:call>",
                    JSON_PARSERS["codec"], _starts("{")),
-        TextFormat("bare_json", ("{",), None, JSON_PARSERS["bare_json"], _starts("{"),
+        TextFormat("bare_json", ("{", "["), None, JSON_PARSERS["bare_json"], _starts("{", "["),
                    at_start=True, keep_open=True, stream=False),
         TextFormat("pythonic", ("[",), None, MARKUP_PARSERS["pythonic"], _starts("["),
                    at_start=True, keep_open=True, stream=False),
@@ -129,7 +133,7 @@ _LEADING_NAMES = tuple(
         r'\s*\{\s*"(?:name|tool_name|tool)"\s*:\s*"([^"\\]+)"',
         r"\s*<function=([^>\s]+)>",
         r"\s*call:" + _NAME + r"\{",
-        r"\s*" + _NAME + r"\s*(?:<arg_key>|\[ARGS\]|\[CALL_ID\])",
+        r"\s*" + _NAME + r"\s*(?:<arg_key>|\[ARGS\]|\[CALL_ID\]|\{)",
         r"\s*" + re.escape(CALL_BEGIN) + r"(?:function)?" + re.escape(SEP) + _NAME,
         r"\s*" + re.escape(CALL_BEGIN) + _NAME + re.escape(SEP),
     )
