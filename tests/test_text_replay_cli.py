@@ -1,0 +1,45 @@
+"""``callgate replay --text-formats``: a text call streamed one character per chunk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from callgate.cli import main
+
+CONTENT = (
+    'Checking.<tool_call>{"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}'
+    "</tool_call>Done."
+)
+TOOLS = {"get_time": {"type": "object", "properties": {"timezone": {"type": "string"}}}}
+
+
+def one_char_capture(path: Path, content: str) -> Path:
+    chunks = [
+        {"id": "c1", "choices": [{"index": 0, "delta": {"content": ch}, "finish_reason": None}]}
+        for ch in content
+    ]
+    chunks.append({"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    path.write_text("\n".join(json.dumps(c) for c in chunks), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("formats", ["tool_call_tag", "default"])
+def test_replay_of_a_one_character_stream_hides_the_markup_and_reports_the_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], formats: str
+) -> None:
+    capture = one_char_capture(tmp_path / "capture.jsonl", CONTENT)
+    (tmp_path / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
+    args = ["replay", str(capture), "--tools", str(tmp_path / "tools.json")]
+    assert main([*args, "--text-formats", formats, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["display"] == "Checking.Done."
+    calls = [(c["format"], c["name"], c["arguments"]) for c in result["text_calls"]]
+    assert calls == [("tool_call_tag", "get_time", {"timezone": "Asia/Tokyo"})]
+    assert main([*args, "--text-formats", formats]) == 0
+    text = capsys.readouterr().out
+    assert "<tool_call>" not in text
+    assert "NOT_APPLICABLE" not in text
+    assert "get_time" in text
