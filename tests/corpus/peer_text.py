@@ -1,0 +1,469 @@
+"""Model outputs from the public test suites of vLLM, SGLang and llama.cpp, with their calls.
+
+Each case copies facts from a peer's test (the model output, the calls it expects) and
+names its source: repository, file and test. ``calls`` and ``shown`` are what callgate
+gives: the calls, and the display (the content without the markup of a confirmed call;
+all of it when nothing is a call). Where callgate deliberately differs from the peer
+(stricter by design: it never guesses a name, never runs a call with broken or non-object
+arguments, never runs half of a block), ``differs`` says how, and the case asserts
+callgate's documented behaviour (docs/text-formats.md).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from callgate.strategies.text.invoke_payloads import DSML
+from callgate.strategies.text.markup_payloads import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, SEP
+
+VLLM = "vllm-project/vllm"
+SGLANG = "sgl-project/sglang"
+LLAMA_CPP = "ggml-org/llama.cpp"
+
+
+class Case(NamedTuple):
+    """One model output, the format it is in, and what callgate makes of it."""
+
+    id: str
+    format: str
+    content: str
+    calls: list[tuple[str, dict[str, Any]]]
+    shown: str
+    source: tuple[str, str, str]
+    """(repository, file, test) the facts come from."""
+    differs: str | None = None
+    """How and why callgate deliberately differs from the peer here, if it does."""
+    schemas: dict[str, Any] | None = None
+    """The tool schemas the peer's test gives (they type raw-text values)."""
+    alone: bool = False
+    """A fact about the format alone: another format of the default set reads this content."""
+
+
+CASES: list[Case] = []
+
+
+def case(
+    id: str,
+    fmt: str,
+    content: str,
+    calls: list[tuple[str, dict[str, Any]]] | None = None,
+    *,
+    shown: str | None = None,
+    source: tuple[str, str, str],
+    differs: str | None = None,
+    schemas: dict[str, Any] | None = None,
+    alone: bool = False,
+) -> None:
+    """Record a case; a case without calls shows its content unchanged unless told."""
+    calls = calls or []
+    if shown is None:
+        shown = "" if calls else content
+    if any(c.id == id for c in CASES):
+        raise ValueError(f"case {id!r} twice")
+    CASES.append(Case(id, fmt, content, calls, shown, source, differs, schemas, alone))
+
+
+def obj(**properties: Any) -> dict[str, Any]:
+    """An object schema with these property schemas."""
+    return {"type": "object", "properties": properties}
+
+
+def js(value: Any) -> str:
+    return json.dumps(value)
+
+
+# -- tool_call_tag: Hermes / Qwen JSON ------------------------------------------------------
+
+_H = (VLLM, "tests/tool_parsers/test_hermes_tool_parser.py")
+_FINAL = '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}\n</tool_call>'
+case("hermes-forward-text", "tool_call_tag",
+     "This is some prior text that has nothing to do with tool calling.",
+     source=(*_H, "test_hermes_parser_streaming_just_forward_text"))
+case("hermes-bug-19056", "tool_call_tag", _FINAL, [("final_answer", {"trigger": True})],
+     source=(*_H, "test_hermes_parser_streaming_failure_case_bug_19056"))
+case("hermes-streaming", "tool_call_tag",
+     '<tool_call>{"name": "get_current_temperature","arguments": {"location":'
+     '"San Francisco, California, United States", "unit": "celsius"}}</tool_call>',
+     [("get_current_temperature",
+       {"location": "San Francisco, California, United States", "unit": "celsius"})],
+     source=(*_H, "test_hermes_parser_streaming"))
+case("hermes-stream-interval", "tool_call_tag",
+     '<tool_call>{"name": "get_current_temperature", "arguments": {"location": '
+     '"San Francisco", "unit": "celsius"}}</tool_call>',
+     [("get_current_temperature", {"location": "San Francisco", "unit": "celsius"})],
+     source=(*_H, "test_hermes_streaming_tool_call_with_stream_interval"))
+case("hermes-content-then-call", "tool_call_tag",
+     'Sure, let me check the weather.<tool_call>{"name": "get_weather", '
+     '"arguments": {"city": "NYC"}}</tool_call>',
+     [("get_weather", {"city": "NYC"})], shown="Sure, let me check the weather.",
+     source=(*_H, "test_hermes_streaming_content_then_tool_call_with_stream_interval"))
+case("hermes-two-calls", "tool_call_tag",
+     '<tool_call>{"name": "search", "arguments": {"q": "cats"}}</tool_call>'
+     '<tool_call>{"name": "search", "arguments": {"q": "dogs"}}</tool_call>',
+     [("search", {"q": "cats"}), ("search", {"q": "dogs"})],
+     source=(*_H, "test_hermes_streaming_multiple_tool_calls_with_stream_interval"))
+case("hermes-plain-interval", "tool_call_tag",
+     "This is plain text with no tool calling involved.",
+     source=(*_H, "test_hermes_streaming_just_forward_text_with_stream_interval"))
+case("hermes-not-a-call", "tool_call_tag", "This is not a tool call.",
+     source=(*_H, "test_hermes_parser_non_streaming_no_tool_call"))
+case("hermes-between-tags", "tool_call_tag", _FINAL, [("final_answer", {"trigger": True})],
+     source=(*_H, "test_hermes_parser_non_streaming_tool_call_between_tags"))
+case("hermes-until-eos", "tool_call_tag",
+     '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}',
+     source=(*_H, "test_hermes_parser_non_streaming_tool_call_until_eos"),
+     differs="vLLM runs a <tool_call> block that never closes; callgate shows it: "
+     "without its </tool_call> the block may be cut short")
+case("hermes-invalid-json", "tool_call_tag",
+     '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}',
+     source=(*_H, "test_hermes_parser_non_streaming_tool_call_invalid_json"))
+case("hermes-serialized-arguments", "tool_call_tag",
+     '<tool_call>\n{"name": "get_db_config", '
+     '"arguments": "{\\"param\\": \\"max_connections\\"}"}\n</tool_call>',
+     [("get_db_config", {"param": "max_connections"})],
+     source=(*_H, "test_hermes_parser_non_streaming_serialized_arguments"))
+case("hermes-bare-string-arguments", "tool_call_tag",
+     '<tool_call>\n{"name": "do_thing", "arguments": "hello"}\n</tool_call>',
+     source=(*_H, "test_hermes_parser_non_streaming_bare_string_arguments"),
+     differs='vLLM runs do_thing with the string "hello" as arguments; callgate requires '
+     "an arguments object, so the block is shown")
+
+
+# -- qwen3_coder_xml: Qwen3-Coder ----------------------------------------------------------
+
+_Q = (VLLM, "tests/tool_parsers/test_qwen3coder_tool_parser.py")
+_S = {"type": "string"}
+_QWEN_TOOLS = {
+    "get_current_weather": obj(city=_S, state=_S, unit={"type": "string", "enum": ["fahrenheit", "celsius"]}),
+    "calculate_area": obj(shape=_S, dimensions={"type": "object"}, precision={"type": "integer"}),
+}
+
+
+def qwen(name: str, *params: tuple[str, str]) -> str:
+    body = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in params)
+    return f"<tool_call>\n<function={name}>\n{body}</function>\n</tool_call>"
+
+
+_DALLAS = qwen("get_current_weather", ("city", "Dallas"), ("state", "TX"), ("unit", "fahrenheit"))
+_DALLAS_ARGS = {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}
+_RECT = qwen("calculate_area", ("shape", "rectangle"),
+             ("dimensions", '{"width": 10, \n "height": 20}'), ("precision", "2"))
+_RECT_ARGS = {"shape": "rectangle", "dimensions": {"width": 10, "height": 20}, "precision": 2}
+_CIRCLE = qwen("calculate_area", ("shape", "circle"), ("dimensions", '{"radius": 15.5}'),
+               ("precision", "3"))
+_CIRCLE_ARGS = {"shape": "circle", "dimensions": {"radius": 15.5}, "precision": 3}
+for _test in ("test_extract_tool_calls", "test_extract_tool_calls_streaming"):
+    _tag = "stream" if _test.endswith("streaming") else "whole"
+    case(f"qwen3coder-{_tag}-single", "qwen3_coder_xml", _DALLAS,
+         [("get_current_weather", _DALLAS_ARGS)], source=(*_Q, _test), schemas=_QWEN_TOOLS)
+    case(f"qwen3coder-{_tag}-with-content", "qwen3_coder_xml",
+         "Sure! Let me check the weather for you." + _DALLAS,
+         [("get_current_weather", _DALLAS_ARGS)], shown="Sure! Let me check the weather for you.",
+         source=(*_Q, _test), schemas=_QWEN_TOOLS)
+    case(f"qwen3coder-{_tag}-multiline", "qwen3_coder_xml", _RECT,
+         [("calculate_area", _RECT_ARGS)], source=(*_Q, _test), schemas=_QWEN_TOOLS)
+    case(f"qwen3coder-{_tag}-typed", "qwen3_coder_xml",
+         "Let me calculate that area for you." + _CIRCLE, [("calculate_area", _CIRCLE_ARGS)],
+         shown="Let me calculate that area for you.", source=(*_Q, _test), schemas=_QWEN_TOOLS)
+_ORLANDO_F = qwen("get_current_weather", ("city", "Orlando"), ("state", "FL"), ("unit", "fahrenheit"))
+_ORLANDO_C = qwen("get_current_weather", ("city", "Orlando"), ("state", "FL"), ("unit", "celsius"))
+case("qwen3coder-whole-parallel", "qwen3_coder_xml", _DALLAS + "\n" + _ORLANDO_F,
+     [("get_current_weather", _DALLAS_ARGS),
+      ("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "fahrenheit"})],
+     shown="\n", source=(*_Q, "test_extract_tool_calls"), schemas=_QWEN_TOOLS)
+case("qwen3coder-stream-parallel", "qwen3_coder_xml", _DALLAS + "\n" + _ORLANDO_C,
+     [("get_current_weather", _DALLAS_ARGS),
+      ("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "celsius"})],
+     shown="\n", source=(*_Q, "test_extract_tool_calls_streaming"), schemas=_QWEN_TOOLS)
+case("qwen3coder-no-tools", "qwen3_coder_xml", "This is a test response without any tool calls",
+     source=(*_Q, "test_extract_tool_calls_no_tools"))
+case("qwen3coder-stream-no-tools", "qwen3_coder_xml", "This is a test without tools",
+     source=(*_Q, "test_extract_tool_calls_streaming"))
+case("qwen3coder-fallback-no-tags", "qwen3_coder_xml",
+     "<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n"
+     "<parameter=state>\nTX\n</parameter>\n</function>",
+     source=(*_Q, "test_extract_tool_calls_fallback_no_tags"),
+     differs="vLLM reads a bare <function=...> without <tool_call>; callgate needs the "
+     "opening delimiter, so the text is shown")
+case("qwen3coder-type-conversion", "qwen3_coder_xml",
+     qwen("test_types", ("int_param", "42"), ("bool_param", "true"), ("str_param", "hello world"),
+          ("obj_param", '{"key": "value"}')),
+     [("test_types", {"int_param": 42, "bool_param": True, "str_param": "hello world",
+                      "obj_param": {"key": "value"}})],
+     source=(*_Q, "test_extract_tool_calls_type_conversion"),
+     schemas={"test_types": obj(int_param={"type": "integer"}, bool_param={"type": "boolean"},
+                                str_param=_S, obj_param={"type": "object"})})
+case("qwen3coder-float-type", "qwen3_coder_xml",
+     qwen("test_types", ("float_param", "3.14")),
+     source=(*_Q, "test_extract_tool_calls_type_conversion"),
+     schemas={"test_types": obj(float_param={"type": "float"})},
+     differs='vLLM reads "type": "float" as a number; it is not a JSON Schema type, so '
+     "callgate cannot type the value and refuses the call")
+_ANY_NULL = [{"type": "null"}]
+case("qwen3coder-anyof", "qwen3_coder_xml",
+     qwen("test_anyof", ("anyof_int", "5"), ("anyof_str", "hello"),
+          ("anyof_array", '["a", "b", "c"]'), ("anyof_obj", '{"key": "value"}'),
+          ("type_as_array", "42"), ("multi_non_null", "some text")),
+     [("test_anyof", {"anyof_int": 5, "anyof_str": "hello", "anyof_array": ["a", "b", "c"],
+                      "anyof_obj": {"key": "value"}, "type_as_array": 42,
+                      "multi_non_null": "some text"})],
+     source=(*_Q, "test_extract_tool_calls_anyof_type_conversion"),
+     schemas={"test_anyof": obj(
+         anyof_int={"anyOf": [{"type": "integer"}, *_ANY_NULL]},
+         anyof_str={"anyOf": [_S, *_ANY_NULL]},
+         anyof_array={"anyOf": [{"type": "array", "items": _S}, *_ANY_NULL]},
+         anyof_obj={"anyOf": [{"type": "object"}, *_ANY_NULL]},
+         type_as_array={"type": ["integer", "null"]},
+         multi_non_null={"anyOf": [_S, {"type": "integer"}, *_ANY_NULL]},
+     )})
+case("qwen3coder-anyof-streaming", "qwen3_coder_xml",
+     qwen("search_web", ("query", "vllm tool parser"), ("count", "10"), ("verbose", "true")),
+     [("search_web", {"query": "vllm tool parser", "count": 10, "verbose": True})],
+     source=(*_Q, "test_extract_tool_calls_anyof_type_conversion_streaming"),
+     schemas={"search_web": obj(query={"anyOf": [_S, *_ANY_NULL]},
+                                count={"anyOf": [{"type": "integer"}, *_ANY_NULL]},
+                                verbose={"anyOf": [{"type": "boolean"}, *_ANY_NULL]})})
+_MISSING = (
+    "Let me check the weather for you:\n<tool_call>\n<function=get_current_weather>\n"
+    "<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\n"
+    "fahrenheit\n</parameter>\n</function>\n</tool_call>"
+)
+for _test in ("test_extract_tool_calls_missing_closing_parameter_tag",
+              "test_extract_tool_calls_streaming_missing_closing_tag"):
+    case(f"qwen3coder-{_test[24:]}", "qwen3_coder_xml", _MISSING, source=(*_Q, _test),
+         schemas=_QWEN_TOOLS,
+         differs="vLLM cuts the value at the next <parameter= and runs the call; callgate "
+         "refuses a value holding another parameter's markup, so the block is shown")
+case("qwen3coder-incremental", "qwen3_coder_xml",
+     "I'll check the weather." + qwen("get_current_weather", ("city", "Dallas"), ("state", "TX")),
+     [("get_current_weather", {"city": "Dallas", "state": "TX"})],
+     shown="I'll check the weather.", source=(*_Q, "test_extract_tool_calls_streaming_incremental"),
+     schemas=_QWEN_TOOLS)
+
+
+# -- kimi_k2: Kimi K2 ----------------------------------------------------------------------
+
+_K = (VLLM, "tests/tool_parsers/test_kimi_k2_tool_parser.py")
+_KS, _KE = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
+
+
+def kimi(*calls: tuple[str, str]) -> str:
+    body = "".join(
+        f"<|tool_call_begin|>{cid} <|tool_call_argument_begin|>{args}<|tool_call_end|>"
+        for cid, args in calls
+    )
+    return _KS + body + _KE
+
+
+_KX = "test_extract_tool_calls"
+case("kimi-no-tools", "kimi_k2", "This is a test", source=(*_K, "test_no_tools"))
+case("kimi-single", "kimi_k2", "I'll check. " + kimi(("functions.get_weather:0", '{"city": "Beijing"}')),
+     [("get_weather", {"city": "Beijing"})], shown="I'll check. ", source=(*_K, _KX))
+case("kimi-parallel", "kimi_k2",
+     "Compare weather. " + kimi(("functions.get_weather:0", '{"city": "Beijing"}'),
+                                ("functions.get_weather:1", '{"city": "Shanghai"}')),
+     [("get_weather", {"city": "Beijing"}), ("get_weather", {"city": "Shanghai"})],
+     shown="Compare weather. ", source=(*_K, _KX))
+case("kimi-three", "kimi_k2",
+     "Multiple tasks. " + kimi(
+         ("functions.get_weather:0", '{"city": "New York"}'),
+         ("functions.get_news:1", '{"topic": "technology"}'),
+         ("functions.send_email:2", '{"to": "user@example.com", "subject": "Daily Update"}')),
+     [("get_weather", {"city": "New York"}), ("get_news", {"topic": "technology"}),
+      ("send_email", {"to": "user@example.com", "subject": "Daily Update"})],
+     shown="Multiple tasks. ", source=(*_K, _KX))
+case("kimi-angle-brackets", "kimi_k2",
+     "Process HTML. " + kimi(("functions.process_html:0", '{"html": "<div>content</div>"}')),
+     [("process_html", {"html": "<div>content</div>"})], shown="Process HTML. ",
+     source=(*_K, _KX))
+case("kimi-multiline-json", "kimi_k2",
+     "Formatted. " + kimi(("functions.process_data:0", '{\n  "name": "test",\n  "value": 123\n}')),
+     [("process_data", {"name": "test", "value": 123})], shown="Formatted. ", source=(*_K, _KX))
+case("kimi-no-prefix", "kimi_k2", "No prefix. " + kimi(("get_weather:0", '{"city": "Tokyo"}')),
+     [("get_weather", {"city": "Tokyo"})], shown="No prefix. ", source=(*_K, _KX))
+case("kimi-empty-args", "kimi_k2", "Empty args. " + kimi(("functions.test:0", "{}")),
+     [("test", {})], shown="Empty args. ", source=(*_K, _KX))
+_KBAD = "Help. " + kimi(("functions.bad:0", '{"city": "Beijing"'),
+                        ("functions.good:1", '{"city": "Shanghai"}'))
+case("kimi-invalid-json", "kimi_k2", _KBAD, source=(*_K, "test_invalid_json_still_extracted"),
+     differs="vLLM returns both calls, the first with its broken arguments as they are; "
+     "callgate runs no call of a block with broken JSON")
+_KID = "Help. " + kimi(("functions.invalid.0", '{"city": "Beijing"}'),
+                       ("functions.valid:1", '{"city": "Shanghai"}'))
+case("kimi-invalid-id", "kimi_k2", _KID, source=(*_K, "test_invalid_funcall_id_skipped"),
+     differs="vLLM skips the call with a malformed id and runs the other; callgate runs "
+     "all of a block or none")
+case("kimi-native-id", "kimi_k2",
+     "Checking weather. " + kimi(("functions.get_weather:0", '{"city": "Tokyo"}')),
+     [("get_weather", {"city": "Tokyo"})], shown="Checking weather. ",
+     source=(*_K, "test_native_id_extracted"))
+case("kimi-turn-two", "kimi_k2",
+     "Now let me get news. " + kimi(("functions.get_news:0", '{"topic": "weather in Beijing"}')),
+     [("get_news", {"topic": "weather in Beijing"})], shown="Now let me get news. ",
+     source=(*_K, "test_multi_turn_native_id_continuity"))
+case("kimi-bare-counter", "kimi_k2",
+     "Let me check. " + kimi(("0", '{"city": "Tokyo", "unit": "celsius"}')),
+     source=(*_K, "test_bare_counter"),
+     differs="vLLM guesses the tool (get_weather) from the arguments when the id is a bare "
+     "counter; callgate never guesses a name, so the block is shown")
+case("kimi-bare-counter-bad-json", "kimi_k2", "Let me check. " + kimi(("0", '{"city": "Tokyo"')),
+     source=(*_K, "test_bare_counter_single_tool_invalid_json_still_extracted"),
+     differs="vLLM runs get_weather with the broken arguments; callgate shows the block")
+case("kimi-bare-counter-ambiguous", "kimi_k2",
+     "Let me check. " + kimi(("0", '{"city": "Tokyo"}')),
+     source=(*_K, "test_bare_counter_multiple_tools_skips_unsafe_inference"))
+case("kimi-stream-single", "kimi_k2",
+     "I'll help. " + kimi(("functions.get_weather:0", '{"city": "Beijing"} ')),
+     [("get_weather", {"city": "Beijing"})], shown="I'll help. ",
+     source=(*_K, "TestStreamingHappyPath.test_single_tool_call"))
+case("kimi-stream-two", "kimi_k2",
+     "Compare weather. " + kimi(("functions.get_weather:0", '{"city": "Tokyo"} '),
+                                ("functions.get_weather:1", '{"city": "NYC"} ')),
+     [("get_weather", {"city": "Tokyo"}), ("get_weather", {"city": "NYC"})],
+     shown="Compare weather. ", source=(*_K, "TestStreamingHappyPath.test_multiple_tool_calls"))
+case("kimi-stream-no-tools", "kimi_k2", "This is just regular text without tools.",
+     source=(*_K, "TestStreamingHappyPath.test_no_tool_calls"))
+
+
+# -- minimax_m2: MiniMax-M2 ----------------------------------------------------------------
+
+_M = (VLLM, "tests/tool_parsers/test_minimax_m2_tool_parser.py")
+
+
+def minimax(*invokes: tuple[str, list[tuple[str, str]]]) -> str:
+    body = "".join(
+        f'<invoke name="{name}">'
+        + "".join(f'<parameter name="{k}">{v}</parameter>' for k, v in params)
+        + "</invoke>"
+        for name, params in invokes
+    )
+    return f"<minimax:tool_call>{body}</minimax:tool_call>"
+
+
+_SEATTLE = minimax(("get_weather", [("city", "Seattle")]))
+case("minimax-plain", "minimax_m2", "Hello world",
+     source=(*_M, "TestContentStreaming.test_plain_content"))
+case("minimax-content-before", "minimax_m2", "Let me check. " + _SEATTLE,
+     [("get_weather", {"city": "Seattle"})], shown="Let me check. ",
+     source=(*_M, "TestContentStreaming.test_content_before_tool_call"))
+case("minimax-single", "minimax_m2", _SEATTLE, [("get_weather", {"city": "Seattle"})],
+     source=(*_M, "TestSingleInvoke.test_single_chunk_complete"))
+case("minimax-multiple-params", "minimax_m2",
+     minimax(("get_weather", [("city", "Seattle"), ("days", "5")])),
+     [("get_weather", {"city": "Seattle", "days": "5"})],
+     source=(*_M, "TestSingleInvoke.test_multiple_params"))
+case("minimax-two-invokes", "minimax_m2",
+     minimax(("search_web", [("query", "OpenAI")]), ("search_web", [("query", "Gemini")])),
+     [("search_web", {"query": "OpenAI"}), ("search_web", {"query": "Gemini"})],
+     source=(*_M, "TestMultipleInvokes.test_two_invokes_incremental"))
+case("minimax-two-in-one-delta", "minimax_m2",
+     minimax(("fn_a", [("x", "1")]), ("fn_b", [("y", "2")])),
+     [("fn_a", {"x": "1"}), ("fn_b", {"y": "2"})],
+     source=(*_M, "TestMultipleInvokes.test_two_invokes_in_single_delta"))
+case("minimax-different-functions", "minimax_m2",
+     minimax(("get_weather", [("city", "NYC")]), ("get_stock", [("ticker", "AAPL")])),
+     [("get_weather", {"city": "NYC"}), ("get_stock", {"ticker": "AAPL"})],
+     source=(*_M, "TestMultipleInvokes.test_different_functions"))
+case("minimax-state-single", "minimax_m2", minimax(("fn", [("a", "1")])), [("fn", {"a": "1"})],
+     source=(*_M, "TestInternalState.test_prev_tool_call_arr_single"))
+case("minimax-state-multiple", "minimax_m2",
+     minimax(("search", [("q", "hello")]), ("search", [("q", "world")])),
+     [("search", {"q": "hello"}), ("search", {"q": "world"})],
+     source=(*_M, "TestInternalState.test_prev_tool_call_arr_multiple"))
+case("minimax-fields", "minimax_m2", minimax(("fn", [("k", "v")])), [("fn", {"k": "v"})],
+     source=(*_M, "TestDeltaMessageFormat.test_tool_call_fields"))
+case("minimax-indices", "minimax_m2", minimax(("a", [("x", "1")]), ("b", [("x", "2")])),
+     [("a", {"x": "1"}), ("b", {"x": "2"})],
+     source=(*_M, "TestDeltaMessageFormat.test_multi_invoke_indices"))
+case("minimax-typed-days", "minimax_m2",
+     minimax(("get_weather", [("city", "Seattle"), ("days", "5")])),
+     [("get_weather", {"city": "Seattle", "days": 5})],
+     source=(*_M, "TestLargeChunks.test_header_and_params_in_separate_chunks"),
+     schemas={"get_weather": obj(city={"type": "string"}, days={"type": "integer"})})
+
+
+# -- deepseek_v32 / deepseek_v4: DSML --------------------------------------------------------
+
+_D32 = (VLLM, "tests/tool_parsers/test_deepseekv32_tool_parser.py")
+_D4 = (VLLM, "tests/tool_parsers/test_deepseekv4_tool_parser.py")
+
+
+def dsml(block: str, *invokes: tuple[str, list[tuple[str, str, str]]]) -> str:
+    body = "".join(
+        f'<{DSML}invoke name="{name}">\n'
+        + "".join(
+            f'<{DSML}parameter name="{k}" string="{flag}">{v}</{DSML}parameter>\n'
+            for k, flag, v in params
+        )
+        + f"</{DSML}invoke>\n"
+        for name, params in invokes
+    )
+    return f"<{DSML}{block}>\n{body}</{DSML}{block}>"
+
+
+_FC = "function_calls"
+case("dsv32-no-call", "deepseek_v32", "just some text",
+     source=(*_D32, "TestExtractToolCalls.test_no_tool_call"))
+case("dsv32-no-params", "deepseek_v32", dsml(_FC, ("get_time", [])), [("get_time", {})],
+     source=(*_D32, "TestExtractToolCalls.test_single_tool_no_params"))
+case("dsv32-with-params", "deepseek_v32",
+     dsml(_FC, ("get_weather", [("location", "true", "SF"), ("date", "true", "2024-01-16")])),
+     [("get_weather", {"location": "SF", "date": "2024-01-16"})],
+     source=(*_D32, "TestExtractToolCalls.test_single_tool_with_params"))
+case("dsv32-content-before", "deepseek_v32",
+     "Sure, let me check! " + dsml(_FC, ("get_weather", [("location", "true", "NYC")])),
+     [("get_weather", {"location": "NYC"})], shown="Sure, let me check! ",
+     source=(*_D32, "TestExtractToolCalls.test_content_before_tool_call"))
+case("dsv32-multiple", "deepseek_v32",
+     dsml(_FC, ("get_weather", [("location", "true", "SF")]),
+          ("get_weather", [("location", "true", "NYC")])),
+     [("get_weather", {"location": "SF"}), ("get_weather", {"location": "NYC"})],
+     source=(*_D32, "TestExtractToolCalls.test_multiple_tools"))
+case("dsv32-type-conversion", "deepseek_v32",
+     dsml(_FC, ("toggle", [("enabled", "false", "true"), ("count", "false", "42")])),
+     [("toggle", {"enabled": True, "count": 42})],
+     source=(*_D32, "TestExtractToolCalls.test_type_conversion_in_non_streaming"),
+     schemas={"toggle": obj(enabled={"type": "boolean"}, count={"type": "integer"})})
+case("dsv32-string-true-schema", "deepseek_v32",
+     dsml(_FC, ("score", [("value", "true", "42")])), [("score", {"value": 42})],
+     source=(*_D32, "TestExtractToolCalls.test_string_attr_true_coerced_by_schema"),
+     schemas={"score": obj(value={"type": "integer"})})
+case("dsv32-string-false-schema", "deepseek_v32",
+     dsml(_FC, ("score", [("value", "false", "42")])), [("score", {"value": 42})],
+     source=(*_D32, "TestExtractToolCalls.test_string_attr_false_allows_schema_conversion"),
+     schemas={"score": obj(value={"type": "integer"})})
+case("dsv32-composed", "deepseek_v32",
+     dsml(_FC, ("set_timer", [("wait", "false", '{"type":"for","minutes":2880}'),
+                              ("patches", "false",
+                               '[{"op":"replace","path":"/schedule","value":"quiet"}]')])),
+     [("set_timer", {"wait": {"type": "for", "minutes": 2880},
+                     "patches": [{"op": "replace", "path": "/schedule", "value": "quiet"}]})],
+     source=(*_D32, "TestExtractToolCalls.test_composed_schema_converts_object_and_array_params"))
+case("dsv32-string-true-composed", "deepseek_v32",
+     dsml(_FC, ("set_timer", [("wait", "true", '{"type":"for","minutes":2880}')])),
+     [("set_timer", {"wait": {"type": "for", "minutes": 2880}})],
+     source=(*_D32, "TestExtractToolCalls.test_string_attr_true_coerced_by_composed_schema"),
+     schemas={"set_timer": obj(wait={"anyOf": [{"type": "object"}, {"type": "null"}]})})
+case("dsv32-arguments-wrapper", "deepseek_v32",
+     dsml(_FC, ("get_weather", [("arguments", "false", '{"location":"Beijing"}')])),
+     [("get_weather", {"arguments": {"location": "Beijing"}})],
+     source=(*_D32, "TestExtractToolCalls.test_arguments_wrapper_repaired"),
+     differs="vLLM unwraps a lone 'arguments' parameter that the schema lacks; callgate "
+     "reads the parameters as written (the schema check then decides)")
+case("dsv32-object-array", "deepseek_v32",
+     dsml(_FC, ("update", [("tags", "false", '["a", "b"]'), ("meta", "false", '{"k": 1}')])),
+     [("update", {"tags": ["a", "b"], "meta": {"k": 1}})],
+     source=(*_D32, "TestExtractToolCalls.test_object_and_array_params"),
+     schemas={"update": obj(tags={"type": "array"}, meta={"type": "object"})})
+_TC = "tool_calls"
+case("dsv4-extract", "deepseek_v4",
+     "Let me check. " + dsml(_TC, ("get_weather", [("location", "true", "Beijing"),
+                                                   ("unit", "true", "celsius")])),
+     [("get_weather", {"location": "Beijing", "unit": "celsius"})], shown="Let me check. ",
+     source=(*_D4, "test_extract_tool_calls"))
+case("dsv4-function-calls-refused", "deepseek_v4",
+     dsml(_FC, ("search", [("query", "true", "vllm")])),
+     source=(*_D4, "test_function_calls_block_is_not_accepted"), alone=True)
+case("dsv4-streaming", "deepseek_v4", dsml(_TC, ("search", [("query", "true", "deepseek v4")])),
+     [("search", {"query": "deepseek v4"})], source=(*_D4, "test_streaming_extracts_complete_invokes"))
