@@ -467,3 +467,131 @@ case("dsv4-function-calls-refused", "deepseek_v4",
      source=(*_D4, "test_function_calls_block_is_not_accepted"), alone=True)
 case("dsv4-streaming", "deepseek_v4", dsml(_TC, ("search", [("query", "true", "deepseek v4")])),
      [("search", {"query": "deepseek v4"})], source=(*_D4, "test_streaming_extracts_complete_invokes"))
+
+
+# -- glm45: GLM-4.5 / 4.6 ------------------------------------------------------------------
+
+_G = (VLLM, "tests/tool_parsers/test_glm4_moe_tool_parser.py")
+_GLM_TOOLS = {"get_weather": obj(city={"type": "string"})}
+
+
+def glm(name: str, *args: tuple[str, str], indent: str = "") -> str:
+    body = "".join(
+        f"{indent}<arg_key>{k}</arg_key>\n{indent}<arg_value>{v}</arg_value>\n" for k, v in args
+    )
+    return f"<tool_call>{name}\n{body}{indent}</tool_call>"
+
+
+_IND = "    "
+_GX = "test_extract_tool_calls"
+_GD = glm("get_current_weather", ("city", "Dallas"), ("state", "TX"), ("unit", "fahrenheit"),
+          indent=_IND)
+case("glm-no-tools", "glm45", "This is a test", source=(*_G, "test_extract_tool_calls_no_tools"))
+case("glm-single", "glm45", _GD,
+     [("get_current_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"})],
+     source=(*_G, _GX), schemas=_GLM_TOOLS)
+case("glm-multiple", "glm45",
+     _GD + "\n" + _IND
+     + glm("get_current_weather", ("city", "Orlando"), ("state", "FL"), ("unit", "fahrenheit"),
+           indent=_IND),
+     [("get_current_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}),
+      ("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "fahrenheit"})],
+     shown="\n" + _IND, source=(*_G, _GX), schemas=_GLM_TOOLS)
+case("glm-content-before", "glm45",
+     "I'll help you check the weather. "
+     + glm("get_current_weather", ("city", "Seattle"), ("state", "WA"), ("unit", "celsius"),
+           indent=_IND),
+     [("get_current_weather", {"city": "Seattle", "state": "WA", "unit": "celsius"})],
+     shown="I'll help you check the weather. ", source=(*_G, _GX), schemas=_GLM_TOOLS)
+case("glm-mixed-args", "glm45",
+     glm("get_current_weather", ("city", "New York"), ("state", "NY"), ("unit", "celsius"),
+         indent=_IND),
+     [("get_current_weather", {"city": "New York", "state": "NY", "unit": "celsius"})],
+     source=(*_G, _GX), schemas=_GLM_TOOLS)
+_GB = glm("get_weather", ("city", "Beijing"), ("date", "2025-08-01"))
+case("glm-chinese-content", "glm45",
+     "I will help you get the weather." + glm("get_weather", ("city", "Beijing"),
+                                              ("date", "2025-08-01"), indent=_IND),
+     [("get_weather", {"city": "Beijing", "date": "2025-08-01"})],
+     shown="I will help you get the weather.", source=(*_G, _GX), schemas=_GLM_TOOLS)
+case("glm-thinking", "glm45",
+     "<think>I want to get the weather.</think>\n\nI will help you get the weather.\n" + _GB,
+     [("get_weather", {"city": "Beijing", "date": "2025-08-01"})],
+     shown="<think>I want to get the weather.</think>\n\nI will help you get the weather.\n",
+     source=(*_G, "test_extract_tool_calls_with_thinking_tags"), schemas=_GLM_TOOLS)
+case("glm-malformed", "glm45",
+     "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Seattle</arg_value>\n"
+     "<arg_key>incomplete_arg\n<arg_value>value</arg_value>\n</tool_call>",
+     source=(*_G, "test_extract_tool_calls_malformed_xml"), schemas=_GLM_TOOLS)
+case("glm-empty-arguments", "glm45", "<tool_call>get_current_time\n</tool_call>",
+     [("get_current_time", {})], source=(*_G, "test_extract_tool_calls_empty_arguments"))
+case("glm-mixed-content", "glm45",
+     "I will help you get the weather info.\n\n" + _GB
+     + "\n\nmeaningwhile, I will also check the weather in Shanghai.\n\n"
+     + glm("get_weather", ("city", "Shanghai"), ("date", "2025-08-01")),
+     [("get_weather", {"city": "Beijing", "date": "2025-08-01"}),
+      ("get_weather", {"city": "Shanghai", "date": "2025-08-01"})],
+     shown="I will help you get the weather info.\n\n"
+     "\n\nmeaningwhile, I will also check the weather in Shanghai.\n\n",
+     source=(*_G, "test_extract_tool_calls_mixed_content"), schemas=_GLM_TOOLS)
+case("glm-streaming-basic", "glm45", glm("get_weather", ("city", "Beijing")),
+     [("get_weather", {"city": "Beijing"})],
+     source=(*_G, "test_streaming_basic_functionality"), schemas=_GLM_TOOLS)
+case("glm-streaming-no-calls", "glm45", "This is just regular text without any tool calls.",
+     source=(*_G, "test_streaming_no_tool_calls"))
+case("glm-special-characters", "glm45",
+     glm("send_message", ("recipient", "Amy"), ("message", "It is a nice day"),
+         ("priority", "high")),
+     [("send_message", {"recipient": "Amy", "message": "It is a nice day", "priority": "high"})],
+     source=(*_G, "test_extract_tool_calls_special_characters"))
+case("glm-incomplete", "glm45",
+     "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
+     "<arg_key>date</arg_key>\n<arg_value>2025-08-01</arg_value>",
+     source=(*_G, "test_extract_tool_calls_incomplete_tool_call"))
+
+
+# -- harmony: gpt-oss ----------------------------------------------------------------------
+
+_O = (VLLM, "tests/tool_parsers/test_openai_tool_parser.py")
+
+
+def harmony(name: str, args: str, ctype: str = " <|constrain|>json") -> str:
+    return f"<|channel|>commentary to=functions.{name}{ctype}<|message|>{args}<|call|>"
+
+
+_ANALYSIS = (
+    '<|channel|>analysis<|message|>User asks: "What is the weather in Tokyo?" We need to use '
+    "get_current_weather tool.<|end|><|start|>assistant"
+)
+case("harmony-no-tools", "harmony", "<|channel|>final<|message|>This is a test",
+     source=(*_O, "test_extract_tool_calls_no_tools"))
+for _n, _args in enumerate(('{"location": "Tokyo"}', '{\n"location": "Tokyo"\n}')):
+    case(f"harmony-single-{_n}", "harmony", _ANALYSIS + harmony("get_current_weather", _args),
+         [("get_current_weather", {"location": "Tokyo"})], shown=_ANALYSIS,
+         source=(*_O, "test_extract_tool_calls_single_tool"))
+case("harmony-no-content-type", "harmony",
+     harmony("no_content_type", '{"location": "Tokyo"}', ctype=""),
+     [("no_content_type", {"location": "Tokyo"})],
+     source=(*_O, "test_extract_tool_calls_multiple_tools"))
+case("harmony-empty-args", "harmony", harmony("empty_args", "{}"), [("empty_args", {})],
+     source=(*_O, "test_extract_tool_calls_multiple_tools"))
+case("harmony-not-json", "harmony", harmony("not_json_no_content_type", "foo", ctype=""),
+     source=(*_O, "test_extract_tool_calls_multiple_tools"),
+     differs='vLLM runs the call with the arguments "foo"; callgate requires a JSON object')
+case("harmony-no-args", "harmony", harmony("no_args", ""),
+     source=(*_O, "test_extract_tool_calls_multiple_tools"),
+     differs="vLLM runs the call with empty arguments; callgate requires a JSON object")
+case("harmony-two-calls", "harmony",
+     harmony("get_current_weather", '{"location": "Tokyo"}') + "<|start|>assistant"
+     + harmony("get_user_location", '{"location": "Tokyo"}'),
+     [("get_current_weather", {"location": "Tokyo"}),
+      ("get_user_location", {"location": "Tokyo"})],
+     shown="<|start|>assistant", source=(*_O, "test_extract_tool_calls_multiple_tools"))
+case("harmony-with-final", "harmony",
+     harmony("get_current_weather", '{"location": "Tokyo"}')
+     + "<|start|>assistant<|channel|>final<|message|>This tool call will get the weather.",
+     [("get_current_weather", {"location": "Tokyo"})],
+     shown="<|start|>assistant<|channel|>final<|message|>This tool call will get the weather.",
+     source=(*_O, "test_extract_tool_calls_with_content"),
+     differs="vLLM reads the Harmony channels from token ids and shows only the final "
+     "message; callgate reads text, hides the call's markup and shows the rest as written")
