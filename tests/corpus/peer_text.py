@@ -595,3 +595,96 @@ case("harmony-with-final", "harmony",
      source=(*_O, "test_extract_tool_calls_with_content"),
      differs="vLLM reads the Harmony channels from token ids and shows only the final "
      "message; callgate reads text, hides the call's markup and shows the rest as written")
+
+
+# -- bracket_tool_calls: Mistral -----------------------------------------------------------
+
+_MI = (VLLM, "tests/tool_parsers/test_mistral_tool_parser.py")
+_SF = {"city": "San Francisco", "state": "CA", "unit": "celsius"}
+_SF_JSON = '{"city": "San Francisco", "state": "CA", "unit": "celsius"}'
+_PRE = "test_extract_tool_calls_pre_v11_tokenizer"
+_PRE_STREAM = "test_extract_tool_calls_streaming_pre_v11_tokenizer"
+_V11 = "test_extract_tool_calls"
+case("mistral-no-tools", "bracket_tool_calls", "This is a test",
+     source=(*_MI, "test_extract_tool_calls_no_tools"))
+case("mistral-pre-add", "bracket_tool_calls",
+     '[TOOL_CALLS][{"name": "add", "arguments":{"a": 3.5, "b": 4}}]',
+     [("add", {"a": 3.5, "b": 4})], source=(*_MI, _PRE))
+for _test in (_PRE, _PRE_STREAM):
+    _t = "stream" if _test == _PRE_STREAM else "whole"
+    _sp = ":" if _test == _PRE else ": "
+    case(f"mistral-pre-{_t}-weather", "bracket_tool_calls",
+         f'[TOOL_CALLS] [{{"name": "get_current_weather", "arguments"{_sp}{_SF_JSON}}}]',
+         [("get_current_weather", _SF)], source=(*_MI, _test))
+    case(f"mistral-pre-{_t}-argument-first", "bracket_tool_calls",
+         f'[TOOL_CALLS] [{{"arguments"{_sp}{_SF_JSON}, "name": "get_current_weather"}}]',
+         [("get_current_weather", _SF)], source=(*_MI, _test))
+    case(f"mistral-pre-{_t}-name-in-argument", "bracket_tool_calls",
+         f'[TOOL_CALLS] [{{"arguments"{_sp}{{"name": "John Doe"}}, "name": "get_age"}}]',
+         [("get_age", {"name": "John Doe"})], source=(*_MI, _test))
+    case(f"mistral-pre-{_t}-multiple", "bracket_tool_calls",
+         '[TOOL_CALLS] [{"name": "add", "arguments": {"a": 3.5, "b": 4}}, '
+         f'{{"name": "get_current_weather", "arguments":{_SF_JSON}}}]',
+         [("add", {"a": 3.5, "b": 4}), ("get_current_weather", _SF)], source=(*_MI, _test))
+    case(f"mistral-pre-{_t}-trailing-data", "bracket_tool_calls",
+         '[TOOL_CALLS] [{"name": "get_current_weather", "arguments":{"city": "Dallas", '
+         '"state": "TX", "unit": "fahrenheit"}}]\nextra trailing data',
+         source=(*_MI, _test),
+         differs="vLLM runs the call and shows the text after the JSON; [TOOL_CALLS] has no "
+         "closing delimiter, so callgate reads to the end, where the payload is no longer "
+         "exactly a call list, and shows it all")
+case("mistral-pre-content-before", "bracket_tool_calls",
+     'Hello[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1, "b": 2}}]',
+     [("add", {"a": 1, "b": 2})], shown="Hello", source=(*_MI, _PRE))
+case("mistral-pre-two-bot-tokens", "bracket_tool_calls",
+     '[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1}}]'
+     '[TOOL_CALLS] [{"name": "sub", "arguments":{"b": 2}}]',
+     source=(*_MI, "test_extract_tool_calls_pre_v11_multiple_bot_tokens_raises"))
+case("mistral-pre-junk", "bracket_tool_calls",
+     '[TOOL_CALLS]  junk [{"name": "add", "arguments":{"a": 1, "b": 2}}] trail',
+     source=(*_MI, "test_extract_tool_calls_pre_v11_regex_fallback"),
+     differs="vLLM searches past the junk for a JSON list; callgate reads only what the "
+     "format allows right after the marker, so the block is shown")
+case("mistral-pre-not-json", "bracket_tool_calls", "[TOOL_CALLS] not json at all",
+     source=(*_MI, "test_extract_tool_calls_pre_v11_regex_fallback_fails"),
+     differs="vLLM drops the marker from the shown content; callgate shows the broken "
+     "block exactly as written")
+case("mistral-v11-add", "bracket_tool_calls", '[TOOL_CALLS]add_this_and_that{"a": 3.5, "b": 4}',
+     [("add_this_and_that", {"a": 3.5, "b": 4})], source=(*_MI, _V11))
+case("mistral-v11-weather", "bracket_tool_calls", f"[TOOL_CALLS]get_current_weather{_SF_JSON}",
+     [("get_current_weather", _SF)], source=(*_MI, _V11))
+case("mistral-v11-two", "bracket_tool_calls",
+     '[TOOL_CALLS]add{"a": 3.5, "b": 4}[TOOL_CALLS]multiply{"a": 3, "b": 6}',
+     [("add", {"a": 3.5, "b": 4}), ("multiply", {"a": 3, "b": 6})], source=(*_MI, _V11))
+case("mistral-v11-truncated", "bracket_tool_calls",
+     'hi{hi[TOOL_CALLS]bash{"command": "print(\\"hello world!\\")\\nre.compile(r\'{}\')',
+     source=(*_MI, _V11),
+     differs="vLLM runs bash with the arguments cut short; callgate never runs a call "
+     "whose JSON did not complete")
+case("mistral-v11-complete", "bracket_tool_calls",
+     'hi{hi[TOOL_CALLS]bash{"command": "print(\\"hello world!\\")\\nre.compile(r\'{}\')"}',
+     [("bash", {"command": "print(\"hello world!\")\nre.compile(r'{}')"})], shown="hi{hi",
+     source=(*_MI, _V11))
+case("mistral-v11-no-args", "bracket_tool_calls", "[TOOL_CALLS]toolname_no_args",
+     source=(*_MI, "test_extract_tool_calls_v11_without_args_skipped"))
+case("mistral-pre-stream-no-tools", "bracket_tool_calls", "This is a test",
+     source=(*_MI, _PRE_STREAM))
+case("mistral-pre-stream-add", "bracket_tool_calls",
+     '[TOOL_CALLS]  [ {"name":"add" , "arguments" : {"a": 3, "b": 4} } ]',
+     [("add", {"a": 3, "b": 4})], source=(*_MI, _PRE_STREAM))
+case("mistral-pre-stream-strings", "bracket_tool_calls",
+     '[TOOL_CALLS] [{"name": "add", "arguments":{"a": "3", "b": "4"}}]',
+     [("add", {"a": "3", "b": "4"})], source=(*_MI, _PRE_STREAM))
+_V11S = "test_extract_tool_calls_streaming"
+case("mistral-v11-stream-add", "bracket_tool_calls", '[TOOL_CALLS]add{"a": 3, "b": 4}',
+     [("add", {"a": 3, "b": 4})], source=(*_MI, _V11S))
+case("mistral-v11-stream-strings", "bracket_tool_calls",
+     '[TOOL_CALLS]add_two_strings{"a": "3", "b": "4"}',
+     [("add_two_strings", {"a": "3", "b": "4"})], source=(*_MI, _V11S))
+case("mistral-v11-stream-multiple", "bracket_tool_calls",
+     f'[TOOL_CALLS]add{{"a": 3.5, "b": 4}}[TOOL_CALLS]get_current_weather{_SF_JSON}',
+     [("add", {"a": 3.5, "b": 4}), ("get_current_weather", _SF)], source=(*_MI, _V11S))
+case("mistral-v11-content-before", "bracket_tool_calls",
+     'bla[TOOL_CALLS]add_this_and_that{"a": 3.5, "b": 4}',
+     [("add_this_and_that", {"a": 3.5, "b": 4})], shown="bla",
+     source=(*_MI, "test_extract_tool_calls_streaming_one_chunk"))
