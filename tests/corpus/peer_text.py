@@ -688,3 +688,90 @@ case("mistral-v11-content-before", "bracket_tool_calls",
      'bla[TOOL_CALLS]add_this_and_that{"a": 3.5, "b": 4}',
      [("add_this_and_that", {"a": 3.5, "b": 4})], shown="bla",
      source=(*_MI, "test_extract_tool_calls_streaming_one_chunk"))
+_ONE = "test_extract_tool_calls_streaming_one_chunk"
+case("mistral-one-chunk-args-first-multiple", "bracket_tool_calls",
+     '[TOOL_CALLS] [{"arguments": {"a": 3.5, "b": 4}, "name": "add"}, '
+     f'{{"arguments":{_SF_JSON}, "name": "get_current_weather"}}]',
+     [("add", {"a": 3.5, "b": 4}), ("get_current_weather", _SF)], source=(*_MI, _ONE))
+case("mistral-one-chunk-some-text", "bracket_tool_calls",
+     'Some text[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1, "b": 2}}]',
+     [("add", {"a": 1, "b": 2})], shown="Some text", source=(*_MI, _ONE))
+_FAST = "test_fast_detokenization_text_detection"
+case("mistral-fast-v11", "bracket_tool_calls", 'Hello[TOOL_CALLS]add{"a": 1, "b": 2}',
+     [("add", {"a": 1, "b": 2})], shown="Hello", source=(*_MI, _FAST))
+case("mistral-fast-pre", "bracket_tool_calls",
+     '[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1, "b": 2}}]',
+     [("add", {"a": 1, "b": 2})], source=(*_MI, _FAST))
+_EXC = "test_extract_tool_calls_streaming_exception_returns_none"
+case("mistral-v11-empty-object", "bracket_tool_calls", "[TOOL_CALLS]add{}", [("add", {})],
+     source=(*_MI, _EXC))
+case("mistral-pre-empty-object", "bracket_tool_calls", '[TOOL_CALLS] [{"name":"a","arguments":{}}]',
+     [("a", {})], source=(*_MI, _EXC))
+
+
+# -- bare_json: Llama 3 JSON without its python tag ----------------------------------------
+
+_L3 = (VLLM, "tests/tool_parsers/test_llama3_json_tool_parser.py")
+_BARE = ("vLLM's llama3_json parser finds call objects anywhere in the text; callgate "
+         "reads bare JSON only when it is the whole content (prose quotes JSON)")
+
+
+def bare(id: str, content: str, calls: list[tuple[str, dict[str, Any]]] | None, test: str,
+         differs: str | None = None) -> None:
+    """Bare JSON is checked at the end, after the text was shown: shown is the content."""
+    case(id, "bare_json", content, calls, shown=content, source=(*_L3, test), differs=differs)
+
+
+bare("llama3-surrounded", 'Here is the result: {"name": "getOpenIncidentsTool", '
+     '"parameters": {}} Would you like to know more?', None, "test_extract_tool_calls_simple",
+     _BARE)
+bare("llama3-with-arguments",
+     '{"name": "searchTool", "parameters": {"query": "test query", "limit": 10}}',
+     [("searchTool", {"query": "test query", "limit": 10})], "test_extract_tool_calls_with_arguments")
+bare("llama3-no-json", "This is just some text without any tool calls", None,
+     "test_extract_tool_calls_no_json")
+bare("llama3-invalid-json", '{"name": "invalidTool", "parameters": {invalid json}', None,
+     "test_extract_tool_calls_invalid_json")
+bare("llama3-arguments-key", '{"name": "searchTool", "arguments": {"query": "test"}}',
+     [("searchTool", {"query": "test"})], "test_extract_tool_calls_with_arguments_key")
+_THREE = ('{"name": "searchTool", "parameters": {"query": "test1"}}{sep}'
+          '{"name": "getOpenIncidentsTool", "parameters": {}}{sep}'
+          '{"name": "searchTool", "parameters": {"query": "test2"}}')
+bare("llama3-multiple", _THREE.replace("{sep}", "; "), None, "test_extract_tool_calls_multiple_json",
+     _BARE)
+bare("llama3-multiple-spaces", _THREE.replace("{sep}", " ; "), None,
+     "test_extract_tool_calls_multiple_json_with_whitespace", _BARE)
+bare("llama3-multiple-surrounded", "Here are the results: " + _THREE.replace("{sep}", "; ")
+     + " Would you like to know more?", None,
+     "test_extract_tool_calls_multiple_json_with_surrounding_text", _BARE)
+bare("llama3-deeply-nested", '{"name": "complexTool", "parameters": {"level1": {"level2": '
+     '{"level3": {"level4": {"value": "deep"}}}}}}',
+     [("complexTool", {"level1": {"level2": {"level3": {"level4": {"value": "deep"}}}}})],
+     "test_extract_tool_calls_deeply_nested_json")
+bare("llama3-multiple-deep", '{"name": "simpleTool", "parameters": {"value": "test"}}; '
+     '{"name": "complexTool", "parameters": {"config": {"database": {"connection": '
+     '{"pool": {"size": 10}}}}}}', None, "test_extract_tool_calls_multiple_with_deep_nesting",
+     _BARE)
+bare("llama3-brackets-in-strings", '{"name": "searchTool", "parameters": {"query": '
+     '"test {value} [complex]","nested": {"inner": "more {brackets}"}}}',
+     [("searchTool", {"query": "test {value} [complex]", "nested": {"inner": "more {brackets}"}})],
+     "test_extract_tool_calls_with_quotes_and_brackets_in_string")
+bare("llama3-escaped-quotes",
+     '{"name": "parserTool", "parameters": {"text": "He said \\"Hello {world}\\""}}',
+     [("parserTool", {"text": 'He said "Hello {world}"'})],
+     "test_extract_tool_calls_with_escaped_quotes_in_nested_json")
+bare("llama3-missing-name", '{"parameters": {}}', None, "test_extract_tool_calls_missing_name_key")
+bare("llama3-missing-parameters", '{"name": "toolWithoutParams"}', None,
+     "test_extract_tool_calls_missing_parameters_and_arguments_key")
+bare("llama3-brace-in-trailing-text", '{"name": "searchTool", "parameters": {"query": "test"}} '
+     "I used {searchTool} for this.", None, "test_extract_tool_calls_brace_in_trailing_text",
+     _BARE)
+bare("llama3-json-in-trailing-text", '{"name": "searchTool", "parameters": {"query": "test"}} '
+     'The arguments I passed were {"query": "test"}', None,
+     "test_extract_tool_calls_json_fragment_in_trailing_text", _BARE)
+for _n, _sep in enumerate(["; ", ";", ";\n", "\n"]):
+    bare(f"llama3-separator-{_n}", '{"name": "searchTool", "parameters": {"query": "test1"}}'
+         + _sep + '{"name": "getOpenIncidentsTool", "parameters": {}}', None,
+         "test_extract_tool_calls_streaming_parallel_separators", _BARE)
+bare("llama3-regex-timeout", "{hello world[A(A=" + "\t)A(A=,\t" * 2, None,
+     "test_regex_timeout_handling")
