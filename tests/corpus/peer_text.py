@@ -775,3 +775,103 @@ for _n, _sep in enumerate(["; ", ";", ";\n", "\n"]):
          "test_extract_tool_calls_streaming_parallel_separators", _BARE)
 bare("llama3-regex-timeout", "{hello world[A(A=" + "\t)A(A=,\t" * 2, None,
      "test_regex_timeout_handling")
+
+
+# -- pythonic: Llama 3.2 / ToolACE call lists ----------------------------------------------
+
+_P = (VLLM, "tests/tool_parsers/test_pythonic_tool_parser.py")
+_PY_SIMPLE = "get_weather(city='San Francisco', metric='celsius')"
+_PY_SIMPLE_CALL = ("get_weather", {"city": "San Francisco", "metric": "celsius"})
+_PY_MORE = ("register_user(name='John Doe', age=37, address={'city': 'San Francisco', "
+            "'state': 'CA'}, role=None, passed_test=True, aliases=['John', 'Johnny'])")
+_PY_MORE_CALL = ("register_user", {"name": "John Doe", "age": 37,
+                                   "address": {"city": "San Francisco", "state": "CA"},
+                                   "role": None, "passed_test": True,
+                                   "aliases": ["John", "Johnny"]})
+_KEEP_GOOD = ("vLLM runs the good calls of a list with a bad one; callgate runs all of a "
+              "block or none")
+
+
+def pythonic(id: str, content: str, calls: list[tuple[str, dict[str, Any]]] | None,
+             source: tuple[str, str, str], differs: str | None = None) -> None:
+    """A pythonic list is checked at the end, after the text was shown: shown is the content."""
+    case(id, "pythonic", content, calls, shown=content, source=source, differs=differs)
+
+
+pythonic("pythonic-no-call", "How can I help you today?", None, (*_P, "test_no_tool_call"))
+for _id, _out, _call in (
+    ("simple", _PY_SIMPLE, _PY_SIMPLE_CALL),
+    ("more-types", _PY_MORE, _PY_MORE_CALL),
+    ("parameterless", "get_weather()", ("get_weather", {})),
+    ("empty-dict", "do_something_cool(additional_data={})",
+     ("do_something_cool", {"additional_data": {}})),
+    ("empty-list", "do_something_cool(steps=[])", ("do_something_cool", {"steps": []})),
+    ("escaped-string", "get_weather(city='Martha\\'s Vineyard', metric='\\\"cool units\\\"')",
+     ("get_weather", {"city": "Martha's Vineyard", "metric": '"cool units"'})),
+):
+    pythonic(f"pythonic-{_id}", f"[{_out}]", [_call], (*_P, "test_tool_call"))
+pythonic("pythonic-parallel", f"[{_PY_SIMPLE}, {_PY_MORE}]", [_PY_SIMPLE_CALL, _PY_MORE_CALL],
+         (*_P, "test_tool_call"))
+pythonic("pythonic-large-steps",
+         f"[{_PY_SIMPLE}, get_weather(), do_something_cool(steps=[])]",
+         [_PY_SIMPLE_CALL, ("get_weather", {}), ("do_something_cool", {"steps": []})],
+         (*_P, "test_streaming_tool_call_with_large_steps"))
+pythonic("pythonic-regex-timeout", "hello world[A(A=" + "\t)A(A=,\t" * 2, None,
+         (*_P, "test_regex_timeout_handling"))
+pythonic("pythonic-bytes-sibling", f"[bad(x=b'z'), {_PY_SIMPLE}]", None,
+         (*_P, "test_bad_sibling_call_does_not_drop_good_calls"), _KEEP_GOOD)
+pythonic("pythonic-non-finite", f"[calc(x=1e999), {_PY_SIMPLE}]", None,
+         (*_P, "test_non_finite_argument_rejected"), _KEEP_GOOD)
+pythonic("pythonic-unparsable-sibling", f"[{_PY_SIMPLE}, f(a='x 'y', b='z')]", None,
+         (*_P, "test_good_call_survives_unparsable_sibling"), _KEEP_GOOD)
+pythonic("pythonic-unrecoverable", "[f(a='x 'y' 'z), g(b='p 'q' 'r)]", None,
+         (*_P, "test_unrecoverable_block_still_reports_no_tool_call"))
+pythonic("pythonic-mismatched-brackets", "[foo(x=1])]", None,
+         (*_P, "test_streaming_mismatched_brackets_reported_once"))
+
+
+# -- llama4_python: Llama 4 <|python_start|> (and its bare lists) --------------------------
+
+_L4 = (VLLM, "tests/tool_parsers/test_llama4_pythonic_tool_parser.py")
+_LA = "get_weather(city='LA', metric='C')"
+_LA_CALL = ("get_weather", {"city": "LA", "metric": "C"})
+_DOE_CALL = ("register_user", {"name": "Doe", "age": 9})
+case("llama4-no-call", "llama4_python", "How can I help you today?", source=(*_L4, "test_no_tool_call"))
+case("llama4-python-tag", "llama4_python", f"<|python_start|>[{_LA}]<|python_end|>", [_LA_CALL],
+     source=(*_L4, "test_tool_call"))
+case("llama4-unclosed-parallel", "llama4_python",
+     f"<|python_start|>[{_LA},register_user(name='Doe', age=9)]", [_LA_CALL, _DOE_CALL],
+     source=(*_L4, "test_tool_call"))
+case("llama4-unclosed-parallel-spaced", "llama4_python",
+     f"<|python_start|>[{_LA}, register_user(name='Doe', age=9)]", [_LA_CALL, _DOE_CALL],
+     source=(*_L4, "test_tool_call"))
+case("llama4-large-steps", "llama4_python",
+     f"<|python_start|>[{_LA}, get_weather(), do_something_cool(steps=[])]<|python_end|>",
+     [_LA_CALL, ("get_weather", {}), ("do_something_cool", {"steps": []})],
+     source=(*_L4, "test_streaming_tool_call_with_large_steps"))
+case("llama4-regex-timeout", "llama4_python", "hello world[A(A=" + "\t)A(A=,\t" * 2,
+     source=(*_L4, "test_regex_timeout_handling"))
+case("llama4-bytes-sibling", "llama4_python",
+     f"<|python_start|>[bad(x=b'z'), {_LA}]<|python_end|>",
+     source=(*_L4, "test_bad_sibling_call_does_not_drop_good_calls"), differs=_KEEP_GOOD)
+case("llama4-non-finite", "llama4_python",
+     f"<|python_start|>[calc(x=1e999), {_LA}]<|python_end|>",
+     source=(*_L4, "test_non_finite_argument_rejected"), differs=_KEEP_GOOD)
+case("llama4-mismatched", "llama4_python", "<|python_start|>[foo(x=1])]<|python_end|>",
+     source=(*_L4, "test_streaming_mismatched_brackets_reported_once"))
+for _id, _out, _call in (
+    ("simple", f"[{_LA}]", _LA_CALL),
+    ("more-types", "[register_user(name='Doe', age=9, address={'city': 'LA', 'state': 'CA'}, "
+     "role=None, passed_test=True, aliases=['John', 'Johnny'])]",
+     ("register_user", {"name": "Doe", "age": 9, "address": {"city": "LA", "state": "CA"},
+                        "role": None, "passed_test": True, "aliases": ["John", "Johnny"]})),
+    ("parameterless", "[get_weather()]", ("get_weather", {})),
+    ("empty-dict", "[do_something_cool(additional_data={})]",
+     ("do_something_cool", {"additional_data": {}})),
+    ("empty-list", "[do_something_cool(steps=[])]", ("do_something_cool", {"steps": []})),
+    ("escaped", "[get_weather(city='Martha\\'s Vineyard', metric='\\\"cool units\\\"')]",
+     ("get_weather", {"city": "Martha's Vineyard", "metric": '"cool units"'})),
+):
+    pythonic(f"llama4-bare-{_id}", _out, [_call], (*_L4, "test_tool_call"))
+pythonic("llama4-bare-parallel", "[get_weather(city='LA',metric='C'),register_user(name='Doe',age=9)]",
+         [_LA_CALL, _DOE_CALL], (*_L4, "test_tool_call"))
