@@ -875,3 +875,130 @@ for _id, _out, _call in (
     pythonic(f"llama4-bare-{_id}", _out, [_call], (*_L4, "test_tool_call"))
 pythonic("llama4-bare-parallel", "[get_weather(city='LA',metric='C'),register_user(name='Doe',age=9)]",
          [_LA_CALL, _DOE_CALL], (*_L4, "test_tool_call"))
+
+
+# -- deepseek: DeepSeek V3 / V3.1 ----------------------------------------------------------
+
+_D3 = (VLLM, "tests/tool_parsers/test_deepseekv3_tool_parser.py")
+
+
+def ds3(*calls: tuple[str, str]) -> str:
+    body = "".join(
+        f"{CALL_BEGIN}function{SEP}{name}\n```json\n{args}\n```{CALL_END}" for name, args in calls
+    )
+    return f"{CALLS_BEGIN}{body}{CALLS_END}"
+
+
+_VARIOUS_JSON = (
+    '{"string_field": "hello", "int_field": 42, "float_field": 3.14, "bool_field": true, '
+    '"null_field": null, "array_field": ["a", "b", "c"], "object_field": {"nested": "value"}, '
+    '"empty_array": [], "empty_object": {}}'
+)
+_VARIOUS = {
+    "string_field": "hello", "int_field": 42, "float_field": 3.14, "bool_field": True,
+    "null_field": None, "array_field": ["a", "b", "c"], "object_field": {"nested": "value"},
+    "empty_array": [], "empty_object": {},
+}
+_ESCAPED_JSON = (
+    '{"text": "He said \\"hello\\"", "path": "C:\\\\Users\\\\file", "newline": "line1\\nline2"}'
+)
+_ESCAPED = {"text": 'He said "hello"', "path": "C:\\Users\\file", "newline": "line1\nline2"}
+_TOKYO = '{"city": "Tokyo", "unit": "celsius"}'
+_HOTELS = '{"location": "Tokyo", "check_in": "2025-01-15"}'
+case("dsv3-no-calls", "deepseek", "How can I help you today? I can check weather for you.",
+     source=(*_D3, "test_no_tool_calls"))
+case("dsv3-single", "deepseek", ds3(("get_weather", _TOKYO)),
+     [("get_weather", {"city": "Tokyo", "unit": "celsius"})],
+     source=(*_D3, "test_single_tool_call_simple_args"))
+case("dsv3-parallel", "deepseek", ds3(("get_weather", _TOKYO), ("search_hotels", _HOTELS)),
+     [("get_weather", {"city": "Tokyo", "unit": "celsius"}),
+      ("search_hotels", {"location": "Tokyo", "check_in": "2025-01-15"})],
+     source=(*_D3, "test_parallel_tool_calls"))
+case("dsv3-various-types", "deepseek", ds3(("test_function", _VARIOUS_JSON)),
+     [("test_function", _VARIOUS)], source=(*_D3, "test_various_data_types"))
+case("dsv3-empty-arguments", "deepseek", ds3(("get_current_time", "{}")),
+     [("get_current_time", {})], source=(*_D3, "test_empty_arguments"))
+case("dsv3-surrounding-text", "deepseek",
+     "Let me check the weather for you." + ds3(("get_weather", '{"city": "Paris"}')),
+     [("get_weather", {"city": "Paris"})], shown="Let me check the weather for you.",
+     source=(*_D3, "test_surrounding_text"))
+case("dsv3-escaped", "deepseek", ds3(("send_message", _ESCAPED_JSON)), [("send_message", _ESCAPED)],
+     source=(*_D3, "test_escaped_strings"))
+case("dsv3-malformed-json", "deepseek", ds3(("get_weather", '{"city": "Tokyo"')),
+     source=(*_D3, "test_malformed_input"))
+case("dsv3-malformed-no-call-begin", "deepseek",
+     f'{CALLS_BEGIN}function{SEP}get_weather\n```json\n{{"city": "Tokyo"}}\n```{CALLS_END}',
+     source=(*_D3, "test_malformed_input"))
+_D31 = (VLLM, "tests/tool_parsers/test_deepseekv31_tool_parser.py")
+case("dsv31-with-tool", "deepseek",
+     f'normal text{CALLS_BEGIN}{CALL_BEGIN}foo{SEP}{{"x":1}}{CALL_END}{CALLS_END}',
+     [("foo", {"x": 1})], shown="normal text", source=(*_D31, "test_extract_tool_calls_with_tool"))
+case("dsv31-multiple", "deepseek",
+     f'some prefix text{CALLS_BEGIN}{CALL_BEGIN}foo{SEP}{{"x":1}}{CALL_END}'
+     f'{CALL_BEGIN}bar{SEP}{{"y":2}}{CALL_END}{CALLS_END} some suffix text',
+     [("foo", {"x": 1}), ("bar", {"y": 2})], shown="some prefix text some suffix text",
+     source=(*_D31, "test_extract_tool_calls_with_multiple_tools"))
+case("dsv31-cut-off", "deepseek", f"Let me look that up.{CALLS_BEGIN}get_weather",
+     source=(*_D31, "test_extract_tool_calls_unparsable_block"))
+case("dsv31-no-call-markers", "deepseek", f'{CALLS_BEGIN}foo{SEP}{{"x":1}}{CALLS_END}',
+     source=(*_D31, "test_extract_tool_calls_unparsable_block"))
+
+
+# -- granite / granite_tool_call: IBM Granite 3.0 and 3.1+ ---------------------------------
+
+_GR = (VLLM, "tests/tool_parsers/test_granite_tool_parser.py")
+case("granite-no-calls", "granite", "This is a regular response without any tool calls.",
+     source=(*_GR, "test_no_tool_calls"))
+case("granite-single", "granite",
+     '<|tool_call|> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]',
+     [("get_weather", {"city": "Tokyo"})], source=(*_GR, "test_single_tool_call_simple_args"))
+case("granite-parallel", "granite",
+     '<|tool_call|> [\n  {"name": "get_weather", "arguments": {"city": "Tokyo"}},\n'
+     '  {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}\n]',
+     [("get_weather", {"city": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+     source=(*_GR, "test_parallel_tool_calls"))
+case("granite31-various-types", "granite_tool_call",
+     '<tool_call> [{\n  "name": "test_function",\n  "arguments": {\n    "string_field": "hello",\n'
+     '    "int_field": 42,\n    "float_field": 3.14,\n    "bool_field": true,\n'
+     '    "null_field": null,\n    "array_field": ["a", "b", "c"],\n'
+     '    "object_field": {"nested": "value"},\n    "empty_array": [],\n'
+     '    "empty_object": {}\n  }\n}]',
+     [("test_function", _VARIOUS)], source=(*_GR, "test_various_data_types"))
+case("granite-empty-arguments", "granite", '<|tool_call|> [{"name": "refresh", "arguments": {}}]',
+     [("refresh", {})], source=(*_GR, "test_empty_arguments"))
+case("granite-surrounding-text", "granite",
+     'Let me check the weather for you.\n<|tool_call|> [{"name": "get_weather", '
+     '"arguments": {"city": "Tokyo"}}]\nI\'ll get that information.',
+     source=(*_GR, "test_surrounding_text"),
+     differs="vLLM marks this case as a known failure; Granite's marker has no close, so "
+     "callgate reads to the end, finds prose after the list and shows it all")
+case("granite31-escaped", "granite_tool_call",
+     '<tool_call> [{\n  "name": "test_function",\n  "arguments": {\n'
+     '    "quoted": "He said \\"hello\\"",\n    "path": "C:\\\\Users\\\\file.txt",\n'
+     '    "newline": "line1\\nline2",\n    "unicode": "emoji: \U0001f389"\n  }\n}]',
+     [("test_function", {"quoted": 'He said "hello"', "path": "C:\\Users\\file.txt",
+                         "newline": "line1\nline2", "unicode": "emoji: \U0001f389"})],
+     source=(*_GR, "test_escaped_strings"))
+for _n, _bad in enumerate([
+    '<|tool_call|> [{"name": "func", "arguments": {',
+    '<|tool_call|> {"name": "func", "arguments": {}}',
+    '[{"name": "func", "arguments": "not a dict"}]',
+    'Some text [{"name": "func"}]',
+]):
+    case(f"granite-malformed-{_n}", "granite", _bad, source=(*_GR, "test_malformed_input"))
+case("granite-token-prefix", "granite",
+     '<|tool_call|> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]',
+     [("get_weather", {"city": "Tokyo"})], source=(*_GR, "test_granite_token_prefix_format"))
+case("granite31-string-prefix", "granite_tool_call",
+     '<tool_call> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]',
+     [("get_weather", {"city": "Tokyo"})], source=(*_GR, "test_granite_string_prefix_format"))
+case("granite-arguments-first", "granite",
+     '<|tool_call|> [{"arguments": {"city": "Tokyo"}, "name": "get_weather"}, '
+     '{"arguments": {"timezone": "Asia/Tokyo"}, "name": "get_time"}]',
+     [("get_weather", {"city": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+     source=(*_GR, "test_streaming_parallel_calls_batched_deltas"))
+case("granite-single-delta", "granite",
+     '<|tool_call|>[{"name": "get_weather", "arguments": {"x": 42}}, '
+     '{"name": "b", "arguments": {"y": 7}}]',
+     [("get_weather", {"x": 42}), ("b", {"y": 7})],
+     source=(*_GR, "test_streaming_parallel_calls_single_delta"))
