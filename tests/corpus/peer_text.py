@@ -1002,3 +1002,81 @@ case("granite-single-delta", "granite",
      '{"name": "b", "arguments": {"y": 7}}]',
      [("get_weather", {"x": 42}), ("b", {"y": 7})],
      source=(*_GR, "test_streaming_parallel_calls_single_delta"))
+
+
+# -- phi4_functools: Phi-4-mini ------------------------------------------------------------
+
+_PH = (VLLM, "tests/tool_parsers/test_phi4mini_tool_parser.py")
+case("phi4-no-calls", "phi4_functools", "This is a regular response without any tool calls.",
+     source=(*_PH, "test_no_tool_calls"))
+case("phi4-single", "phi4_functools",
+     'functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}]',
+     [("get_weather", {"city": "Tokyo"})], source=(*_PH, "test_single_tool_call_simple_args"))
+case("phi4-parallel", "phi4_functools",
+     'functools[\n  {"name": "get_weather", "arguments": {"city": "Tokyo"}},\n'
+     '  {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}\n]',
+     [("get_weather", {"city": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+     source=(*_PH, "test_parallel_tool_calls"))
+case("phi4-various-types", "phi4_functools",
+     'functools[{\n  "name": "test_function",\n  "arguments": {\n    "string_field": "hello",\n'
+     '    "int_field": 42,\n    "float_field": 3.14,\n    "bool_field": true,\n'
+     '    "null_field": null,\n    "array_field": ["a", "b", "c"],\n'
+     '    "object_field": {"nested": "value"},\n    "empty_array": [],\n'
+     '    "empty_object": {}\n  }\n}]',
+     [("test_function", _VARIOUS)], source=(*_PH, "test_various_data_types"))
+case("phi4-empty-arguments", "phi4_functools", 'functools[{"name": "refresh", "arguments": {}}]',
+     [("refresh", {})], source=(*_PH, "test_empty_arguments"))
+case("phi4-surrounding-text", "phi4_functools",
+     'Let me check the weather for you.\nfunctools[{"name": "get_weather", "arguments": '
+     '{"city": "Tokyo"}}]\nWould you like to know more?',
+     source=(*_PH, "test_surrounding_text"),
+     differs="vLLM runs the call and drops the prose around it; functools[ has no close, "
+     "so callgate reads to the end, finds prose after the list and shows it all")
+case("phi4-escaped", "phi4_functools",
+     'functools[{\n  "name": "test_function",\n  "arguments": {\n'
+     '    "quoted": "He said \\"hello\\"",\n    "path": "C:\\\\Users\\\\file.txt",\n'
+     '    "newline": "line1\\nline2",\n    "unicode": "emoji: \U0001f389"\n  }\n}]',
+     [("test_function", {"quoted": 'He said "hello"', "path": "C:\\Users\\file.txt",
+                         "newline": "line1\nline2", "unicode": "emoji: \U0001f389"})],
+     source=(*_PH, "test_escaped_strings"))
+for _n, _bad in enumerate([
+    'functools[{"name": "func", "arguments": {',
+    'functools[{"name": "func", "arguments": "not a dict"}]',
+    'functools{"name": "func"}',
+    "functools[] This is just text",
+    "functools[ This is just text ]",
+]):
+    case(f"phi4-malformed-{_n}", "phi4_functools", _bad, source=(*_PH, "test_malformed_input"))
+case("phi4-name-only", "phi4_functools", 'functools[{"name": "func"}]', [("func", {})],
+     source=(*_PH, "test_malformed_input"),
+     differs="vLLM's test lists a call object without arguments as malformed; callgate "
+     "reads it as a call with no arguments (the tool's schema then decides)")
+
+
+# -- command_r: Cohere Command R7B / A ------------------------------------------------------
+
+_C = (VLLM, "tests/tool_parsers/test_cohere_command_tool_parser.py")
+_CX = "TestExtractToolCalls"
+_THINK_FOO = "<|START_THINKING|> i will call foo with query1<|END_THINKING|>"
+_FOO = '{"tool_call_id": "0", "tool_name": "foo", "parameters": {"query": "query1"}}'
+case("command-single", "command_r",
+     _THINK_FOO + f"<|START_ACTION|>\n[\n    {_FOO}\n]\n<|END_ACTION|>",
+     [("foo", {"query": "query1"})], shown=_THINK_FOO, source=(*_C, _CX + "[single_tool_call]"))
+case("command-citations", "command_r",
+     "<|START_THINKING|>This is a rainbow <co>emoji: \U0001f308</co: 0:[1]><|END_THINKING|>\n"
+     "<|START_RESPONSE|>foo <co>bar</co: 0:[1,2],1:[3,4]><|END_RESPONSE|>",
+     source=(*_C, _CX + "[citations_no_tool_calls]"))
+_THINK_FIRST = "<|START_THINKING|>first I think about foo<|END_THINKING|>"
+case("command-multiple", "command_r",
+     _THINK_FIRST + f"<|START_ACTION|>\n[\n    {_FOO},\n"
+     '    {"tool_call_id": "1", "tool_name": "bar", "parameters": {"x": 42}}\n]\n<|END_ACTION|>',
+     [("foo", {"query": "query1"}), ("bar", {"x": 42})], shown=_THINK_FIRST,
+     source=(*_C, _CX + "[multiple_tool_calls]"))
+case("command-reasoning-only", "command_r",
+     "<|START_THINKING|>just think, no response<|END_THINKING|>",
+     source=(*_C, _CX + "[reasoning_only]"))
+case("command-multi-token", "command_r",
+     _THINK_FOO + f"<|START_ACTION|>\n[\n    {_FOO}\n]\n<|END_ACTION|>",
+     [("foo", {"query": "query1"})], shown=_THINK_FOO,
+     source=(*_C, "TestSpeculativeDecodingMultiTokenDelta"
+             ".test_multi_token_chunks_still_produce_correct_tool_call"))
