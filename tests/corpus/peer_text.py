@@ -1080,3 +1080,77 @@ case("command-multi-token", "command_r",
      [("foo", {"query": "query1"})], shown=_THINK_FOO,
      source=(*_C, "TestSpeculativeDecodingMultiTokenDelta"
              ".test_multi_token_chunks_still_produce_correct_tool_call"))
+
+
+# -- SGLang --------------------------------------------------------------------------------
+
+_SG_OSS = (SGLANG, "test/registered/function_call/test_gpt_oss_detector.py")
+_OSS_REASON = "<|channel|>analysis<|message|>Reasoning...<|end|><|start|>assistant"
+_OSS_FINAL = "<|start|>assistant<|channel|>final<|message|>This text should be truncated."
+_OSS_TRUNCATE = ("SGLang drops the text after a Harmony call; callgate hides only the "
+                 "call's markup and shows the rest as written")
+for _test in ("test_detect_and_parse_truncate_normal", "test_parse_streaming_truncate_normal"):
+    case(f"sglang-oss-{_test[5:]}", "harmony",
+         _OSS_REASON + harmony("read_file", '{\n  "files": []\n}') + _OSS_FINAL,
+         [("read_file", {"files": []})], shown=_OSS_REASON + _OSS_FINAL,
+         source=(*_SG_OSS, _test), differs=_OSS_TRUNCATE)
+case("sglang-oss-fast-path", "harmony",
+     "<|start|>assistant" + harmony("read_file", "{}") + "This is normal text that should be ignored.",
+     [("read_file", {})],
+     shown="<|start|>assistant" + "This is normal text that should be ignored.",
+     source=(*_SG_OSS, "test_parse_streaming_fast_path_fix"), differs=_OSS_TRUNCATE)
+
+_SG = (SGLANG, "test/registered/function_call/test_function_call_parser.py")
+_SG_PY = "TestPythonicDetector."
+_ANYWHERE = ("SGLang's pythonic detector finds a call list anywhere in the text; callgate "
+             "reads a bare list only when it is the whole content (prose uses brackets)")
+
+
+def sg_pythonic(id: str, content: str, calls: list[tuple[str, dict[str, Any]]] | None,
+                test: str, differs: str | None = None) -> None:
+    pythonic(id, content, calls, (*_SG, _SG_PY + test), differs)
+
+
+sg_pythonic("sglang-py-no-brackets", "This is just normal text without any tool calls.", None,
+            "test_parse_streaming_no_brackets")
+sg_pythonic("sglang-py-prefixed",
+            "Here's a tool call: [get_weather(location='New York', unit='celsius')]", None,
+            "test_parse_streaming_complete_tool_call", _ANYWHERE)
+sg_pythonic("sglang-py-text-before", "This is some text before [get_weather(location='London')]",
+            None, "test_parse_streaming_text_before_tool_call", _ANYWHERE)
+sg_pythonic("sglang-py-partial", "Let me check the weather: [get_weather(location='Paris')]",
+            None, "test_parse_streaming_partial_tool_call", _ANYWHERE)
+sg_pythonic("sglang-py-at-start", "[search(query='python programming')]",
+            [("search", {"query": "python programming"})],
+            "test_parse_streaming_bracket_without_text_before")
+sg_pythonic("sglang-py-text-after", "[get_weather(location='Tokyo')] Here's the forecast:", None,
+            "test_parse_streaming_text_after_tool_call", _ANYWHERE)
+sg_pythonic("sglang-py-two-lists", "[get_weather(location='Berlin')] and [search(query='restaurants')]",
+            None, "test_parse_streaming_multiple_tool_calls", _ANYWHERE)
+sg_pythonic("sglang-py-open-bracket", "Let's try this: [", None,
+            "test_parse_streaming_opening_bracket_only")
+sg_pythonic("sglang-py-nested-list",
+            "[get_weather(location='New York', unit='celsius', data=[1, 2, 3])]",
+            [("get_weather", {"location": "New York", "unit": "celsius", "data": [1, 2, 3]})],
+            "test_parse_streaming_nested_brackets")
+sg_pythonic("sglang-py-nested-dict",
+            "[search(query='test', config={'options': [1, 2], 'nested': {'key': 'value'}})]",
+            [("search", {"query": "test", "config": {"options": [1, 2], "nested": {"key": "value"}}})],
+            "test_parse_streaming_nested_brackets_dict")
+sg_pythonic("sglang-py-two-nested",
+            "[get_weather(location='Paris', data=[10, 20]), search(query='test', filters=['a', 'b'])]",
+            [("get_weather", {"location": "Paris", "data": [10, 20]}),
+             ("search", {"query": "test", "filters": ["a", "b"]})],
+            "test_parse_streaming_multiple_tools_with_nested_brackets")
+sg_pythonic("sglang-py-partial-nested", "Here's a call: [get_weather(location='Tokyo', data=[1, 2, 3])]",
+            None, "test_parse_streaming_partial_nested_brackets", _ANYWHERE)
+case("sglang-py-python-start", "llama4_python",
+     "Here's a call: <|python_start|>[get_weather(location='Tokyo', data=[1, 2, 3])]<|python_end|>",
+     [("get_weather", {"location": "Tokyo", "data": [1, 2, 3]})], shown="Here's a call: ",
+     source=(*_SG, _SG_PY + "test_parse_streaming_with_python_start_and_end_token"))
+case("sglang-py-python-start-text-after", "llama4_python",
+     "User wants to get the weather in Mars. <|python_start|>[get_weather(location='Mars', "
+     "unit='celsius')]<|python_end|> In this way we will get the weather in Mars.",
+     [("get_weather", {"location": "Mars", "unit": "celsius"})],
+     shown="User wants to get the weather in Mars.  In this way we will get the weather in Mars.",
+     source=(*_SG, _SG_PY + "test_detect_and_parse_with_python_start_and_end_token"))
