@@ -1154,3 +1154,49 @@ case("sglang-py-python-start-text-after", "llama4_python",
      [("get_weather", {"location": "Mars", "unit": "celsius"})],
      shown="User wants to get the weather in Mars.  In this way we will get the weather in Mars.",
      source=(*_SG, _SG_PY + "test_detect_and_parse_with_python_start_and_end_token"))
+_SG_MI = "TestMistralDetector."
+_DECIDE = "make_next_step_decision"
+_ANSWER_TEXT = (
+    "```\\nTOOL: Access a weather API or service\\nOBSERVATION: Retrieve the current weather "
+    "data for the top 5 populated cities in the US\\nANSWER: The weather in the top 5 populated "
+    "cities in the US is as follows: [City Name] - [Weather Conditions] - [Temperature]\\n```"
+)
+case("sglang-mistral-nested-brackets", "bracket_tool_calls",
+     f'[TOOL_CALLS] [{{"name":"{_DECIDE}", "arguments":{{"decision":"","content":"{_ANSWER_TEXT}"}}}}]',
+     [(_DECIDE, {"decision": "", "content": json.loads(f'"{_ANSWER_TEXT}"')})],
+     source=(*_SG, _SG_MI + "test_detect_and_parse_with_nested_brackets_in_content"))
+case("sglang-mistral-simple", "bracket_tool_calls",
+     f'[TOOL_CALLS] [{{"name":"{_DECIDE}", "arguments":{{"decision":"TOOL", '
+     '"content":"Use weather API"}}]',
+     [(_DECIDE, {"decision": "TOOL", "content": "Use weather API"})],
+     source=(*_SG, _SG_MI + "test_detect_and_parse_simple_case"))
+case("sglang-mistral-no-calls", "bracket_tool_calls",
+     "This is just normal text without any tool calls.",
+     source=(*_SG, _SG_MI + "test_detect_and_parse_no_tool_calls"))
+case("sglang-mistral-text-before", "bracket_tool_calls",
+     f'Here is some text before the tool call: [TOOL_CALLS] [{{"name":"{_DECIDE}", '
+     '"arguments":{"decision":"ANSWER", "content":"The answer is 42"}}]',
+     [(_DECIDE, {"decision": "ANSWER", "content": "The answer is 42"})],
+     shown="Here is some text before the tool call: ",
+     source=(*_SG, _SG_MI + "test_detect_and_parse_with_text_before_tool_call"))
+for _test in ("test_detect_and_parse_compact_args_format",
+              "test_streaming_compact_args_format_emits_tool_calls"):
+    case(f"sglang-mistral-{_test[5:]}", "bracket_tool_calls",
+         f'[TOOL_CALLS]{_DECIDE}[ARGS]{{"decision":"TOOL", "content":"Use weather API"}}',
+         [(_DECIDE, {"decision": "TOOL", "content": "Use weather API"})],
+         source=(*_SG, _SG_MI + _test))
+_SG_BASE = "TestBaseFormatDetector."
+_COMMA_PAIR = ('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+               '{"name": "get_tourist_attractions", "arguments": {"city": "London"}}{end}')
+_COMMA = ("SGLang's base detector reads comma-separated call objects in one <tool_call>; "
+          "callgate requires one JSON value (an object or a list), so the block is shown")
+case("sglang-base-comma-objects", "tool_call_tag", _COMMA_PAIR.replace("{end}", "</tool_call>"),
+     source=(*_SG, _SG_BASE + "test_sequential_tool_index_assignment"), differs=_COMMA)
+case("sglang-base-comma-objects-space", "tool_call_tag", _COMMA_PAIR.replace("{end}", " </tool_call>"),
+     source=(*_SG, _SG_BASE + "test_buffer_content_preservation"), differs=_COMMA)
+case("sglang-base-invalid-tool", "tool_call_tag", '<tool_call>{"name": "invalid_tool", ',
+     source=(*_SG, _SG_BASE + "test_buffer_reset_on_invalid_tool"))
+case("sglang-base-chinese", "tool_call_tag",
+     '<tool_call>{"name": "get_weather", "arguments": {"city": "\u676d\u5dde"}}</tool_call>',
+     [("get_weather", {"city": "\u676d\u5dde"})],
+     source=(*_SG, _SG_BASE + "test_chinese_characters_not_double_escaped"))
