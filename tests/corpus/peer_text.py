@@ -1200,3 +1200,81 @@ case("sglang-base-chinese", "tool_call_tag",
      '<tool_call>{"name": "get_weather", "arguments": {"city": "\u676d\u5dde"}}</tool_call>',
      [("get_weather", {"city": "\u676d\u5dde"})],
      source=(*_SG, _SG_BASE + "test_chinese_characters_not_double_escaped"))
+
+
+# -- llama.cpp: tests/test-chat.cpp, test_template_output_parsers ---------------------------
+
+_LC = (LLAMA_CPP, "tests/test-chat.cpp")
+_LC_H = "test_template_output_parsers (Hermes 2 Pro)"
+_SPECIAL = '{"name": "special_function", "arguments": {"arg1": 1}}'
+_SPECIAL_CALL = ("special_function", {"arg1": 1})
+_LENIENT = ("llama.cpp's Hermes parser also reads calls wrapped in {what}; that is no "
+            "callgate format, so the text is shown")
+
+
+def lc(id: str, fmt: str, content: str, calls: list[tuple[str, dict[str, Any]]] | None = None,
+       *, shown: str | None = None, differs: str | None = None, test: str = _LC_H) -> None:
+    case(id, fmt, content, calls, shown=shown, source=(*_LC, test), differs=differs)
+
+
+lc("llamacpp-hermes-tag", "tool_call_tag", f"<tool_call>\n{_SPECIAL}\n</tool_call>", [_SPECIAL_CALL])
+lc("llamacpp-hermes-content", "tool_call_tag",
+   f"Hello, world!\nWhat's up?<tool_call>\n{_SPECIAL}\n</tool_call>", [_SPECIAL_CALL],
+   shown="Hello, world!\nWhat's up?")
+lc("llamacpp-hermes-function-eq", "tool_call_tag",
+   '<function=special_function>{"arg1": 1}</function>',
+   differs=_LENIENT.format(what="<function=NAME>{json}</function>"))
+lc("llamacpp-hermes-function-name", "tool_call_tag",
+   '<function name="special_function">\n{"arg1": 1}\n</function>',
+   differs=_LENIENT.format(what='<function name="NAME">'))
+for _tag in ("tool", "response", "json", "xml", "JSON"):
+    lc(f"llamacpp-hermes-{_tag}-tag", "tool_call_tag", f"<{_tag}>\n  {_SPECIAL}\n</{_tag}>",
+       differs=_LENIENT.format(what=f"<{_tag}>"))
+lc("llamacpp-hermes-tools-tag", "tools_tag", f"<tools>\n  {_SPECIAL}\n</tools>", [_SPECIAL_CALL])
+lc("llamacpp-hermes-xml-fence-response", "fenced_json",
+   f"```xml\n<response>\n    {_SPECIAL}\n</response>\n```",
+   differs=_LENIENT.format(what="an xml code fence"))
+lc("llamacpp-hermes-xml-fence", "fenced_json", f"```xml\n  {_SPECIAL}\n```",
+   differs=_LENIENT.format(what="an xml code fence"))
+lc("llamacpp-hermes-plain-fence-indented", "fenced_json", f"```\n  {_SPECIAL}\n```",
+   differs=_LENIENT.format(what="a fence without a json tag"))
+lc("llamacpp-hermes-plain-fence", "fenced_json", f"```\n{_SPECIAL}\n```",
+   differs=_LENIENT.format(what="a fence without a json tag"))
+lc("llamacpp-hermes-json-fence", "fenced_json", f"```json\n  {_SPECIAL}\n```", [_SPECIAL_CALL])
+lc("llamacpp-hermes-json-fence-function-call", "fenced_json",
+   f"```json\n\n                    <function_call> {_SPECIAL} \n"
+   "                    </function_call> \n``` ",
+   differs=_LENIENT.format(what="<function_call> inside a json fence"))
+lc("llamacpp-hermes-bare", "bare_json", _SPECIAL, [_SPECIAL_CALL], shown=_SPECIAL)
+lc("llamacpp-hermes-bare-newline", "bare_json",
+   '{\n  "name": "special_function", "arguments": {"arg1": 1}}', [_SPECIAL_CALL],
+   shown='{\n  "name": "special_function", "arguments": {"arg1": 1}}')
+_PY_HELLO = '{"name": "python", "arguments": {"code":"print(\'hello\')"}}'
+lc("llamacpp-hermes-two-tags", "tool_call_tag",
+   f"<tool_call>\n{_SPECIAL}\n</tool_call>\n<tool_call>\n{_PY_HELLO}\n</tool_call>",
+   [_SPECIAL_CALL, ("python", {"code": "print('hello')"})], shown="\n")
+lc("llamacpp-hermes-two-function-eq", "tool_call_tag",
+   '<function=special_function>{"arg1": 1}</function>\n'
+   "<function=python>{\"code\":\"print('hello')\"}</function>",
+   differs=_LENIENT.format(what="<function=NAME>{json}</function>"))
+lc("llamacpp-hermes-not-a-call", "bare_json", f"This is not a tool call:\n{_SPECIAL}",
+   differs="llama.cpp reads the JSON after the prose as a call; callgate reads bare JSON "
+   "only when it is the whole content")
+lc("llamacpp-hermes-plain", "tool_call_tag", "Hello, world!\nWhat's up?")
+lc("llamacpp-hermes-think", "tool_call_tag", "<think>I'm\nthinking</think>Hello, world!\nWhat's up?")
+lc("llamacpp-hermes-think-empty-fence", "fenced_json",
+   "<think>I'm\nthinking</think>Hello, world!\nWhat's up?\n```json\n{}```")
+lc("llamacpp-hermes-unopened-think", "tool_call_tag", "I'm\nthinking</think>Hello, world!\nWhat's up?")
+lc("llamacpp-hermes-python-lines", "tool_call_tag",
+   '<tool_call>\n{"name": "python", "arguments": {"code":"# This is a program:\\nprint(\'hey\')"}}'
+   "\n</tool_call>", [("python", {"code": "# This is a program:\nprint('hey')"})])
+lc("llamacpp-hermes-template-two", "tool_call_tag",
+   f"<tool_call>\n{_SPECIAL}\n</tool_call>\n<tool_call>\n"
+   '{"name": "python", "arguments": {"code":"print(\'test\')"}}\n</tool_call>',
+   [_SPECIAL_CALL, ("python", {"code": "print('test')"})], shown="\n")
+lc("llamacpp-hermes-call-in-think", "tool_call_tag", "<think><tool_call>nah uhg</tool_call>")
+lc("llamacpp-hermes-partial", "tool_call_tag", 'Let\'s call something\n<tool_call>{"name"')
+lc("llamacpp-hermes-qwq", "tool_call_tag",
+   f"I'm\nthinking</think>\n<tool_call>{_SPECIAL}</tool_call>", [_SPECIAL_CALL],
+   shown="I'm\nthinking</think>\n")
+lc("llamacpp-hermes-partial-fence", "fenced_json", '```json\n<function_call> { "name" : "python"')
