@@ -1278,3 +1278,36 @@ lc("llamacpp-hermes-qwq", "tool_call_tag",
    f"I'm\nthinking</think>\n<tool_call>{_SPECIAL}</tool_call>", [_SPECIAL_CALL],
    shown="I'm\nthinking</think>\n")
 lc("llamacpp-hermes-partial-fence", "fenced_json", '```json\n<function_call> { "name" : "python"')
+_LC_L3 = "test_template_output_parsers (Llama 3.x)"
+_BUILTIN = ("llama.cpp reads Llama's built-in tool syntax NAME.call(code=...) after "
+            "<|python_tag|>; callgate reads only JSON calls there, so the text is shown")
+lc("llamacpp-llama-code-interpreter", "python_tag",
+   "<|python_tag|>code_interpreter.call(code=\"print('hey')\")", differs=_BUILTIN, test=_LC_L3)
+lc("llamacpp-llama-python-builtin", "python_tag", "<|python_tag|>python.call(code=\"print('hey')\")",
+   differs=_BUILTIN, test=_LC_L3)
+_SPECIAL_P = '{"name": "special_function", "parameters": {"arg1": 1}}'
+for _n, _t in enumerate(("Llama 3.1", "Llama 3.2")):
+    lc(f"llamacpp-llama-bare-{_n}", "bare_json", _SPECIAL_P, [_SPECIAL_CALL], shown=_SPECIAL_P,
+       test=f"test_template_output_parsers ({_t})")
+lc("llamacpp-firefunction", "phi4_functools", f" functools[{_SPECIAL}]", [_SPECIAL_CALL], shown=" ",
+   test="test_template_output_parsers (Firefunction v2)")
+_LC_R1 = "test_template_output_parsers (DeepSeek R1)"
+lc("llamacpp-r1-syntax-in-prose", "deepseek",
+   f"I need to remember the correct syntax. It starts with {CALLS_BEGIN} and ends with", test=_LC_R1)
+_R1_CALL = ds3(("special_function", '{"arg1": 1}'))
+lc("llamacpp-r1-think-call", "deepseek", "<think>I'm\nthinking</think>\n\n" + _R1_CALL,
+   [_SPECIAL_CALL], shown="<think>I'm\nthinking</think>\n\n", test=_LC_R1)
+lc("llamacpp-r1-template-call", "deepseek", _R1_CALL, [_SPECIAL_CALL], test=_LC_R1)
+lc("llamacpp-r1-short-begin", "deepseek",
+   f'<\uff5ctool\u2581calls\uff5c>function{SEP}special_function\n```json\n{{"arg1": 1}}\n```'
+   f"{CALL_END}{CALLS_END}", test=_LC_R1,
+   differs="llama.cpp also accepts a <\uff5ctool\u2581calls\uff5c> opener, which no DeepSeek "
+   "template writes; callgate shows the text")
+lc("llamacpp-r1-think-only", "deepseek", "<think>I'm\nthinking</think>Hello, world!\nWhat's up?",
+   test=_LC_R1)
+_LC_GR = "test_template_output_parsers (Granite 3.3)"
+lc("llamacpp-granite-plain", "granite_tool_call", "Hello, world!\nWhat's up?", test=_LC_GR)
+lc("llamacpp-granite-think", "granite_tool_call",
+   "<think>I'm\nthinking</think>Hello, world!\nWhat's up?", test=_LC_GR)
+lc("llamacpp-granite-response", "granite_tool_call",
+   "<think>I'm\nthinking</think><response>Hello, world!\nWhat's up?", test=_LC_GR)
