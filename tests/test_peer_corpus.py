@@ -13,11 +13,11 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from corpus.peer_text import CASES, LLAMA_CPP, SGLANG, VLLM, Case
-from splits import at_points, fixed
 
 from callgate.detector import Detector
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS, FORMATS
+from corpus.peer_text import CASES, LLAMA_CPP, SGLANG, VLLM, Case
+from splits import at_points, fixed
 
 
 def splits(case: Case) -> list[list[str]]:
