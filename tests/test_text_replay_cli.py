@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from callgate.cli import main
+from callgate.strategies.text.formats import FORMATS
 
 CONTENT = (
     'Checking.<tool_call>{"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}'
@@ -43,3 +44,20 @@ def test_replay_of_a_one_character_stream_hides_the_markup_and_reports_the_call(
     assert "<tool_call>" not in text
     assert "NOT_APPLICABLE" not in text
     assert "get_time" in text
+
+
+def test_replay_help_names_every_text_format(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for name in FORMATS:
+        assert name in help_text
+
+
+def test_an_unknown_text_format_is_refused_with_the_known_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capture = one_char_capture(tmp_path / "capture.jsonl", "hi")
+    assert main(["replay", str(capture), "--text-formats", "kimi_k3"]) == 2
+    err = capsys.readouterr().err
+    assert "kimi_k3" in err and "kimi_k2" in err

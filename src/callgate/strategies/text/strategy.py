@@ -157,7 +157,9 @@ class TextFormatsStrategy(TextStrategy):
         chosen = tuple(FORMATS) if formats is None else tuple(formats)
         unknown = [n for n in chosen if n not in FORMATS]
         if unknown:
-            raise ValueError(f"unknown text format(s): {', '.join(unknown)}")
+            raise ValueError(
+                f"unknown text format(s): {', '.join(unknown)}; known: {', '.join(FORMATS)}"
+            )
         self._formats = chosen
 
     @property
