@@ -8,7 +8,8 @@ list append, and through a write to a text stream (what a client's display does 
 callgate). The
 growth column compares each size with the one before: linear work shows about 10x. A
 second table does the same per newer text format, alone: a call every 2 KB, and one call
-whose argument is as long as the content (the cost inside one open block).
+whose argument is as long as the content (the cost inside one open block), at 100 KB and
+1 MB.
 """
 
 from __future__ import annotations
@@ -165,18 +166,18 @@ def formats_table() -> None:
     """Per newer format: calls every 2 KB, and one call as long as the content, at 10x sizes.
 
     Each format is detected alone (what ``formats_for_model`` picks for its models). The
-    cost is per delta; the growth column is the total time at 200 KB over 20 KB: linear
-    work shows about 10x (on a loaded machine the small size is the noisier one).
+    cost is per delta; the growth column is the total time at 1 MB over 100 KB: linear
+    work shows about 10x.
     """
-    head = ("format", "content", "us/delta 20K", "us/delta 200K", "growth", "calls")
+    head = ("format", "content", "us/delta 100K", "us/delta 1M", "growth", "calls")
     print()
-    print("{:<19}{:<11}{:>14}{:>15}{:>8}{:>7}".format(*head))
+    print("{:<19}{:<11}{:>15}{:>13}{:>8}{:>7}".format(*head))
     for name in FORMAT_CALLS:
         for label, make in (("calls", format_calls), ("one long", format_long_call)):
-            small, large = deltas(make(name, 20_000)), deltas(make(name, 200_000))
+            small, large = deltas(make(name, 100_000)), deltas(make(name, 1_000_000))
             alone = functools.partial(detect, formats=[name])
-            fast = best(alone, small, 7)
-            slow = best(alone, large, 3)
+            fast = best(alone, small, 5)
+            slow = best(alone, large, 2)
             row = (
                 name,
                 label,
@@ -185,7 +186,7 @@ def formats_table() -> None:
                 f"{slow / fast:.1f}x",
                 _count(large, name),
             )
-            print("{:<19}{:<11}{:>14.3f}{:>15.3f}{:>8}{:>7}".format(*row))
+            print("{:<19}{:<11}{:>15.3f}{:>13.3f}{:>8}{:>7}".format(*row))
 
 
 def _count(pieces: list[str], name: str) -> int:

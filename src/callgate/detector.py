@@ -4,9 +4,13 @@ Runs the detector table (:mod:`callgate.fsm.detector`) over content deltas. Each
 scanned once: a regular expression finds the next opening delimiter (or ``<think>``), a
 set of the delimiters' proper prefixes tells what to hold at the end of a delta, and inside
 a block one search finds the closing delimiter or a marker that breaks the block, over
-the new text plus a tail shorter than the longest delimiter. Work per delta is therefore
-proportional to the delta, and nothing is scanned twice except the released text of a
-broken block, read again from its break point.
+the new text plus a tail one shorter than the longest of those tokens (so a close that
+arrives one character per delta is still seen whole). A token found at the very end that
+may still grow into a longer one (the fence close that may become a new fence) waits for
+the next delta or the end of the stream. A delimiter of the open format's own payload
+grammar is not a breaking marker. Work per delta is therefore proportional to the delta,
+and nothing is scanned twice except the released text of a broken block, read again from
+its break point.
 
 Guarantees, for any split of the same content into deltas: the shown text and the calls
 are the same; every character that is not markup of a confirmed call is shown exactly
@@ -81,6 +85,7 @@ class _Stops(NamedTuple):
 
 
 def _stops(tokens: Iterable[str]) -> _Stops:
+    """The stop tokens of a block, compiled once per opening delimiter."""
     ordered = sorted(set(tokens), key=lambda t: (-len(t), t))
     longer = {t: tuple(u for u in ordered if len(u) > len(t) and u.startswith(t)) for t in ordered}
     return _Stops(
