@@ -61,3 +61,28 @@ def test_an_unknown_text_format_is_refused_with_the_known_names(
     assert main(["replay", str(capture), "--text-formats", "kimi_k3"]) == 2
     err = capsys.readouterr().err
     assert "kimi_k3" in err and "kimi_k2" in err
+
+
+def chunked_capture(path: Path, content: str, size: int) -> Path:
+    pieces = [content[i : i + size] for i in range(0, len(content), size)]
+    chunks = [
+        {"id": "c1", "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
+        for p in pieces
+    ]
+    chunks.append({"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    path.write_text("\n".join(json.dumps(c) for c in chunks), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("size", [1, 4, 100])
+def test_replay_of_a_call_restarted_in_its_own_block_is_a_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], size: int
+) -> None:
+    content = '<tool_call>{"name": "f"<tool_call>'
+    capture = chunked_capture(tmp_path / "capture.jsonl", content, size)
+    (tmp_path / "tools.json").write_text(json.dumps({"f": {"type": "object"}}), encoding="utf-8")
+    args = ["replay", str(capture), "--tools", str(tmp_path / "tools.json"), "--json"]
+    assert main([*args, "--text-formats", "default"]) in (0, 1, 2)
+    result = json.loads(capsys.readouterr().out)
+    assert result["display"] == content
+    assert result["text_calls"] == []
