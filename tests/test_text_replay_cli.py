@@ -17,14 +17,19 @@ CONTENT = (
 TOOLS = {"get_time": {"type": "object", "properties": {"timezone": {"type": "string"}}}}
 
 
-def one_char_capture(path: Path, content: str) -> Path:
+def chunked_capture(path: Path, content: str, size: int) -> Path:
+    pieces = [content[i : i + size] for i in range(0, len(content), size)]
     chunks = [
-        {"id": "c1", "choices": [{"index": 0, "delta": {"content": ch}, "finish_reason": None}]}
-        for ch in content
+        {"id": "c1", "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
+        for p in pieces
     ]
     chunks.append({"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     path.write_text("\n".join(json.dumps(c) for c in chunks), encoding="utf-8")
     return path
+
+
+def one_char_capture(path: Path, content: str) -> Path:
+    return chunked_capture(path, content, 1)
 
 
 @pytest.mark.parametrize("formats", ["tool_call_tag", "default"])
@@ -61,17 +66,6 @@ def test_an_unknown_text_format_is_refused_with_the_known_names(
     assert main(["replay", str(capture), "--text-formats", "kimi_k3"]) == 2
     err = capsys.readouterr().err
     assert "kimi_k3" in err and "kimi_k2" in err
-
-
-def chunked_capture(path: Path, content: str, size: int) -> Path:
-    pieces = [content[i : i + size] for i in range(0, len(content), size)]
-    chunks = [
-        {"id": "c1", "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
-        for p in pieces
-    ]
-    chunks.append({"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    path.write_text("\n".join(json.dumps(c) for c in chunks), encoding="utf-8")
-    return path
 
 
 @pytest.mark.parametrize("size", [1, 4, 100])

@@ -1821,6 +1821,30 @@ case(
 )
 
 
+# The bodies vLLM's shared parser tests give Granite 3.1 and Phi-4-mini alike.
+_PRETTY_VARIOUS = (
+    '[{\n  "name": "test_function",\n  "arguments": {\n    "string_field": "hello",\n'
+    '    "int_field": 42,\n    "float_field": 3.14,\n    "bool_field": true,\n'
+    '    "null_field": null,\n    "array_field": ["a", "b", "c"],\n'
+    '    "object_field": {"nested": "value"},\n    "empty_array": [],\n'
+    '    "empty_object": {}\n  }\n}]'
+)
+_PRETTY_ESCAPED = (
+    '[{\n  "name": "test_function",\n  "arguments": {\n'
+    '    "quoted": "He said \\"hello\\"",\n    "path": "C:\\\\Users\\\\file.txt",\n'
+    '    "newline": "line1\\nline2",\n    "unicode": "emoji: \U0001f389"\n  }\n}]'
+)
+_ESCAPED_PRETTY_CALL = (
+    "test_function",
+    {
+        "quoted": 'He said "hello"',
+        "path": "C:\\Users\\file.txt",
+        "newline": "line1\nline2",
+        "unicode": "emoji: \U0001f389",
+    },
+)
+
+
 # -- granite / granite_tool_call: IBM Granite 3.0 and 3.1+ ---------------------------------
 
 _GR = (VLLM, "tests/tool_parsers/test_granite_tool_parser.py")
@@ -1848,11 +1872,7 @@ case(
 case(
     "granite31-various-types",
     "granite_tool_call",
-    '<tool_call> [{\n  "name": "test_function",\n  "arguments": {\n    "string_field": "hello",\n'
-    '    "int_field": 42,\n    "float_field": 3.14,\n    "bool_field": true,\n'
-    '    "null_field": null,\n    "array_field": ["a", "b", "c"],\n'
-    '    "object_field": {"nested": "value"},\n    "empty_array": [],\n'
-    '    "empty_object": {}\n  }\n}]',
+    "<tool_call> " + _PRETTY_VARIOUS,
     [("test_function", _VARIOUS)],
     source=(*_GR, "test_various_data_types"),
 )
@@ -1875,20 +1895,8 @@ case(
 case(
     "granite31-escaped",
     "granite_tool_call",
-    '<tool_call> [{\n  "name": "test_function",\n  "arguments": {\n'
-    '    "quoted": "He said \\"hello\\"",\n    "path": "C:\\\\Users\\\\file.txt",\n'
-    '    "newline": "line1\\nline2",\n    "unicode": "emoji: \U0001f389"\n  }\n}]',
-    [
-        (
-            "test_function",
-            {
-                "quoted": 'He said "hello"',
-                "path": "C:\\Users\\file.txt",
-                "newline": "line1\nline2",
-                "unicode": "emoji: \U0001f389",
-            },
-        )
-    ],
+    "<tool_call> " + _PRETTY_ESCAPED,
+    [_ESCAPED_PRETTY_CALL],
     source=(*_GR, "test_escaped_strings"),
 )
 for _n, _bad in enumerate(
@@ -1959,11 +1967,7 @@ case(
 case(
     "phi4-various-types",
     "phi4_functools",
-    'functools[{\n  "name": "test_function",\n  "arguments": {\n    "string_field": "hello",\n'
-    '    "int_field": 42,\n    "float_field": 3.14,\n    "bool_field": true,\n'
-    '    "null_field": null,\n    "array_field": ["a", "b", "c"],\n'
-    '    "object_field": {"nested": "value"},\n    "empty_array": [],\n'
-    '    "empty_object": {}\n  }\n}]',
+    "functools" + _PRETTY_VARIOUS,
     [("test_function", _VARIOUS)],
     source=(*_PH, "test_various_data_types"),
 )
@@ -1986,20 +1990,8 @@ case(
 case(
     "phi4-escaped",
     "phi4_functools",
-    'functools[{\n  "name": "test_function",\n  "arguments": {\n'
-    '    "quoted": "He said \\"hello\\"",\n    "path": "C:\\\\Users\\\\file.txt",\n'
-    '    "newline": "line1\\nline2",\n    "unicode": "emoji: \U0001f389"\n  }\n}]',
-    [
-        (
-            "test_function",
-            {
-                "quoted": 'He said "hello"',
-                "path": "C:\\Users\\file.txt",
-                "newline": "line1\nline2",
-                "unicode": "emoji: \U0001f389",
-            },
-        )
-    ],
+    "functools" + _PRETTY_ESCAPED,
+    [_ESCAPED_PRETTY_CALL],
     source=(*_PH, "test_escaped_strings"),
 )
 for _n, _bad in enumerate(
