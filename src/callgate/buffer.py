@@ -120,6 +120,7 @@ class LLMStreamBuffer:
         self._held = False
         self._finished = False
         self._ended = False
+        self.ledger.next_turn()
         if self.strategy is not None:
             self._start(self.strategy)
 

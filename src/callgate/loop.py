@@ -61,6 +61,22 @@ def _round(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) ->
     return TurnStep(chunk, buffer.text(), response)
 
 
+async def _around(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) -> TurnStep:
+    responses = [await d.aprocess_llm_response(buffer) for d in drivers]
+    return TurnStep(chunk, buffer.text(), merge(responses, buffer.strategy))
+
+
+def _sync_only(drivers: list[Driver]) -> None:
+    """Refuse, before any chunk is read, drivers with a tool the sync loop cannot await."""
+    for driver in drivers:
+        for tool in driver.tools.values():
+            if tool.is_async:
+                raise TypeError(
+                    f"{tool.name} is an async function: play the turn with arun_turn, "
+                    "which awaits it"
+                )
+
+
 def stream_turn(
     chunks: Iterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
 ) -> Iterator[TurnStep]:
@@ -71,6 +87,7 @@ def stream_turn(
     chunk (None for the end).
     """
     chosen = _drivers(drivers)
+    _sync_only(chosen)
     buffer.reset()
     for position, chunk in enumerate(chunks):
         _stamp(buffer, position)
@@ -91,11 +108,11 @@ async def astream_turn(
     async for chunk in chunks:
         _stamp(buffer, position)
         buffer.add(chunk)
-        yield _round(buffer, chosen, position)
+        yield await _around(buffer, chosen, position)
         position += 1
     _stamp(buffer, None)
     buffer.end()
-    yield _round(buffer, chosen, None)
+    yield await _around(buffer, chosen, None)
 
 
 def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
