@@ -13,11 +13,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from callgate.buffer import LLMStreamBuffer
 from callgate.driver import Driver, DriverResponse, merge
-from callgate.strategies.base import ToolResult
+from callgate.findings import Finding, finding
+from callgate.gate import Slot
+from callgate.results import refusal
+from callgate.strategies.base import ExtractedCall, HistoryCall, ToolResult, stand_in_id
+from callgate.strictjson import parse_arguments
+
+_NO_NAME = "unknown_tool"
+"""The name a call that never carried one goes back under (the provider needs a name)."""
 
 
 @frozen
@@ -116,14 +123,71 @@ async def astream_turn(
 
 
 def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
-    """Gather a played turn's steps into a :class:`Turn`."""
-    results = tuple(r for step in steps for r in step.response.results)
+    """Gather a played turn's steps into a :class:`Turn` whose history the provider accepts.
+
+    Every native call of the assistant message is answered once: by the driver that ran
+    or refused it, else (no driver here owns it, or it never had a name) with an error
+    result saying why. A call without a usable id carries a stand-in id in the history and
+    in its answer; arguments that are not one JSON object go back as ``{}`` and the answer
+    quotes what was received.
+    """
+    results = [r for step in steps for r in step.response.results]
     history: list[dict[str, Any]] = []
-    if buffer.strategy is not None:
-        history += buffer.strategy.history(buffer.as_dict())
-    history += [m for step in steps for m in step.response.messages]
+    strategy = buffer.strategy
+    if strategy is not None:
+        history += strategy.history(buffer.as_dict())
+    slots = buffer.slots
+    if strategy is not None and slots:
+        calls = _history_calls(slots)
+        history = strategy.answerable(history, [calls[slot.key] for slot in slots])
+        results = _answer_every_call(buffer, results, calls)
+        history += strategy.result_messages(results)
+    else:
+        history += [m for step in steps for m in step.response.messages]
     text = "".join(step.text for step in steps)
-    return Turn(text, results, tuple(history), buffer.turn_state)
+    return Turn(text, tuple(results), tuple(history), buffer.turn_state)
+
+
+def _history_calls(slots: Sequence[Slot]) -> dict[int | str, HistoryCall]:
+    """Each slot's call as the history carries it (see :class:`HistoryCall`)."""
+    calls: dict[int | str, HistoryCall] = {}
+    seen: set[str] = set()
+    for slot in slots:
+        call_id = slot.id if slot.id and slot.id not in seen else stand_in_id(slot.key)
+        seen.add(call_id)
+        arguments = slot.arguments
+        if arguments is None:
+            arguments, _ = parse_arguments(slot.raw_arguments)
+        calls[slot.key] = HistoryCall(slot.key, call_id, slot.name or _NO_NAME, arguments)
+    return calls
+
+
+def _why(buffer: LLMStreamBuffer, slot: Slot) -> Finding:
+    """Why no driver answered ``slot``: nobody here owns its tool, or the root problem."""
+    if slot.name:
+        return finding("unknown_tool", f"{slot.name} is not available here", slot.key)
+    mine = (f for f in buffer.findings if f.slot in (slot.key, None) and f.severity == "error")
+    return next(mine, None) or finding("missing_name", "the call has no tool name", slot.key)
+
+
+def _answer_every_call(
+    buffer: LLMStreamBuffer, results: list[ToolResult], calls: dict[int | str, HistoryCall]
+) -> list[ToolResult]:
+    """The native results in call order, one per call, with the ids the history carries."""
+    by_slot = {r.call.slot: r for r in reversed(results) if r.call.slot in calls}
+    answered = []
+    for slot in buffer.slots:
+        call = calls[slot.key]
+        result = by_slot.get(slot.key)
+        if result is None:
+            result = refusal(ExtractedCall(call.id, call.name, {}, slot.key), _why(buffer, slot))
+        if result.call.id != call.id:
+            result = evolve(result, call=evolve(result.call, id=call.id))
+        if call.arguments is None and slot.raw_arguments and result.is_error:
+            received = f" The arguments received were: {slot.raw_arguments}"
+            result = evolve(result, content=result.content + received)
+        answered.append(result)
+    return answered
 
 
 def run_turn(

@@ -14,10 +14,17 @@ display text.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.base import (
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    HistoryCall,
+    Shape,
+    ToolResult,
+)
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
@@ -203,6 +210,16 @@ class AnthropicStrategy(ExtractionStrategy):
         """The assistant turn: role and content blocks (the envelope stays behind)."""
         return [{"role": "assistant", "content": list(message.get("content") or ())}]
 
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> list[dict[str, Any]]:
+        """Each ``tool_use`` block with its call's id and name, and an object ``input``."""
+        given = iter(calls)
+        return [
+            {**message, "content": [_answerable_block(b, given) for b in message["content"]]}
+            for message in history
+        ]
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``tool_result`` block per result, by ``tool_use_id``."""
         if not results:
@@ -217,6 +234,14 @@ class AnthropicStrategy(ExtractionStrategy):
             for r in results
         ]
         return [{"role": "user", "content": blocks}]
+
+
+def _answerable_block(block: dict[str, Any], calls: Iterator[HistoryCall]) -> dict[str, Any]:
+    call = next(calls, None) if block.get("type") == "tool_use" else None
+    if call is None:
+        return block
+    arguments = call.arguments if call.arguments is not None else {}
+    return {**block, "id": call.id, "name": call.name, "input": arguments}
 
 
 def _input(gate: TurnGate, index: int, initial: Any) -> Any:

@@ -53,6 +53,26 @@ class ToolResult:
     """The call was not run: the content is a corrective message the model can retry against."""
 
 
+@frozen
+class HistoryCall:
+    """One native call of an assistant turn as the next request must carry it.
+
+    ``id`` and ``name`` are never empty (a call that lost its id gets :func:`stand_in_id`),
+    and ``arguments`` is None when the call's arguments are not one JSON object: it then
+    goes back as ``{}``, and its answer quotes what was received.
+    """
+
+    slot: int | str
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+
+
+def stand_in_id(slot: int | str) -> str:
+    """The id a call without a usable one (none, empty, or another call's) carries back."""
+    return f"callgate_{slot}"
+
+
 def read_function_calls(tool_calls: Any) -> list[tuple[ExtractedCall, Finding | None]]:
     """Every call of an OpenAI-shaped ``tool_calls`` list, with why it cannot run (or None).
 
@@ -141,6 +161,17 @@ class ExtractionStrategy(ABC):
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assembled turn as this provider takes it back in the next request's history."""
         return [dict(message)]
+
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> list[dict[str, Any]]:
+        """``history`` (from :meth:`history`) with its native calls as ``calls`` say.
+
+        The provider rejects a history whose calls lack an id or a name, or whose object
+        arguments are not objects; ``calls`` (in message order) give what each must carry.
+        The default leaves the history as it is.
+        """
+        return history
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

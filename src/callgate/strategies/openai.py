@@ -20,6 +20,7 @@ from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
     Forming,
+    HistoryCall,
     Shape,
     ToolResult,
     function_calls,
@@ -168,9 +169,37 @@ class OpenAIStrategy(ExtractionStrategy):
             return Forming(False)
         return Forming(True, (calls[-1].get("function") or {}).get("name"))
 
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> list[dict[str, Any]]:
+        """Each ``tool_calls`` entry with its call's id and name; unreadable arguments ``{}``."""
+        return [
+            {**m, "tool_calls": list(map(_answerable_entry, m["tool_calls"], calls))}
+            if len(m.get("tool_calls") or ()) == len(calls) and calls
+            else m
+            for m in history
+        ]
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, keyed by ``tool_call_id``."""
         return [{"role": "tool", "tool_call_id": r.call.id, "content": r.content} for r in results]
+
+
+def _answerable_entry(entry: dict[str, Any], call: HistoryCall) -> dict[str, Any]:
+    function = entry.get("function") or {}
+    arguments = function.get("arguments") if call.arguments is not None else "{}"
+    if (entry.get("id"), function.get("name"), function.get("arguments")) == (
+        call.id,
+        call.name,
+        arguments,
+    ):
+        return entry
+    return {
+        **entry,
+        "id": call.id,
+        "type": "function",
+        "function": {**function, "name": call.name, "arguments": arguments},
+    }
 
 
 class MistralStrategy(OpenAIStrategy):

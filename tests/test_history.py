@@ -1,0 +1,149 @@
+"""``Turn.history`` is always a request the provider accepts, so corrective results arrive.
+
+Each test plays a broken or partly foreign OpenAI or Anthropic turn through ``run_turn``
+and validates the history against the SDKs' own request param types and the providers'
+tool-call rules (:mod:`provider_rules`), then checks what the model is told.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from callgate import Driver, Tool, Turn, run_turn
+from provider_rules import validate_anthropic, validate_openai
+from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+USER = {"role": "user", "content": "Weather?"}
+
+
+def weather_driver() -> Driver:
+    return Driver([Tool("get_weather", CITY, lambda city: f"18 C in {city}")])
+
+
+def play(chunks: list[Chunk]) -> Turn:
+    driver = weather_driver()
+    return run_turn(chunks, driver, driver.new_stream_buffer())
+
+
+def call(call_id: str, name: str, arguments: str) -> Call:
+    return Call(call_id, name, (arguments,))
+
+
+def answers(turn: Turn) -> dict[str, str]:
+    """Tool answers of an OpenAI history, by tool_call_id."""
+    return {m["tool_call_id"]: m["content"] for m in turn.history if m["role"] == "tool"}
+
+
+def anthropic_answers(turn: Turn) -> dict[str, dict[str, Any]]:
+    return {
+        b["tool_use_id"]: b
+        for m in turn.history
+        if m["role"] == "user"
+        for b in m["content"]
+        if b["type"] == "tool_result"
+    }
+
+
+def test_openai_a_call_nobody_owns_is_answered_not_available_here() -> None:
+    chunks = openai_chunks(
+        [call("call_1", "get_weather", '{"city":"Paris"}'), call("call_2", "send_mail", "{}")],
+        [0, 0, 1, 1],
+    )
+
+    turn = play(chunks)
+
+    validate_openai([USER, *turn.history])
+    answered = answers(turn)
+    assert set(answered) == {"call_1", "call_2"}
+    assert "send_mail is not available here" in answered["call_2"]
+    assert [r.call.id for r in turn.results] == ["call_1", "call_2"]
+    assert all(r.is_error for r in turn.results)
+
+
+def test_anthropic_a_call_nobody_owns_is_answered_not_available_here() -> None:
+    blocks = [TextBlock(("Let me.",)), call("toolu_2", "send_mail", '{"to": "x"}')]
+    turn = play(anthropic_events(blocks, [0, 0, 0, 1, 1, 1]))
+
+    validate_anthropic([USER, *turn.history])
+    result = anthropic_answers(turn)["toolu_2"]
+    assert result["is_error"] is True
+    assert "send_mail is not available here" in result["content"]
+
+
+def test_openai_two_parallel_calls_with_one_constant_id_both_get_an_answer() -> None:
+    chunks = openai_chunks(
+        [
+            call("call_0", "get_weather", '{"city":"Paris"}'),
+            call("call_0", "get_weather", '{"city":"Rome"}'),
+        ],
+        [0, 0, 1, 1],
+    )
+
+    turn = play(chunks)
+
+    validate_openai([USER, *turn.history])
+    calls = turn.history[0]["tool_calls"]
+    assert [c["id"] for c in calls] == ["call_0", "callgate_1"]
+    assert [c["function"]["name"] for c in calls] == ["get_weather", "unknown_tool"]
+    assert set(answers(turn)) == {"call_0", "callgate_1"}
+    assert "identity_collision" in answers(turn)["callgate_1"]
+
+
+def test_anthropic_a_cut_tool_input_goes_back_as_an_object_and_its_text_in_the_answer() -> None:
+    events = anthropic_events([call("toolu_1", "get_weather", '{"city": "Pa')], [0, 0, 0])
+    cut = [e for e in events if e["type"] != "content_block_stop"][:-2]
+
+    turn = play(cut)
+
+    validate_anthropic([USER, *turn.history])
+    assert turn.history[0]["content"][0]["input"] == {}
+    result = anthropic_answers(turn)["toolu_1"]
+    assert "missing_terminal" in result["content"]
+    assert '{"city": "Pa' in result["content"]
+
+
+def test_openai_unreadable_arguments_go_back_as_an_empty_object() -> None:
+    chunks = openai_chunks([call("call_1", "get_weather", '{"city": "Pa')], [0, 0])
+    chunks[-1]["choices"][0]["finish_reason"] = "length"
+
+    turn = play(chunks)
+
+    validate_openai([USER, *turn.history])
+    assert json.loads(turn.history[0]["tool_calls"][0]["function"]["arguments"]) == {}
+    assert '{"city": "Pa' in answers(turn)["call_1"]
+
+
+def test_openai_a_malformed_chunk_leaves_no_call_without_id_or_name() -> None:
+    chunks = openai_chunks([call("call_1", "get_weather", '{"city":"Paris"}')], [0, 0])
+    chunks[1]["choices"][0]["delta"]["tool_calls"][0]["function"] = "not an object"
+
+    turn = play(chunks)
+
+    validate_openai([USER, *turn.history])
+    (entry,) = turn.history[0]["tool_calls"]
+    assert entry["id"] == "callgate_0" and entry["function"]["name"]
+    assert "malformed_chunk" in answers(turn)["callgate_0"]
+
+
+def test_a_valid_turn_keeps_its_history_exactly() -> None:
+    chunks = openai_chunks([call("call_1", "get_weather", '{"city":"Paris"}')], [0, 0])
+
+    turn = play(chunks)
+
+    validate_openai([USER, *turn.history])
+    assert turn.history == (
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "18 C in Paris"},
+    )
