@@ -35,6 +35,8 @@ from loopback import (
     serve,
     two_calls,
 )
+from provider_rules import validate_anthropic, validate_openai
+from sdk_streams import Call, split
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
@@ -116,14 +118,16 @@ def anthropic_tools(driver: callgate.Driver) -> list[Any]:
     return [{"name": t.name, "input_schema": dict(t.schema)} for t in driver.tools.values()]
 
 
-def converse_openai(server: LoopbackServer, driver: callgate.Driver) -> list[Turn]:
+def converse_openai(
+    server: LoopbackServer, driver: callgate.Driver, max_turns: int = MAX_TURNS
+) -> list[Turn]:
     """Turns until one calls nothing: each request is the previous one plus its history."""
     buffer = driver.new_stream_buffer()
     messages: list[Any] = [{"role": "user", "content": PROMPT}]
     turns: list[Turn] = []
     with openai_client(server) as client:
         while not turns or turns[-1].called:
-            assert len(turns) < MAX_TURNS, "the agent loop did not end"
+            assert len(turns) < max_turns, "the agent loop did not end"
             stream = client.chat.completions.create(
                 model="gpt-4.1", messages=messages, tools=openai_tools(driver), stream=True
             )
@@ -133,14 +137,16 @@ def converse_openai(server: LoopbackServer, driver: callgate.Driver) -> list[Tur
     return turns
 
 
-def converse_anthropic(server: LoopbackServer, driver: callgate.Driver) -> list[Turn]:
+def converse_anthropic(
+    server: LoopbackServer, driver: callgate.Driver, max_turns: int = MAX_TURNS
+) -> list[Turn]:
     """Turns until one calls nothing: each request is the previous one plus its history."""
     buffer = driver.new_stream_buffer()
     messages: list[Any] = [{"role": "user", "content": PROMPT}]
     turns: list[Turn] = []
     with anthropic_client(server) as client:
         while not turns or turns[-1].called:
-            assert len(turns) < MAX_TURNS, "the agent loop did not end"
+            assert len(turns) < max_turns, "the agent loop did not end"
             stream = client.messages.create(
                 model="claude-loopback-test",
                 max_tokens=256,
@@ -154,14 +160,16 @@ def converse_anthropic(server: LoopbackServer, driver: callgate.Driver) -> list[
     return turns
 
 
-async def aconverse_openai(server: LoopbackServer, driver: callgate.Driver) -> list[Turn]:
+async def aconverse_openai(
+    server: LoopbackServer, driver: callgate.Driver, max_turns: int = MAX_TURNS
+) -> list[Turn]:
     """:func:`converse_openai` with ``AsyncOpenAI`` and ``arun_turn``."""
     buffer = driver.new_stream_buffer()
     messages: list[Any] = [{"role": "user", "content": PROMPT}]
     turns: list[Turn] = []
     async with async_openai_client(server) as client:
         while not turns or turns[-1].called:
-            assert len(turns) < MAX_TURNS, "the agent loop did not end"
+            assert len(turns) < max_turns, "the agent loop did not end"
             stream = await client.chat.completions.create(
                 model="gpt-4.1", messages=messages, tools=openai_tools(driver), stream=True
             )
@@ -171,14 +179,16 @@ async def aconverse_openai(server: LoopbackServer, driver: callgate.Driver) -> l
     return turns
 
 
-async def aconverse_anthropic(server: LoopbackServer, driver: callgate.Driver) -> list[Turn]:
+async def aconverse_anthropic(
+    server: LoopbackServer, driver: callgate.Driver, max_turns: int = MAX_TURNS
+) -> list[Turn]:
     """:func:`converse_anthropic` with ``AsyncAnthropic`` and ``arun_turn``."""
     buffer = driver.new_stream_buffer()
     messages: list[Any] = [{"role": "user", "content": PROMPT}]
     turns: list[Turn] = []
     async with async_anthropic_client(server) as client:
         while not turns or turns[-1].called:
-            assert len(turns) < MAX_TURNS, "the agent loop did not end"
+            assert len(turns) < max_turns, "the agent loop did not end"
             stream = await client.messages.create(
                 model="claude-loopback-test",
                 max_tokens=256,
@@ -384,3 +394,130 @@ def test_anthropic_client_repeated_call_id_is_answered_from_the_ledger(
             {"type": "tool_result", "tool_use_id": "toolu_W7gK2pXq", "content": FORECAST_CONTENT}
         ],
     }
+
+
+# -- a troubled conversation: nobody's call, a reused id, a raising tool, a cut stream -----
+
+MAIL = {"to": "ops@example.com"}
+ROME = {"city": "Roma", "days": [3]}
+PARIS = {"city": "Paris", "days": [1]}
+CUT_AT = 7
+"""The third turn's stream stops after this many characters of its call's arguments."""
+
+
+class TroubledTools:
+    """get_weather answers; search raises. ``asynchronous`` makes both ``async def``."""
+
+    def __init__(self, asynchronous: bool) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.asynchronous = asynchronous
+
+    def weather(self, city: str, days: list[int], note: str = "") -> str:
+        self.calls.append(("get_weather", {"city": city, "days": days}))
+        return f"{city}: ☔ 12 °C"
+
+    def search(self, query: str, tags: Sequence[str] = (), limit: int = 10) -> str:
+        self.calls.append(("search", {"query": query}))
+        raise RuntimeError("the index is offline")
+
+    def driver(self) -> callgate.Driver:
+        weather, search = self.weather, self.search
+        if self.asynchronous:
+
+            async def aweather(**arguments: Any) -> str:
+                await asyncio.sleep(0)
+                return weather(**arguments)
+
+            async def asearch(**arguments: Any) -> str:
+                await asyncio.sleep(0)
+                return search(**arguments)
+
+            return callgate.Driver(
+                [
+                    Tool("get_weather", WEATHER_SCHEMA, aweather),
+                    Tool("search", SEARCH_SCHEMA, asearch),
+                ]
+            )
+        return callgate.Driver(
+            [Tool("get_weather", WEATHER_SCHEMA, weather), Tool("search", SEARCH_SCHEMA, search)]
+        )
+
+
+def troubled_calls(prefix: str) -> list[list[Call]]:
+    """Per turn: a call nobody owns; a reused id and a raising tool; a call cut short."""
+    return [
+        [
+            Call(f"{prefix}0", "get_weather", split(json.dumps(PARIS), (5,))),
+            Call(f"{prefix}1", "send_mail", split(json.dumps(MAIL), (6,))),
+        ],
+        [
+            Call(f"{prefix}0", "get_weather", split(json.dumps(ROME), (4,))),
+            Call(f"{prefix}1", "search", split(json.dumps({"query": "café"}), (3,))),
+        ],
+        [Call(f"{prefix}2", "get_weather", split(json.dumps(PARIS)[:CUT_AT], (3,)))],
+    ]
+
+
+def script_troubled(server: LoopbackServer, wire: str) -> None:
+    first, second, third = troubled_calls("call_" if wire == "openai" else "toolu_")
+    if wire == "openai":
+        cut = recorded_openai(third, AGAIN)[:-1]  # no finish_reason chunk, no [DONE]
+        server.scripts[OPENAI_PATH] = [
+            openai_sse(recorded_openai(first)),
+            openai_sse(recorded_openai(second)),
+            "".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in cut).encode(),
+            openai_sse(recorded_openai([], FINAL)),
+        ]
+    else:
+        events = recorded_anthropic(third, AGAIN)
+        cut = [e for e in events if e["type"] != "content_block_stop" or e["index"] == 0][:-2]
+        server.scripts[ANTHROPIC_PATH] = [
+            anthropic_sse(recorded_anthropic(first)),
+            anthropic_sse(recorded_anthropic(second)),
+            anthropic_sse(cut),
+            anthropic_sse(recorded_anthropic([], FINAL)),
+        ]
+
+
+CONVERSE = {
+    ("openai", False): lambda s, d: converse_openai(s, d, max_turns=5),
+    ("anthropic", False): lambda s, d: converse_anthropic(s, d, max_turns=5),
+    ("openai", True): lambda s, d: asyncio.run(aconverse_openai(s, d, max_turns=5)),
+    ("anthropic", True): lambda s, d: asyncio.run(aconverse_anthropic(s, d, max_turns=5)),
+}
+
+
+@pytest.mark.parametrize(("wire", "asynchronous"), list(CONVERSE))
+def test_a_troubled_conversation_reaches_its_end_with_every_call_answered(
+    loopback: LoopbackServer, wire: str, asynchronous: bool
+) -> None:
+    """Every request keeps the provider's rules; each problem is told to the model."""
+    tools = TroubledTools(asynchronous)
+    script_troubled(loopback, wire)
+
+    turns = CONVERSE[wire, asynchronous](loopback, tools.driver())
+
+    assert loopback.refused == []
+    path = OPENAI_PATH if wire == "openai" else ANTHROPIC_PATH
+    requests = requests_to(loopback, path, 4)
+    validate = validate_openai if wire == "openai" else validate_anthropic
+    for messages in requests:
+        validate(messages)
+    assert [t.text for t in turns] == [TEXT, TEXT, AGAIN, FINAL]
+    assert [t.status for t in turns] == ["blocked", "executable", "blocked", "not_applicable"]
+    prefix = "call_" if wire == "openai" else "toolu_"
+    first, second, third = (answered(t) for t in turns[:3])
+    assert [(i, name, error) for i, name, _, _, error in first] == [
+        (f"{prefix}0", "get_weather", True),
+        (f"{prefix}1", "send_mail", True),
+    ]
+    assert "send_mail is not available here" in first[1][3]
+    assert "another call of this turn was refused" in first[0][3]
+    assert second == [
+        (f"{prefix}0", "get_weather", ROME, "Roma: ☔ 12 °C", False),
+        (f"{prefix}1", "search", {"query": "café"}, "RuntimeError: the index is offline", True),
+    ]
+    ((call_id, name, _, content, error),) = third
+    assert (call_id, name, error) == (f"{prefix}2", "get_weather", True)
+    assert "missing_terminal" in content and json.dumps(PARIS)[:CUT_AT] in content
+    assert tools.calls == [("get_weather", ROME), ("search", {"query": "café"})]

@@ -7,8 +7,9 @@ builds the native message and reports tool-call primitives to the turn's
 may run. ``as_dict()`` is what the provider returns for stream=false, unnormalised.
 
 Display: each chunk's content delta goes to the turn's :class:`~callgate.display.Display`.
-With ``text_formats`` (a driver's ``new_stream_buffer()`` passes its own) the content runs
-through the text-call detector, and a call block waits there until the drivers decide
+With ``text_formats`` (a driver's ``new_stream_buffer()`` passes its own; ``"auto"``
+chooses them from the first chunk's model and wire) the content runs through the
+text-call detector, and a call block waits there until the drivers decide
 whose it is; without, content is queued as it came. ``text()`` hands out what may be
 shown since the last read, unless the display is held (``hold()``), in which case it
 returns nothing and keeps the text until ``release()``.
@@ -20,9 +21,10 @@ buffer serves one conversation, turn after turn, and no call id runs twice in it
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from callgate.chain import ExtractionChain
+from callgate.defaults import default_text_formats, model_name
 from callgate.display import Display
 from callgate.findings import Finding
 from callgate.gate import POLICIES, Slot, TurnGate
@@ -31,6 +33,7 @@ from callgate.limits import Limits
 from callgate.schema import ToolSchemas
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, Shape
+from callgate.strategies.text.formats import END_FORMATS
 from callgate.trace import Recorder, RecordingTurnGate
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
@@ -81,7 +84,7 @@ class LLMStreamBuffer:
         limits: Limits | None = None,
         strategy: ExtractionStrategy | None = None,
         policy: str = "turn",
-        text_formats: Iterable[str] | None = None,
+        text_formats: Iterable[str] | Literal["auto"] | None = None,
         reasoning_calls: bool = False,
         ledger: Ledger | None = None,
         recorder: Recorder | None = None,
@@ -98,7 +101,11 @@ class LLMStreamBuffer:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.policy = policy
-        self.text_formats = tuple(text_formats) if text_formats is not None else None
+        self.auto_formats = text_formats == "auto"
+        """Choose the text formats from the first chunk (see :mod:`callgate.defaults`)."""
+        self.text_formats: tuple[str, ...] | None = (
+            tuple(text_formats) if text_formats is not None and not self.auto_formats else None
+        )
         self.reasoning_calls = reasoning_calls
         self.ledger = ledger if ledger is not None else Ledger()
         self.recorder = recorder
@@ -111,18 +118,29 @@ class LLMStreamBuffer:
         self.gate: TurnGate | None = None
         self._acc: Any = None
         self._content: list[str] = []
-        self.display = Display(
-            self.text_formats,
-            schemas=self.schemas.raw if self.schemas is not None else None,
-            reasoning_calls=self.reasoning_calls,
-            recorder=self.recorder,
-        )
+        self._new_display(self.text_formats)
+        self._chosen = not self.auto_formats
         self._held = False
         self._finished = False
         self._ended = False
         self.ledger.next_turn()
         if self.strategy is not None:
             self._start(self.strategy)
+
+    def _new_display(self, formats: tuple[str, ...] | None) -> None:
+        self.display = Display(
+            formats,
+            schemas=self.schemas.raw if self.schemas is not None else None,
+            reasoning_calls=self.reasoning_calls,
+            recorder=self.recorder,
+        )
+
+    def _choose_formats(self, strategy: ExtractionStrategy, first: Shape) -> None:
+        """Under ``text_formats="auto"``: the stream's model and wire choose the formats."""
+        chosen = default_text_formats(strategy.name, model_name(first))
+        self.text_formats = tuple(n for n in chosen if n not in END_FORMATS) or None
+        self._new_display(self.text_formats)
+        self._chosen = True
 
     def _start(self, strategy: ExtractionStrategy) -> None:
         self.strategy = strategy
@@ -155,6 +173,8 @@ class LLMStreamBuffer:
                     f"(keys: {sorted(shape)[:8]})"
                 )
             self._start(strategy)
+        if not self._chosen:
+            self._choose_formats(strategy, shape)
         try:
             shown = strategy.accumulate(self._acc, shape)
             done = strategy.is_done(shape)

@@ -30,12 +30,13 @@ import inspect
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, ClassVar, Literal, TypeVar, cast
 
 from attrs import Attribute, field, frozen
 
 from callgate.buffer import LLMStreamBuffer
 from callgate.chain import ExtractionChain
+from callgate.defaults import default_text_formats, model_name
 from callgate.display import TextBlock, View
 from callgate.findings import Finding, finding
 from callgate.fsm.display import DISPLAY, STATUS
@@ -226,7 +227,14 @@ class BaseDriver(metaclass=DriverMeta):
                 raise ValueError(f"two tools are named {tool.name!r}")
             self.tools[tool.name] = tool
         self.schemas = ToolSchemas({t.name: t.schema for t in self.tools.values()})
-        self.text_formats = tuple(DEFAULT_FORMATS if text_formats is None else text_formats)
+        self.text_formats: tuple[str, ...] | None = (
+            tuple(text_formats)
+            if text_formats is not None
+            else None
+            if self.chooses_formats
+            else DEFAULT_FORMATS
+        )
+        """The text formats read; None: chosen per stream (see :attr:`chooses_formats`)."""
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.policy = policy
@@ -235,8 +243,18 @@ class BaseDriver(metaclass=DriverMeta):
             raise ValueError(f"tool_timeout must be a number of seconds >= 0, not {tool_timeout!r}")
         self.tool_timeout = tool_timeout
         """Seconds a tool without its own ``timeout`` may take under the async loop."""
-        self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats)
+        self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats or ())
         """Read only by drivers with :class:`SupportsNativeTools` (the fall-through)."""
+
+    chooses_formats: ClassVar[bool] = False
+    """Whether ``text_formats=None`` means "chosen from each stream's model and wire"
+    (:mod:`callgate.defaults`) rather than every stream-detected format."""
+
+    def formats_for(self, message: Mapping[str, Any], wire: str | None) -> tuple[str, ...]:
+        """The text formats read in ``message`` (from ``wire``): the driver's, or the defaults."""
+        if self.text_formats is not None:
+            return self.text_formats
+        return default_text_formats(wire, model_name(message))
 
     def owns(self, name: str | None) -> bool:
         """Whether ``name`` is one of this driver's tools."""
@@ -244,7 +262,7 @@ class BaseDriver(metaclass=DriverMeta):
 
     def strategies(self) -> list[ExtractionStrategy]:
         """The strategies this driver reads messages with: one per text format."""
-        return [TEXT_STRATEGIES[name]() for name in self.text_formats]
+        return [TEXT_STRATEGIES[name]() for name in self.text_formats or ()]
 
     def backup(self) -> TextStrategy | None:
         """The text strategy for calls leaked into a native message's text (none here)."""
@@ -334,12 +352,17 @@ class BaseDriver(metaclass=DriverMeta):
         )
         chain = ExtractionChain(self.strategies())
         strategy = chain.resolve(message)
+        if strategy is None and self.text_formats is None:
+            chosen = self.formats_for(message, None)
+            strategy = ExtractionChain([TEXT_STRATEGIES[n]() for n in chosen]).resolve(message)
         if strategy is None:
             return DriverResponse()
         calls = strategy.extract(message)
         broken = strategy.unreadable(message)
         shaper = strategy
         backup = self.backup()
+        if backup is not None and self.text_formats is None:
+            backup = TextFormatsStrategy(self.formats_for(message, strategy.name))
         if not calls and not broken and strategy.leaks_into_text and backup is not None:
             calls = backup.extract({"content": strategy.content_text(message)})
             shaper = backup
@@ -388,7 +411,14 @@ class SupportsStreaming:
 
 
 class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
-    """A driver with native tool calls and streaming: what most clients use."""
+    """A driver with native tool calls and streaming: what most clients use.
+
+    Without ``text_formats`` it reads text-embedded calls only in the formats of the
+    stream's model and the wire's documented leaks (:mod:`callgate.defaults`): prose that
+    quotes a call runs nothing. Name the formats to fix them (``()``: none).
+    """
+
+    chooses_formats = True
 
     def strategies(self) -> list[ExtractionStrategy]:
         """Native strategies first, then one text strategy per text format."""
@@ -414,9 +444,9 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             tool_schemas=self.schemas,
             limits=self.limits,
             policy=self.policy,
-            text_formats=[n for n in self.text_formats if n not in END_FORMATS]
-            if self.text_formats
-            else None,
+            text_formats="auto"
+            if self.text_formats is None
+            else [n for n in self.text_formats if n not in END_FORMATS] or None,
             recorder=recorder,
         )
 
@@ -463,9 +493,12 @@ class Orchestrator(Driver):
     """
 
     def __init__(self, drivers: Sequence[Driver], *, policy: str = "turn") -> None:
-        formats: list[str] = []
+        formats: list[str] | None = []
         for driver in drivers:
-            formats += [n for n in driver.text_formats if n not in formats]
+            if driver.text_formats is None or formats is None:
+                formats = None
+            else:
+                formats += [n for n in driver.text_formats if n not in formats]
         tools = [tool for driver in drivers for tool in driver.tools.values()]
         super().__init__(tools, text_formats=formats, policy=policy)
         self.drivers = list(drivers)
