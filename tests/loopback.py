@@ -35,6 +35,18 @@ WRITE_SIZES = (3, 1, 4, 1, 5, 9, 2, 6, 5, 3)
 # -- the loopback server -------------------------------------------------------------------
 
 
+class Cut(bytes):
+    """A scripted body the server stops sending after ``at`` bytes, closing the connection
+    (the Content-Length promises all of it): a stream that breaks mid-turn."""
+
+    at: int
+
+    def __new__(cls, body: bytes, at: int) -> Cut:
+        cut = super().__new__(cls, body)
+        cut.at = at
+        return cut
+
+
 class LoopbackServer(ThreadingHTTPServer):
     """Serves recorded SSE bodies per path and remembers what the clients sent."""
 
@@ -89,12 +101,16 @@ class SSEHandler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        for count, piece in enumerate(byte_pieces(body, WRITE_SIZES)):
+        sent = body[: body.at] if isinstance(body, Cut) else body
+        for count, piece in enumerate(byte_pieces(sent, WRITE_SIZES)):
             self.wfile.write(piece)
             self.wfile.flush()
             self.server.writes += 1
             if count % 8 == 7:
                 time.sleep(0.001)  # let some writes reach the client as separate reads
+        if isinstance(body, Cut):
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
 
     def refuse(self, problems: list[str]) -> None:
         """HTTP 400 with an error body both SDKs read (``error.message``, ``error.type``)."""

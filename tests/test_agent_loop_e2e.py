@@ -23,6 +23,7 @@ from loopback import (
     SEARCH,
     TEXT,
     WEATHER,
+    Cut,
     LoopbackServer,
     anthropic_client,
     anthropic_sse,
@@ -119,20 +120,34 @@ def anthropic_tools(driver: callgate.Driver) -> list[Any]:
 
 
 def converse_openai(
-    server: LoopbackServer, driver: callgate.Driver, max_turns: int = MAX_TURNS
+    server: LoopbackServer,
+    driver: callgate.Driver,
+    max_turns: int = MAX_TURNS,
+    *,
+    helper: bool = False,
 ) -> list[Turn]:
-    """Turns until one calls nothing: each request is the previous one plus its history."""
+    """Turns until one calls nothing: each request is the previous one plus its history.
+
+    ``helper`` streams with ``client.chat.completions.stream(...)`` and its events.
+    """
     buffer = driver.new_stream_buffer()
     messages: list[Any] = [{"role": "user", "content": PROMPT}]
     turns: list[Turn] = []
     with openai_client(server) as client:
         while not turns or turns[-1].called:
             assert len(turns) < max_turns, "the agent loop did not end"
-            stream = client.chat.completions.create(
-                model="gpt-4.1", messages=messages, tools=openai_tools(driver), stream=True
+            options: dict[str, Any] = {
+                "model": "gpt-4.1",
+                "messages": messages,
+                "tools": openai_tools(driver),
+            }
+            stream: Any = (
+                client.chat.completions.stream(**options)
+                if helper
+                else client.chat.completions.create(**options, stream=True)
             )
-            with stream:
-                turns.append(callgate.run_turn(stream, driver, buffer))
+            with stream as events:
+                turns.append(callgate.run_turn(events, driver, buffer))
             messages = messages + list(turns[-1].history)
     return turns
 
@@ -521,3 +536,98 @@ def test_a_troubled_conversation_reaches_its_end_with_every_call_answered(
     assert (call_id, name, error) == (f"{prefix}2", "get_weather", True)
     assert "missing_terminal" in content and json.dumps(PARIS)[:CUT_AT] in content
     assert tools.calls == [("get_weather", ROME), ("search", {"query": "café"})]
+
+
+# -- the SDKs' stream helpers, and a connection that drops mid-turn ------------------------
+
+
+def test_openai_stream_helper_events_play_the_same_loop(loopback: LoopbackServer) -> None:
+    """``client.chat.completions.stream(...)`` yields helper events; the turn is the same."""
+    tools = Tools()
+    script_openai(loopback, (two_calls("call_"), TEXT), ([], FINAL))
+
+    turns = converse_openai(loopback, tools.driver(), helper=True)
+
+    assert_openai_loop(loopback, tools, turns)
+
+
+def test_async_anthropic_stream_helper_events_play_the_same_loop(
+    loopback: LoopbackServer,
+) -> None:
+    """``client.messages.stream(...)`` adds its own events; the turn is the same."""
+    tools = Tools()
+    driver = tools.driver()
+    script_anthropic(loopback, (two_calls("toolu_"), TEXT), ([], FINAL))
+
+    async def converse() -> list[Turn]:
+        buffer = driver.new_stream_buffer()
+        messages: list[Any] = [{"role": "user", "content": PROMPT}]
+        turns: list[Turn] = []
+        async with async_anthropic_client(loopback) as client:
+            while not turns or turns[-1].called:
+                assert len(turns) < MAX_TURNS, "the agent loop did not end"
+                async with client.messages.stream(
+                    model="claude-loopback-test",
+                    max_tokens=256,
+                    messages=messages,
+                    tools=anthropic_tools(driver),
+                ) as stream:
+                    turns.append(await callgate.arun_turn(stream, driver, buffer))
+                messages = messages + list(turns[-1].history)
+        return turns
+
+    assert_anthropic_loop(loopback, tools, asyncio.run(converse()))
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_connection_dropped_mid_turn_keeps_the_partial_turn_and_the_loop_goes_on(
+    loopback: LoopbackServer, asynchronous: bool
+) -> None:
+    """The SDK raises mid-stream; TurnError holds the turn, whose history the API accepts."""
+    tools = Tools()
+    driver = tools.driver()
+    body = openai_sse(recorded_openai(two_calls("call_"), TEXT))
+    loopback.scripts[OPENAI_PATH] = [
+        Cut(body, len(body) * 2 // 3),
+        openai_sse(recorded_openai([], FINAL)),
+    ]
+    messages: list[Any] = [{"role": "user", "content": PROMPT}]
+    buffer = driver.new_stream_buffer()
+
+    def once(client: Any) -> Turn:
+        stream = client.chat.completions.create(
+            model="gpt-4.1", messages=messages, tools=openai_tools(driver), stream=True
+        )
+        with stream:
+            return callgate.run_turn(stream, driver, buffer)
+
+    async def aonce(client: Any) -> Turn:
+        stream = await client.chat.completions.create(
+            model="gpt-4.1", messages=messages, tools=openai_tools(driver), stream=True
+        )
+        async with stream:
+            return await callgate.arun_turn(stream, driver, buffer)
+
+    async def play_async() -> Turn:
+        async with async_openai_client(loopback) as client:
+            with pytest.raises(callgate.TurnError) as caught:
+                await aonce(client)
+            messages.extend(caught.value.turn.history)
+            return await aonce(client)
+
+    if asynchronous:
+        final = asyncio.run(play_async())
+    else:
+        with openai_client(loopback) as client:
+            with pytest.raises(callgate.TurnError) as caught:
+                once(client)
+            messages.extend(caught.value.turn.history)
+            final = once(client)
+
+    assert tools.calls == []
+    assert loopback.refused == []
+    second = requests_to(loopback, OPENAI_PATH, 2)[1]
+    validate_openai(second)
+    assert [m["role"] for m in second[1:]] == ["assistant", "tool", "tool"]
+    assert all("was not run" in m["content"] for m in second[2:])
+    assert final.text == FINAL

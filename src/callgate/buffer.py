@@ -49,6 +49,35 @@ class BufferUsageError(RuntimeError):
     """The buffer was used out of order (for example a chunk after ``end()``)."""
 
 
+_HELPER_EVENTS = frozenset(
+    {
+        "chunk",
+        "content.delta",
+        "content.done",
+        "refusal.delta",
+        "refusal.done",
+        "tool_calls.function.arguments.delta",
+        "tool_calls.function.arguments.done",
+        "logprobs.content.delta",
+        "logprobs.content.done",
+        "logprobs.refusal.delta",
+        "logprobs.refusal.done",
+    }
+)
+"""Events of the openai SDK's ``chat.completions.stream()`` helper: ``chunk`` wraps the raw
+chunk (read it); the others restate what the chunks carried (skipped)."""
+
+
+def _unwrapped(chunk: object) -> object:
+    """An SDK helper event's raw chunk (openai ``ChunkEvent.chunk``), else ``chunk``.
+
+    The raw chunk is taken before dumping, so the helper's growing snapshot is never read.
+    """
+    if getattr(chunk, "type", None) == "chunk":
+        return getattr(chunk, "chunk", chunk)
+    return chunk
+
+
 def as_shape(chunk: object) -> Shape:
     """A chunk as plain data: dicts pass through; SDK objects are dumped once.
 
@@ -163,14 +192,25 @@ class LLMStreamBuffer:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
         if self._ended:
             raise BufferUsageError("add() after end(): call reset() to start a new turn")
-        shape = chunk if type(chunk) is dict else as_shape(chunk)
+        if type(chunk) is dict:
+            shape: Shape = chunk
+        else:
+            shape = as_shape(_unwrapped(chunk))
+        if shape.get("type") in _HELPER_EVENTS:
+            wrapped = shape.get("chunk")
+            if not isinstance(wrapped, Mapping):
+                return
+            shape = wrapped
         strategy = self.strategy
         if strategy is None:
             strategy = self.chain.resolve(shape)
             if strategy is None:
                 raise UnrecognizedStreamError(
                     f"no strategy of {self.chain!r} recognises this chunk "
-                    f"(keys: {sorted(shape)[:8]})"
+                    f"(keys: {sorted(map(str, shape))[:8]}): pass the provider's raw stream "
+                    "chunks or events, as dicts or the SDK's own objects (what "
+                    "client.chat.completions.create(stream=True), client.messages.create("
+                    "stream=True) or their .stream() helpers yield)"
                 )
             self._start(strategy)
         if not self._chosen:

@@ -46,6 +46,8 @@ class Turn:
     """The assistant turn in the provider's request shape, then the tool results (if any)."""
     status: str
     """The turn machine's verdict: executable, blocked or not_applicable."""
+    findings: tuple[Finding, ...] = ()
+    """What the gate found in the turn, in the order found."""
 
     @property
     def called(self) -> bool:
@@ -84,6 +86,23 @@ def _sync_only(drivers: list[Driver]) -> None:
                 )
 
 
+class TurnError(RuntimeError):
+    """The stream failed mid-turn (an SDK error, a dropped connection).
+
+    The buffer was ended and the drivers answered what the turn allows (calls the stream
+    did not finish are refused, not run): :attr:`turn` is the partial turn, with what was
+    shown, what ran, the findings and a history the provider accepts. The stream's own
+    exception is ``__cause__``.
+    """
+
+    def __init__(self, turn: Turn, cause: Exception) -> None:
+        super().__init__(
+            f"the stream failed mid-turn ({type(cause).__name__}: {cause}); "
+            "the turn so far is in .turn"
+        )
+        self.turn = turn
+
+
 def stream_turn(
     chunks: Iterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
 ) -> Iterator[TurnStep]:
@@ -91,18 +110,32 @@ def stream_turn(
 
     The buffer is reset first; its ledger of answered call ids is kept, so one buffer
     serves a whole conversation. A buffer with a recorder gets each step stamped with its
-    chunk (None for the end).
+    chunk (None for the end). If reading the next chunk raises, the turn is ended there:
+    the end's step is yielded, then :class:`TurnError` is raised with the partial turn.
     """
     chosen = _drivers(drivers)
     _sync_only(chosen)
     buffer.reset()
-    for position, chunk in enumerate(chunks):
-        _stamp(buffer, position)
+    played: list[TurnStep] = []
+    source, failure = iter(chunks), None
+    while True:
+        try:
+            chunk = next(source)
+        except StopIteration:
+            break
+        except Exception as exc:  # the stream's own failure ends the turn here
+            failure = exc
+            break
+        _stamp(buffer, len(played))
         buffer.add(chunk)
-        yield _round(buffer, chosen, position)
+        played.append(_round(buffer, chosen, len(played)))
+        yield played[-1]
     _stamp(buffer, None)
     buffer.end()
-    yield _round(buffer, chosen, None)
+    played.append(_round(buffer, chosen, None))
+    yield played[-1]
+    if failure is not None:
+        raise TurnError(finish_turn(buffer, played), failure) from failure
 
 
 async def astream_turn(
@@ -111,15 +144,26 @@ async def astream_turn(
     """:func:`stream_turn` over an async iterator of chunks."""
     chosen = _drivers(drivers)
     buffer.reset()
-    position = 0
-    async for chunk in chunks:
-        _stamp(buffer, position)
+    played: list[TurnStep] = []
+    source, failure = chunks.__aiter__(), None
+    while True:
+        try:
+            chunk = await source.__anext__()
+        except StopAsyncIteration:
+            break
+        except Exception as exc:  # the stream's own failure ends the turn here
+            failure = exc
+            break
+        _stamp(buffer, len(played))
         buffer.add(chunk)
-        yield await _around(buffer, chosen, position)
-        position += 1
+        played.append(await _around(buffer, chosen, len(played)))
+        yield played[-1]
     _stamp(buffer, None)
     buffer.end()
-    yield await _around(buffer, chosen, None)
+    played.append(await _around(buffer, chosen, None))
+    yield played[-1]
+    if failure is not None:
+        raise TurnError(finish_turn(buffer, played), failure) from failure
 
 
 def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
@@ -145,7 +189,7 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     else:
         history += [m for step in steps for m in step.response.messages]
     text = "".join(step.text for step in steps)
-    return Turn(text, tuple(results), tuple(history), buffer.turn_state)
+    return Turn(text, tuple(results), tuple(history), buffer.turn_state, tuple(buffer.findings))
 
 
 def _history_calls(slots: Sequence[Slot]) -> dict[int | str, HistoryCall]:
