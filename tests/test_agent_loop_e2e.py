@@ -254,7 +254,7 @@ def assert_two_calls_answered(tools: Tools, turns: list[Turn], prefix: str) -> N
         (f"{prefix}S9mB4tZr", "search", SEARCH, HITS, False),
     ]
     assert json.loads(turns[0].results[0].content) == FORECAST
-    assert turns[0].status == "executable" and turns[0].called
+    assert turns[0].status == "pass" and turns[0].called
     assert [t.text for t in turns] == [TEXT, FINAL]
     assert not turns[1].called and turns[1].results == ()
 
@@ -519,7 +519,7 @@ def test_a_troubled_conversation_reaches_its_end_with_every_call_answered(
     for messages in requests:
         validate(messages)
     assert [t.text for t in turns] == [TEXT, TEXT, AGAIN, FINAL]
-    assert [t.status for t in turns] == ["blocked", "executable", "blocked", "not_applicable"]
+    assert [t.status for t in turns] == ["fail", "pass", "fail", "not_applicable"]
     prefix = "call_" if wire == "openai" else "toolu_"
     first, second, third = (answered(t) for t in turns[:3])
     assert [(i, name, error) for i, name, _, _, error in first] == [

@@ -340,7 +340,7 @@ def test_a_malformed_native_call_blocks_the_turn_and_both_get_corrective_results
     ]
     turn = run_turn(openai_chunks(calls, [0, 0, 1, 1]), driver, driver.new_stream_buffer())
     assert counter.runs == []
-    assert turn.status == "blocked"
+    assert turn.status == "fail"
     first, second = turn.results
     assert first.is_error and "another call of this turn was refused" in first.content
     assert second.is_error and "malformed_json" in second.content

@@ -70,7 +70,7 @@ def assert_partial_turn(error: TurnError, runs: list[str]) -> None:
     ]
     assert "missing_terminal" in turn.results[1].content
     assert "missing_terminal" in {f.code for f in turn.findings}
-    assert turn.status == "blocked"
+    assert turn.status == "fail"
     validate_anthropic([{"role": "user", "content": "Weather?"}, *turn.history])
 
 
@@ -164,7 +164,7 @@ def test_openai_helper_chunk_events_are_read_and_its_other_events_skipped() -> N
 
     turn = run_turn(events, driver, driver.new_stream_buffer())
 
-    assert runs == ["Oslo"] and turn.status == "executable"
+    assert runs == ["Oslo"] and turn.status == "pass"
 
 
 def test_a_chunk_nobody_recognises_says_what_to_pass() -> None:

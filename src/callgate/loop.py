@@ -11,7 +11,7 @@ over an async iterator of chunks (an SDK's async stream).
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from attrs import evolve, frozen
 
@@ -25,6 +25,28 @@ from callgate.strictjson import parse_arguments
 
 _NO_NAME = "unknown_tool"
 """The name a call that never carried one goes back under (the provider needs a name)."""
+
+
+Verdict = Literal["pass", "fail", "not_applicable"]
+"""A played turn's verdict, in the words of ``callgate check`` and ``callgate replay``."""
+
+
+def verdict(turn_state: str, text_calls: Iterable[bool]) -> Verdict:
+    """The verdict of a turn from its turn machine's state and its text calls.
+
+    ``text_calls`` says, for each call read from the turn's text, whether it was refused.
+    Native calls decide through the turn machine (``executable``: pass, ``blocked``:
+    fail); a turn without native calls passes when its text calls all ran, fails when
+    one was refused, and is not applicable without any call.
+    """
+    if turn_state == "executable":
+        return "pass"
+    if turn_state == "blocked":
+        return "fail"
+    refused = list(text_calls)
+    if refused:
+        return "fail" if any(refused) else "pass"
+    return "not_applicable"
 
 
 @frozen
@@ -44,8 +66,8 @@ class Turn:
     results: tuple[ToolResult, ...]
     history: tuple[dict[str, Any], ...]
     """The assistant turn in the provider's request shape, then the tool results (if any)."""
-    status: str
-    """The turn machine's verdict: executable, blocked or not_applicable."""
+    status: Verdict
+    """The verdict (:func:`verdict`): ``pass``, ``fail`` or ``not_applicable``."""
     findings: tuple[Finding, ...] = ()
     """What the gate found in the turn, in the order found."""
 
@@ -189,7 +211,9 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     else:
         history += [m for step in steps for m in step.response.messages]
     text = "".join(step.text for step in steps)
-    return Turn(text, tuple(results), tuple(history), buffer.turn_state, tuple(buffer.findings))
+    text_calls = [r.refused for r in results if not isinstance(r.call.slot, int)]
+    status = verdict(buffer.turn_state, text_calls)
+    return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
 
 
 def _history_calls(slots: Sequence[Slot]) -> dict[int | str, HistoryCall]:

@@ -15,7 +15,7 @@ from typing import Any
 from callgate.buffer import LLMStreamBuffer
 from callgate.check import report
 from callgate.driver import Driver, Tool
-from callgate.loop import stream_turn
+from callgate.loop import stream_turn, verdict
 from callgate.schema import ToolSchemas
 from callgate.trace import Recorder
 
@@ -142,14 +142,13 @@ def replay(
                     "finding": problem.as_dict() if problem is not None else None,
                 }
             )
-    status, findings = result["status"], result["findings"]
+    findings = result["findings"]
     detector = buffer.display.detector
     if detector is not None:
         findings += [f.as_dict() for f in detector.findings]
-        if text_calls and status == "not_applicable":
-            failed = any(c["finding"] is not None for c in text_calls)
-            status = "fail" if failed else "pass"
-            findings = [f for f in findings if f["code"] != "no_tool_calls"]
+    status = verdict(buffer.turn_state, [c["finding"] is not None for c in text_calls])
+    if status != "not_applicable":
+        findings = [f for f in findings if f["code"] != "no_tool_calls"]
     return {
         "wire": result["profile"],
         "policy": policy,
