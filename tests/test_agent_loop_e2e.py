@@ -109,14 +109,11 @@ def loopback() -> Iterator[LoopbackServer]:
 
 
 def openai_tools(driver: callgate.Driver) -> list[Any]:
-    return [
-        {"type": "function", "function": {"name": t.name, "parameters": dict(t.schema)}}
-        for t in driver.tools.values()
-    ]
+    return driver.tool_specs("openai")
 
 
 def anthropic_tools(driver: callgate.Driver) -> list[Any]:
-    return [{"name": t.name, "input_schema": dict(t.schema)} for t in driver.tools.values()]
+    return driver.tool_specs("anthropic")
 
 
 def converse_openai(

@@ -49,6 +49,7 @@ from callgate.strategies import default_wire_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, ToolResult
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS
 from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrategy, TextStrategy
+from callgate.tooldefs import description_of, schema_from_function, tool_specs
 from callgate.trace import Recorder
 
 logger = logging.getLogger("callgate")
@@ -105,6 +106,31 @@ class Tool:
     def is_async(self) -> bool:
         """Whether the function is a coroutine function (it must be awaited)."""
         return is_async(self.function)
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        timeout: float | None = None,
+        in_thread: bool = False,
+    ) -> Tool:
+        """A tool defined by ``function`` alone: its name, schema and description.
+
+        The schema comes from the signature and type hints
+        (:func:`~callgate.tooldefs.schema_from_function`), the description from the
+        docstring's first paragraph; ``name`` and ``description`` override them.
+        """
+        return cls(
+            name if name is not None else function.__name__,
+            schema_from_function(function),
+            function,
+            description if description is not None else description_of(function),
+            timeout,
+            in_thread,
+        )
 
 
 @frozen
@@ -259,6 +285,15 @@ class BaseDriver(metaclass=DriverMeta):
     def owns(self, name: str | None) -> bool:
         """Whether ``name`` is one of this driver's tools."""
         return name in self.tools
+
+    def tool_specs(self, wire: str) -> list[Any]:
+        """The driver's tools as the ``tools`` of a request to ``wire``.
+
+        ``wire`` is a profile name: ``openai``, ``openai-responses``, ``anthropic``,
+        ``bedrock`` (the ``toolConfig.tools`` list), ``gemini``, ``cohere``, ``ollama``,
+        ``mistral``.
+        """
+        return tool_specs(wire, [(t.name, t.description, t.schema) for t in self.tools.values()])
 
     def strategies(self) -> list[ExtractionStrategy]:
         """The strategies this driver reads messages with: one per text format."""
