@@ -64,8 +64,12 @@ class Turn:
 
     text: str
     results: tuple[ToolResult, ...]
-    history: tuple[dict[str, Any], ...]
-    """The assistant turn in the provider's request shape, then the tool results (if any)."""
+    history: tuple[Any, ...]
+    """The assistant turn in the provider's request shape, then the tool results (if any).
+
+    Plain dicts, typed ``Any`` so that ``messages += turn.history`` type-checks against an
+    SDK's own message param types (``ChatCompletionMessageParam``, ``MessageParam``).
+    """
     status: Verdict
     """The verdict (:func:`verdict`): ``pass``, ``fail`` or ``not_applicable``."""
     findings: tuple[Finding, ...] = ()
