@@ -40,7 +40,7 @@ async def anthropic_loop(client: anthropic.AsyncAnthropic) -> Turn:
     tools: list[ToolParam] = driver.tool_specs("anthropic")
     buffer = driver.new_stream_buffer()
     stream = await client.messages.create(
-        model="claude-sonnet-4-5", max_tokens=512, messages=messages, tools=tools, stream=True
+        model="claude-sonnet-4-6", max_tokens=512, messages=messages, tools=tools, stream=True
     )
     turn = await arun_turn(stream, driver, buffer)
     messages += turn.history
