@@ -46,7 +46,7 @@ def test_the_readme_has_four_agent_loops() -> None:
 def test_a_readme_agent_loop_runs_as_written(
     name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    wire = name.split(",")[0]
+    wire = name.split(",", maxsplit=1)[0]
     arguments = split(json.dumps({"city": "Paris"}), (5,))
     with serve() as server:
         script(
