@@ -230,10 +230,14 @@ def script_anthropic(server: LoopbackServer, *turns: tuple[list[Any], str]) -> N
 
 
 def requests_to(server: LoopbackServer, path: str, count: int) -> list[list[Any]]:
-    """The messages of each request, after checking there were ``count`` streaming ones."""
+    """The messages of each request, after checking there were ``count`` streaming ones,
+    each valid for the SDK's request param types and the provider's tool-call rules."""
     assert [(p, body.get("stream")) for p, body in server.requests] == [(path, True)] * count
     assert server.writes > 100
-    return [body["messages"] for _, body in server.requests]
+    requests = [body["messages"] for _, body in server.requests]
+    for messages in requests:
+        (validate_openai if path == OPENAI_PATH else validate_anthropic)(messages)
+    return requests
 
 
 def answered(turn: Turn) -> list[tuple[str | None, str, dict[str, Any], str, bool]]:
@@ -511,10 +515,7 @@ def test_a_troubled_conversation_reaches_its_end_with_every_call_answered(
 
     assert loopback.refused == []
     path = OPENAI_PATH if wire == "openai" else ANTHROPIC_PATH
-    requests = requests_to(loopback, path, 4)
-    validate = validate_openai if wire == "openai" else validate_anthropic
-    for messages in requests:
-        validate(messages)
+    requests_to(loopback, path, 4)
     assert [t.text for t in turns] == [TEXT, TEXT, AGAIN, FINAL]
     assert [t.status for t in turns] == ["fail", "pass", "fail", "not_applicable"]
     prefix = "call_" if wire == "openai" else "toolu_"

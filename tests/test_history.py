@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from callgate import Driver, Tool, Turn, run_turn
 from provider_rules import validate_anthropic, validate_openai
-from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks
+from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 USER = {"role": "user", "content": "Weather?"}
@@ -147,3 +150,52 @@ def test_a_valid_turn_keeps_its_history_exactly() -> None:
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "18 C in Paris"},
     )
+
+
+# -- any turn, however broken, leaves a history the provider accepts -----------------------
+
+IDS = st.sampled_from(["call_a", "call_b", "call_a", "", "toolu_x"])
+NAMES = st.sampled_from(["get_weather", "send_mail", ""])
+ARGUMENTS = st.sampled_from(['{"city": "Oslo"}', '{"town": 1}', '{"city": "Os', "[1]", "", "{}"])
+
+
+@st.composite
+def turns(draw: st.DrawFn) -> tuple[list[Call], int | None]:
+    calls = [
+        Call(draw(IDS), draw(NAMES), split(draw(ARGUMENTS), (draw(st.integers(1, 6)),)))
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    return calls, draw(st.none() | st.integers(0, 12))
+
+
+def cut(chunks: list[Chunk], at: int | None) -> list[Chunk]:
+    return chunks if at is None else chunks[: min(at, len(chunks) - 1)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(turns(), st.sampled_from(["turn", "call"]))
+def test_any_openai_turn_leaves_a_valid_history(
+    turn: tuple[list[Call], int | None], policy: str
+) -> None:
+    calls, at = turn
+    order = [i for i, c in enumerate(calls) for _ in range(1 + len(c.fragments))]
+    driver = Driver([Tool("get_weather", CITY, lambda city: city)], policy=policy)
+
+    played = run_turn(cut(openai_chunks(calls, order), at), driver, driver.new_stream_buffer())
+
+    validate_openai([USER, *played.history])
+
+
+@settings(max_examples=60, deadline=None)
+@given(turns(), st.sampled_from(["turn", "call"]))
+def test_any_anthropic_turn_leaves_a_valid_history(
+    turn: tuple[list[Call], int | None], policy: str
+) -> None:
+    calls, at = turn
+    order = [i for i, c in enumerate(calls) for _ in range(2 + len(c.fragments))]
+    driver = Driver([Tool("get_weather", CITY, lambda city: city)], policy=policy)
+    events = cut(anthropic_events(calls, order), None if at is None else at + 1)
+
+    played = run_turn(events, driver, driver.new_stream_buffer())
+
+    validate_anthropic([USER, *played.history])

@@ -207,9 +207,10 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     if strategy is not None:
         history += strategy.history(buffer.as_dict())
     slots = buffer.slots
-    if strategy is not None and slots:
-        calls = _history_calls(slots)
+    calls = _history_calls(slots)
+    if strategy is not None:
         history = strategy.answerable(history, [calls[slot.key] for slot in slots])
+    if strategy is not None and slots:
         results = _answer_every_call(buffer, results, calls)
         history += strategy.result_messages(results)
     else:

@@ -213,12 +213,24 @@ class AnthropicStrategy(ExtractionStrategy):
     def answerable(
         self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
     ) -> list[dict[str, Any]]:
-        """Each ``tool_use`` block with its call's id and name, and an object ``input``."""
+        """Each ``tool_use`` block with its call's id and name, and an object ``input``.
+
+        Empty text blocks, and a message left with no block, are left out: the API
+        refuses them.
+        """
         given = iter(calls)
-        return [
-            {**message, "content": [_answerable_block(b, given) for b in message["content"]]}
+        repaired = [
+            {
+                **message,
+                "content": [
+                    _answerable_block(block, given)
+                    for block in message["content"]
+                    if block.get("type") != "text" or block.get("text")
+                ],
+            }
             for message in history
         ]
+        return [message for message in repaired if message["content"]]
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``tool_result`` block per result, by ``tool_use_id``."""

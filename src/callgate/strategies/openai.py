@@ -172,12 +172,17 @@ class OpenAIStrategy(ExtractionStrategy):
     def answerable(
         self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
     ) -> list[dict[str, Any]]:
-        """Each ``tool_calls`` entry with its call's id and name; unreadable arguments ``{}``."""
+        """Each ``tool_calls`` entry with its call's id and name; unreadable arguments ``{}``.
+
+        An assistant message with neither content nor calls (a stream cut before either)
+        is left out: the API refuses it.
+        """
         return [
             {**m, "tool_calls": list(map(_answerable_entry, m["tool_calls"], calls))}
             if len(m.get("tool_calls") or ()) == len(calls) and calls
             else m
             for m in history
+            if m.get("content") or m.get("tool_calls")
         ]
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
