@@ -59,6 +59,9 @@ class LoopbackServer(ThreadingHTTPServer):
         self.scripts: dict[str, list[bytes]] = {}
         """Bodies a path answers its successive requests with, one each, in order."""
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.write_sizes: Sequence[int] = WRITE_SIZES
+        """Sizes of the successive writes of a body, cycled (small: the clients' SSE
+        parsing meets every split)."""
         self.rules = {"/v1/chat/completions": openai_problems, "/v1/messages": anthropic_problems}
         """The provider rules each path enforces on a request's ``messages``."""
         self.refused: list[list[str]] = []
@@ -102,7 +105,7 @@ class SSEHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         sent = body[: body.at] if isinstance(body, Cut) else body
-        for count, piece in enumerate(byte_pieces(sent, WRITE_SIZES)):
+        for count, piece in enumerate(byte_pieces(sent, self.server.write_sizes)):
             self.wfile.write(piece)
             self.wfile.flush()
             self.server.writes += 1

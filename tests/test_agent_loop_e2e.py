@@ -510,6 +510,7 @@ def test_a_troubled_conversation_reaches_its_end_with_every_call_answered(
     """Every request keeps the provider's rules; each problem is told to the model."""
     tools = TroubledTools(asynchronous)
     script_troubled(loopback, wire)
+    loopback.write_sizes = (29, 67, 41)  # the SSE splits are the first tests' concern
 
     turns = CONVERSE[wire, asynchronous](loopback, tools.driver())
 

@@ -55,6 +55,7 @@ def test_a_readme_agent_loop_runs_as_written(
             Call("call_1" if wire == "openai" else "toolu_1", "get_weather", arguments),
         )
         point_clients_at(server, monkeypatch)
+        server.write_sizes = (256,)
 
         exec(compile(TOOLS + LOOPS[name], f"README.md ({name})", "exec"), {})
 

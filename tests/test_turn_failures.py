@@ -172,3 +172,13 @@ def test_a_chunk_nobody_recognises_says_what_to_pass() -> None:
 
     with pytest.raises(UnrecognizedStreamError, match="raw stream chunks or events"):
         buffer.add({"delta": "hello"})
+
+
+@pytest.mark.parametrize("kind", [[], {}, 7, None])
+def test_a_chunk_whose_type_is_not_a_string_is_not_taken_for_a_helper_event(kind: Any) -> None:
+    buffer = LLMStreamBuffer()
+    buffer.add(openai_chunks([], [], text=("Hi",))[0])
+
+    buffer.add({"type": kind, "choices": []})
+
+    assert buffer.turn_state == "streaming"

@@ -196,7 +196,8 @@ class LLMStreamBuffer:
             shape: Shape = chunk
         else:
             shape = as_shape(_unwrapped(chunk))
-        if shape.get("type") in _HELPER_EVENTS:
+        kind = shape.get("type")
+        if isinstance(kind, str) and kind in _HELPER_EVENTS:
             wrapped = shape.get("chunk")
             if not isinstance(wrapped, Mapping):
                 return
