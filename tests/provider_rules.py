@@ -119,3 +119,28 @@ def anthropic_problems(messages: Sequence[Any]) -> list[str]:
         if following.get("role") != "user" or sorted(map(str, answered)) != sorted(map(str, ids)):
             problems.append(f"message {position}: tool_use ids {ids} answered by {answered}")
     return problems
+
+
+def validate_bedrock(messages: Sequence[Any]) -> None:
+    """The messages make a valid Converse request (botocore's service model), and every
+    client ``toolUse`` id is answered by a ``toolResult`` of the next user message (a
+    server tool's use is answered by the server)."""
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    model = botocore.session.get_session().get_service_model("bedrock-runtime")
+    shape = model.operation_model("Converse").input_shape
+    report = ParamValidator().validate({"modelId": "m", "messages": list(messages)}, shape)
+    assert not report.has_errors(), report.generate_report()
+    for position, message in enumerate(messages):
+        uses = [
+            b["toolUse"]["toolUseId"]
+            for b in message["content"]
+            if "toolUse" in b and b["toolUse"].get("type") != "server_tool_use"
+        ]
+        if not uses:
+            continue
+        following = messages[position + 1]["content"] if position + 1 < len(messages) else []
+        answered = [b["toolResult"]["toolUseId"] for b in following if "toolResult" in b]
+        assert sorted(answered) == sorted(uses), (position, uses, answered)
+        assert len(set(uses)) == len(uses), uses

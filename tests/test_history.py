@@ -8,13 +8,16 @@ tool-call rules (:mod:`provider_rules`), then checks what the model is told.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import callgate
 from callgate import Driver, Tool, Turn, run_turn
-from provider_rules import validate_anthropic, validate_openai
+from provider_rules import validate_anthropic, validate_bedrock, validate_openai
 from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -199,3 +202,27 @@ def test_any_anthropic_turn_leaves_a_valid_history(
     played = run_turn(events, driver, driver.new_stream_buffer())
 
     validate_anthropic([USER, *played.history])
+
+
+# -- every bundled fixture of these wires, played as a turn ---------------------------------
+
+EXAMPLES = Path(callgate.__file__).parent / "examples"
+VALIDATORS = {
+    "openai": validate_openai,
+    "anthropic": validate_anthropic,
+    "bedrock": validate_bedrock,
+}
+FIXTURES = sorted(p.name for p in EXAMPLES.glob("*.json") if p.name.split("_")[0] in VALIDATORS)
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_every_bundled_fixture_leaves_a_history_the_provider_accepts(name: str) -> None:
+    fixture = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+    tools = [Tool(n, s, lambda **_: "ok") for n, s in fixture.get("tool_schemas", {}).items()]
+    driver = Driver(tools)
+    stream = fixture.get("chunks", fixture.get("events"))
+
+    turn = run_turn(stream, driver, driver.new_stream_buffer())
+
+    first = {"role": "user", "content": [{"text": "Go."}]} if name.startswith("bedrock") else USER
+    VALIDATORS[name.split("_", maxsplit=1)[0]]([first, *turn.history])

@@ -20,12 +20,14 @@ from callgate.driver import Driver, DriverResponse, merge
 from callgate.findings import Finding, finding
 from callgate.gate import Slot
 from callgate.results import refusal
-from callgate.strategies.base import ExtractedCall, HistoryCall, ToolResult, stand_in_id
+from callgate.strategies.base import (
+    NO_NAME,
+    ExtractedCall,
+    HistoryCall,
+    ToolResult,
+    stand_in_id,
+)
 from callgate.strictjson import parse_arguments
-
-_NO_NAME = "unknown_tool"
-"""The name a call that never carried one goes back under (the provider needs a name)."""
-
 
 Verdict = Literal["pass", "fail", "not_applicable"]
 """A played turn's verdict, in the words of ``callgate check`` and ``callgate replay``."""
@@ -206,12 +208,11 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     strategy = buffer.strategy
     if strategy is not None:
         history += strategy.history(buffer.as_dict())
-    slots = buffer.slots
-    calls = _history_calls(slots)
+    placed: list[HistoryCall] = []
     if strategy is not None:
-        history = strategy.answerable(history, [calls[slot.key] for slot in slots])
-    if strategy is not None and slots:
-        results = _answer_every_call(buffer, results, calls)
+        history, placed = strategy.answerable(history, _history_calls(buffer.slots))
+    if strategy is not None and placed:
+        results = _answer_every_call(buffer, results, placed)
         history += strategy.result_messages(results)
     else:
         history += [m for step in steps for m in step.response.messages]
@@ -221,9 +222,9 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
 
 
-def _history_calls(slots: Sequence[Slot]) -> dict[int | str, HistoryCall]:
+def _history_calls(slots: Sequence[Slot]) -> list[HistoryCall]:
     """Each slot's call as the history carries it (see :class:`HistoryCall`)."""
-    calls: dict[int | str, HistoryCall] = {}
+    calls: list[HistoryCall] = []
     seen: set[str] = set()
     for slot in slots:
         call_id = slot.id if slot.id and slot.id not in seen else stand_in_id(slot.key)
@@ -231,34 +232,41 @@ def _history_calls(slots: Sequence[Slot]) -> dict[int | str, HistoryCall]:
         arguments = slot.arguments
         if arguments is None:
             arguments, _ = parse_arguments(slot.raw_arguments)
-        calls[slot.key] = HistoryCall(slot.key, call_id, slot.name or _NO_NAME, arguments)
+        name = slot.name or NO_NAME
+        calls.append(HistoryCall(slot.key, call_id, name, arguments, slot.id or None))
     return calls
 
 
-def _why(buffer: LLMStreamBuffer, slot: Slot) -> Finding:
-    """Why no driver answered ``slot``: nobody here owns its tool, or the root problem."""
-    if slot.name:
+def _why(buffer: LLMStreamBuffer, call: HistoryCall, slot: Slot | None) -> Finding:
+    """Why no driver answered ``call``: nobody here owns its tool, or the root problem."""
+    if slot is not None and slot.name:
         return finding("unknown_tool", f"{slot.name} is not available here", slot.key)
-    mine = (f for f in buffer.findings if f.slot in (slot.key, None) and f.severity == "error")
-    return next(mine, None) or finding("missing_name", "the call has no tool name", slot.key)
+    where = (slot.key if slot is not None else None, None)
+    errors = (f for f in buffer.findings if f.severity == "error" and f.slot in where)
+    if slot is None:
+        errors = (f for f in buffer.findings if f.severity == "error")
+    fallback = finding("unknown_tool", f"{call.name} is not available here")
+    return next(errors, None) or fallback
 
 
 def _answer_every_call(
-    buffer: LLMStreamBuffer, results: list[ToolResult], calls: dict[int | str, HistoryCall]
+    buffer: LLMStreamBuffer, results: list[ToolResult], placed: Sequence[HistoryCall]
 ) -> list[ToolResult]:
-    """The native results in call order, one per call, with the ids the history carries."""
-    by_slot = {r.call.slot: r for r in reversed(results) if r.call.slot in calls}
+    """One result per call of the message, in its order, with the ids the history carries."""
+    slots = {slot.key: slot for slot in buffer.slots}
+    by_slot = {r.call.slot: r for r in reversed(results) if r.call.slot in slots}
     answered = []
-    for slot in buffer.slots:
-        call = calls[slot.key]
-        result = by_slot.get(slot.key)
+    for call in placed:
+        slot = slots.get(call.slot) if call.slot is not None else None
+        result = by_slot.get(call.slot) if call.slot is not None else None
         if result is None:
-            result = refusal(ExtractedCall(call.id, call.name, {}, slot.key), _why(buffer, slot))
+            unanswered = ExtractedCall(call.id, call.name, {}, call.slot)
+            result = refusal(unanswered, _why(buffer, call, slot))
         if result.call.id != call.id:
             result = evolve(result, call=evolve(result.call, id=call.id))
-        if call.arguments is None and slot.raw_arguments and result.is_error:
-            received = f" The arguments received were: {slot.raw_arguments}"
-            result = evolve(result, content=result.content + received)
+        raw = slot.raw_arguments if slot is not None else ""
+        if call.arguments is None and raw and result.is_error:
+            result = evolve(result, content=f"{result.content} The arguments received were: {raw}")
         answered.append(result)
     return answered
 

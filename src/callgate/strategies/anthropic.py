@@ -14,16 +14,18 @@ display text.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from callgate.strategies.base import (
+    CallPairing,
     ExtractedCall,
     ExtractionStrategy,
     Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    block_messages,
 )
 
 if TYPE_CHECKING:
@@ -212,25 +214,19 @@ class AnthropicStrategy(ExtractionStrategy):
 
     def answerable(
         self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
         """Each ``tool_use`` block with its call's id and name, and an object ``input``.
 
         Empty text blocks, and a message left with no block, are left out: the API
         refuses them.
         """
-        given = iter(calls)
-        repaired = [
-            {
-                **message,
-                "content": [
-                    _answerable_block(block, given)
-                    for block in message["content"]
-                    if block.get("type") != "text" or block.get("text")
-                ],
-            }
-            for message in history
-        ]
-        return [message for message in repaired if message["content"]]
+        pairing = CallPairing(calls)
+        repaired = block_messages(
+            history,
+            lambda block: block.get("type") != "text" or bool(block.get("text")),
+            lambda block: _answerable_block(block, pairing),
+        )
+        return repaired, pairing.placed
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``tool_result`` block per result, by ``tool_use_id``."""
@@ -248,10 +244,10 @@ class AnthropicStrategy(ExtractionStrategy):
         return [{"role": "user", "content": blocks}]
 
 
-def _answerable_block(block: dict[str, Any], calls: Iterator[HistoryCall]) -> dict[str, Any]:
-    call = next(calls, None) if block.get("type") == "tool_use" else None
-    if call is None:
+def _answerable_block(block: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    if block.get("type") != "tool_use":
         return block
+    call = pairing.take(block.get("id"), block.get("name"), block.get("input"))
     arguments = call.arguments if call.arguments is not None else {}
     return {**block, "id": call.id, "name": call.name, "input": arguments}
 

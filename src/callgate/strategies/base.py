@@ -9,7 +9,7 @@ message, reports each tool-call primitive (slot, identity, fragment, done) to th
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from attrs import frozen
@@ -59,18 +59,74 @@ class HistoryCall:
 
     ``id`` and ``name`` are never empty (a call that lost its id gets :func:`stand_in_id`),
     and ``arguments`` is None when the call's arguments are not one JSON object: it then
-    goes back as ``{}``, and its answer quotes what was received.
+    goes back as ``{}``, and its answer quotes what was received. ``given_id`` is the id
+    the stream gave (None without one); ``slot`` is the turn's slot for the call, None for
+    a call of the message that no slot tracks (its opening was refused).
     """
 
-    slot: int | str
+    slot: int | None
     id: str
     name: str
     arguments: dict[str, Any] | None
+    given_id: str | None = None
+
+
+NO_NAME = "unknown_tool"
+"""The name a call that never carried one goes back under (the provider needs a name)."""
 
 
 def stand_in_id(slot: int | str) -> str:
     """The id a call without a usable one (none, empty, or another call's) carries back."""
     return f"callgate_{slot}"
+
+
+class CallPairing:
+    """Pairs each call found in an assistant message with one of the turn's calls.
+
+    A call pairs with the first unpaired turn call that has its id (a call without an id
+    with one that had none), so the pairing holds however the message orders its calls.
+    A call no turn call matches keeps its own id and name where usable and takes
+    arguments only when they are an object; ``placed`` lists every call in message order.
+    """
+
+    def __init__(self, calls: Sequence[HistoryCall]) -> None:
+        self._free = list(calls)
+        self.placed: list[HistoryCall] = []
+
+    def take(self, given_id: Any, name: Any, arguments: Any) -> HistoryCall:
+        """The turn call for the next call of the message (see the class docstring)."""
+        given = given_id if isinstance(given_id, str) and given_id else None
+        match = next((c for c in self._free if c.given_id == given), None)
+        if match is not None:
+            self._free.remove(match)
+        else:
+            taken = {c.id for c in self.placed} | {c.id for c in self._free}
+            usable = given is not None and given not in taken
+            match = HistoryCall(
+                None,
+                given if usable and given is not None else stand_in_id(f"m{len(self.placed)}"),
+                name if isinstance(name, str) and name else NO_NAME,
+                arguments if isinstance(arguments, dict) else None,
+                given,
+            )
+        self.placed.append(match)
+        return match
+
+
+def block_messages(
+    history: Sequence[dict[str, Any]],
+    keep: Callable[[dict[str, Any]], bool],
+    answerable: Callable[[dict[str, Any]], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Messages of content blocks: the blocks ``keep`` accepts, each made ``answerable``.
+
+    A message left without a block is left out (providers refuse it).
+    """
+    repaired = [
+        {**message, "content": [answerable(b) for b in message["content"] if keep(b)]}
+        for message in history
+    ]
+    return [message for message in repaired if message["content"]]
 
 
 def read_function_calls(tool_calls: Any) -> list[tuple[ExtractedCall, Finding | None]]:
@@ -164,14 +220,16 @@ class ExtractionStrategy(ABC):
 
     def answerable(
         self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
-    ) -> list[dict[str, Any]]:
-        """``history`` (from :meth:`history`) with its native calls as ``calls`` say.
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """``history`` (from :meth:`history`) as the provider accepts it, and its calls.
 
         The provider rejects a history whose calls lack an id or a name, or whose object
-        arguments are not objects; ``calls`` (in message order) give what each must carry.
-        The default leaves the history as it is.
+        arguments are not objects: each call of the message is paired with one of
+        ``calls`` (:class:`CallPairing`) and carries what that says. Returned with the
+        calls of the message, in order, each to be answered. The default leaves the
+        history as it is and answers ``calls``.
         """
-        return history
+        return history, list(calls)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
