@@ -144,3 +144,52 @@ def validate_bedrock(messages: Sequence[Any]) -> None:
         answered = [b["toolResult"]["toolUseId"] for b in following if "toolResult" in b]
         assert sorted(answered) == sorted(uses), (position, uses, answered)
         assert len(set(uses)) == len(uses), uses
+
+
+def validate_responses(items: Sequence[Any]) -> None:
+    """Every input item is a Responses ``ResponseInputItemParam``, every ``function_call``
+    is answered by a ``function_call_output`` of its ``call_id``, and only those."""
+    from openai.types.responses import ResponseInputItemParam
+
+    adapter = TypeAdapter(ResponseInputItemParam)
+    for item in items:
+        _walk(adapter.validate_python(item))
+    calls = [i.get("call_id") for i in items if i.get("type") == "function_call"]
+    outputs = [i.get("call_id") for i in items if i.get("type") == "function_call_output"]
+    assert all(_is_id(c) for c in calls) and len(set(calls)) == len(calls), calls
+    assert sorted(map(str, outputs)) == sorted(map(str, calls)), (calls, outputs)
+
+
+def validate_cohere(messages: Sequence[Any]) -> None:
+    """Cohere v2 takes the Chat Completions tool-call rules (no SDK here to check types)."""
+    problems = openai_problems(messages)
+    assert not problems, problems
+
+
+def validate_gemini(contents: Sequence[Any]) -> None:
+    """Every content is a google-genai ``Content``; each model content's function calls
+    (object ``args``) are answered, by name and in order, in the next user content."""
+    from google.genai import types
+
+    for position, content in enumerate(contents):
+        types.Content.model_validate(content)
+        calls = [p["functionCall"] for p in content["parts"] if "functionCall" in p]
+        if not calls:
+            continue
+        assert all(isinstance(c.get("args", {}), dict) for c in calls), calls
+        following = contents[position + 1]["parts"] if position + 1 < len(contents) else []
+        answers = [p["functionResponse"]["name"] for p in following if "functionResponse" in p]
+        assert answers == [c["name"] for c in calls], (calls, answers)
+
+
+def validate_ollama(messages: Sequence[Any]) -> None:
+    """Ollama's /api/chat: each assistant ``tool_calls`` entry has a name and object
+    ``arguments`` and is answered by one ``tool`` message, in order."""
+    for position, message in enumerate(messages):
+        calls = [c["function"] for c in message.get("tool_calls") or ()]
+        if not calls:
+            continue
+        assert all(c.get("name") and isinstance(c.get("arguments"), dict) for c in calls), calls
+        following = messages[position + 1 : position + 1 + len(calls)]
+        answers = [m.get("tool_name") for m in following if m.get("role") == "tool"]
+        assert answers == [c["name"] for c in calls], (calls, answers)

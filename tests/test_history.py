@@ -17,7 +17,15 @@ from hypothesis import strategies as st
 
 import callgate
 from callgate import Driver, Tool, Turn, run_turn
-from provider_rules import validate_anthropic, validate_bedrock, validate_openai
+from provider_rules import (
+    validate_anthropic,
+    validate_bedrock,
+    validate_cohere,
+    validate_gemini,
+    validate_ollama,
+    validate_openai,
+    validate_responses,
+)
 from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -211,6 +219,15 @@ VALIDATORS = {
     "openai": validate_openai,
     "anthropic": validate_anthropic,
     "bedrock": validate_bedrock,
+    "responses": validate_responses,
+    "cohere": validate_cohere,
+    "gemini": validate_gemini,
+    "ollama": validate_ollama,
+    "mistral": validate_openai,
+}
+FIRST: dict[str, Any] = {
+    "bedrock": {"role": "user", "content": [{"text": "Go."}]},
+    "gemini": {"role": "user", "parts": [{"text": "Go."}]},
 }
 FIXTURES = sorted(p.name for p in EXAMPLES.glob("*.json") if p.name.split("_")[0] in VALIDATORS)
 
@@ -224,5 +241,5 @@ def test_every_bundled_fixture_leaves_a_history_the_provider_accepts(name: str) 
 
     turn = run_turn(stream, driver, driver.new_stream_buffer())
 
-    first = {"role": "user", "content": [{"text": "Go."}]} if name.startswith("bedrock") else USER
-    VALIDATORS[name.split("_", maxsplit=1)[0]]([first, *turn.history])
+    wire = name.split("_", maxsplit=1)[0]
+    VALIDATORS[wire]([FIRST.get(wire, USER), *turn.history])

@@ -210,7 +210,8 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
         history += strategy.history(buffer.as_dict())
     placed: list[HistoryCall] = []
     if strategy is not None:
-        history, placed = strategy.answerable(history, _history_calls(buffer.slots))
+        calls = _history_calls(buffer.slots, strategy.requires_id)
+        history, placed = strategy.answerable(history, calls)
     if strategy is not None and placed:
         results = _answer_every_call(buffer, results, placed)
         history += strategy.result_messages(results)
@@ -222,12 +223,17 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
 
 
-def _history_calls(slots: Sequence[Slot]) -> list[HistoryCall]:
-    """Each slot's call as the history carries it (see :class:`HistoryCall`)."""
+def _history_calls(slots: Sequence[Slot], requires_id: bool) -> list[HistoryCall]:
+    """Each slot's call as the history carries it (see :class:`HistoryCall`).
+
+    Where the wire requires ids, a call without a usable one gets a stand-in id.
+    """
     calls: list[HistoryCall] = []
-    seen: set[str] = set()
+    seen: set[str | None] = set()
     for slot in slots:
-        call_id = slot.id if slot.id and slot.id not in seen else stand_in_id(slot.key)
+        call_id = slot.id or None
+        if requires_id and (call_id is None or call_id in seen):
+            call_id = stand_in_id(slot.key)
         seen.add(call_id)
         arguments = slot.arguments
         if arguments is None:

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from callgate.findings import Finding, finding
 from callgate.strictjson import parse_arguments
@@ -57,15 +57,16 @@ class ToolResult:
 class HistoryCall:
     """One native call of an assistant turn as the next request must carry it.
 
-    ``id`` and ``name`` are never empty (a call that lost its id gets :func:`stand_in_id`),
-    and ``arguments`` is None when the call's arguments are not one JSON object: it then
-    goes back as ``{}``, and its answer quotes what was received. ``given_id`` is the id
+    ``name`` is never empty; ``id`` is the id the call carries back (a call that lost its
+    id gets :func:`stand_in_id` where the wire requires ids), and ``arguments`` is None
+    when the call's arguments are not one JSON object: it then goes back as ``{}``, and
+    its answer quotes what was received. ``given_id`` is the id
     the stream gave (None without one); ``slot`` is the turn's slot for the call, None for
     a call of the message that no slot tracks (its opening was refused).
     """
 
     slot: int | None
-    id: str
+    id: str | None
     name: str
     arguments: dict[str, Any] | None
     given_id: str | None = None
@@ -127,6 +128,43 @@ def block_messages(
         for message in history
     ]
     return [message for message in repaired if message["content"]]
+
+
+def function_call_entries(
+    history: Sequence[dict[str, Any]], calls: Sequence[HistoryCall]
+) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+    """An OpenAI-shaped history with each ``tool_calls`` entry's id and name from its call.
+
+    Unreadable arguments go back as ``{}``. An assistant message with neither content nor
+    calls (a stream cut before either) is left out: the APIs refuse it.
+    """
+    pairing = CallPairing(calls)
+    repaired = [
+        {**m, "tool_calls": [_function_entry(e, pairing) for e in m["tool_calls"]]}
+        if m.get("tool_calls")
+        else m
+        for m in history
+        if m.get("content") or m.get("tool_calls")
+    ]
+    return repaired, pairing.placed
+
+
+def _function_entry(entry: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    function = entry.get("function") or {}
+    call = pairing.take(entry.get("id"), function.get("name"), None)
+    arguments = function.get("arguments") if call.arguments is not None else "{}"
+    if (entry.get("id"), function.get("name"), function.get("arguments")) == (
+        call.id,
+        call.name,
+        arguments,
+    ):
+        return entry
+    return {
+        **entry,
+        "id": call.id,
+        "type": "function",
+        "function": {**function, "name": call.name, "arguments": arguments},
+    }
 
 
 def read_function_calls(tool_calls: Any) -> list[tuple[ExtractedCall, Finding | None]]:
@@ -227,9 +265,11 @@ class ExtractionStrategy(ABC):
         arguments are not objects: each call of the message is paired with one of
         ``calls`` (:class:`CallPairing`) and carries what that says. Returned with the
         calls of the message, in order, each to be answered. The default leaves the
-        history as it is and answers ``calls``.
+        history as it is and answers, with the ids the stream gave, every call that opened
+        (one with neither id nor name never reached the message).
         """
-        return history, list(calls)
+        opened = [c for c in calls if c.given_id is not None or c.name != NO_NAME]
+        return history, [evolve(c, id=c.given_id) for c in opened]
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

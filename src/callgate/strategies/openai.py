@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from callgate.findings import Finding
 from callgate.strategies.base import (
-    CallPairing,
     ExtractedCall,
     ExtractionStrategy,
     Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    function_call_entries,
     function_calls,
     read_function_calls,
 )
@@ -175,40 +175,13 @@ class OpenAIStrategy(ExtractionStrategy):
     ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
         """Each ``tool_calls`` entry with its call's id and name; unreadable arguments ``{}``.
 
-        An assistant message with neither content nor calls (a stream cut before either)
-        is left out: the API refuses it.
+        See :func:`~callgate.strategies.base.function_call_entries`.
         """
-        pairing = CallPairing(calls)
-        repaired = [
-            {**m, "tool_calls": [_answerable_entry(e, pairing) for e in m["tool_calls"]]}
-            if m.get("tool_calls")
-            else m
-            for m in history
-            if m.get("content") or m.get("tool_calls")
-        ]
-        return repaired, pairing.placed
+        return function_call_entries(history, calls)
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, keyed by ``tool_call_id``."""
         return [{"role": "tool", "tool_call_id": r.call.id, "content": r.content} for r in results]
-
-
-def _answerable_entry(entry: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
-    function = entry.get("function") or {}
-    call = pairing.take(entry.get("id"), function.get("name"), None)
-    arguments = function.get("arguments") if call.arguments is not None else "{}"
-    if (entry.get("id"), function.get("name"), function.get("arguments")) == (
-        call.id,
-        call.name,
-        arguments,
-    ):
-        return entry
-    return {
-        **entry,
-        "id": call.id,
-        "type": "function",
-        "function": {**function, "name": call.name, "arguments": arguments},
-    }
 
 
 class MistralStrategy(OpenAIStrategy):
