@@ -25,6 +25,7 @@ from callgate import Driver, Orchestrator, Tool
 from callgate.driver import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
 from sdk_streams import Chunk
+from splits import deltas
 
 SCHEMAS = {
     "alpha": {
@@ -223,15 +224,16 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
             self.next_piece()
 
     @precondition(lambda self: not self.queue and not self.native_slots)
-    @rule(name=NAMES, valid=st.booleans(), cuts=st.lists(st.integers(0, 200), max_size=6))
-    def text_call(self, name: str, valid: bool, cuts: list[int]) -> None:
+    @rule(name=NAMES, valid=st.booleans(), data=st.data())
+    def text_call(self, name: str, valid: bool, data: st.DataObject) -> None:
         tag = self.next_tag()
         arguments = json.dumps({"n": 1 if valid else "one", "tag": tag})
         markup = f'<tool_call>{{"name": "{name}", "arguments": {arguments}}}</tool_call>'
         if name not in OWNERS or not self.text_calls_run:
             self.expected.append(markup)
         self.calls[tag] = (name, valid or name != "alpha", None)
-        self.enqueue(lambda: [c for piece in cut(markup, cuts) for c in self.wire.text(piece)])
+        pieces = data.draw(deltas(markup), label="deltas")
+        self.enqueue(lambda: [c for piece in pieces for c in self.wire.text(piece)])
         self.feeding = tag
         self.marks = {0: "closed"}
 
