@@ -94,7 +94,7 @@ def test_text_past_the_limit_blocks_the_turn_and_is_not_stored(shape: str) -> No
     )
     buffer = driver.new_stream_buffer()
     turn = callgate.run_turn(STREAMS[shape](deltas), driver, buffer)
-    assert turn.status == "blocked"
+    assert turn.status == "fail"
     assert ran == []
     limited = [f for f in buffer.findings if f.code == "limit_exceeded"]
     assert len(limited) == 1
@@ -114,7 +114,7 @@ def test_text_up_to_the_limit_passes(shape: str) -> None:
     )
     buffer = driver.new_stream_buffer()
     turn = callgate.run_turn(STREAMS[shape](deltas), driver, buffer)
-    assert turn.status == "executable"
+    assert turn.status == "pass"
     assert [f.code for f in buffer.findings] == []
     assert DELTA * len(deltas) in stored_text(buffer.as_dict())
 

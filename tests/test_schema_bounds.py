@@ -76,7 +76,7 @@ def test_multiple_of_through_run_turn_and_check(tmp_path: Path) -> None:
     seen: list[int] = []
     driver = callgate.Driver([Tool("f", schema, lambda n: seen.append(n) or "ok")])
     turn = callgate.run_turn(chunks, driver, driver.new_stream_buffer())
-    assert turn.status == "executable"
+    assert turn.status == "pass"
     assert seen == [int(digits)]
     fixture = tmp_path / "fixture.json"
     fixture.write_text(
@@ -264,7 +264,7 @@ def test_the_budget_is_set_through_a_driver_or_a_buffer() -> None:
     tight = Limits(max_schema_steps=50)
     driver = callgate.Driver([Tool("f", schema, lambda r: "ok")], limits=tight)
     buffer = driver.new_stream_buffer()
-    assert callgate.run_turn(chunks, driver, buffer).status == "blocked"
+    assert callgate.run_turn(chunks, driver, buffer).status == "fail"
     assert [f.code for f in buffer.findings] == ["limit_exceeded"]
     plain = callgate.LLMStreamBuffer(tool_schemas={"f": schema}, limits=tight)
     for chunk in chunks:
@@ -272,4 +272,4 @@ def test_the_budget_is_set_through_a_driver_or_a_buffer() -> None:
     plain.end()
     assert [f.code for f in plain.findings] == ["limit_exceeded"]
     roomy = callgate.Driver([Tool("f", schema, lambda r: "ok")])
-    assert callgate.run_turn(chunks, roomy, roomy.new_stream_buffer()).status == "executable"
+    assert callgate.run_turn(chunks, roomy, roomy.new_stream_buffer()).status == "pass"

@@ -17,7 +17,16 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.base import (
+    CallPairing,
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    HistoryCall,
+    Shape,
+    ToolResult,
+    block_messages,
+)
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
@@ -221,6 +230,22 @@ class AnthropicStrategy(ExtractionStrategy):
         """The assistant turn: role and content blocks (the envelope stays behind)."""
         return [{"role": "assistant", "content": list(message.get("content") or ())}]
 
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each ``tool_use`` block with its call's id and name, and an object ``input``.
+
+        Empty text blocks, and a message left with no block, are left out: the API
+        refuses them.
+        """
+        pairing = CallPairing(calls)
+        repaired = block_messages(
+            history,
+            lambda block: block.get("type") != "text" or bool(block.get("text")),
+            lambda block: _answerable_block(block, pairing),
+        )
+        return repaired, pairing.placed
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``tool_result`` block per result, by ``tool_use_id``."""
         if not results:
@@ -235,6 +260,14 @@ class AnthropicStrategy(ExtractionStrategy):
             for r in results
         ]
         return [{"role": "user", "content": blocks}]
+
+
+def _answerable_block(block: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    if block.get("type") != "tool_use":
+        return block
+    call = pairing.take(block.get("id"), block.get("name"), block.get("input"))
+    arguments = call.arguments if call.arguments is not None else {}
+    return {**block, "id": call.id, "name": call.name, "input": arguments}
 
 
 def _input(gate: TurnGate, index: int, initial: Any) -> Any:

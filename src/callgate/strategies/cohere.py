@@ -34,8 +34,10 @@ from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
     Forming,
+    HistoryCall,
     Shape,
     ToolResult,
+    function_call_entries,
     function_calls,
     read_function_calls,
 )
@@ -339,6 +341,15 @@ class CohereStrategy(ExtractionStrategy):
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assistant message (a ChatResponse's ``message``, or the message itself)."""
         return [dict(_message(message))]
+
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each ``tool_calls`` entry with its call's id and name; unreadable arguments ``{}``.
+
+        See :func:`~callgate.strategies.base.function_call_entries`.
+        """
+        return function_call_entries(history, calls)
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result: a document holding the output (or its error).

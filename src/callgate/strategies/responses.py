@@ -32,7 +32,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from callgate.findings import Finding, finding
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.base import (
+    CallPairing,
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    HistoryCall,
+    Shape,
+    ToolResult,
+)
 from callgate.strictjson import parse_arguments
 
 if TYPE_CHECKING:
@@ -484,6 +492,16 @@ class ResponsesStrategy(ExtractionStrategy):
         """The Response's output items, which the next request takes as input items."""
         return [dict(item) for item in _output(message)]
 
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each ``function_call`` item with its call's ``call_id`` and name.
+
+        Unreadable arguments go back as ``{}``.
+        """
+        pairing = CallPairing(calls)
+        return [_answerable_item(item, pairing) for item in history], pairing.placed
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``function_call_output`` input item per result, keyed by ``call_id``.
 
@@ -493,6 +511,14 @@ class ResponsesStrategy(ExtractionStrategy):
             {"type": "function_call_output", "call_id": r.call.id, "output": r.content}
             for r in results
         ]
+
+
+def _answerable_item(item: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    if item.get("type") != "function_call":
+        return item
+    call = pairing.take(item.get("call_id"), item.get("name"), None)
+    arguments = item.get("arguments") if call.arguments is not None else "{}"
+    return {**item, "call_id": call.id, "name": call.name, "arguments": arguments}
 
 
 def _function_call_items(message: Shape) -> list[tuple[ExtractedCall, Finding | None]]:
