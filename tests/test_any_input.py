@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from callgate.cli import examples, main
-from callgate.fsm.interpreter import TransitionError
 from callgate.strategies import default_strategies
 
 SECONDS_BASE = 10.0
@@ -159,7 +158,6 @@ KNOWN_CRASHES = [
     ("TypeError", "cohere.py", "recognizes", "unhashable"),
     ("TypeError", "check.py", "load_fixture", "unhashable"),
     ("TypeError", "openai.py", "message", "expected str instance"),
-    ("TransitionError", "interpreter.py", "step", "machine 'display'"),
     ("RecursionError", "decoder.py", "raw_decode", ""),
 ]
 """Crashes known in code outside these tests' reach: (exception, file and function of the
@@ -332,9 +330,6 @@ def example_bytes(name: str) -> bytes:
                                     "function": {"name": "", "arguments": "{}"}}]}],
                                    "tool_calls"),
             ("--json",), "strict",
-            marks=pytest.mark.xfail(strict=True, raises=TransitionError,
-                                    reason="a call named '': TransitionError, machine 'display' "
-                                    "cannot handle 'refuse' in 'released'"),
             id="empty-name-replay",
         ),
         pytest.param(

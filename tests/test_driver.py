@@ -443,6 +443,12 @@ def test_two_tools_of_one_name_are_refused() -> None:
         Driver([Tool("a"), Tool("a")], text_formats=EVERY)
 
 
+@pytest.mark.parametrize("name", ["", None, 7])
+def test_a_tool_needs_a_non_empty_name(name: object) -> None:
+    with pytest.raises(ValueError, match="a tool's name must be a non-empty string"):
+        Tool(name)  # type: ignore[arg-type]
+
+
 def test_an_unknown_text_format_is_refused() -> None:
     with pytest.raises(ValueError, match="nope"):
         Driver([Tool("a")], text_formats=["nope"]).new_stream_buffer()

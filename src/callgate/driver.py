@@ -73,6 +73,11 @@ def _non_negative(_: object, attribute: Attribute[Any], value: float | None) -> 
         raise ValueError(f"a tool's {attribute.name} must be seconds >= 0, not {value!r}")
 
 
+def _a_name(_: object, attribute: Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"a tool's name must be a non-empty string, not {value!r}")
+
+
 def is_async(function: Callable[..., Any] | None) -> bool:
     """Whether calling ``function`` gives a coroutine (``async def``, or an async ``__call__``)."""
     if function is None:
@@ -95,7 +100,7 @@ class Tool:
     must bound its time.
     """
 
-    name: str
+    name: str = field(validator=_a_name)
     schema: Mapping[str, Any] = field(factory=lambda: {"type": "object"})
     function: Callable[..., Any] | None = None
     description: str = ""

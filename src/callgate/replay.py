@@ -45,8 +45,8 @@ class DryRunDriver(Driver):
             self.schemas = ToolSchemas.any_tool()
 
     def owns(self, name: str | None) -> bool:
-        """Every named call without tools; else the given tools."""
-        return name is not None if self.any_tool else super().owns(name)
+        """Every named call without tools (an empty name is no name); else the given tools."""
+        return bool(name) if self.any_tool else super().owns(name)
 
 
 class Arrivals:
