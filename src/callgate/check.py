@@ -51,6 +51,8 @@ def load_fixture(text: str) -> dict[str, Any]:
     profile = data.get("profile", "auto")
     if profile is None:
         profile = "auto"
+    if not isinstance(profile, str):
+        raise FixtureError(f"the profile must be a name, not {profile!r:.40}")
     if profile != "auto" and profile not in WIRE_STRATEGIES:
         known = ", ".join(["auto", *WIRE_STRATEGIES])
         raise FixtureError(f"unknown profile {profile!r}; known profiles: {known}")

@@ -59,6 +59,8 @@ class Scenario:
     drivers: Mapping[str, Mapping[str, Mapping[str, Any]]]
     chunks: tuple[Mapping[str, Any], ...]
     expect: Mapping[str, Any]
+    text_formats: tuple[str, ...] | None = None
+    """The drivers' text formats; None: the default (chosen from the stream's model)."""
 
 
 def scenarios() -> list[Scenario]:
@@ -78,6 +80,7 @@ def scenarios() -> list[Scenario]:
                     data["drivers"],
                     tuple(data["chunks"]),
                     data.get("expect", {}),
+                    tuple(data["text_formats"]) if "text_formats" in data else None,
                 )
             )
     return found
@@ -133,15 +136,19 @@ def _drivers(scenario: Scenario) -> dict[str, Driver]:
             [Tool(tool, schema, DEMO_TOOLS.get(tool)) for tool, schema in tools.items()],
             policy=scenario.policy,
             name=name,
+            text_formats=scenario.text_formats,
         )
         for name, tools in scenario.drivers.items()
     }
 
 
-def play(scenario: Scenario) -> Played:
-    """Play ``scenario`` through one buffer and its drivers, recording every round."""
+def play(scenario: Scenario, recorder: Recorder | None = None) -> Played:
+    """Play ``scenario`` through one buffer and its drivers, recording every round.
+
+    Every machine step goes to ``recorder`` (a new one unless given).
+    """
     drivers = _drivers(scenario)
-    recorder = Recorder()
+    recorder = Recorder() if recorder is None else recorder
     orchestrator = Orchestrator(list(drivers.values()), policy=scenario.policy)
     buffer = orchestrator.new_stream_buffer(recorder=recorder)
     owner = {tool: name for name, driver in drivers.items() for tool in driver.tools}
