@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from callgate.fsm import SLOT, TURN
 from callgate.page import replay_page
 from callgate.replay import replay
 from callgate.trace import Recorder
+from programs import need
 
 SCENARIOS = {s.name: s for s in scenarios()}
 
@@ -122,10 +122,12 @@ def test_the_page_says_what_became_of_each_chunks_text(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
+    """Headless Chromium driven by the chromedriver on PATH (never one Selenium downloads)."""
+    paths = need("chromium", "chromedriver")
     options = webdriver.ChromeOptions()
-    options.binary_location = chromium
+    options.binary_location = paths["chromium"]
+    profile = tmp_path_factory.mktemp("chromium-profile")
     for flag in (
         "--headless=new",
         "--no-sandbox",
@@ -136,11 +138,12 @@ def browser() -> Iterator[webdriver.Chrome]:
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver = webdriver.Chrome(service=Service(paths["chromedriver"]), options=options)
     try:
         yield driver
     finally:
@@ -151,6 +154,7 @@ def errors(browser: webdriver.Chrome) -> list[dict[str, Any]]:
     return [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
 
 
+@pytest.mark.needs("chromium", "chromedriver")
 def test_the_console_check_catches_an_error(browser: webdriver.Chrome, tmp_path: Path) -> None:
     broken = tmp_path / "broken.html"
     broken.write_text("<!DOCTYPE html><script>missing()</script>", encoding="utf-8")
@@ -158,6 +162,7 @@ def test_the_console_check_catches_an_error(browser: webdriver.Chrome, tmp_path:
     assert any("missing" in e["message"] for e in errors(browser))
 
 
+@pytest.mark.needs("chromium", "chromedriver")
 @pytest.mark.parametrize(
     ("name", "extra", "status"),
     [
