@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 from callgate.cli import main
@@ -24,7 +22,6 @@ from callgate.fsm import SLOT, TURN
 from callgate.page import replay_page
 from callgate.replay import replay
 from callgate.trace import Recorder
-from programs import need
 
 SCENARIOS = {s.name: s for s in scenarios()}
 
@@ -56,15 +53,18 @@ def test_each_slot_path_has_its_colour_counts_and_order() -> None:
     for n, colour in enumerate(("blue", "green", "purple")):
         assert f"slot {n} ({colour})" in dot
     taken = re.findall(r'label="(slot \d: [^"]+)"', dot)
-    assert "slot 0: identity (#1)" in taken
-    assert any(re.fullmatch(r"slot 1: args x\d+ \(#2…#\d+\)", label) for label in taken)
-    assert "slot 2: accept (#9)" in taken
+    assert "slot 0: identity (step 1)" in taken
+    assert any(re.fullmatch(r"slot 1: args x\d+ \(steps 2…\d+\)", label) for label in taken)
+    assert "slot 2: accept (step 9)" in taken
+    assert not [label for label in taken if "#" in label], "# is the timeline's, not a step"
 
 
 def test_the_step_into_blocked_is_bold_red_and_names_its_finding() -> None:
     _, recorder = recorded("5_adversarial_restart")
     dot = trace_dot(SLOT, recorder.of("slot"))
-    [edge] = [line for line in dot.splitlines() if "replay_diverge / identity_collision (#" in line]
+    [edge] = [
+        line for line in dot.splitlines() if "replay_diverge / identity_collision (step" in line
+    ]
     assert '"replaying" -> "blocked"' in edge
     assert 'color="red"' in edge and "style=bold" in edge and "penwidth=3" in edge
     turn = trace_dot(TURN, recorder.of("turn"))
@@ -113,41 +113,12 @@ def test_the_page_says_what_became_of_each_chunks_text(tmp_path: Path) -> None:
     page = replay_page(
         result, recorder.steps, list(SCENARIOS["4_call_nobody_owns"].chunks), {}, title="t"
     )
-    assert "held, shown at #7" in page
+    assert "held, shown at chunk 7" in page
     result, recorder = recorded("3_qwen_xml_in_content", ["qwen3_coder_xml"])
     page = replay_page(
         result, recorder.steps, list(SCENARIOS["3_qwen_xml_in_content"].chunks), {}, title="t"
     )
     assert "chars hidden as call markup" in page
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    """Headless Chromium driven by the chromedriver on PATH (never one Selenium downloads)."""
-    paths = need("chromium", "chromedriver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = paths["chromium"]
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(paths["chromedriver"]), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def errors(browser: webdriver.Chrome) -> list[dict[str, Any]]:
