@@ -168,7 +168,8 @@ def trace_dot(table: Table, steps: Sequence[TraceLike], *, title: str = "") -> s
     ``steps`` are the instance's transitions in order (objects with ``instance``,
     ``source``, ``event``, ``target``, ``output``). Each instance gets its own colour;
     an edge taken says its events, how often (``x3``) and where in the instance's path
-    (``step k``, counting the instance's own transitions). A step into ``blocked`` is drawn bold red with the finding it produced.
+    (``step k``, counting the instance's own transitions). A step into ``blocked`` is
+    drawn bold red with the finding it produced.
     """
     instances: list[str] = []
     for step in steps:
