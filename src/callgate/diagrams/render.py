@@ -21,7 +21,7 @@ ENGINES = ("auto", "dot", "wasm")
 """Who draws: ``dot`` (the Graphviz program), ``wasm`` (in-process), ``auto`` (dot if found)."""
 
 INSTALL_DOT = (
-    "install Graphviz for its 'dot' program (https://graphviz.org/download/, "
+    "install Graphviz (https://graphviz.org/download/, "
     "e.g. apt-get install graphviz or brew install graphviz)"
 )
 """What to do when a format needs the ``dot`` program."""
