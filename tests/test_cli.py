@@ -155,7 +155,10 @@ def test_a_closed_pipe_ends_quietly() -> None:
 # -- the page --------------------------------------------------------------------------------
 
 
-def test_html_says_what_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_html_says_what_it_wrote_with_diagrams_drawn_without_dot(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
     chunks, tools = capture(tmp_path, "5_adversarial_restart")
     page = tmp_path / "page.html"
     assert main(["replay", str(chunks), "--tools", str(tools), "--html", str(page)]) == 1

@@ -175,3 +175,29 @@ def test_replay_html_to_a_path_it_cannot_write_exits_2(
     assert main(["replay", str(chunks), "--tools", str(tools), "--html", str(target)]) == 2
     assert "callgate replay:" in capsys.readouterr().err
     assert not target.exists()
+
+
+def test_the_page_reads_as_a_person_would_write_it(tmp_path: Path) -> None:
+    name = "2_anthropic_leaked_call"
+    result, recorder = recorded(name, ["tool_call_tag"])
+    chunks = list(SCENARIOS[name].chunks)
+    page = replay_page(result, recorder.steps, chunks, {}, title="t")
+    rows = re.findall(
+        r'<tr class="chunk" data-chunk="(\w+)"><td>(.*?)</td><td><pre>(.*?)</pre>', page
+    )
+    assert [(key, label) for key, label, _ in rows] == [
+        *((str(n), f"chunk {n}") for n in range(len(chunks))),
+        ("end", "end"),
+    ]
+    events = {chunk["type"] for chunk in chunks if chunk["type"] in ("message_start", "ping")}
+    assert events, "the scenario has event-only chunks"
+    came = {key: text for key, _, text in rows}
+    for n, chunk in enumerate(chunks):
+        if chunk["type"] in events:
+            assert came[str(n)] == f'<span class="event">{chunk["type"]}</span>'
+    assert re.search(r"\b1 (char|step)s\b", page) is None
+    assert "<summary>1 step</summary>" in page
+    body = page[page.index("</style>") :]
+    assert "#" not in body, "# names neither chunks nor steps"
+    calls = page[page.index('<section id="calls">') : page.index('<section id="findings">')]
+    assert "None" not in calls and '<span class="event">none</span>' in calls
