@@ -276,6 +276,12 @@ def test_without_any_graphviz_svg_names_the_extra_to_install(
         render(SLOT, "svg")
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dot_text_graphviz_cannot_read_is_a_diagram_error(engine: str) -> None:
+    with pytest.raises(DiagramError, match="Graphviz could not draw the diagram"):
+        render(SLOT, "svg", dot="digraph {", engine=engine)
+
+
 def test_render_rejects_an_unknown_engine() -> None:
     with pytest.raises(
         ValueError, match="unknown engine 'cairo'; expected one of: auto, dot, wasm"

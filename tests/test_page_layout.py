@@ -86,9 +86,12 @@ def test_the_page_lays_out_at_a_laptops_width(
     came = [row.find_elements(By.TAG_NAME, "td")[1].text for row in rows]
     assert "" not in came, "a chunk whose row says nothing about what came in"
 
-    shot = tmp_path / f"replay-{name}.png"
-    screenshot(browser, shot)
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    if os.environ.get("CALLGATE_WRITE_SCREENSHOTS"):
-        DOCS.mkdir(exist_ok=True)
-        shutil.copyfile(shot, DOCS / shot.name)
+    top, whole = tmp_path / f"replay-{name}-top.png", tmp_path / f"replay-{name}.png"
+    browser.execute_script("window.scrollTo(0, 0)")
+    browser.save_screenshot(str(top))
+    screenshot(browser, whole)
+    for shot in (top, whole):
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        if os.environ.get("CALLGATE_WRITE_SCREENSHOTS"):
+            DOCS.mkdir(exist_ok=True)
+            shutil.copyfile(shot, DOCS / shot.name)

@@ -185,11 +185,12 @@ def replay_page(
     ]
     for round_, step in enumerate(timeline):
         chunk = step["chunk"]
-        came = escape(step["added"])
-        for key, text in step["arguments"].items():
-            came += f"<br>slot {escape(key)}: " + (
-                escape(text) if text is not None else "<em>opens</em>"
-            )
+        lines = [escape(step["added"])] if step["added"] else []
+        lines += [
+            f"slot {escape(key)}: " + (escape(text) if text is not None else "<em>opens</em>")
+            for key, text in step["arguments"].items()
+        ]
+        came = "<br>".join(lines)
         if not came and chunk is not None:
             came = f'<span class="event">{escape(chunk_kind(chunks[chunk]))}</span>'
         elif not came:

