@@ -20,7 +20,7 @@ from typing import Any
 from callgate.check import EXIT_CODES, check_fixture, format_text
 from callgate.diagrams.render import DiagramError
 from callgate.fsm import MACHINES
-from callgate.fsm.export import dumps
+from callgate.fsm.export import EXPORTS
 from callgate.gate import POLICIES
 from callgate.progress import Counted, Progress
 from callgate.trace import Recorder
@@ -219,11 +219,24 @@ def _diagram(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    text = dumps(MACHINES[args.machine])
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    if (args.machine is None) is (args.vectors is None):
+        print("callgate export: name a machine, or give --vectors DIR", file=sys.stderr)
+        return 2
+    try:
+        if args.vectors is not None:
+            from callgate.conformance import write_vectors
+
+            for path in write_vectors(Path(args.vectors)):
+                print(f"wrote {path}")
+            return 0
+        text = EXPORTS[args.format](MACHINES[args.machine])
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    except OSError as exc:
+        print(f"callgate export: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -277,10 +290,15 @@ def build_parser() -> argparse.ArgumentParser:
     _stream_arguments(diagram)
     diagram.set_defaults(run=_diagram)
 
-    export = sub.add_parser("export", help="write a machine's table as JSON")
-    export.add_argument("machine", choices=machines)
-    export.add_argument("--format", choices=["json"], default="json")
+    export = sub.add_parser(
+        "export", help="write a machine as JSON, XState or SCXML, or the conformance vectors"
+    )
+    export.add_argument("machine", nargs="?", choices=machines)
+    export.add_argument("--format", choices=list(EXPORTS), default="json")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.add_argument(
+        "--vectors", metavar="DIR", help="write every machine's conformance vectors into DIR"
+    )
     export.set_defaults(run=_export)
     return parser
 

@@ -138,10 +138,13 @@ def _drivers(scenario: Scenario) -> dict[str, Driver]:
     }
 
 
-def play(scenario: Scenario) -> Played:
-    """Play ``scenario`` through one buffer and its drivers, recording every round."""
+def play(scenario: Scenario, recorder: Recorder | None = None) -> Played:
+    """Play ``scenario`` through one buffer and its drivers, recording every round.
+
+    Every machine step goes to ``recorder`` (a new one unless given).
+    """
     drivers = _drivers(scenario)
-    recorder = Recorder()
+    recorder = Recorder() if recorder is None else recorder
     orchestrator = Orchestrator(list(drivers.values()), policy=scenario.policy)
     buffer = orchestrator.new_stream_buffer(recorder=recorder)
     owner = {tool: name for name, driver in drivers.items() for tool in driver.tools}
