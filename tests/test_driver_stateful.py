@@ -24,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from callgate import Driver, Orchestrator, Tool
 from callgate.driver import DriverResponse
 from sdk_streams import Chunk
+from splits import deltas
 
 SCHEMAS = {
     "alpha": {
@@ -220,15 +221,16 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
             self.next_piece()
 
     @precondition(lambda self: not self.queue and not self.native_slots)
-    @rule(name=NAMES, valid=st.booleans(), cuts=st.lists(st.integers(0, 200), max_size=6))
-    def text_call(self, name: str, valid: bool, cuts: list[int]) -> None:
+    @rule(name=NAMES, valid=st.booleans(), data=st.data())
+    def text_call(self, name: str, valid: bool, data: st.DataObject) -> None:
         tag = self.next_tag()
         arguments = json.dumps({"n": 1 if valid else "one", "tag": tag})
         markup = f'<tool_call>{{"name": "{name}", "arguments": {arguments}}}</tool_call>'
         if name not in OWNERS or not self.text_calls_run:
             self.expected.append(markup)
         self.calls[tag] = (name, valid or name != "alpha", None)
-        self.enqueue(lambda: [c for piece in cut(markup, cuts) for c in self.wire.text(piece)])
+        pieces = data.draw(deltas(markup), label="deltas")
+        self.enqueue(lambda: [c for piece in pieces for c in self.wire.text(piece)])
         self.feeding = tag
         self.marks = {0: "closed"}
 

@@ -243,10 +243,12 @@ def _export(args: argparse.Namespace) -> int:
 def _stream_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", help="a JSON file of {tool name: JSON Schema}")
     parser.add_argument("--policy", choices=list(POLICIES), default="turn")
+    from callgate.strategies.text.formats import FORMATS
+
     parser.add_argument(
         "--text-formats",
         help="text formats to detect in the content, comma-separated (tool_call_tag,deepseek),"
-        " or 'default' for every stream-detected format",
+        " or 'default' for the default set; one of: " + ", ".join(FORMATS),
     )
 
 
