@@ -303,9 +303,7 @@ def test_committed_diagrams_and_exports_match_the_tables() -> None:
     make_diagrams = load_make_diagrams()
     expected = make_diagrams.checked_files()
     assert {path.relative_to(ROOT).as_posix() for path in expected} == {
-        f"docs/{folder}/{name}.{ext}"
-        for name in MACHINES
-        for folder, ext in EXPORTED
+        f"docs/{folder}/{name}.{ext}" for name in MACHINES for folder, ext in EXPORTED
     }
     stale = [path.relative_to(ROOT).as_posix() for path in make_diagrams.stale_files()]
     assert stale == [], "stale: regenerate with python docs/make_diagrams.py"

@@ -23,6 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from callgate import Driver, Orchestrator, Tool
 from callgate.driver import DriverResponse
+from callgate.strategies.text.formats import DEFAULT_FORMATS
 from sdk_streams import Chunk
 from splits import deltas
 
@@ -35,6 +36,8 @@ SCHEMAS = {
     "beta": {"type": "object"},
     "gamma": {"type": "object"},
 }
+EVERY = DEFAULT_FORMATS
+"""Every stream-detected text format: this test reads text calls on any model."""
 OWNERS = {"alpha": 0, "beta": 0, "gamma": 1}
 NAMES = st.sampled_from(["alpha", "beta", "gamma", "delta"])
 """``delta`` is nobody's tool."""
@@ -145,8 +148,8 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         """(tag, round) of every tool run."""
         self.round = 0
         self.drivers = [
-            Driver([self.tool(n) for n in ("alpha", "beta")], policy=policy),
-            Driver([self.tool("gamma")], policy=policy),
+            Driver([self.tool(n) for n in ("alpha", "beta")], policy=policy, text_formats=EVERY),
+            Driver([self.tool("gamma")], policy=policy, text_formats=EVERY),
         ]
         if not fall_through:
             for driver in self.drivers:

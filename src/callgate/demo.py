@@ -59,6 +59,8 @@ class Scenario:
     drivers: Mapping[str, Mapping[str, Mapping[str, Any]]]
     chunks: tuple[Mapping[str, Any], ...]
     expect: Mapping[str, Any]
+    text_formats: tuple[str, ...] | None = None
+    """The drivers' text formats; None: the default (chosen from the stream's model)."""
 
 
 def scenarios() -> list[Scenario]:
@@ -78,6 +80,7 @@ def scenarios() -> list[Scenario]:
                     data["drivers"],
                     tuple(data["chunks"]),
                     data.get("expect", {}),
+                    tuple(data["text_formats"]) if "text_formats" in data else None,
                 )
             )
     return found
@@ -133,6 +136,7 @@ def _drivers(scenario: Scenario) -> dict[str, Driver]:
             [Tool(tool, schema, DEMO_TOOLS.get(tool)) for tool, schema in tools.items()],
             policy=scenario.policy,
             name=name,
+            text_formats=scenario.text_formats,
         )
         for name, tools in scenario.drivers.items()
     }
