@@ -156,9 +156,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 KNOWN_CRASHES = [
     ("TypeError", "cohere.py", "recognizes", "unhashable"),
-    ("TypeError", "check.py", "load_fixture", "unhashable"),
     ("TypeError", "openai.py", "message", "expected str instance"),
-    ("RecursionError", "decoder.py", "raw_decode", ""),
 ]
 """Crashes known in code outside these tests' reach: (exception, file and function of the
 innermost frame, words of the message). The properties pass over them (they would only
@@ -166,10 +164,9 @@ find them again); each is pinned by an example in ``test_known_crash``, marked
 xfail(strict=True): when one is fixed, its example passes, the strict xfail fails, and
 both entries come out."""
 
-OUTPUT_ERRORS = "backslashreplace"
-"""How the properties' output stream treats text UTF-8 cannot encode. A strict stream (as
-a terminal's) fails on lone surrogates printed in a report: a known crash, pinned by
-``test_lone_surrogate_in_a_printed_report``; once that passes, this becomes "strict"."""
+OUTPUT_ERRORS = "strict"
+"""How the properties' output stream treats text UTF-8 cannot encode: strictly, as a
+terminal's does (the command line prints a lone surrogate as a backslash escape)."""
 
 
 def verdict(
@@ -312,9 +309,6 @@ def example_bytes(name: str) -> bytes:
         ),
         pytest.param(
             "check", b'{"profile": [], "chunks": []}', (), "strict",
-            marks=pytest.mark.xfail(strict=True, raises=TypeError,
-                                    reason="a list as the fixture's profile: TypeError from "
-                                    "check.load_fixture"),
             id="profile-list-check",
         ),
         pytest.param(
@@ -334,31 +328,19 @@ def example_bytes(name: str) -> bytes:
         ),
         pytest.param(
             "check", b"[" * 100_000, (), "strict",
-            marks=pytest.mark.xfail(strict=True, raises=RecursionError,
-                                    reason="100,000 nested '[' in the fixture: RecursionError "
-                                    "from json.loads in check.load_fixture"),
             id="deep-nesting-check",
         ),
         pytest.param(
             "replay", b"[" * 100_000, (), "strict",
-            marks=pytest.mark.xfail(strict=True, raises=RecursionError,
-                                    reason="100,000 nested '[' in the capture: RecursionError "
-                                    "from json.loads in capture loading"),
             id="deep-nesting-replay",
         ),
         pytest.param(
             "check", example_bytes("gemini_lone_surrogate.json"), ("--report", "json"), "strict",
-            marks=pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                                    reason="a lone surrogate in the report cannot be printed "
-                                    "to a UTF-8 stdout (cli._check)"),
             id="lone-surrogate-check",
         ),
         pytest.param(
             "replay", b'data: {"choices": [{"index": 0, "delta": {"content": "\\ud800"}}]}\n\n',
             ("--json",), "strict",
-            marks=pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                                    reason="a lone surrogate in the report cannot be printed "
-                                    "to a UTF-8 stdout (cli._replay)"),
             id="lone-surrogate-replay",
         ),
     ],
