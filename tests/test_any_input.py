@@ -161,10 +161,9 @@ find them again); each is pinned by an example in ``test_known_crash``, marked
 xfail(strict=True): when one is fixed, its example passes, the strict xfail fails, and
 both entries come out."""
 
-OUTPUT_ERRORS = "backslashreplace"
-"""How the properties' output stream treats text UTF-8 cannot encode. A strict stream (as
-a terminal's) fails on lone surrogates printed in a report: a known crash, pinned by
-``test_lone_surrogate_in_a_printed_report``; once that passes, this becomes "strict"."""
+OUTPUT_ERRORS = "strict"
+"""How the properties' output stream treats text UTF-8 cannot encode: strictly, as a
+terminal's does (the command line prints a lone surrogate as a backslash escape)."""
 
 
 def verdict(
@@ -325,17 +324,11 @@ def example_bytes(name: str) -> bytes:
         ),
         pytest.param(
             "check", example_bytes("gemini_lone_surrogate.json"), ("--report", "json"), "strict",
-            marks=pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                                    reason="a lone surrogate in the report cannot be printed "
-                                    "to a UTF-8 stdout (cli._check)"),
             id="lone-surrogate-check",
         ),
         pytest.param(
             "replay", b'data: {"choices": [{"index": 0, "delta": {"content": "\\ud800"}}]}\n\n',
             ("--json",), "strict",
-            marks=pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                                    reason="a lone surrogate in the report cannot be printed "
-                                    "to a UTF-8 stdout (cli._replay)"),
             id="lone-surrogate-replay",
         ),
     ],

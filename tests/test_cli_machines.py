@@ -19,7 +19,7 @@ def test_diagram_prints_the_tables_dot(name: str, capsys: pytest.CaptureFixture[
     assert capsys.readouterr().out == to_dot(MACHINES[name])
 
 
-@pytest.mark.parametrize("fmt", ["svg", "png"])
+@pytest.mark.parametrize("fmt", ["svg", pytest.param("png", marks=pytest.mark.needs("dot"))])
 def test_diagram_renders_to_a_file(fmt: str, tmp_path: Path) -> None:
     target = tmp_path / f"slot.{fmt}"
     assert main(["diagram", "slot", "--format", fmt, "-o", str(target)]) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import keyword
 from collections.abc import Callable
 from typing import Any
 
@@ -101,13 +102,18 @@ STRING_ONLY = {"qwen3_coder_xml", "glm45", "minimax_m2", "deepseek_v32", "deepse
 """Untyped values: without schemas they parse back as strings, so generate strings."""
 
 PROSE = st.text(alphabet="ab <[|tol_c\n.é", max_size=24)
-NAMES = st.from_regex(r"[a-z][a-z_]{0,9}", fullmatch=True)
+IDENTIFIERS = st.from_regex(r"[a-z][a-z_]{0,9}", fullmatch=True).filter(
+    lambda name: not keyword.iskeyword(name)
+)
+"""Names and keys every format can write: pythonic calls cannot name a Python keyword."""
+NAMES = IDENTIFIERS
 TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="<>|`["), max_size=8)
 BOUND = max(len(o) for f in DEFAULT_FORMATS for o in FORMATS[f].opens) - 1
 SCALARS = st.one_of(TEXT, st.integers(-1000, 1000), st.booleans(), st.none())
-ARGS = st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), SCALARS, max_size=3)
+KEYS = st.from_regex(r"[a-z]{1,6}", fullmatch=True).filter(lambda k: not keyword.iskeyword(k))
+ARGS = st.dictionaries(KEYS, SCALARS, max_size=3)
 STR_ARGS = st.dictionaries(
-    st.from_regex(r"[a-z]{1,6}", fullmatch=True),
+    KEYS,
     st.text(alphabet="abc xyz", min_size=1, max_size=8).map(str.strip).filter(bool),
     max_size=3,
 )
@@ -395,3 +401,13 @@ def test_a_call_in_the_provider_reasoning_channel_is_reported_not_shown() -> Non
         detector.feed_reasoning(piece)
     assert [f.code for f in detector.findings] == ["call_in_reasoning"]
     assert run(["The answer."], detector) == ("The answer.", [])
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 100])
+def test_a_python_keyword_is_no_pythonic_call_name_at_any_split(size: int) -> None:
+    content = "<|python_start|>[def()]<|python_end|>"
+    detector = Detector(["llama4_python"])
+    steps = [detector.feed(content[i : i + size]) for i in range(0, len(content), size)]
+    steps.append(detector.finish())
+    assert "".join(s.shown for s in steps) == content
+    assert not [b for s in steps for b in s.blocks if b.calls]

@@ -230,15 +230,28 @@ def load_capture(raw: bytes) -> list[dict[str, Any]]:
     """Chunks from a capture file's bytes: a JSON array, JSON Lines, raw SSE, or a fixture.
 
     A fixture (a JSON object with ``chunks`` or ``events``, as ``callgate check`` reads)
-    gives its stream; a single JSON object on one line is one chunk.
+    gives its stream; a single JSON object on one line is one chunk. A leading
+    byte-order mark is ignored. A capture that holds no chunk is an error.
     """
+    raw = raw.removeprefix(codecs.BOM_UTF8)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CaptureError(f"the capture is not UTF-8: {exc}") from None
-    stripped = text.lstrip()
-    if not stripped:
+    if not text.strip():
         raise CaptureError("the capture is empty")
+    try:
+        chunks = _chunks(raw, text)
+    except RecursionError:
+        raise CaptureError("the capture's JSON nests too deeply to read") from None
+    if not chunks:
+        raise CaptureError("the capture holds no chunk")
+    return chunks
+
+
+def _chunks(raw: bytes, text: str) -> list[dict[str, Any]]:
+    """The chunks of a capture in whichever of the accepted forms it is."""
+    stripped = text.lstrip()
     if _looks_like_sse(text):
         return list(sse_chunks([raw]))
     whole = _one_object(stripped)
@@ -253,9 +266,11 @@ def load_capture(raw: bytes) -> list[dict[str, Any]]:
             raise CaptureError("the capture must be a JSON array of objects")
         chunks = value
     else:
+        # Lines end at CR, LF or CRLF only (never at U+2028 and the like, which JSON
+        # strings may hold raw): str.splitlines would cut a chunk in two.
         return [
             read_chunk(line, f"line {number}")
-            for number, line in enumerate(text.splitlines(), 1)
+            for number, line in enumerate(_LINE_BREAK.split(text), 1)
             if line.strip()
         ]
     for position, chunk in enumerate(chunks):

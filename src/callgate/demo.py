@@ -159,7 +159,7 @@ def play(scenario: Scenario, recorder: Recorder | None = None) -> Played:
         content, fragments = arrivals.since_last(buffer)
         added = _added(content, fragments, buffer)
         if not added and step.chunk is not None:
-            added = _kind(scenario.chunks[step.chunk])
+            added = chunk_kind(scenario.chunks[step.chunk])
         ran = tuple((owner[r.call.name], r) for r in step.response.results)
         moves = _moves(recorder.steps[seen:], list(drivers))
         seen = len(recorder.steps)
@@ -194,7 +194,7 @@ def _added(content: str, fragments: Mapping[int, str | None], buffer: Any) -> st
     return ", ".join(parts)
 
 
-def _kind(chunk: Mapping[str, Any]) -> str:
+def chunk_kind(chunk: Mapping[str, Any]) -> str:
     """A chunk that added no text or fragment, named by its event type or finish reason."""
     kind = chunk.get("type")
     if isinstance(kind, str):
@@ -212,7 +212,9 @@ def _kind(chunk: Mapping[str, Any]) -> str:
 
 def _repeat(call: Mapping[str, Any]) -> str:
     """A call fragment the slot did not append (it repeats a finished call, to compare)."""
-    function = call.get("function") or {}
+    function = call.get("function")
+    if not isinstance(function, Mapping):
+        function = {}
     if call.get("id") is not None:
         return f"call {call.get('index')} {function.get('name', '?')} opens again"
     return f"call {call.get('index')} repeats {_quote(str(function.get('arguments', '')))}"

@@ -369,7 +369,7 @@ class BaseDriver(metaclass=DriverMeta):
                 value = function(**call.arguments)
                 if inspect.isawaitable(value):
                     value = await asyncio.wait_for(value, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             content = f"The call to {call.name} timed out after {timeout:g} s and was stopped."
             return _finish(ledger, ToolResult(call, content, is_error=True))
         except Exception as exc:  # the tool's own failure is the model's answer
