@@ -192,8 +192,10 @@ def read_chunk(text: str, where: str) -> dict[str, Any]:
     """One chunk's JSON text as a chunk, or an :class:`UnreadableChunk` saying why not."""
     try:
         value = loads(text)
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         return UnreadableChunk("malformed_chunk", f"{where}: data is not JSON: {exc}")
+    except RecursionError:
+        return UnreadableChunk("malformed_chunk", f"{where}: its JSON nests too deeply to read")
     return checked_chunk(value, where)
 
 
@@ -211,7 +213,7 @@ def _one_object(text: str) -> dict[str, Any] | None:
         return None
     try:
         value = loads(text)
-    except (ValueError, RecursionError):
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
 
@@ -260,7 +262,7 @@ def _chunks(raw: bytes, text: str) -> list[dict[str, Any]]:
     elif stripped.startswith("["):
         try:
             value = loads(stripped)
-        except (ValueError, RecursionError) as exc:
+        except ValueError as exc:
             raise CaptureError(f"the capture is not a JSON array: {exc}") from None
         if not isinstance(value, list):
             raise CaptureError("the capture must be a JSON array of objects")
