@@ -198,6 +198,41 @@ def test_a_mid_stream_error_frame_is_a_finding_that_names_it() -> None:
     assert "tool_use_failed" in error["message"]
 
 
+ANTHROPIC_CUT_BY_AN_ERROR = [
+    {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+                                          "content": [], "model": "claude", "usage": {}}},
+    {"type": "content_block_start", "index": 0,
+     "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}},
+    {"type": "content_block_delta", "index": 0,
+     "delta": {"type": "input_json_delta", "partial_json": '{"a": 1}'}},
+    {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+]  # fmt: skip
+RESPONSES_CUT_BY_AN_ERROR = [
+    {"type": "response.output_item.added", "output_index": 0, "sequence_number": 1,
+     "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f",
+              "arguments": ""}},
+    {"type": "error", "sequence_number": 2, "code": "server_error", "message": "try again"},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("profile", "stream", "named"),
+    [
+        ("anthropic", ANTHROPIC_CUT_BY_AN_ERROR, "overloaded_error"),
+        ("openai-responses", RESPONSES_CUT_BY_AN_ERROR, "server_error"),
+    ],
+)
+def test_an_error_event_is_a_provider_error_before_the_missing_terminal(
+    profile: str, stream: list[dict[str, Any]], named: str
+) -> None:
+    result = check_stream(stream, {"f": {"type": "object"}}, profile)
+    assert result["status"] == "fail"
+    codes = [f["code"] for f in result["findings"]]
+    assert codes[0] == "provider_error", codes
+    assert named in result["findings"][0]["message"]
+    assert all(c["state"] == "blocked" for c in result["calls"])
+
+
 def test_gemini_schema_dialect_is_read_as_json_schema() -> None:
     schema = {
         "type": "OBJECT",

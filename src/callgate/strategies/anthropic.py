@@ -148,7 +148,7 @@ class AnthropicStrategy(ExtractionStrategy):
             gate.turn_done(reason == "tool_use", reason)
         elif kind == "error":
             detail = (chunk.get("error") or {}).get("type", "error")
-            gate.refuse("missing_terminal", f"the provider reported {detail!r} mid-stream")
+            gate.refuse("provider_error", f"the provider reported {detail!r} mid-stream")
         elif not isinstance(kind, str) or kind not in EVENT_TYPES | SDK_HELPER_EVENTS:
             gate.refuse("malformed_chunk", f"not an Anthropic stream event: {dict(chunk)!r:.80}")
         return ""

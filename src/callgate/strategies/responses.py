@@ -196,11 +196,11 @@ class ResponsesStrategy(ExtractionStrategy):
             response = self._envelope(acc, chunk)
             error = (response or {}).get("error") or {}
             detail = _describe(error) if isinstance(error, Mapping) else repr(error)
-            acc.refuse("missing_terminal", f"the response failed: {detail}")
+            acc.refuse("provider_error", f"the response failed: {detail}")
         elif kind == "error":
             nested = chunk.get("error")
             error = nested if isinstance(nested, Mapping) else chunk
-            acc.refuse("missing_terminal", f"the provider reported an error: {_describe(error)}")
+            acc.refuse("provider_error", f"the provider reported an error: {_describe(error)}")
         elif kind == "response.custom_tool_call_input.delta":
             key = chunk.get("output_index")
             if type(key) is not int or key not in acc.items:
