@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from callgate import progress
-from callgate.cli import EXIT_BROKEN_PIPE, main
+from callgate.cli import EXIT_BROKEN_PIPE, examples, main
+from callgate.demo import scenarios
 from callgate.progress import Counted, Progress
 from test_trace_views import capture
 
@@ -238,6 +239,27 @@ def test_replaying_a_long_capture_shows_progress_only_on_a_terminal(
     assert main(["replay", str(source)]) == 2
     if terminal:
         assert "\rreplay: " in err.getvalue() and " of 2,000 chunks" in err.getvalue()
+        assert err.getvalue().endswith("\r")
+    else:
+        assert err.getvalue() == ""
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_exporting_vectors_shows_progress_only_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, terminal: bool
+) -> None:
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)
+    err = Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert main(["export", "--vectors", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"{name}.vectors.json" for name in ("detector", "display", "slot", "turn")
+    ]
+    if terminal:
+        streams = len(examples()) + len(scenarios())
+        assert f"\rexport: {streams:,} of {streams:,} streams recorded" in err.getvalue()
         assert err.getvalue().endswith("\r")
     else:
         assert err.getvalue() == ""

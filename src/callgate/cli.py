@@ -235,7 +235,12 @@ def _export(args: argparse.Namespace) -> int:
         if args.vectors is not None:
             from callgate.conformance import write_vectors
 
-            for path in write_vectors(Path(args.vectors)):
+            progress = Progress("export", 0, "streams recorded")
+            try:
+                written = write_vectors(Path(args.vectors), progress)
+            finally:
+                progress.close()
+            for path in written:
                 print(f"wrote {path}")
             return 0
         text = EXPORTS[args.format](MACHINES[args.machine])

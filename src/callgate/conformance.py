@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 from callgate.fsm import MACHINES
 from callgate.fsm.vectors import Run, Step, dumps, generated_runs
+from callgate.progress import Progress
 from callgate.trace import Recorder, TraceStep
 
 
@@ -73,33 +74,43 @@ def _fixture_steps(text: str) -> list[TraceStep]:
 
 
 @cache
-def recorded_runs() -> Mapping[str, tuple[Run, ...]]:
+def recorded_runs(progress: Progress | None = None) -> Mapping[str, tuple[Run, ...]]:
     """Every machine instance of every bundled fixture and demo scenario, by machine.
 
     Computed once per process: the bundled streams and the code that plays them are fixed.
+    ``progress`` (a terminal's, for the command line) counts the streams played.
     """
     from callgate.demo import play, scenarios
 
     found: dict[str, list[Run]] = {name: [] for name in MACHINES}
     folder = resources.files("callgate") / "examples"
+    entries = sorted(
+        (e for e in folder.iterdir() if e.name.endswith(".json")), key=lambda e: e.name
+    )
+    played = scenarios()
+    if progress is not None:
+        progress.total = len(entries) + len(played)
     sources: list[tuple[str, str, list[TraceStep]]] = []
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".json"):
-            steps = _fixture_steps(entry.read_text(encoding="utf-8"))
-            sources.append((entry.name.removesuffix(".json"), "fixture", steps))
-    for scenario in scenarios():
+    for entry in entries:
+        steps = _fixture_steps(entry.read_text(encoding="utf-8"))
+        sources.append((entry.name.removesuffix(".json"), "fixture", steps))
+        if progress is not None:
+            progress.advance()
+    for scenario in played:
         recorder = Recorder()
         play(scenario, recorder)
         sources.append((scenario.name, "demo", recorder.steps))
+        if progress is not None:
+            progress.advance()
     for name, source, steps in sources:
         for machine, runs in runs_of(steps, name, source).items():
             found[machine].extend(runs)
     return MappingProxyType({machine: tuple(runs) for machine, runs in found.items()})
 
 
-def all_runs() -> dict[str, list[Run]]:
+def all_runs(progress: Progress | None = None) -> dict[str, list[Run]]:
     """The conformance vectors of every machine: recorded runs first, then generated ones."""
-    recorded = recorded_runs()
+    recorded = recorded_runs(progress)
     return {name: [*recorded[name], *generated_runs(table)] for name, table in MACHINES.items()}
 
 
@@ -109,11 +120,11 @@ def vector_files(runs: Mapping[str, Sequence[Run]] | None = None) -> dict[str, s
     return {f"{name}.vectors.json": dumps(name, runs[name]) for name in sorted(runs)}
 
 
-def write_vectors(folder: Path) -> list[Path]:
+def write_vectors(folder: Path, progress: Progress | None = None) -> list[Path]:
     """Write every machine's vector file into ``folder`` (created if missing); the paths."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in vector_files().items():
+    for name, text in vector_files(all_runs(progress)).items():
         path = folder / name
         path.write_text(text, encoding="utf-8")
         written.append(path)
