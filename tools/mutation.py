@@ -176,7 +176,7 @@ def run(modules: list[str], quiet: bool) -> int:
     for name in modules:
         module = MODULES[name]
         workdir = BUILD / name
-        prepare(workdir, [module.path], list(module.tests))
+        prepare(workdir, [module.path], [t for t in module.tests if (ROOT / t).exists()])
         mutmut(workdir, [], quiet)
         found = statuses(workdir, module)
         prefix = mutant_prefix(module)
@@ -204,7 +204,7 @@ def sample(seed: int, per_module: int, floor: float, quiet: bool) -> int:
     for name, module in MODULES.items():
         candidates = [m for m in mutant_names(module) if m not in EQUIVALENT]
         chosen[name] = sorted(rng.sample(candidates, min(per_module, len(candidates))))
-    tests = sorted({t for module in MODULES.values() for t in module.tests})
+    tests = sorted({t for m in MODULES.values() for t in m.tests if (ROOT / t).exists()})
     workdir = BUILD / "sample"
     prepare(workdir, [m.path for m in MODULES.values()], tests)
     mutmut(workdir, [m for names in chosen.values() for m in names], quiet)
