@@ -687,3 +687,91 @@ def test_raw_arguments_join_the_fragments_in_order() -> None:
     slot = gate.ordered_slots()[0]
     assert slot.raw_arguments == '{"a": [1, 2]}'
     assert slot.raw_arguments == '{"a": [1, 2]}'
+
+
+# The same limits hold on every path a fragment can take: the first fragment of a slot,
+# and every fragment when the arguments are scanned as they stream (preview).
+
+
+@pytest.mark.parametrize("preview", [False, True])
+def test_a_first_fragment_of_exactly_the_byte_limit_is_accepted(preview: bool) -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=8, max_turn_bytes=8), preview=preview)
+    gate.fragment(0, '{"a": 1}')
+    gate.identity(0, "c", "f")
+    gate.turn_done(True, "tool_calls")
+    assert gate.executable
+
+
+def test_preview_counts_every_fragment_against_the_argument_limit() -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=10), preview=True)
+    gate.identity(0, "c", "f")
+    gate.fragment(0, '{"a": ')
+    gate.fragment(0, '"bc"')
+    assert gate.findings == []
+    gate.fragment(0, "}")
+    assert found(gate) == [("limit_exceeded", 0, "arguments exceed 10 bytes")]
+
+
+def test_preview_counts_every_fragment_against_the_turn_limit() -> None:
+    gate = TurnGate(limits=Limits(max_turn_bytes=10), preview=True)
+    gate.identity(0, "c", "f")
+    gate.fragment(0, '{"a": ')
+    gate.fragment(0, '"bc"')
+    assert gate.findings == []
+    gate.fragment(0, "}")
+    assert found(gate) == [("limit_exceeded", 0, "the turn exceeds 10 bytes")]
+
+
+def test_preview_does_not_move_the_version_on_plain_fragments() -> None:
+    gate = TurnGate(preview=True)
+    gate.identity(0, "c", "f")
+    before = gate.version
+    gate.fragment(0, "{")
+    gate.fragment(0, "}")
+    assert gate.version == before
+
+
+def test_the_parseable_policy_uses_the_configured_depth_limit() -> None:
+    gate = TurnGate(limits=Limits(max_depth=200), preview=True)
+    gate.identity(0, "c", "f")
+    gate.fragment(0, '{"a": ' + "[" * 150 + "]" * 150 + "}")
+    assert [slot.key for slot in gate.releasable("parseable")] == [0]
+
+
+def test_the_same_identity_twice_before_any_argument_is_no_restart() -> None:
+    gate = TurnGate()
+    gate.identity(0, "c", "f")
+    gate.identity(0, "c", "f")
+    gate.fragment(0, "  ")
+    gate.identity(0, "c", "f")
+    gate.fragment(0, "{}")
+    gate.turn_done(True, "tool_calls")
+    assert gate.executable
+    assert gate.findings == []
+
+
+def test_a_complete_object_with_trailing_blanks_in_its_last_fragment_can_restart() -> None:
+    gate = TurnGate()
+    one_call(gate, '{"city": "Paris"}  ')
+    gate.identity(0, "call_0", "get_weather")
+    gate.fragment(0, '{"city": "Paris"}  ')
+    assert codes(gate) == ["duplicate_call_ignored"]
+
+
+def test_a_parse_finding_keeps_its_message_and_gains_the_slot() -> None:
+    gate = TurnGate()
+    gate.identity(3, "c", "f")
+    gate.fragment(3, '{"a": NaN}')
+    gate.turn_done(True, "tool_calls")
+    assert found(gate) == [
+        ("non_finite_number", 3, "NaN is not a JSON number; JSON allows only finite numbers")
+    ]
+
+
+def test_a_call_opening_after_the_turn_passed_is_named_by_its_slot() -> None:
+    gate = TurnGate()
+    one_call(gate)
+    gate.turn_done(True, "tool_calls")
+    gate.identity(1, "call_1", "get_weather")
+    assert found(gate) == [("delta_after_terminal", 1, "a tool call opened after the turn ended")]
+    assert gate.turn == "blocked"

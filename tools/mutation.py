@@ -8,6 +8,7 @@ reason in ``tools/mutation_equivalents.py`` and left out of the score.
 
     python tools/mutation.py run [MODULE ...]      full run, score per module
     python tools/mutation.py survivors MODULE      diffs of the last run's survivors
+    python tools/mutation.py rerun MODULE          those survivors again, with current tests
     python tools/mutation.py sample                fixed-seed sample; exit 1 under the floor
 """
 
@@ -189,6 +190,21 @@ def run(modules: list[str], quiet: bool) -> int:
     return 0 if all(s.rate >= FLOOR for s in scores) else 1
 
 
+def rerun(name: str, quiet: bool) -> int:
+    """Run only the last full run's survivors again, against the current tests."""
+    module = MODULES[name]
+    workdir = BUILD / name
+    shutil.rmtree(workdir / "tests")
+    shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    last = [m for m in (workdir / "survivors.txt").read_text().split() if m not in EQUIVALENT]
+    if last:
+        mutmut(workdir, last, quiet)
+    result = score(name, statuses(workdir, module))
+    (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
+    print(HEADER, result.line(), sep="\n")
+    return 0 if result.rate >= FLOOR else 1
+
+
 def survivors(name: str) -> int:
     """Print the diff of each survivor of the module's last full run."""
     workdir = BUILD / name
@@ -231,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     full = commands.add_parser("run", help="full run, module by module")
     full.add_argument("modules", nargs="*", help=f"some of {', '.join(MODULES)} (default: all)")
+    again = commands.add_parser("rerun", help="the last run's survivors, with current tests")
+    again.add_argument("module", choices=list(MODULES))
     show = commands.add_parser("survivors", help="diffs of a module's survivors")
     show.add_argument("module", choices=list(MODULES))
     ci = commands.add_parser("sample", help="fixed-seed sample with a floor")
@@ -243,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"unknown module(s): {', '.join(unknown)}")
         return run(args.modules or list(MODULES), args.quiet)
+    if args.command == "rerun":
+        return rerun(args.module, args.quiet)
     if args.command == "survivors":
         return survivors(args.module)
     return sample(args.seed, args.per_module, args.floor, args.quiet)

@@ -11,6 +11,17 @@ _WHITESPACE_MATCHES = (
     "the pattern [ \\t\\n\\r]* matches at every position, so the match is never None"
 )
 
+_FAST_PATH = (
+    "the fast path of fragment() only short-cuts the general path, which reaches the same "
+    "slot, size and transition"
+)
+_NO_OUTPUT = "the transition fired has no finding, so its message is never read"
+_RESLOTTED = "a check finding without a slot is given the slot's key before it is recorded"
+_COUNTER = "the version is a change counter: readers compare it for equality, not by value"
+_AND_OR = "parse_arguments returns exactly one of (object, finding), so 'and' and 'or' agree"
+_SAME_LOOKUP = "the fallback Interpreter.transition does the same (state, event) lookup"
+_G = "callgate.gate.xǁTurnGateǁ"
+
 EQUIVALENT: dict[str, str] = {
     # strictjson
     "callgate.strictjson.xǁ_DuplicateKeyǁ__init____mutmut_1": _INTERNAL_ARGS,
@@ -28,4 +39,72 @@ EQUIVALENT: dict[str, str] = {
     "callgate.strictjson.x__decode__mutmut_9": _WHITESPACE_MATCHES,
     "callgate.strictjson.x__decode__mutmut_10": _WHITESPACE_MATCHES,
     "callgate.strictjson.x__decode__mutmut_92": _WHITESPACE_MATCHES,
+    # gate
+    "callgate.gate.xǁSlotǁ__init____mutmut_8": (
+        "replay is only read in the replaying state, entered after restart assigns it"
+    ),
+    **{
+        f"callgate.gate.xǁSlotǁ__init____mutmut_{n}": (
+            "the repeat and its position are assigned when the slot restarts, before any read"
+        )
+        for n in (9, 10, 11)
+    },
+    "callgate.gate.xǁTurnGateǁ__init____mutmut_22": _COUNTER,
+    "callgate.gate.xǁTurnGateǁ__init____mutmut_26": "None and False are both false",
+    **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (54, 60, 72, 78)},
+    **{
+        f"{_G}identity__mutmut_{n}": (
+            "a clash was ruled out before, so the value assigned is the one already there"
+        )
+        for n in (61, 66)
+    },
+    **{f"{_G}fragment__mutmut_{n}": _FAST_PATH for n in (1, 2, 3, 4, 5, 6, 21, 23, 76, 77, 78)},
+    **{
+        f"{_G}fragment__mutmut_{n}": "len(text) equals its UTF-8 length for ASCII text"
+        for n in (16, 51)
+    },
+    **{f"{_G}fragment__mutmut_{n}": _NO_OUTPUT for n in (43, 49)},
+    **{
+        f"{_G}confirm__mutmut_{n}": (
+            "while replaying, fragments go to the repeat, so the raw arguments still equal "
+            "the original the repeat is compared with"
+        )
+        for n in (5, 8, 9)
+    },
+    f"{_G}close__mutmut_6": "an empty and a None message both fall back to the table's text",
+    f"{_G}_early__mutmut_16": _AND_OR,
+    **{
+        f"{_G}_early__mutmut_{n}": "an early finding is never reported, only its absence read"
+        for n in (22, 25)
+    },
+    f"{_G}_clash__mutmut_11": (
+        "with both ids None, or the slot's own id, the owner lookup finds no other slot"
+    ),
+    f"{_G}_arguments_complete__mutmut_7": "a default without '}' ends no object, as '' does",
+    **{f"{_G}_replay__mutmut_{n}": _NO_OUTPUT for n in (19, 25)},
+    f"{_G}_check__mutmut_2": "arguments is assigned on every path that reads it",
+    **{f"{_G}_check__mutmut_{n}": _RESLOTTED for n in (7, 10, 18, 21, 39, 42)},
+    f"{_G}_check__mutmut_33": _AND_OR,
+    **{f"{_G}_check__mutmut_{n}": _NO_OUTPUT for n in (47, 53, 65, 71)},
+    **{f"{_G}_transition__mutmut_{n}": _SAME_LOOKUP for n in (1, 2)},
+    f"{_G}_apply__mutmut_3": _COUNTER,
+    f"{_G}_fire_turn__mutmut_9": _COUNTER,
+    **{
+        f"{_G}_apply__mutmut_{n}": (
+            "a blocked slot can only be re-entered while the turn is blocked, and blocked "
+            "absorbs block; only the change counter moves"
+        )
+        for n in (30, 31)
+    },
+    f"{_G}_fire_turn__mutmut_1": (
+        "every turn transition with a finding is fired with its own message"
+    ),
+    f"{_G}_fire_turn__mutmut_20": "the key passed with a turn finding is a slot index or None",
+    **{
+        f"{_G}_verdict__mutmut_{n}": (
+            "unreachable: when the turn completes every slot is validated or blocked, and a "
+            "blocked slot has already blocked the turn"
+        )
+        for n in (15, 16, 17)
+    },
 }
