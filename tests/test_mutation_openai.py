@@ -7,6 +7,7 @@ assembled message (extract, unreadable, content_text, forming, result_messages).
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -260,3 +261,87 @@ def test_mistral_reads_the_same_shape_but_is_chosen_by_name_only() -> None:
         tool_calls([call(0, "abc123XYZ", "f", "{}")]), chunk(finish="tool_calls"), strategy=mistral
     )
     assert buffer.executable
+
+
+def test_content_deltas_join_without_separator() -> None:
+    buffer = feed(
+        chunk({"role": "assistant", "content": "Hel"}),
+        chunk({"content": "lo"}),
+        chunk({"role": "assistant", "content": "!"}),
+        chunk(finish="stop"),
+    )
+    assert buffer.as_dict() == {"role": "assistant", "content": "Hello!"}
+
+
+def test_two_choices_zero_in_one_chunk_are_both_read() -> None:
+    buffer = feed({"choices": [{"delta": {"content": "a"}}, {"delta": {"content": "b"}}]})
+    assert buffer.get_content() == "ab"
+    assert buffer.as_dict()["content"] == "ab"
+
+
+def test_choice_zero_after_another_choice_is_still_read() -> None:
+    buffer = feed(
+        {
+            "choices": [
+                {"index": 1, "delta": {"content": "x"}},
+                {"index": 0, "delta": {"content": "y"}},
+            ]
+        }
+    )
+    assert buffer.get_content() == "y"
+    assert [f.code for f in buffer.findings] == ["malformed_chunk"]
+
+
+def test_the_delta_after_unreadable_tool_calls_is_still_read() -> None:
+    buffer = feed(chunk({"tool_calls": 5, "content": "after", "refusal": "r"}))
+    assert buffer.get_content() == "after"
+    assert buffer.as_dict()["refusal"] == "r"
+
+
+def test_choices_that_are_a_mapping_show_nothing() -> None:
+    buffer = feed({"choices": {0: {"delta": {"content": "x"}}}})
+    assert buffer.get_content() == ""
+    assert [f.code for f in buffer.findings] == ["malformed_chunk"]
+
+
+def test_an_entry_that_is_a_read_only_mapping_is_read_like_a_dict() -> None:
+    entry = MappingProxyType({"index": 0, "id": "a", "function": {"name": "f", "arguments": "{}"}})
+    buffer = feed(tool_calls([entry]), chunk(finish="tool_calls"))  # type: ignore[list-item]
+    assert buffer.executable
+    assert buffer.findings == []
+
+
+@pytest.mark.parametrize(
+    ("first", "rest"),
+    [
+        ({"index": 0, "id": "a", "function": {"arguments": "{"}}, "}"),
+        ({"index": 0, "id": "a", "function": {}}, "{}"),
+        ({"index": 0, "id": "a"}, "{}"),
+    ],
+)
+def test_an_id_without_a_name_is_recorded(first: dict[str, Any], rest: str) -> None:
+    buffer = feed(
+        tool_calls([first]),
+        tool_calls([call(0, name="f", arguments=rest)]),
+        chunk(finish="tool_calls"),
+    )
+    assert buffer.executable
+    assert (buffer.slots[0].id, buffer.slots[0].name) == ("a", "f")
+    assert buffer.slots[0].raw_arguments == "{}"
+
+
+def test_a_name_without_an_id_with_arguments_is_recorded() -> None:
+    buffer = feed(
+        tool_calls([{"index": 0, "function": {"name": "f", "arguments": "{}"}}]),
+        tool_calls([{"index": 0, "id": "a"}]),
+        chunk(finish="tool_calls"),
+    )
+    assert buffer.executable
+    assert (buffer.slots[0].id, buffer.slots[0].name) == ("a", "f")
+
+
+def test_a_bare_entry_alone_opens_its_slot() -> None:
+    buffer = feed(tool_calls([{"index": 3}]))
+    assert [s.key for s in buffer.slots] == [3]
+    buffer = feed(tool_calls([{"index": 3, "function": {}}]))
+    assert [s.key for s in buffer.slots] == [3]

@@ -9,12 +9,15 @@ reason in ``tools/mutation_equivalents.py`` and left out of the score.
     python tools/mutation.py run [MODULE ...]      full run, score per module
     python tools/mutation.py survivors MODULE      diffs of the last run's survivors
     python tools/mutation.py rerun MODULE          those survivors again, with current tests
+    python tools/mutation.py tables [TABLE ...]    the machine tables' transitions
     python tools/mutation.py sample                fixed-seed sample; exit 1 under the floor
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import json
 import os
 import random
@@ -81,6 +84,112 @@ MODULES = {
         ),
     ),
 }
+
+
+_GATE_TESTS = (
+    "tests/test_mutation_gate.py",
+    "tests/test_mutation_openai.py",
+    "tests/test_mutation_anthropic.py",
+)
+
+TABLES = {
+    "slot": Module("src/callgate/fsm/slot.py", _GATE_TESTS),
+    "turn": Module("src/callgate/fsm/turn.py", _GATE_TESTS),
+    "detector": Module(
+        "src/callgate/fsm/detector.py",
+        ("tests/test_mutation_detector.py", "tests/test_text_strategies.py"),
+    ),
+    "display": Module("src/callgate/fsm/display.py", ("tests/test_driver.py",)),
+}
+"""The machine tables (data, which mutmut leaves alone) and the behaviour tests that run them."""
+
+
+@dataclass(frozen=True)
+class TableMutant:
+    """One edit of one transition literal: another target, or its finding dropped."""
+
+    table: str
+    line: int
+    change: str
+    source: str
+
+
+def table_mutants(name: str) -> list[TableMutant]:
+    """Each transition retargeted to the next state of the table, and its output dropped."""
+    module = TABLES[name]
+    text = (ROOT / module.path).read_text(encoding="utf-8")
+    states = [s.name for s in importlib.import_module(f"callgate.fsm.{name}").STATES]
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def span(node: ast.expr) -> tuple[int, int]:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        return (
+            starts[node.lineno - 1] + node.col_offset,
+            starts[node.end_lineno - 1] + node.end_col_offset,
+        )
+
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "Transition"
+            and len(node.args) >= 3
+            and isinstance(node.args[2], ast.Constant)
+        ):
+            continue
+        target = node.args[2].value
+        other = states[(states.index(target) + 1) % len(states)]
+        start, end = span(node.args[2])
+        edit = text[:start] + repr(other) + text[end:]
+        found.append(TableMutant(name, node.lineno, f"target {target} -> {other}", edit))
+        for keyword in node.keywords:
+            if keyword.arg == "output":
+                start, end = span(keyword.value)
+                edit = text[:start] + "None" + text[end:]
+                found.append(TableMutant(name, node.lineno, "output dropped", edit))
+    return sorted(found, key=lambda m: (m.line, m.change))
+
+
+def table_run(names: list[str]) -> int:
+    """Run each table mutant against its table's behaviour tests, one pytest at a time."""
+    workdir = BUILD / "tables"
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    shutil.copytree(ROOT / "src", workdir / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "CI": "1", "PYTHONPATH": str(workdir / "src")}
+    scores = []
+    for name in names:
+        module = TABLES[name]
+        target = workdir / module.path
+        original = target.read_text(encoding="utf-8")
+        killed, rejected, survived = 0, 0, []
+        for mutant in table_mutants(name):
+            target.write_text(mutant.source, encoding="utf-8")
+            loads = subprocess.run(
+                [sys.executable, "-c", "import callgate"], env=env, capture_output=True, check=False
+            )
+            if loads.returncode != 0:
+                rejected += 1
+                continue
+            tests = [t for t in module.tests if (ROOT / t).exists()]
+            command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+            result = subprocess.run(
+                [*command, *tests], cwd=ROOT, env=env, capture_output=True, check=False
+            )
+            if result.returncode == 0:
+                survived.append(f"{module.path}:{mutant.line}: {mutant.change}")
+            else:
+                killed += 1
+        target.write_text(original, encoding="utf-8")
+        scores.append(Score(f"table {name}", killed + rejected, survived, 0))
+        print(f"table {name}: {rejected} rejected by Table.validate", flush=True)
+        for line in survived:
+            print(f"survived: {line}", flush=True)
+        print(HEADER, *(s.line() for s in scores), sep="\n", flush=True)
+    return 0 if all(s.rate >= FLOOR for s in scores) else 1
 
 
 def mutant_names(module: Module) -> list[str]:
@@ -205,6 +314,14 @@ def rerun(name: str, quiet: bool) -> int:
     return 0 if result.rate >= FLOOR else 1
 
 
+def equivalents() -> int:
+    """Print the equivalent-mutant list as a Markdown table, for docs/mutation.md."""
+    print("| mutant | why no test can kill it |\n|---|---|")
+    for mutant, why in sorted(EQUIVALENT.items()):
+        print(f"| `{mutant.removeprefix('callgate.')}` | {why} |")
+    return 0
+
+
 def survivors(name: str) -> int:
     """Print the diff of each survivor of the module's last full run."""
     workdir = BUILD / name
@@ -247,6 +364,9 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     full = commands.add_parser("run", help="full run, module by module")
     full.add_argument("modules", nargs="*", help=f"some of {', '.join(MODULES)} (default: all)")
+    tables = commands.add_parser("tables", help="mutate the machine tables' transitions")
+    tables.add_argument("tables", nargs="*", help=f"some of {', '.join(TABLES)} (default: all)")
+    commands.add_parser("equivalents", help="the equivalent-mutant list as Markdown")
     again = commands.add_parser("rerun", help="the last run's survivors, with current tests")
     again.add_argument("module", choices=list(MODULES))
     show = commands.add_parser("survivors", help="diffs of a module's survivors")
@@ -261,6 +381,10 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"unknown module(s): {', '.join(unknown)}")
         return run(args.modules or list(MODULES), args.quiet)
+    if args.command == "tables":
+        return table_run(args.tables or list(TABLES))
+    if args.command == "equivalents":
+        return equivalents()
     if args.command == "rerun":
         return rerun(args.module, args.quiet)
     if args.command == "survivors":

@@ -21,6 +21,12 @@ _COUNTER = "the version is a change counter: readers compare it for equality, no
 _AND_OR = "parse_arguments returns exactly one of (object, finding), so 'and' and 'or' agree"
 _SAME_LOOKUP = "the fallback Interpreter.transition does the same (state, event) lookup"
 _G = "callgate.gate.xǁTurnGateǁ"
+_O = "callgate.strategies.openai.xǁOpenAIStrategyǁ"
+_OPENAI_FAST = (
+    "the fast path for a fragment-only entry short-cuts _tool_call, which does the same "
+    "for such an entry (no identity, one fragment)"
+)
+_UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
 
 EQUIVALENT: dict[str, str] = {
     # strictjson
@@ -107,4 +113,12 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (15, 16, 17)
     },
+    # openai
+    f"{_O}_tool_call__mutmut_45": (
+        "an empty fragment only opens an unseen slot, and the identity already opened it"
+    ),
+    f"{_O}_tool_call__mutmut_49": "a None and an empty fragment both only open the slot",
+    f"{_O}accumulate__mutmut_118": _UNREAD_REASON,
+    "callgate.strategies.openai.xǁ_Accumulatorǁ__init____mutmut_7": _UNREAD_REASON,
+    **{f"{_O}accumulate__mutmut_{n}": _OPENAI_FAST for n in (57, 58, 60, 61, 62, 63, 77, 78, 79)},
 }
