@@ -345,3 +345,9 @@ def test_a_bare_entry_alone_opens_its_slot() -> None:
     assert [s.key for s in buffer.slots] == [3]
     buffer = feed(tool_calls([{"index": 3, "function": {}}]))
     assert [s.key for s in buffer.slots] == [3]
+
+
+def test_null_fields_of_a_delta_are_skipped_not_the_rest() -> None:
+    buffer = feed(chunk({"role": None, "content": "x", "refusal": None, "reasoning_content": "r"}))
+    assert buffer.get_content() == "x"
+    assert buffer.as_dict() == {"role": "assistant", "content": "x", "reasoning_content": "r"}
