@@ -138,9 +138,10 @@ def table_mutants(name: str) -> list[TableMutant]:
             and node.func.id == "Transition"
             and len(node.args) >= 3
             and isinstance(node.args[2], ast.Constant)
+            and isinstance(node.args[2].value, str)
         ):
             continue
-        target = node.args[2].value
+        target: str = node.args[2].value
         other = states[(states.index(target) + 1) % len(states)]
         start, end = span(node.args[2])
         edit = text[:start] + repr(other) + text[end:]
