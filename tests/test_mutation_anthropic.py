@@ -366,3 +366,77 @@ def test_result_messages_are_one_user_message_of_tool_results() -> None:
             ],
         }
     ]
+
+
+def test_without_message_start_the_envelope_is_an_assistant_message() -> None:
+    buffer = feed(block_start(0, {"type": "text"}), delta(0, type="text_delta", text="hi"))
+    assert buffer.as_dict() == {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "hi"}],
+    }
+
+
+def test_a_tool_input_given_at_start_stands_until_deltas_come() -> None:
+    buffer = feed(tool_start(0, input={"a": 1}))
+    assert buffer.as_dict()["content"][0]["input"] == {"a": 1}
+
+
+@pytest.mark.parametrize(("more", "expected"), [({"input": {"a": 1}}, {"a": 1}), ({}, {})])
+def test_a_refused_tool_block_keeps_its_start_input(more: Any, expected: Any) -> None:
+    buffer = feed(tool_start(5000, **more))
+    assert [f.code for f in buffer.findings] == ["limit_exceeded"]
+    assert buffer.as_dict()["content"][0]["input"] == expected
+
+
+def test_a_start_input_is_not_added_to_streamed_input() -> None:
+    buffer = feed(tool_start(0, input={"a": 1}), json_delta(0, '{"a": 1}'), stop(0), *end())
+    assert buffer.slots[0].raw_arguments == '{"a": 1}'
+    assert buffer.executable
+
+
+def test_input_json_for_a_block_never_started_keeps_its_text_and_shows_nothing() -> None:
+    buffer = feed(json_delta(2, '{"a": 1}'))
+    assert [s.raw_arguments for s in buffer.slots] == ['{"a": 1}']
+    assert buffer.get_content() == ""
+
+
+def test_a_delta_that_is_not_an_object_is_read_as_empty() -> None:
+    buffer = feed(
+        block_start(0, {"type": "text", "text": ""}),
+        {"type": "content_block_delta", "index": 0, "delta": None},
+    )
+    assert buffer.findings == []
+    assert buffer.as_dict()["content"] == [{"type": "text", "text": ""}]
+
+
+def test_a_delta_for_an_unhashable_index_is_an_orphan() -> None:
+    buffer = feed(delta([0], type="text_delta", text="x"))
+    assert found(buffer) == [
+        ("orphan_event", None, "text_delta for content block [0], never started")
+    ]
+
+
+def test_a_signature_delta_without_signature_adds_nothing() -> None:
+    buffer = feed(
+        block_start(0, {"type": "thinking", "thinking": ""}),
+        delta(0, type="signature_delta"),
+        delta(0, type="signature_delta", signature="s"),
+    )
+    assert buffer.as_dict()["content"][0]["signature"] == "s"
+
+
+def test_the_wrong_stop_reason_is_named() -> None:
+    buffer = feed(tool_start(0, input={}), stop(0), *end("max_tokens"))
+    assert found(buffer) == [
+        (
+            "wrong_terminal_reason",
+            0,
+            "the turn ended with reason 'max_tokens', not a tool-call reason",
+        )
+    ]
+
+
+def test_forming_names_the_last_of_several_tool_blocks() -> None:
+    message = {"content": [{"type": "tool_use", "name": n} for n in ("a", "b", "c")]}
+    assert AnthropicStrategy().forming(message) == Forming(True, "c")

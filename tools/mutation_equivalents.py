@@ -26,6 +26,12 @@ _OPENAI_FAST = (
     "the fast path for a fragment-only entry short-cuts _tool_call, which does the same "
     "for such an entry (no identity, one fragment)"
 )
+_A = "callgate.strategies.anthropic.xǁAnthropicStrategyǁ"
+_ANTHROPIC_FAST = (
+    "the fast path for input_json_delta to a tool block short-cuts _delta, which sends the "
+    "same fragment to the same slot"
+)
+_NONE_FRAGMENT = "a missing partial_json as None or '' only opens the slot: no text either way"
 _UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
 
 EQUIVALENT: dict[str, str] = {
@@ -122,4 +128,17 @@ EQUIVALENT: dict[str, str] = {
     f"{_O}_tool_call__mutmut_2": "a dict is a Mapping: the type test only short-cuts isinstance",
     "callgate.strategies.openai.xǁ_Accumulatorǁ__init____mutmut_7": _UNREAD_REASON,
     **{f"{_O}accumulate__mutmut_{n}": _OPENAI_FAST for n in (57, 58, 60, 61, 62, 63, 77, 78, 79)},
+    # anthropic
+    **{f"{_A}accumulate__mutmut_{n}": _ANTHROPIC_FAST for n in (8, 9, 10, 11, 13, 15, 16, 17)},
+    **{f"{_A}accumulate__mutmut_{n}": _ANTHROPIC_FAST for n in (18, 19, 20, 21, 22, 23, 24)},
+    **{f"{_A}accumulate__mutmut_{n}": _NONE_FRAGMENT for n in (31, 33)},
+    **{f"{_A}_delta__mutmut_{n}": _NONE_FRAGMENT for n in (31, 33)},
+    f"{_A}accumulate__mutmut_73": "ensure_ascii=None is false, as False is",
+    **{
+        f"{_A}accumulate__mutmut_{n}": (
+            "the message's content is always replaced by the blocks, so message_start's "
+            "content is dropped either way"
+        )
+        for n in (91, 93, 94, 95)
+    },
 }
