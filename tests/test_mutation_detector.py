@@ -230,3 +230,35 @@ def test_the_reasoning_channel_reports_markers_split_across_deltas_once() -> Non
         "a '<tool_call>' call marker inside reasoning; not run",
         "a '<tools>' call marker inside reasoning; not run",
     ]
+
+
+def test_abandoning_a_block_open_at_the_start_shows_its_opener_once() -> None:
+    detector = Detector(formats=["tool_call_tag", "pythonic"])
+    assert detector.feed("[f(a=") == ("", ())
+    assert detector.forming() == (True, None)
+    assert detector.abandon().shown == "[f(a="
+    assert detector.feed("1)] more").shown == "1)] more"
+    assert detector.finish() == ("", ())
+
+
+def test_abandoning_a_block_open_at_the_start_finds_the_calls_inside_it() -> None:
+    detector = Detector(formats=["tool_call_tag", "pythonic"])
+    assert detector.feed("[x " + TG) == ("", ())
+    step = detector.abandon()
+    assert step.shown == "[x "
+    assert [(b.format, b.markup, b.at) for b in step.blocks] == [("tool_call_tag", TG, 3)]
+
+
+def test_a_block_of_exactly_the_limit_is_a_call_and_one_more_is_text() -> None:
+    payload = '{"name": "f", "arguments": {"a": 1}}'
+    assert run(Detector(max_block=len(payload)), [TC])[1] != []
+    assert run(Detector(max_block=len(payload) - 1), [TC])[:2] == (TC, [])
+
+
+def test_the_tool_schemas_type_the_parameters_of_xml_calls() -> None:
+    content = "<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</function>\n</tool_call>"
+    schemas = {"f": {"type": "object", "properties": {"n": {"type": "integer"}}}}
+    typed = run(Detector(schemas=schemas), [content])[1]
+    untyped = run(Detector(), [content])[1]
+    assert [b[1] for b in typed] == [[("f", {"n": 5})]]
+    assert [b[1] for b in untyped] == [[("f", {"n": "5"})]]

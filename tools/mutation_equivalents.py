@@ -32,6 +32,8 @@ _ANTHROPIC_FAST = (
     "same fragment to the same slot"
 )
 _NONE_FRAGMENT = "a missing partial_json as None or '' only opens the slot: no text either way"
+_D = "callgate.detector.xǁDetectorǁ"
+_HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
 _UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
 
 EQUIVALENT: dict[str, str] = {
@@ -140,5 +142,31 @@ EQUIVALENT: dict[str, str] = {
             "content is dropped either way"
         )
         for n in (91, 93, 94, 95)
+    },
+    # detector
+    **{
+        f"{_D}abandon__mutmut_{n}": (
+            "showing the opener, never blank, has already marked text as seen"
+        )
+        for n in (16, 17)
+    },
+    **{f"{_D}feed_reasoning__mutmut_{n}": _HOLD for n in (10, 12)},
+    **{f"{_D}_reasoning__mutmut_{n}": _HOLD for n in (16, 18)},
+    f"{_D}_in_block__mutmut_18": "a head of HEAD characters is full: the check reads nothing new",
+    f"{_D}_in_block__mutmut_23": (
+        "past HEAD characters the head is full and was viable: the check finds no break"
+    ),
+    f"{_D}_in_block__mutmut_36": (
+        "the cut only splits what is shown between the block and the re-read text, which is "
+        "shown in the same step either way"
+    ),
+    f"{_D}_reasoning__mutmut_24": "a tail of characters that no token contains completes none",
+    **{
+        f"{_D}_append__mutmut_{n}": "the hold is at least one character, never zero"
+        for n in (7, 10)
+    },
+    **{
+        f"{_D}_parse__mutmut_{n}": "only whether any call was extracted is read, not how many"
+        for n in (14, 15, 16)
     },
 }
