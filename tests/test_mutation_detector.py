@@ -13,6 +13,7 @@ import pytest
 
 from callgate.detector import Detector
 from callgate.fsm.interpreter import TransitionError
+from callgate.strategies.text.formats import FormatMemory
 
 TC = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
 TG = TC.replace('"f"', '"g"')
@@ -262,3 +263,22 @@ def test_the_tool_schemas_type_the_parameters_of_xml_calls() -> None:
     untyped = run(Detector(), [content])[1]
     assert [b[1] for b in typed] == [[("f", {"n": 5})]]
     assert [b[1] for b in untyped] == [[("f", {"n": "5"})]]
+
+
+def test_a_format_that_opens_at_the_start_may_follow_leading_blanks_only() -> None:
+    formats = ["tool_call_tag", "pythonic"]
+    for deltas in splits("  [f(a=1)]"):
+        shown, blocks, _ = run(Detector(formats=formats, end_formats=None), deltas)
+        assert shown == "  "
+        assert blocks == [("pythonic", [("f", {"a": 1})], "[f(a=1)]", 2, False)]
+    for deltas in (["hello", " [f(a=1)]"], ["hello [f(a=1)]"], [" ", "\n", "x [f(a=1)]"]):
+        shown, blocks, _ = run(Detector(formats=formats, end_formats=None), deltas)
+        assert (shown, blocks) == ("".join(deltas), [])
+
+
+def test_an_end_format_call_is_remembered() -> None:
+    memory = FormatMemory()
+    run(Detector(memory=memory), ['{"name": "f", "arguments": {}}'])
+    assert memory.remembered == "bare_json"
+    run(Detector(memory=memory), [TC])
+    assert memory.remembered == "tool_call_tag"

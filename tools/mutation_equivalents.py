@@ -169,4 +169,16 @@ EQUIVALENT: dict[str, str] = {
         f"{_D}_parse__mutmut_{n}": "only whether any call was extracted is read, not how many"
         for n in (14, 15, 16)
     },
+    "callgate.detector.xǁ_Blockǁ__init____mutmut_10": (
+        "only a block open at the start has no partial tokens, and its head is never cut"
+    ),
+    "callgate.detector.xǁ_Blockǁ__init____mutmut_17": (
+        "a tail of characters that no token contains completes none"
+    ),
+    "callgate.detector.xǁ_Blockǁpayload__mutmut_1": "joining a single part gives that part",
+    f"{_D}_printing__mutmut_51": "a tail of characters that no token contains completes none",
+    f"{_D}_printing__mutmut_63": (
+        "with nothing to show, the text event is a self-loop before the prefix event"
+    ),
+    f"{_D}_end_formats__mutmut_6": "at the end at most one piece of text is shown",
 }
