@@ -424,6 +424,7 @@ def test_a_signature_delta_without_signature_adds_nothing() -> None:
         delta(0, type="signature_delta", signature="s"),
     )
     assert buffer.as_dict()["content"][0]["signature"] == "s"
+    assert buffer.findings == []
 
 
 def test_the_wrong_stop_reason_is_named() -> None:
@@ -440,3 +441,15 @@ def test_the_wrong_stop_reason_is_named() -> None:
 def test_forming_names_the_last_of_several_tool_blocks() -> None:
     message = {"content": [{"type": "tool_use", "name": n} for n in ("a", "b", "c")]}
     assert AnthropicStrategy().forming(message) == Forming(True, "c")
+
+
+def test_text_streamed_into_a_block_follows_the_text_it_started_with() -> None:
+    buffer = feed(
+        block_start(0, {"type": "text", "text": "pre "}), delta(0, type="text_delta", text="x")
+    )
+    assert buffer.as_dict()["content"] == [{"type": "text", "text": "pre x"}]
+
+
+def test_input_json_without_text_for_a_block_never_started_adds_no_text() -> None:
+    buffer = feed(delta(2, type="input_json_delta"))
+    assert [s.raw_arguments for s in buffer.slots] == [""]
