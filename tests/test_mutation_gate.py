@@ -775,3 +775,31 @@ def test_a_call_opening_after_the_turn_passed_is_named_by_its_slot() -> None:
     gate.identity(1, "call_1", "get_weather")
     assert found(gate) == [("delta_after_terminal", 1, "a tool call opened after the turn ended")]
     assert gate.turn == "blocked"
+
+
+# A turn found to carry no call stays open to nothing: a late call or fault blocks it.
+
+
+def test_a_call_after_a_turn_without_calls_blocks_it() -> None:
+    gate = TurnGate()
+    gate.turn_done(False, "stop")
+    gate.identity(0, "c", "f")
+    assert found(gate) == [("delta_after_terminal", 0, "a tool call opened after the turn ended")]
+    assert gate.turn == "blocked"
+
+
+def test_a_second_done_after_a_turn_without_calls_blocks_it() -> None:
+    gate = TurnGate()
+    gate.turn_done(False, "stop")
+    gate.turn_done(False, "stop")
+    assert found(gate) == [
+        ("duplicate_terminal", None, "a second turn-level terminal event ('stop')")
+    ]
+    assert gate.turn == "blocked"
+
+
+def test_a_fault_after_a_turn_without_calls_blocks_it() -> None:
+    gate = TurnGate()
+    gate.turn_done(False, "stop")
+    gate.refuse("malformed_chunk", "late")
+    assert gate.turn == "blocked"
