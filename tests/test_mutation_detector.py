@@ -271,7 +271,8 @@ def test_a_format_that_opens_at_the_start_may_follow_leading_blanks_only() -> No
         shown, blocks, _ = run(Detector(formats=formats, end_formats=None), deltas)
         assert shown == "  "
         assert blocks == [("pythonic", [("f", {"a": 1})], "[f(a=1)]", 2, False)]
-    for deltas in (["hello", " [f(a=1)]"], ["hello [f(a=1)]"], [" ", "\n", "x [f(a=1)]"]):
+    later = (["hello", " [f(a=1)]"], ["hello", " [f(a=1)] <x"], [" ", "\n", "x [f(a=1)] <"])
+    for deltas in later:
         shown, blocks, _ = run(Detector(formats=formats, end_formats=None), deltas)
         assert (shown, blocks) == ("".join(deltas), [])
 
