@@ -1,7 +1,9 @@
-"""Regenerate the machine diagrams and JSON exports under docs/ from callgate's tables.
+"""Regenerate the machine diagrams, exports and conformance vectors under docs/.
 
-Run ``python docs/make_diagrams.py`` after changing a table; ``--check`` writes nothing
-and exits 1 listing the stale files (DOT and JSON only: SVG bytes vary with Graphviz).
+Run ``python docs/make_diagrams.py`` after changing a table or the behaviour of a stream;
+``--check`` writes nothing and exits 1 listing the stale files (DOT, the JSON, XState and
+SCXML exports, the vectors; not SVG: its bytes vary with Graphviz). The vectors alone are
+``callgate export --vectors docs/machines/vectors``.
 """
 
 from __future__ import annotations
@@ -10,25 +12,29 @@ import argparse
 import sys
 from pathlib import Path
 
+from callgate.conformance import vector_files
 from callgate.diagrams import render, to_dot
 from callgate.fsm import MACHINES
-from callgate.fsm.export import dumps
+from callgate.fsm.export import EXPORTS, SUFFIXES
 
 DOCS = Path(__file__).resolve().parent
 """The docs/ directory; every path written is under it."""
 
 
 def checked_files(docs: Path = DOCS) -> dict[Path, str]:
-    """Map each DOT and JSON file the tables produce now to its exact text."""
+    """Map each DOT, export and vector file the tables produce now to its exact text."""
     files: dict[Path, str] = {}
     for name, table in sorted(MACHINES.items()):
         files[docs / "diagrams" / f"{name}.dot"] = to_dot(table)
-        files[docs / "machines" / f"{name}.json"] = dumps(table)
+        for kind, export in EXPORTS.items():
+            files[docs / "machines" / f"{name}{SUFFIXES[kind]}"] = export(table)
+    for file_name, text in vector_files().items():
+        files[docs / "machines" / "vectors" / file_name] = text
     return files
 
 
 def stale_files(docs: Path = DOCS) -> list[Path]:
-    """Return the DOT and JSON files that are missing or differ from what the tables produce."""
+    """Return the checked files that are missing or differ from what the tables produce."""
     return [
         path
         for path, text in checked_files(docs).items()
@@ -37,7 +43,7 @@ def stale_files(docs: Path = DOCS) -> list[Path]:
 
 
 def write_all(docs: Path = DOCS) -> list[Path]:
-    """Write every DOT, SVG and JSON file; return the paths written."""
+    """Write every DOT, SVG, export and vector file; return the paths written."""
     written = []
     for path, text in checked_files(docs).items():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     """Write the files, or with ``--check`` report the stale ones; the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
-        "--check", action="store_true", help="write nothing; exit 1 if a DOT or JSON file is stale"
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a DOT, export or vector file is stale",
     )
     args = parser.parse_args(argv)
     root = DOCS.parent

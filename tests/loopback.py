@@ -5,7 +5,10 @@ A ``ThreadingHTTPServer`` on 127.0.0.1 (an ephemeral port, a daemon thread, shut
 written in many small writes cut at arbitrary byte positions (inside JSON strings, inside
 UTF-8 sequences, between the two newlines that end an event), so the clients' own SSE
 parsing and decoding is exercised. A path answers with its ``scripts`` bodies one request
-at a time, in order, then with its fixed ``routes`` body, if any.
+at a time, in order, then with its fixed ``routes`` body, if any. Every request to the
+OpenAI and Anthropic paths must keep that provider's tool-call rules
+(:mod:`provider_rules`); one that breaks them is refused with HTTP 400 and the problems,
+as the real APIs refuse it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 import anthropic
 import openai
 
+from provider_rules import anthropic_problems, openai_problems
 from sdk_streams import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 WRITE_SIZES = (3, 1, 4, 1, 5, 9, 2, 6, 5, 3)
@@ -29,6 +33,18 @@ WRITE_SIZES = (3, 1, 4, 1, 5, 9, 2, 6, 5, 3)
 
 
 # -- the loopback server -------------------------------------------------------------------
+
+
+class Cut(bytes):
+    """A scripted body the server stops sending after ``at`` bytes, closing the connection
+    (the Content-Length promises all of it): a stream that breaks mid-turn."""
+
+    at: int
+
+    def __new__(cls, body: bytes, at: int) -> Cut:
+        cut = super().__new__(cls, body)
+        cut.at = at
+        return cut
 
 
 class LoopbackServer(ThreadingHTTPServer):
@@ -43,6 +59,12 @@ class LoopbackServer(ThreadingHTTPServer):
         self.scripts: dict[str, list[bytes]] = {}
         """Bodies a path answers its successive requests with, one each, in order."""
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.write_sizes: Sequence[int] = WRITE_SIZES
+        """Sizes of the successive writes of a body, cycled (small: the clients' SSE
+        parsing meets every split)."""
+        self.rules = {"/v1/chat/completions": openai_problems, "/v1/messages": anthropic_problems}
+        """The provider rules each path enforces on a request's ``messages``."""
+        self.refused: list[list[str]] = []
         self.writes = 0
         self._lock = threading.Lock()
 
@@ -65,7 +87,14 @@ class SSEHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        body = self.server.next_body(self.path, json.loads(self.rfile.read(length)))
+        request = json.loads(self.rfile.read(length))
+        rule = self.server.rules.get(self.path)
+        problems = rule(request.get("messages") or []) if rule is not None else []
+        if problems:
+            self.server.refused.append(problems)
+            self.refuse(problems)
+            return
+        body = self.server.next_body(self.path, request)
         if body is None:
             self.send_error(404, f"no recording for {self.path}")
             return
@@ -75,12 +104,26 @@ class SSEHandler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        for count, piece in enumerate(byte_pieces(body, WRITE_SIZES)):
+        sent = body[: body.at] if isinstance(body, Cut) else body
+        for count, piece in enumerate(byte_pieces(sent, self.server.write_sizes)):
             self.wfile.write(piece)
             self.wfile.flush()
             self.server.writes += 1
             if count % 8 == 7:
                 time.sleep(0.001)  # let some writes reach the client as separate reads
+        if isinstance(body, Cut):
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def refuse(self, problems: list[str]) -> None:
+        """HTTP 400 with an error body both SDKs read (``error.message``, ``error.type``)."""
+        error = {"type": "invalid_request_error", "message": "; ".join(problems)}
+        data = json.dumps({"type": "error", "error": error}).encode()
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep the test output quiet."""

@@ -23,6 +23,7 @@ from loopback import (
     SEARCH,
     TEXT,
     WEATHER,
+    Cut,
     LoopbackServer,
     anthropic_client,
     anthropic_sse,
@@ -35,6 +36,8 @@ from loopback import (
     serve,
     two_calls,
 )
+from provider_rules import validate_anthropic, validate_openai
+from sdk_streams import Call, split
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
@@ -106,41 +109,56 @@ def loopback() -> Iterator[LoopbackServer]:
 
 
 def openai_tools(driver: callgate.Driver) -> list[Any]:
-    return [
-        {"type": "function", "function": {"name": t.name, "parameters": dict(t.schema)}}
-        for t in driver.tools.values()
-    ]
+    return driver.tool_specs("openai")
 
 
 def anthropic_tools(driver: callgate.Driver) -> list[Any]:
-    return [{"name": t.name, "input_schema": dict(t.schema)} for t in driver.tools.values()]
+    return driver.tool_specs("anthropic")
 
 
-def converse_openai(server: LoopbackServer, driver: callgate.Driver) -> list[Turn]:
-    """Turns until one calls nothing: each request is the previous one plus its history."""
+def converse_openai(
+    server: LoopbackServer,
+    driver: callgate.Driver,
+    max_turns: int = MAX_TURNS,
+    *,
+    helper: bool = False,
+) -> list[Turn]:
+    """Turns until one calls nothing: each request is the previous one plus its history.
+
+    ``helper`` streams with ``client.chat.completions.stream(...)`` and its events.
+    """
     buffer = driver.new_stream_buffer()
     messages: list[Any] = [{"role": "user", "content": PROMPT}]
     turns: list[Turn] = []
     with openai_client(server) as client:
         while not turns or turns[-1].called:
-            assert len(turns) < MAX_TURNS, "the agent loop did not end"
-            stream = client.chat.completions.create(
-                model="gpt-4.1", messages=messages, tools=openai_tools(driver), stream=True
+            assert len(turns) < max_turns, "the agent loop did not end"
+            options: dict[str, Any] = {
+                "model": "gpt-4.1",
+                "messages": messages,
+                "tools": openai_tools(driver),
+            }
+            stream: Any = (
+                client.chat.completions.stream(**options)
+                if helper
+                else client.chat.completions.create(**options, stream=True)
             )
-            with stream:
-                turns.append(callgate.run_turn(stream, driver, buffer))
+            with stream as events:
+                turns.append(callgate.run_turn(events, driver, buffer))
             messages = messages + list(turns[-1].history)
     return turns
 
 
-def converse_anthropic(server: LoopbackServer, driver: callgate.Driver) -> list[Turn]:
+def converse_anthropic(
+    server: LoopbackServer, driver: callgate.Driver, max_turns: int = MAX_TURNS
+) -> list[Turn]:
     """Turns until one calls nothing: each request is the previous one plus its history."""
     buffer = driver.new_stream_buffer()
     messages: list[Any] = [{"role": "user", "content": PROMPT}]
     turns: list[Turn] = []
     with anthropic_client(server) as client:
         while not turns or turns[-1].called:
-            assert len(turns) < MAX_TURNS, "the agent loop did not end"
+            assert len(turns) < max_turns, "the agent loop did not end"
             stream = client.messages.create(
                 model="claude-loopback-test",
                 max_tokens=256,
@@ -154,14 +172,16 @@ def converse_anthropic(server: LoopbackServer, driver: callgate.Driver) -> list[
     return turns
 
 
-async def aconverse_openai(server: LoopbackServer, driver: callgate.Driver) -> list[Turn]:
+async def aconverse_openai(
+    server: LoopbackServer, driver: callgate.Driver, max_turns: int = MAX_TURNS
+) -> list[Turn]:
     """:func:`converse_openai` with ``AsyncOpenAI`` and ``arun_turn``."""
     buffer = driver.new_stream_buffer()
     messages: list[Any] = [{"role": "user", "content": PROMPT}]
     turns: list[Turn] = []
     async with async_openai_client(server) as client:
         while not turns or turns[-1].called:
-            assert len(turns) < MAX_TURNS, "the agent loop did not end"
+            assert len(turns) < max_turns, "the agent loop did not end"
             stream = await client.chat.completions.create(
                 model="gpt-4.1", messages=messages, tools=openai_tools(driver), stream=True
             )
@@ -171,14 +191,16 @@ async def aconverse_openai(server: LoopbackServer, driver: callgate.Driver) -> l
     return turns
 
 
-async def aconverse_anthropic(server: LoopbackServer, driver: callgate.Driver) -> list[Turn]:
+async def aconverse_anthropic(
+    server: LoopbackServer, driver: callgate.Driver, max_turns: int = MAX_TURNS
+) -> list[Turn]:
     """:func:`converse_anthropic` with ``AsyncAnthropic`` and ``arun_turn``."""
     buffer = driver.new_stream_buffer()
     messages: list[Any] = [{"role": "user", "content": PROMPT}]
     turns: list[Turn] = []
     async with async_anthropic_client(server) as client:
         while not turns or turns[-1].called:
-            assert len(turns) < MAX_TURNS, "the agent loop did not end"
+            assert len(turns) < max_turns, "the agent loop did not end"
             stream = await client.messages.create(
                 model="claude-loopback-test",
                 max_tokens=256,
@@ -208,10 +230,14 @@ def script_anthropic(server: LoopbackServer, *turns: tuple[list[Any], str]) -> N
 
 
 def requests_to(server: LoopbackServer, path: str, count: int) -> list[list[Any]]:
-    """The messages of each request, after checking there were ``count`` streaming ones."""
+    """The messages of each request, after checking there were ``count`` streaming ones,
+    each valid for the SDK's request param types and the provider's tool-call rules."""
     assert [(p, body.get("stream")) for p, body in server.requests] == [(path, True)] * count
     assert server.writes > 100
-    return [body["messages"] for _, body in server.requests]
+    requests = [body["messages"] for _, body in server.requests]
+    for messages in requests:
+        (validate_openai if path == OPENAI_PATH else validate_anthropic)(messages)
+    return requests
 
 
 def answered(turn: Turn) -> list[tuple[str | None, str, dict[str, Any], str, bool]]:
@@ -229,7 +255,7 @@ def assert_two_calls_answered(tools: Tools, turns: list[Turn], prefix: str) -> N
         (f"{prefix}S9mB4tZr", "search", SEARCH, HITS, False),
     ]
     assert json.loads(turns[0].results[0].content) == FORECAST
-    assert turns[0].status == "executable" and turns[0].called
+    assert turns[0].status == "pass" and turns[0].called
     assert [t.text for t in turns] == [TEXT, FINAL]
     assert not turns[1].called and turns[1].results == ()
 
@@ -384,3 +410,223 @@ def test_anthropic_client_repeated_call_id_is_answered_from_the_ledger(
             {"type": "tool_result", "tool_use_id": "toolu_W7gK2pXq", "content": FORECAST_CONTENT}
         ],
     }
+
+
+# -- a troubled conversation: nobody's call, a reused id, a raising tool, a cut stream -----
+
+MAIL = {"to": "ops@example.com"}
+ROME = {"city": "Roma", "days": [3]}
+PARIS = {"city": "Paris", "days": [1]}
+CUT_AT = 7
+"""The third turn's stream stops after this many characters of its call's arguments."""
+
+
+class TroubledTools:
+    """get_weather answers; search raises. ``asynchronous`` makes both ``async def``."""
+
+    def __init__(self, asynchronous: bool) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.asynchronous = asynchronous
+
+    def weather(self, city: str, days: list[int], note: str = "") -> str:
+        self.calls.append(("get_weather", {"city": city, "days": days}))
+        return f"{city}: ☔ 12 °C"
+
+    def search(self, query: str, tags: Sequence[str] = (), limit: int = 10) -> str:
+        self.calls.append(("search", {"query": query}))
+        raise RuntimeError("the index is offline")
+
+    def driver(self) -> callgate.Driver:
+        weather, search = self.weather, self.search
+        if self.asynchronous:
+
+            async def aweather(**arguments: Any) -> str:
+                await asyncio.sleep(0)
+                return weather(**arguments)
+
+            async def asearch(**arguments: Any) -> str:
+                await asyncio.sleep(0)
+                return search(**arguments)
+
+            return callgate.Driver(
+                [
+                    Tool("get_weather", WEATHER_SCHEMA, aweather),
+                    Tool("search", SEARCH_SCHEMA, asearch),
+                ]
+            )
+        return callgate.Driver(
+            [Tool("get_weather", WEATHER_SCHEMA, weather), Tool("search", SEARCH_SCHEMA, search)]
+        )
+
+
+def troubled_calls(prefix: str) -> list[list[Call]]:
+    """Per turn: a call nobody owns; a reused id and a raising tool; a call cut short."""
+    return [
+        [
+            Call(f"{prefix}0", "get_weather", split(json.dumps(PARIS), (5,))),
+            Call(f"{prefix}1", "send_mail", split(json.dumps(MAIL), (6,))),
+        ],
+        [
+            Call(f"{prefix}0", "get_weather", split(json.dumps(ROME), (4,))),
+            Call(f"{prefix}1", "search", split(json.dumps({"query": "café"}), (3,))),
+        ],
+        [Call(f"{prefix}2", "get_weather", split(json.dumps(PARIS)[:CUT_AT], (3,)))],
+    ]
+
+
+def script_troubled(server: LoopbackServer, wire: str) -> None:
+    first, second, third = troubled_calls("call_" if wire == "openai" else "toolu_")
+    if wire == "openai":
+        cut = recorded_openai(third, AGAIN)[:-1]  # no finish_reason chunk, no [DONE]
+        server.scripts[OPENAI_PATH] = [
+            openai_sse(recorded_openai(first)),
+            openai_sse(recorded_openai(second)),
+            "".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in cut).encode(),
+            openai_sse(recorded_openai([], FINAL)),
+        ]
+    else:
+        events = recorded_anthropic(third, AGAIN)
+        cut = [e for e in events if e["type"] != "content_block_stop" or e["index"] == 0][:-2]
+        server.scripts[ANTHROPIC_PATH] = [
+            anthropic_sse(recorded_anthropic(first)),
+            anthropic_sse(recorded_anthropic(second)),
+            anthropic_sse(cut),
+            anthropic_sse(recorded_anthropic([], FINAL)),
+        ]
+
+
+CONVERSE = {
+    ("openai", False): lambda s, d: converse_openai(s, d, max_turns=5),
+    ("anthropic", False): lambda s, d: converse_anthropic(s, d, max_turns=5),
+    ("openai", True): lambda s, d: asyncio.run(aconverse_openai(s, d, max_turns=5)),
+    ("anthropic", True): lambda s, d: asyncio.run(aconverse_anthropic(s, d, max_turns=5)),
+}
+
+
+@pytest.mark.parametrize(("wire", "asynchronous"), list(CONVERSE))
+def test_a_troubled_conversation_reaches_its_end_with_every_call_answered(
+    loopback: LoopbackServer, wire: str, asynchronous: bool
+) -> None:
+    """Every request keeps the provider's rules; each problem is told to the model."""
+    tools = TroubledTools(asynchronous)
+    script_troubled(loopback, wire)
+    loopback.write_sizes = (29, 67, 41)  # the SSE splits are the first tests' concern
+
+    turns = CONVERSE[wire, asynchronous](loopback, tools.driver())
+
+    assert loopback.refused == []
+    path = OPENAI_PATH if wire == "openai" else ANTHROPIC_PATH
+    requests_to(loopback, path, 4)
+    assert [t.text for t in turns] == [TEXT, TEXT, AGAIN, FINAL]
+    assert [t.status for t in turns] == ["fail", "pass", "fail", "not_applicable"]
+    prefix = "call_" if wire == "openai" else "toolu_"
+    first, second, third = (answered(t) for t in turns[:3])
+    assert [(i, name, error) for i, name, _, _, error in first] == [
+        (f"{prefix}0", "get_weather", True),
+        (f"{prefix}1", "send_mail", True),
+    ]
+    assert "send_mail is not available here" in first[1][3]
+    assert "another call of this turn was refused" in first[0][3]
+    assert second == [
+        (f"{prefix}0", "get_weather", ROME, "Roma: ☔ 12 °C", False),
+        (f"{prefix}1", "search", {"query": "café"}, "RuntimeError: the index is offline", True),
+    ]
+    ((call_id, name, _, content, error),) = third
+    assert (call_id, name, error) == (f"{prefix}2", "get_weather", True)
+    assert "missing_terminal" in content and json.dumps(PARIS)[:CUT_AT] in content
+    assert tools.calls == [("get_weather", ROME), ("search", {"query": "café"})]
+
+
+# -- the SDKs' stream helpers, and a connection that drops mid-turn ------------------------
+
+
+def test_openai_stream_helper_events_play_the_same_loop(loopback: LoopbackServer) -> None:
+    """``client.chat.completions.stream(...)`` yields helper events; the turn is the same."""
+    tools = Tools()
+    script_openai(loopback, (two_calls("call_"), TEXT), ([], FINAL))
+
+    turns = converse_openai(loopback, tools.driver(), helper=True)
+
+    assert_openai_loop(loopback, tools, turns)
+
+
+def test_async_anthropic_stream_helper_events_play_the_same_loop(
+    loopback: LoopbackServer,
+) -> None:
+    """``client.messages.stream(...)`` adds its own events; the turn is the same."""
+    tools = Tools()
+    driver = tools.driver()
+    script_anthropic(loopback, (two_calls("toolu_"), TEXT), ([], FINAL))
+
+    async def converse() -> list[Turn]:
+        buffer = driver.new_stream_buffer()
+        messages: list[Any] = [{"role": "user", "content": PROMPT}]
+        turns: list[Turn] = []
+        async with async_anthropic_client(loopback) as client:
+            while not turns or turns[-1].called:
+                assert len(turns) < MAX_TURNS, "the agent loop did not end"
+                async with client.messages.stream(
+                    model="claude-loopback-test",
+                    max_tokens=256,
+                    messages=messages,
+                    tools=anthropic_tools(driver),
+                ) as stream:
+                    turns.append(await callgate.arun_turn(stream, driver, buffer))
+                messages = messages + list(turns[-1].history)
+        return turns
+
+    assert_anthropic_loop(loopback, tools, asyncio.run(converse()))
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_connection_dropped_mid_turn_keeps_the_partial_turn_and_the_loop_goes_on(
+    loopback: LoopbackServer, asynchronous: bool
+) -> None:
+    """The SDK raises mid-stream; TurnError holds the turn, whose history the API accepts."""
+    tools = Tools()
+    driver = tools.driver()
+    body = openai_sse(recorded_openai(two_calls("call_"), TEXT))
+    loopback.scripts[OPENAI_PATH] = [
+        Cut(body, len(body) * 2 // 3),
+        openai_sse(recorded_openai([], FINAL)),
+    ]
+    messages: list[Any] = [{"role": "user", "content": PROMPT}]
+    buffer = driver.new_stream_buffer()
+
+    def once(client: Any) -> Turn:
+        stream = client.chat.completions.create(
+            model="gpt-4.1", messages=messages, tools=openai_tools(driver), stream=True
+        )
+        with stream:
+            return callgate.run_turn(stream, driver, buffer)
+
+    async def aonce(client: Any) -> Turn:
+        stream = await client.chat.completions.create(
+            model="gpt-4.1", messages=messages, tools=openai_tools(driver), stream=True
+        )
+        async with stream:
+            return await callgate.arun_turn(stream, driver, buffer)
+
+    async def play_async() -> Turn:
+        async with async_openai_client(loopback) as client:
+            with pytest.raises(callgate.TurnError) as caught:
+                await aonce(client)
+            messages.extend(caught.value.turn.history)
+            return await aonce(client)
+
+    if asynchronous:
+        final = asyncio.run(play_async())
+    else:
+        with openai_client(loopback) as client:
+            with pytest.raises(callgate.TurnError) as caught:
+                once(client)
+            messages.extend(caught.value.turn.history)
+            final = once(client)
+
+    assert tools.calls == []
+    assert loopback.refused == []
+    second = requests_to(loopback, OPENAI_PATH, 2)[1]
+    validate_openai(second)
+    assert [m["role"] for m in second[1:]] == ["assistant", "tool", "tool"]
+    assert all("was not run" in m["content"] for m in second[2:])
+    assert final.text == FINAL

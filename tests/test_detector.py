@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import keyword
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from callgate.detector import Detector, Step
 from callgate.fsm.interpreter import TransitionError
 from callgate.strategies.text.formats import DEFAULT_FORMATS, FORMATS, FormatMemory
+from callgate.strategies.text.invoke_payloads import DSML
 from callgate.strategies.text.markup_payloads import CALL_BEGIN, CALL_END, SEP
+from splits import deltas
 
 Args = dict[str, Any]
 DS_BEGIN, DS_END = FORMATS["deepseek"].opens[0], FORMATS["deepseek"].close
@@ -38,6 +41,15 @@ def gemma_value(value: Any) -> str:
     return json.dumps(value)
 
 
+def dsml(block: str, name: str, args: Args) -> str:
+    params = "".join(
+        f'<{DSML}parameter name="{k}" string="true">{v}</{DSML}parameter>\n'
+        for k, v in args.items()
+    )
+    invoke = f'<{DSML}invoke name="{name}">\n{params}</{DSML}invoke>'
+    return f"<{DSML}{block}>\n{invoke}\n</{DSML}{block}>"
+
+
 RENDER: dict[str, Callable[[str, Args], str]] = {
     "tool_call_tag": lambda n, a: f'<tool_call>{{"name": "{n}", "arguments": {js(a)}}}</tool_call>',
     "tools_tag": lambda n, a: f'<tools>{{"name": "{n}", "arguments": {js(a)}}}</tools>',
@@ -58,6 +70,23 @@ RENDER: dict[str, Callable[[str, Args], str]] = {
         + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in a.items())
         + "</tool_call>"
     ),
+    "kimi_k2": lambda n, a: (
+        f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{n}:0"
+        f"<|tool_call_argument_begin|>{js(a)}<|tool_call_end|><|tool_calls_section_end|>"
+    ),
+    "minimax_m2": lambda n, a: (
+        f'<minimax:tool_call>\n<invoke name="{n}">\n'
+        + "".join(f'<parameter name="{k}">{v}</parameter>\n' for k, v in a.items())
+        + "</invoke>\n</minimax:tool_call>"
+    ),
+    "deepseek_v32": lambda n, a: dsml("function_calls", n, a),
+    "deepseek_v4": lambda n, a: dsml("tool_calls", n, a),
+    "harmony": lambda n, a: (
+        f"<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>{js(a)}<|call|>"
+    ),
+    "llama4_python": lambda n, a: (
+        f"<|python_start|>[{n}({', '.join(f'{k}={v!r}' for k, v in a.items())})]<|python_end|>"
+    ),
 }
 """Formats with a closing delimiter: a call can sit anywhere in the content."""
 
@@ -65,20 +94,26 @@ TAIL_RENDER: dict[str, Callable[[str, Args], str]] = {
     "bracket_tool_calls": lambda n, a: f'[TOOL_CALLS][{{"name": "{n}", "arguments": {js(a)}}}]',
     "python_tag": lambda n, a: f'<|python_tag|>{{"name": "{n}", "parameters": {js(a)}}}',
     "granite": lambda n, a: f'<|tool_call|>[{{"name": "{n}", "arguments": {js(a)}}}]',
+    "granite_tool_call": lambda n, a: f'<tool_call>[{{"name": "{n}", "arguments": {js(a)}}}]',
 }
 """Formats without a closing delimiter: the call runs to the end of the content."""
 
-STRING_ONLY = {"qwen3_coder_xml", "glm45"}
+STRING_ONLY = {"qwen3_coder_xml", "glm45", "minimax_m2", "deepseek_v32", "deepseek_v4"}
 """Untyped values: without schemas they parse back as strings, so generate strings."""
 
 PROSE = st.text(alphabet="ab <[|tol_c\n.é", max_size=24)
-NAMES = st.from_regex(r"[a-z][a-z_]{0,9}", fullmatch=True)
+IDENTIFIERS = st.from_regex(r"[a-z][a-z_]{0,9}", fullmatch=True).filter(
+    lambda name: not keyword.iskeyword(name)
+)
+"""Names and keys every format can write: pythonic calls cannot name a Python keyword."""
+NAMES = IDENTIFIERS
 TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="<>|`["), max_size=8)
 BOUND = max(len(o) for f in DEFAULT_FORMATS for o in FORMATS[f].opens) - 1
 SCALARS = st.one_of(TEXT, st.integers(-1000, 1000), st.booleans(), st.none())
-ARGS = st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), SCALARS, max_size=3)
+KEYS = st.from_regex(r"[a-z]{1,6}", fullmatch=True).filter(lambda k: not keyword.iskeyword(k))
+ARGS = st.dictionaries(KEYS, SCALARS, max_size=3)
 STR_ARGS = st.dictionaries(
-    st.from_regex(r"[a-z]{1,6}", fullmatch=True),
+    KEYS,
     st.text(alphabet="abc xyz", min_size=1, max_size=8).map(str.strip).filter(bool),
     max_size=3,
 )
@@ -111,8 +146,7 @@ def contents(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str, Args]]]:
 
 
 def split(data: st.DataObject, text: str) -> list[str]:
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=20)))
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    return data.draw(deltas(text), label="deltas")
 
 
 def run(deltas: list[str], detector: Detector | None = None) -> tuple[str, list[Any]]:
@@ -166,8 +200,8 @@ def test_any_text_is_shown_the_same_for_every_split_and_held_within_the_bound(
     ],
 )
 def test_text_that_is_not_a_call_is_shown_unchanged(content: str) -> None:
-    for deltas in ([content], list(content)):
-        assert run(deltas) == (content, [])
+    for pieces in ([content], list(content)):
+        assert run(pieces) == (content, [])
 
 
 def test_a_call_inside_think_is_never_a_call_and_is_reported() -> None:
@@ -289,6 +323,13 @@ class DetectorMachine(RuleBasedStateMachine):
                 "<tool_call|>",
                 "\n",
                 "é",
+                "</tool",
+                "```j",
+                "<|channel|>",
+                "commentary to=functions.f<|message|>{}",
+                "<|call|>",
+                "<|python_tag|>",
+                '{"name": "g", "parameters": {}}',
             ]
         )
     )
@@ -360,3 +401,13 @@ def test_a_call_in_the_provider_reasoning_channel_is_reported_not_shown() -> Non
         detector.feed_reasoning(piece)
     assert [f.code for f in detector.findings] == ["call_in_reasoning"]
     assert run(["The answer."], detector) == ("The answer.", [])
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 100])
+def test_a_python_keyword_is_no_pythonic_call_name_at_any_split(size: int) -> None:
+    content = "<|python_start|>[def()]<|python_end|>"
+    detector = Detector(["llama4_python"])
+    steps = [detector.feed(content[i : i + size]) for i in range(0, len(content), size)]
+    steps.append(detector.finish())
+    assert "".join(s.shown for s in steps) == content
+    assert not [b for s in steps for b in s.blocks if b.calls]

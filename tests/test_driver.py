@@ -29,8 +29,11 @@ from callgate import (
     stream_turn,
 )
 from callgate.driver import DriverResponse
+from callgate.strategies.text.formats import DEFAULT_FORMATS
 from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
+EVERY = DEFAULT_FORMATS
+"""Every stream-detected text format: these tests read text calls on any model."""
 OBJECT = {"type": "object"}
 WEATHER_SCHEMA = {
     "type": "object",
@@ -99,7 +102,7 @@ def tag(name: str, arguments: dict[str, Any]) -> str:
 
 def test_a_text_call_is_held_while_forming_hidden_and_run_once_at_the_turn_end() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather", WEATHER_SCHEMA)])
+    driver = Driver([counter.tool("get_weather", WEATHER_SCHEMA)], text_formats=EVERY)
     text = "Let me look. " + tag("get_weather", {"city": "Oslo"}) + " Back soon."
     shown, responses = play(content_chunks(text), [driver], driver.new_stream_buffer())
     assert "".join(shown) == "Let me look.  Back soon."
@@ -115,7 +118,7 @@ def test_a_text_call_is_held_while_forming_hidden_and_run_once_at_the_turn_end()
 
 def test_a_text_call_naming_a_tool_nobody_owns_flows_as_text_unchanged() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather")])
+    driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     text = "Sure: " + tag("send_email", {"to": "x@example.com"}) + " done."
     shown, responses = play(content_chunks(text, 3), [driver], driver.new_stream_buffer())
     assert "".join(shown) == text
@@ -127,8 +130,8 @@ def test_a_text_call_naming_a_tool_nobody_owns_flows_as_text_unchanged() -> None
 
 def test_fan_out_every_driver_goes_pending_and_only_the_owner_runs() -> None:
     counter = Counter()
-    weather = Driver([counter.tool("get_weather")])
-    mail = Driver([counter.tool("send_email")])
+    weather = Driver([counter.tool("get_weather")], text_formats=EVERY)
+    mail = Driver([counter.tool("send_email")], text_formats=EVERY)
     buffer = Orchestrator([weather, mail]).new_stream_buffer()
     text = "A " + tag("send_email", {"to": "a@b.c"}) + " B " + tag("get_weather", {"city": "Rome"})
     shown, responses = play(content_chunks(text, 4), [weather, mail], buffer)
@@ -148,10 +151,18 @@ def test_fan_out_every_driver_goes_pending_and_only_the_owner_runs() -> None:
 def test_an_orchestrator_answers_like_its_drivers_side_by_side() -> None:
     text = "x " + tag("a", {"n": 1}) + tag("b", {"n": 2}) + " y"
     counter_one, counter_two = Counter(), Counter()
-    side = [Driver([counter_one.tool("a")]), Driver([counter_one.tool("b")])]
+    side = [
+        Driver([counter_one.tool("a")], text_formats=EVERY),
+        Driver([counter_one.tool("b")], text_formats=EVERY),
+    ]
     buffer_one = Orchestrator(side).new_stream_buffer()
     shown_one, _ = play(content_chunks(text), side, buffer_one)
-    orchestrator = Orchestrator([Driver([counter_two.tool("a")]), Driver([counter_two.tool("b")])])
+    orchestrator = Orchestrator(
+        [
+            Driver([counter_two.tool("a")], text_formats=EVERY),
+            Driver([counter_two.tool("b")], text_formats=EVERY),
+        ]
+    )
     turn = run_turn(content_chunks(text), orchestrator, orchestrator.new_stream_buffer())
     assert turn.text == "".join(shown_one) == "x  y"
     assert counter_one.runs == counter_two.runs == [("a", {"n": 1}), ("b", {"n": 2})]
@@ -160,7 +171,10 @@ def test_an_orchestrator_answers_like_its_drivers_side_by_side() -> None:
 
 def test_a_native_call_nobody_owns_blocks_the_turn_but_is_no_drivers_failure() -> None:
     counter = Counter()
-    weather, idle = Driver([counter.tool("get_weather")]), Driver([counter.tool("get_time")])
+    weather, idle = (
+        Driver([counter.tool("get_weather")], text_formats=EVERY),
+        Driver([counter.tool("get_time")], text_formats=EVERY),
+    )
     calls = [
         Call("call_1", "get_weather", ('{"city": "Pa', 'ris"}')),
         Call("call_2", "nuke", ("{}",)),
@@ -191,7 +205,7 @@ LEAK = "Calling it now. " + tag("get_weather", {"city": "Lima"}) + " Done."
 
 def test_fall_through_on_runs_a_call_leaked_into_anthropic_text() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather")])
+    driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     shown, responses = play(leak_events(LEAK), [driver], driver.new_stream_buffer())
     assert "".join(shown) == "Calling it now.  Done."
     assert counter.runs == [("get_weather", {"city": "Lima"})]
@@ -202,7 +216,7 @@ def test_fall_through_on_runs_a_call_leaked_into_anthropic_text() -> None:
 
 def test_fall_through_off_lets_the_leak_flow_as_text_and_nothing_runs() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather")])
+    driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     driver.set_native_backup_strategy(None)
     assert driver.get_native_backup_strategy() is None
     shown, responses = play(leak_events(LEAK), [driver], driver.new_stream_buffer())
@@ -213,7 +227,7 @@ def test_fall_through_off_lets_the_leak_flow_as_text_and_nothing_runs() -> None:
 
 def test_openai_needs_no_fall_through_the_chain_reads_its_text() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather")])
+    driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     driver.set_native_backup_strategy(None)
     shown, _ = play(content_chunks(LEAK), [driver], driver.new_stream_buffer())
     assert "".join(shown) == "Calling it now.  Done."
@@ -222,7 +236,7 @@ def test_openai_needs_no_fall_through_the_chain_reads_its_text() -> None:
 
 def test_whole_messages_use_the_same_rules() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather")])
+    driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     anthropic_message = {
         "id": "msg_1",
         "type": "message",
@@ -237,7 +251,10 @@ def test_whole_messages_use_the_same_rules() -> None:
     assert driver.process_llm_response(anthropic_message) == DriverResponse()
     assert driver.process_llm_response(LEAK).status == "call_executed"
     assert driver.process_llm_response("plain prose") == DriverResponse()
-    assert Driver([counter.tool("other")]).process_llm_response(LEAK) == DriverResponse()
+    assert (
+        Driver([counter.tool("other")], text_formats=EVERY).process_llm_response(LEAK)
+        == DriverResponse()
+    )
 
 
 # -- policies ------------------------------------------------------------------------------
@@ -255,7 +272,9 @@ def native_anthropic() -> list[Chunk]:
 
 def run_rounds(policy: str) -> tuple[Counter, dict[str, int], list[list[DriverResponse]]]:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather"), counter.tool("get_time")], policy=policy)
+    driver = Driver(
+        [counter.tool("get_weather"), counter.tool("get_time")], policy=policy, text_formats=EVERY
+    )
     chunks = native_anthropic()
     _, responses = play(chunks, [driver], driver.new_stream_buffer())
     ran_at = {r.call.name: i for i, round_ in enumerate(responses) for r in round_[0].results}
@@ -302,7 +321,7 @@ def test_policies_for_text_calls_turn_waits_for_the_end_call_runs_at_the_close()
     closed = next(i for i in range(len(chunks)) if "</tool_call>" in text[: 4 * (i + 1) - 4])
     ran = {}
     for policy in ("turn", "call", "parseable"):
-        driver = Driver([Counter().tool("t")], policy=policy)
+        driver = Driver([Counter().tool("t")], policy=policy, text_formats=EVERY)
         _, responses = play(chunks, [driver], driver.new_stream_buffer())
         ran[policy] = [i for i, r in enumerate(responses) if r[0].results]
     assert ran["turn"] == [len(chunks)], "text calls wait for the end (bare JSON is read there)"
@@ -314,14 +333,14 @@ def test_policies_for_text_calls_turn_waits_for_the_end_call_runs_at_the_close()
 
 def test_a_malformed_native_call_blocks_the_turn_and_both_get_corrective_results() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather"), counter.tool("get_time")])
+    driver = Driver([counter.tool("get_weather"), counter.tool("get_time")], text_formats=EVERY)
     calls = [
         Call("call_1", "get_weather", ('{"city": "Oslo"}',)),
         Call("call_2", "get_time", ('{"tz" "UTC"}',)),
     ]
     turn = run_turn(openai_chunks(calls, [0, 0, 1, 1]), driver, driver.new_stream_buffer())
     assert counter.runs == []
-    assert turn.status == "blocked"
+    assert turn.status == "fail"
     first, second = turn.results
     assert first.is_error and "another call of this turn was refused" in first.content
     assert second.is_error and "malformed_json" in second.content
@@ -331,7 +350,7 @@ def test_a_malformed_native_call_blocks_the_turn_and_both_get_corrective_results
 
 def test_a_text_call_that_fails_its_schema_is_refused_not_run() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather", WEATHER_SCHEMA)])
+    driver = Driver([counter.tool("get_weather", WEATHER_SCHEMA)], text_formats=EVERY)
     text = tag("get_weather", {"town": "Oslo"})
     turn = run_turn(content_chunks(text), driver, driver.new_stream_buffer())
     assert counter.runs == []
@@ -344,7 +363,7 @@ def test_a_tool_that_raises_is_answered_with_its_error() -> None:
     def broken(**_: Any) -> str:
         raise RuntimeError("disk full")
 
-    driver = Driver([Tool("save", OBJECT, broken)])
+    driver = Driver([Tool("save", OBJECT, broken)], text_formats=EVERY)
     turn = run_turn(content_chunks(tag("save", {})), driver, driver.new_stream_buffer())
     [result] = turn.results
     assert result.is_error and result.content == "RuntimeError: disk full"
@@ -355,7 +374,7 @@ def test_a_tool_that_raises_is_answered_with_its_error() -> None:
 
 def test_a_call_id_runs_once_per_conversation_however_often_it_comes_back() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather")])
+    driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     buffer = driver.new_stream_buffer()
     call = Call("call_same", "get_weather", ('{"city": ', '"Oslo"}'))
     first = run_turn(openai_chunks([call], [0, 0, 0]), driver, buffer)
@@ -367,7 +386,7 @@ def test_a_call_id_runs_once_per_conversation_however_often_it_comes_back() -> N
 
 def test_a_new_id_with_the_same_arguments_runs_again() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather")])
+    driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     buffer = driver.new_stream_buffer()
     for call_id in ("call_a", "call_b"):
         call = Call(call_id, "get_weather", ('{"city": "Oslo"}',))
@@ -377,7 +396,7 @@ def test_a_new_id_with_the_same_arguments_runs_again() -> None:
 
 def test_a_repeated_call_within_one_stream_runs_once() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather")])
+    driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     call = Call("call_dup", "get_weather", ('{"city": "Oslo"}',))
     chunks = openai_chunks([call], [0, 0])
     repeat = [c for c in chunks if c["choices"][0]["delta"].get("tool_calls")]
@@ -390,7 +409,7 @@ def test_a_repeated_call_within_one_stream_runs_once() -> None:
 
 
 def test_capabilities_resolve_on_drivers_that_have_them() -> None:
-    driver = Driver()
+    driver = Driver(text_formats=EVERY)
     assert DriverMeta.resolve_capability(driver, SupportsStreaming) is driver
     assert DriverMeta.resolve_capability(driver, SupportsNativeTools) is driver
     plain = BaseDriver()
@@ -411,8 +430,8 @@ def test_the_async_loop_gives_the_same_turn_as_the_sync_one() -> None:
             yield chunk
 
     sync_counter, async_counter = Counter(), Counter()
-    sync_driver = Driver([sync_counter.tool("get_weather")])
-    async_driver = Driver([async_counter.tool("get_weather")])
+    sync_driver = Driver([sync_counter.tool("get_weather")], text_formats=EVERY)
+    async_driver = Driver([async_counter.tool("get_weather")], text_formats=EVERY)
     expected = run_turn(content_chunks(text), sync_driver, sync_driver.new_stream_buffer())
     got = asyncio.run(arun_turn(chunks(), async_driver, async_driver.new_stream_buffer()))
     assert got == expected
@@ -421,7 +440,13 @@ def test_the_async_loop_gives_the_same_turn_as_the_sync_one() -> None:
 
 def test_two_tools_of_one_name_are_refused() -> None:
     with pytest.raises(ValueError, match="two tools are named 'a'"):
-        Driver([Tool("a"), Tool("a")])
+        Driver([Tool("a"), Tool("a")], text_formats=EVERY)
+
+
+@pytest.mark.parametrize("name", ["", None, 7])
+def test_a_tool_needs_a_non_empty_name(name: object) -> None:
+    with pytest.raises(ValueError, match="a tool's name must be a non-empty string"):
+        Tool(name)  # type: ignore[arg-type]
 
 
 def test_an_unknown_text_format_is_refused() -> None:
@@ -431,7 +456,7 @@ def test_an_unknown_text_format_is_refused() -> None:
 
 def test_after_the_end_a_driver_answers_nothing_more() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("t")])
+    driver = Driver([counter.tool("t")], text_formats=EVERY)
     buffer = driver.new_stream_buffer()
     steps = list(stream_turn(content_chunks(tag("t", {})), driver, buffer))
     assert steps[-1].response.status == "call_executed"
@@ -441,7 +466,7 @@ def test_after_the_end_a_driver_answers_nothing_more() -> None:
 
 def test_a_whole_message_with_a_malformed_call_gets_a_corrective_result_in_call_order() -> None:
     counter = Counter()
-    driver = Driver([counter.tool("get_weather"), counter.tool("get_time")])
+    driver = Driver([counter.tool("get_weather"), counter.tool("get_time")], text_formats=EVERY)
     message = {
         "role": "assistant",
         "content": None,
@@ -464,7 +489,7 @@ def test_a_whole_message_with_a_malformed_call_gets_a_corrective_result_in_call_
 
 
 def test_a_whole_responses_message_with_unreadable_arguments_is_refused() -> None:
-    driver = Driver([Counter().tool("get_weather")])
+    driver = Driver([Counter().tool("get_weather")], text_formats=EVERY)
     message = {
         "object": "response",
         "output": [
@@ -481,13 +506,16 @@ def test_a_whole_responses_message_with_unreadable_arguments_is_refused() -> Non
 
 
 def test_a_message_no_strategy_recognises_is_no_call() -> None:
-    driver = Driver([Counter().tool("get_weather")])
+    driver = Driver([Counter().tool("get_weather")], text_formats=EVERY)
     assert driver.process_llm_response({"unexpected": True}) == DriverResponse()
 
 
 def test_several_drivers_answer_in_call_order_in_one_provider_message() -> None:
     counter = Counter()
-    weather, clock = Driver([counter.tool("get_weather")]), Driver([counter.tool("get_time")])
+    weather, clock = (
+        Driver([counter.tool("get_weather")], text_formats=EVERY),
+        Driver([counter.tool("get_time")], text_formats=EVERY),
+    )
     calls = [
         Call("toolu_1", "get_time", ('{"tz": "UTC"}',)),
         Call("toolu_2", "get_weather", ('{"city": "Oslo"}',)),
@@ -506,9 +534,11 @@ def test_several_drivers_answer_in_call_order_in_one_provider_message() -> None:
 
 def test_an_unknown_policy_is_refused_when_the_driver_is_made() -> None:
     with pytest.raises(ValueError, match="unknown policy 'soon'; choose one of turn, call"):
-        Driver([Tool("a")], policy="soon")
+        Driver([Tool("a")], policy="soon", text_formats=EVERY)
 
 
 def test_an_orchestrator_refuses_two_drivers_with_the_same_tool() -> None:
     with pytest.raises(ValueError, match="two tools are named 'a'"):
-        Orchestrator([Driver([Tool("a")]), Driver([Tool("a")])])
+        Orchestrator(
+            [Driver([Tool("a")], text_formats=EVERY), Driver([Tool("a")], text_formats=EVERY)]
+        )

@@ -23,7 +23,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from callgate import Driver, Orchestrator, Tool
 from callgate.driver import DriverResponse
+from callgate.strategies.text.formats import DEFAULT_FORMATS
 from sdk_streams import Chunk
+from splits import deltas
 
 SCHEMAS = {
     "alpha": {
@@ -34,6 +36,8 @@ SCHEMAS = {
     "beta": {"type": "object"},
     "gamma": {"type": "object"},
 }
+EVERY = DEFAULT_FORMATS
+"""Every stream-detected text format: this test reads text calls on any model."""
 OWNERS = {"alpha": 0, "beta": 0, "gamma": 1}
 NAMES = st.sampled_from(["alpha", "beta", "gamma", "delta"])
 """``delta`` is nobody's tool."""
@@ -144,8 +148,8 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         """(tag, round) of every tool run."""
         self.round = 0
         self.drivers = [
-            Driver([self.tool(n) for n in ("alpha", "beta")], policy=policy),
-            Driver([self.tool("gamma")], policy=policy),
+            Driver([self.tool(n) for n in ("alpha", "beta")], policy=policy, text_formats=EVERY),
+            Driver([self.tool("gamma")], policy=policy, text_formats=EVERY),
         ]
         if not fall_through:
             for driver in self.drivers:
@@ -220,15 +224,16 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
             self.next_piece()
 
     @precondition(lambda self: not self.queue and not self.native_slots)
-    @rule(name=NAMES, valid=st.booleans(), cuts=st.lists(st.integers(0, 200), max_size=6))
-    def text_call(self, name: str, valid: bool, cuts: list[int]) -> None:
+    @rule(name=NAMES, valid=st.booleans(), data=st.data())
+    def text_call(self, name: str, valid: bool, data: st.DataObject) -> None:
         tag = self.next_tag()
         arguments = json.dumps({"n": 1 if valid else "one", "tag": tag})
         markup = f'<tool_call>{{"name": "{name}", "arguments": {arguments}}}</tool_call>'
         if name not in OWNERS or not self.text_calls_run:
             self.expected.append(markup)
         self.calls[tag] = (name, valid or name != "alpha", None)
-        self.enqueue(lambda: [c for piece in cut(markup, cuts) for c in self.wire.text(piece)])
+        pieces = data.draw(deltas(markup), label="deltas")
+        self.enqueue(lambda: [c for piece in pieces for c in self.wire.text(piece)])
         self.feeding = tag
         self.marks = {0: "closed"}
 

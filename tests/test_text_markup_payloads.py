@@ -546,14 +546,23 @@ def test_qwen3_coder_reads_the_template_shape() -> None:
     ]
 
 
-def test_qwen3_coder_values_keep_inner_newlines_and_markup() -> None:
-    code = 'def f():\n    return "</parameter>"  # <parameter=x>\n'
+def test_qwen3_coder_values_keep_inner_newlines_and_closing_markup() -> None:
+    code = 'def f():\n    return "</parameter>"  # </function>\n'
     payload = (
         "<function=write_file>\n<parameter=path>\n/tmp/a.py\n</parameter>\n"
         f"<parameter=content>\n{code}\n</parameter>\n</function>"
     )
     call = one(parse_qwen3_coder_xml(payload, None))
     assert call.arguments == {"path": "/tmp/a.py", "content": code}
+
+
+@pytest.mark.parametrize("tag", ["<parameter=x>", "<function=g>"])
+def test_qwen3_coder_value_holding_an_opening_tag_is_refused(tag: str) -> None:
+    payload = (
+        "<function=write_file>\n<parameter=path>\n/tmp/a.py\n</parameter>\n"
+        f"<parameter=content>\nx = 1  # {tag}\n</parameter>\n</function>"
+    )
+    assert parse_qwen3_coder_xml(payload, None) is None
 
 
 def test_qwen3_coder_strips_exactly_one_newline_each_side() -> None:
@@ -855,11 +864,16 @@ def raw_text(value: Any) -> str:
 RAW_KEYS = st.from_regex(r"[\w][\w.\-]{0,10}", fullmatch=True)
 
 
+def no_qwen_markup(text: str) -> bool:
+    """A value that holds no tag of the format (such a value is refused: a lost close)."""
+    return not any(tag in text for tag in ("</parameter>", "<parameter=", "<function="))
+
+
 @given(
     calls=st.lists(
         st.dictionaries(
             RAW_KEYS,
-            json_values(ANY_TEXT.filter(lambda s: "</parameter>" not in s), ANY_TEXT),
+            json_values(ANY_TEXT.filter(no_qwen_markup), ANY_TEXT.filter(no_qwen_markup)),
             max_size=4,
         ),
         min_size=1,

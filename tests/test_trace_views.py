@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 from callgate.cli import main
@@ -56,15 +53,18 @@ def test_each_slot_path_has_its_colour_counts_and_order() -> None:
     for n, colour in enumerate(("blue", "green", "purple")):
         assert f"slot {n} ({colour})" in dot
     taken = re.findall(r'label="(slot \d: [^"]+)"', dot)
-    assert "slot 0: identity (#1)" in taken
-    assert any(re.fullmatch(r"slot 1: args x\d+ \(#2…#\d+\)", label) for label in taken)
-    assert "slot 2: accept (#9)" in taken
+    assert "slot 0: identity (step 1)" in taken
+    assert any(re.fullmatch(r"slot 1: args x\d+ \(steps 2…\d+\)", label) for label in taken)
+    assert "slot 2: accept (step 9)" in taken
+    assert not [label for label in taken if "#" in label], "# is the timeline's, not a step"
 
 
 def test_the_step_into_blocked_is_bold_red_and_names_its_finding() -> None:
     _, recorder = recorded("5_adversarial_restart")
     dot = trace_dot(SLOT, recorder.of("slot"))
-    [edge] = [line for line in dot.splitlines() if "replay_diverge / identity_collision (#" in line]
+    [edge] = [
+        line for line in dot.splitlines() if "replay_diverge / identity_collision (step" in line
+    ]
     assert '"replaying" -> "blocked"' in edge
     assert 'color="red"' in edge and "style=bold" in edge and "penwidth=3" in edge
     turn = trace_dot(TURN, recorder.of("turn"))
@@ -113,7 +113,7 @@ def test_the_page_says_what_became_of_each_chunks_text(tmp_path: Path) -> None:
     page = replay_page(
         result, recorder.steps, list(SCENARIOS["4_call_nobody_owns"].chunks), {}, title="t"
     )
-    assert "held, shown at #7" in page
+    assert "held, shown at chunk 7" in page
     result, recorder = recorded("3_qwen_xml_in_content", ["qwen3_coder_xml"])
     page = replay_page(
         result, recorder.steps, list(SCENARIOS["3_qwen_xml_in_content"].chunks), {}, title="t"
@@ -121,36 +121,11 @@ def test_the_page_says_what_became_of_each_chunks_text(tmp_path: Path) -> None:
     assert "chars hidden as call markup" in page
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
 def errors(browser: webdriver.Chrome) -> list[dict[str, Any]]:
     return [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
 
 
+@pytest.mark.needs("chromium", "chromedriver")
 def test_the_console_check_catches_an_error(browser: webdriver.Chrome, tmp_path: Path) -> None:
     broken = tmp_path / "broken.html"
     broken.write_text("<!DOCTYPE html><script>missing()</script>", encoding="utf-8")
@@ -158,6 +133,7 @@ def test_the_console_check_catches_an_error(browser: webdriver.Chrome, tmp_path:
     assert any("missing" in e["message"] for e in errors(browser))
 
 
+@pytest.mark.needs("chromium", "chromedriver")
 @pytest.mark.parametrize(
     ("name", "extra", "status"),
     [
@@ -199,3 +175,29 @@ def test_replay_html_to_a_path_it_cannot_write_exits_2(
     assert main(["replay", str(chunks), "--tools", str(tools), "--html", str(target)]) == 2
     assert "callgate replay:" in capsys.readouterr().err
     assert not target.exists()
+
+
+def test_the_page_reads_as_a_person_would_write_it(tmp_path: Path) -> None:
+    name = "2_anthropic_leaked_call"
+    result, recorder = recorded(name, ["tool_call_tag"])
+    chunks = list(SCENARIOS[name].chunks)
+    page = replay_page(result, recorder.steps, chunks, {}, title="t")
+    rows = re.findall(
+        r'<tr class="chunk" data-chunk="(\w+)"><td>(.*?)</td><td><pre>(.*?)</pre>', page
+    )
+    assert [(key, label) for key, label, _ in rows] == [
+        *((str(n), f"chunk {n}") for n in range(len(chunks))),
+        ("end", "end"),
+    ]
+    events = {chunk["type"] for chunk in chunks if chunk["type"] in ("message_start", "ping")}
+    assert events, "the scenario has event-only chunks"
+    came = {key: text for key, _, text in rows}
+    for n, chunk in enumerate(chunks):
+        if chunk["type"] in events:
+            assert came[str(n)] == f'<span class="event">{chunk["type"]}</span>'
+    assert re.search(r"\b1 (char|step)s\b", page) is None
+    assert "<summary>1 step</summary>" in page
+    body = page[page.index("</style>") :]
+    assert "#" not in body, "# names neither chunks nor steps"
+    calls = page[page.index('<section id="calls">') : page.index('<section id="findings">')]
+    assert "None" not in calls and '<span class="event">none</span>' in calls

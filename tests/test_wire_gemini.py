@@ -174,7 +174,7 @@ def test_snake_case_chunks_keep_their_names() -> None:
     assert [c.name for c in GeminiStrategy().extract(message)] == ["get_weather", "get_time"]
 
 
-class FinishReason(str, Enum):
+class FinishReason(str, Enum):  # noqa: UP042 (as google-genai defines it)
     """google-genai's finish reasons are a ``str`` enum."""
 
     STOP = "STOP"

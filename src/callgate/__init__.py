@@ -22,7 +22,16 @@ from callgate.findings import Finding
 from callgate.gate import TurnGate
 from callgate.ledger import Ledger
 from callgate.limits import Limits
-from callgate.loop import Turn, TurnStep, arun_turn, astream_turn, run_turn, stream_turn
+from callgate.loop import (
+    Turn,
+    TurnError,
+    TurnStep,
+    arun_turn,
+    astream_turn,
+    finish_turn,
+    run_turn,
+    stream_turn,
+)
 from callgate.schema import ToolSchemas
 from callgate.strategies import (
     AnthropicStrategy,
@@ -58,12 +67,14 @@ __all__ = [
     "ToolResult",
     "ToolSchemas",
     "Turn",
+    "TurnError",
     "TurnGate",
     "TurnStep",
     "UnrecognizedStreamError",
     "arun_turn",
     "as_shape",
     "astream_turn",
+    "finish_turn",
     "run_turn",
     "stream_turn",
 ]

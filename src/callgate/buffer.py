@@ -7,8 +7,9 @@ builds the native message and reports tool-call primitives to the turn's
 may run. ``as_dict()`` is what the provider returns for stream=false, unnormalised.
 
 Display: each chunk's content delta goes to the turn's :class:`~callgate.display.Display`.
-With ``text_formats`` (a driver's ``new_stream_buffer()`` passes its own) the content runs
-through the text-call detector, and a call block waits there until the drivers decide
+With ``text_formats`` (a driver's ``new_stream_buffer()`` passes its own; ``"auto"``
+chooses them from the first chunk's model and wire) the content runs through the
+text-call detector, and a call block waits there until the drivers decide
 whose it is; without, content is queued as it came. ``text()`` hands out what may be
 shown since the last read, unless the display is held (``hold()``), in which case it
 returns nothing and keeps the text until ``release()``.
@@ -20,9 +21,10 @@ buffer serves one conversation, turn after turn, and no call id runs twice in it
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from callgate.chain import ExtractionChain
+from callgate.defaults import default_text_formats, model_name
 from callgate.display import Display
 from callgate.findings import Finding
 from callgate.gate import POLICIES, Slot, TurnGate
@@ -31,6 +33,7 @@ from callgate.limits import Limits
 from callgate.schema import ToolSchemas
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, Shape
+from callgate.strategies.text.formats import END_FORMATS
 from callgate.trace import Recorder, RecordingTurnGate
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
@@ -44,6 +47,35 @@ class UnrecognizedStreamError(ValueError):
 
 class BufferUsageError(RuntimeError):
     """The buffer was used out of order (for example a chunk after ``end()``)."""
+
+
+_HELPER_EVENTS = frozenset(
+    {
+        "chunk",
+        "content.delta",
+        "content.done",
+        "refusal.delta",
+        "refusal.done",
+        "tool_calls.function.arguments.delta",
+        "tool_calls.function.arguments.done",
+        "logprobs.content.delta",
+        "logprobs.content.done",
+        "logprobs.refusal.delta",
+        "logprobs.refusal.done",
+    }
+)
+"""Events of the openai SDK's ``chat.completions.stream()`` helper: ``chunk`` wraps the raw
+chunk (read it); the others restate what the chunks carried (skipped)."""
+
+
+def _unwrapped(chunk: object) -> object:
+    """An SDK helper event's raw chunk (openai ``ChunkEvent.chunk``), else ``chunk``.
+
+    The raw chunk is taken before dumping, so the helper's growing snapshot is never read.
+    """
+    if getattr(chunk, "type", None) == "chunk":
+        return getattr(chunk, "chunk", chunk)
+    return chunk
 
 
 def as_shape(chunk: object) -> Shape:
@@ -81,7 +113,7 @@ class LLMStreamBuffer:
         limits: Limits | None = None,
         strategy: ExtractionStrategy | None = None,
         policy: str = "turn",
-        text_formats: Iterable[str] | None = None,
+        text_formats: Iterable[str] | Literal["auto"] | None = None,
         reasoning_calls: bool = False,
         ledger: Ledger | None = None,
         recorder: Recorder | None = None,
@@ -90,15 +122,19 @@ class LLMStreamBuffer:
             self.chain = strategies
         else:
             self.chain = ExtractionChain(default_strategies() if strategies is None else strategies)
+        self.limits = limits if limits is not None else Limits()
         if tool_schemas is None or isinstance(tool_schemas, ToolSchemas):
             self.schemas = tool_schemas
         else:
-            self.schemas = ToolSchemas(tool_schemas)
-        self.limits = limits if limits is not None else Limits()
+            self.schemas = ToolSchemas(tool_schemas, max_steps=self.limits.max_schema_steps)
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.policy = policy
-        self.text_formats = tuple(text_formats) if text_formats is not None else None
+        self.auto_formats = text_formats == "auto"
+        """Choose the text formats from the first chunk (see :mod:`callgate.defaults`)."""
+        self.text_formats: tuple[str, ...] | None = (
+            tuple(text_formats) if text_formats is not None and not self.auto_formats else None
+        )
         self.reasoning_calls = reasoning_calls
         self.ledger = ledger if ledger is not None else Ledger()
         self.recorder = recorder
@@ -111,17 +147,29 @@ class LLMStreamBuffer:
         self.gate: TurnGate | None = None
         self._acc: Any = None
         self._content: list[str] = []
+        self._new_display(self.text_formats)
+        self._chosen = not self.auto_formats
+        self._held = False
+        self._finished = False
+        self._ended = False
+        self.ledger.next_turn()
+        if self.strategy is not None:
+            self._start(self.strategy)
+
+    def _new_display(self, formats: tuple[str, ...] | None) -> None:
         self.display = Display(
-            self.text_formats,
+            formats,
             schemas=self.schemas.raw if self.schemas is not None else None,
             reasoning_calls=self.reasoning_calls,
             recorder=self.recorder,
         )
-        self._held = False
-        self._finished = False
-        self._ended = False
-        if self.strategy is not None:
-            self._start(self.strategy)
+
+    def _choose_formats(self, strategy: ExtractionStrategy, first: Shape) -> None:
+        """Under ``text_formats="auto"``: the stream's model and wire choose the formats."""
+        chosen = default_text_formats(strategy.name, model_name(first))
+        self.text_formats = tuple(n for n in chosen if n not in END_FORMATS) or None
+        self._new_display(self.text_formats)
+        self._chosen = True
 
     def _start(self, strategy: ExtractionStrategy) -> None:
         self.strategy = strategy
@@ -144,21 +192,42 @@ class LLMStreamBuffer:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
         if self._ended:
             raise BufferUsageError("add() after end(): call reset() to start a new turn")
-        shape = chunk if type(chunk) is dict else as_shape(chunk)
+        if type(chunk) is dict:
+            shape: Shape = chunk
+        else:
+            shape = as_shape(_unwrapped(chunk))
+        kind = shape.get("type")
+        if isinstance(kind, str) and kind in _HELPER_EVENTS:
+            wrapped = shape.get("chunk")
+            if not isinstance(wrapped, Mapping):
+                return
+            shape = wrapped
         strategy = self.strategy
         if strategy is None:
             strategy = self.chain.resolve(shape)
             if strategy is None:
                 raise UnrecognizedStreamError(
                     f"no strategy of {self.chain!r} recognises this chunk "
-                    f"(keys: {sorted(shape)[:8]})"
+                    f"(keys: {sorted(map(str, shape))[:8]}): pass the provider's raw stream "
+                    "chunks or events, as dicts or the SDK's own objects (what "
+                    "client.chat.completions.create(stream=True), client.messages.create("
+                    "stream=True) or their .stream() helpers yield)"
                 )
             self._start(strategy)
+        gate = self.gate
+        assert gate is not None, "_start() made the gate"
+        if not self._chosen:
+            self._choose_formats(strategy, shape)
         try:
-            shown = strategy.accumulate(self._acc, shape)
-            done = strategy.is_done(shape)
+            if gate.text_over:
+                shown, done = "", strategy.is_done(shape)
+            else:
+                shown = strategy.accumulate(self._acc, shape)
+                done = strategy.is_done(shape)
+                if shown and not gate.text(shown):
+                    shown = ""
         except _UNREADABLE as exc:
-            self._gate.refuse(
+            gate.refuse(
                 "malformed_chunk",
                 f"{strategy.name} cannot read this chunk ({type(exc).__name__}: {exc}); "
                 f"keys: {sorted(map(str, shape))[:8]}",
@@ -169,7 +238,7 @@ class LLMStreamBuffer:
             self.display.feed(shown)
         if done:
             self._finished = True
-            self._gate.finish()
+            gate.finish()
 
     def end(self) -> None:
         """The stream is over (however it stopped): settle every slot and the turn."""

@@ -160,15 +160,28 @@ def load_capture(raw: bytes) -> list[dict[str, Any]]:
     """Chunks from a capture file's bytes: a JSON array, JSON Lines, raw SSE, or a fixture.
 
     A fixture (a JSON object with ``chunks`` or ``events``, as ``callgate check`` reads)
-    gives its stream; a single JSON object on one line is one chunk.
+    gives its stream; a single JSON object on one line is one chunk. A leading
+    byte-order mark is ignored. A capture that holds no chunk is an error.
     """
+    raw = raw.removeprefix(codecs.BOM_UTF8)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CaptureError(f"the capture is not UTF-8: {exc}") from None
-    stripped = text.lstrip()
-    if not stripped:
+    if not text.strip():
         raise CaptureError("the capture is empty")
+    try:
+        chunks = _chunks(raw, text)
+    except RecursionError:
+        raise CaptureError("the capture's JSON nests too deeply to read") from None
+    if not chunks:
+        raise CaptureError("the capture holds no chunk")
+    return chunks
+
+
+def _chunks(raw: bytes, text: str) -> list[dict[str, Any]]:
+    """The chunks of a capture in whichever of the accepted forms it is."""
+    stripped = text.lstrip()
     if _looks_like_sse(text):
         return list(sse_chunks([raw]))
     whole = _one_object(stripped)
@@ -184,7 +197,9 @@ def load_capture(raw: bytes) -> list[dict[str, Any]]:
         chunks = value
     else:
         chunks = []
-        for number, line in enumerate(text.splitlines(), 1):
+        # Lines end at CR, LF or CRLF only (never at U+2028 and the like, which JSON
+        # strings may hold raw): str.splitlines would cut a chunk in two.
+        for number, line in enumerate(_LINE_BREAK.split(text), 1):
             if not line.strip():
                 continue
             try:

@@ -40,16 +40,23 @@ def _invalid(profile: str | None, message: str) -> dict[str, Any]:
 
 
 def load_fixture(text: str) -> dict[str, Any]:
-    """Parse and check a fixture's envelope; raise :class:`FixtureError` if unusable."""
+    """Parse and check a fixture's envelope; raise :class:`FixtureError` if unusable.
+
+    A leading byte-order mark is ignored, as editors on some systems write one.
+    """
     try:
-        data = json.loads(text)
+        data = json.loads(text.removeprefix("\ufeff"))
     except ValueError as exc:
         raise FixtureError(f"the fixture is not JSON: {exc}") from None
+    except RecursionError:
+        raise FixtureError("the fixture's JSON nests too deeply to read") from None
     if not isinstance(data, dict):
         raise FixtureError("the fixture must be a JSON object")
     profile = data.get("profile", "auto")
     if profile is None:
         profile = "auto"
+    if not isinstance(profile, str):
+        raise FixtureError(f"'profile' must be a string, not {json.dumps(profile)[:40]}")
     if profile != "auto" and profile not in WIRE_STRATEGIES:
         known = ", ".join(["auto", *WIRE_STRATEGIES])
         raise FixtureError(f"unknown profile {profile!r}; known profiles: {known}")

@@ -1,26 +1,41 @@
-"""The ``callgate`` command line: check, demo, diagram, export."""
+"""The ``callgate`` command line: check, replay, demo, diagram, export.
+
+Exit codes are a contract: 0 pass, 1 a conformance failure, 2 anything unusable. Every
+error is therefore one line on stderr with exit 2, never a traceback (which exits 1).
+"""
 
 from __future__ import annotations
 
 import argparse
 import html
 import json
+import os
 import sys
 from collections.abc import Sequence
 from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from callgate.check import EXIT_CODES, check_fixture, format_text
+from callgate.diagrams.render import DiagramError
 from callgate.fsm import MACHINES
-from callgate.fsm.export import dumps
+from callgate.fsm.export import EXPORTS
 from callgate.gate import POLICIES
+from callgate.progress import Counted, Progress
 from callgate.trace import Recorder
+
+EXIT_BROKEN_PIPE = 141
+"""The exit status when the reader of stdout went away (128 + SIGPIPE, as a shell reports)."""
+
+
+class UsageError(Exception):
+    """A request the command line refuses; the message says what to do instead."""
 
 
 def _check(args: argparse.Namespace) -> int:
     try:
-        text = Path(args.fixture).read_text(encoding="utf-8")
+        text = Path(args.fixture).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         print(f"callgate check: cannot read {args.fixture}: {exc}", file=sys.stderr)
         return 2
@@ -52,7 +67,8 @@ def _demo(args: argparse.Namespace) -> int:
         for number, item in enumerate(played, 1):
             print(format_played(item, number, verbose=args.verbose), end="\n\n")
     mismatches = 0
-    for name, text in examples():
+    progress = Progress("demo", len(examples()), "fixtures")
+    for name, text in Counted(examples(), progress):
         expect = json.loads(text).get("expect", {})
         result = check_fixture(text)
         codes = sorted({f["code"] for f in result["findings"]})
@@ -68,6 +84,7 @@ def _demo(args: argparse.Namespace) -> int:
             )
             if args.verbose:
                 print("    " + format_text(result).replace("\n", "\n    "))
+    progress.close()
     good = sum(item.as_documented for item in played)
     print(f"{good} of {len(played)} demo streams behaved as documented")
     print(
@@ -81,16 +98,30 @@ _TRACED = ("slot", "turn", "detector", "display")
 """The machines a replay page draws, in order."""
 
 
-def _trace_svg(machine: str, recorder: Recorder) -> str:
-    """The machine's diagram with the recorded path, as inline SVG (DOT text without dot)."""
+def _trace_svgs(recorder: Recorder) -> tuple[dict[str, str], str | None]:
+    """Each traced machine's diagram with the recorded path as inline SVG, or why there is none.
+
+    Without a renderer each figure holds the DOT text, and the reason is returned.
+    """
     from callgate.diagrams import render, trace_dot
 
-    dot = trace_dot(MACHINES[machine], recorder.of(machine), title="this stream")
-    try:
-        svg = render(MACHINES[machine], "svg", dot=dot).decode()
-    except RuntimeError as exc:
-        return f"<p>{html.escape(str(exc))}</p><pre>{html.escape(dot)}</pre>"
-    return svg[svg.index("<svg") :]
+    figures, missing = {}, None
+    for machine in _TRACED:
+        dot = trace_dot(MACHINES[machine], recorder.of(machine), title="this stream")
+        try:
+            svg = render(MACHINES[machine], "svg", dot=dot).decode()
+        except DiagramError as exc:
+            missing = str(exc)
+            figures[machine] = (
+                f"<details><summary>DOT text</summary><pre>{html.escape(dot)}</pre></details>"
+            )
+        else:
+            figures[machine] = svg[svg.index("<svg") :]
+    return figures, missing
+
+
+_PROGRESS_FROM = 1000
+"""Captures of at least this many chunks report progress on a terminal."""
 
 
 def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
@@ -98,7 +129,9 @@ def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | Non
     from callgate.capture import CaptureError, load_capture
     from callgate.strategies.text.formats import DEFAULT_FORMATS
 
-    chunks = load_capture(Path(args.capture).read_bytes())
+    chunks: Sequence[Any] = load_capture(Path(args.capture).read_bytes())
+    if len(chunks) >= _PROGRESS_FROM:
+        chunks = Counted(chunks, Progress(args.command, len(chunks), "chunks"))
     tools = None
     if args.tools:
         tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
@@ -112,6 +145,12 @@ def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | Non
     return chunks, tools, formats
 
 
+def _done(chunks: Sequence[Any]) -> None:
+    """Erase the progress line of a counted capture."""
+    if isinstance(chunks, Counted):
+        chunks.progress.close()
+
+
 def _replay(args: argparse.Namespace) -> int:
     from callgate.replay import format_replay, replay
 
@@ -119,14 +158,27 @@ def _replay(args: argparse.Namespace) -> int:
         chunks, tools, formats = _stream_options(args)
         recorder = Recorder() if args.html else None
         result = replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
+        _done(chunks)
         if recorder is not None:
             from callgate.page import replay_page
 
-            diagrams = {name: _trace_svg(name, recorder) for name in _TRACED}
+            diagrams, missing = _trace_svgs(recorder)
             page = replay_page(
-                result, recorder.steps, chunks, diagrams, title=Path(args.capture).name
+                result,
+                recorder.steps,
+                chunks,
+                diagrams,
+                title=Path(args.capture).name,
+                no_diagrams=missing,
             )
-            Path(args.html).write_text(page, encoding="utf-8")
+            Path(args.html).write_text(page, encoding="utf-8", errors="backslashreplace")
+            drawn = "without diagrams" if missing else f"with {len(diagrams)} diagrams"
+            print(
+                f"callgate replay: wrote {args.html} ({len(chunks)} chunks, {drawn})",
+                file=sys.stderr,
+            )
+            if missing:
+                print(f"callgate replay: the page has no diagrams: {missing}", file=sys.stderr)
     except (OSError, ValueError) as exc:
         print(f"callgate replay: {exc}", file=sys.stderr)
         return 2
@@ -151,8 +203,11 @@ def _diagram(args: argparse.Namespace) -> int:
             return 2
         recorder = Recorder()
         replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
+        _done(chunks)
         steps = recorder.of(args.machine)
         dot = trace_dot(MACHINES[args.machine], steps, title=Path(args.trace).name)
+    if args.format == "png" and not args.output and sys.stdout.isatty():
+        raise UsageError("will not write a PNG image to a terminal; give -o FILE or redirect")
     data = render(MACHINES[args.machine], args.format, dot=dot)
     if args.output:
         Path(args.output).write_bytes(data)
@@ -164,21 +219,36 @@ def _diagram(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    text = dumps(MACHINES[args.machine])
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    if (args.machine is None) is (args.vectors is None):
+        print("callgate export: name a machine, or give --vectors DIR", file=sys.stderr)
+        return 2
+    try:
+        if args.vectors is not None:
+            from callgate.conformance import write_vectors
+
+            for path in write_vectors(Path(args.vectors)):
+                print(f"wrote {path}")
+            return 0
+        text = EXPORTS[args.format](MACHINES[args.machine])
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    except OSError as exc:
+        print(f"callgate export: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
 def _stream_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", help="a JSON file of {tool name: JSON Schema}")
     parser.add_argument("--policy", choices=list(POLICIES), default="turn")
+    from callgate.strategies.text.formats import FORMATS
+
     parser.add_argument(
         "--text-formats",
         help="text formats to detect in the content, comma-separated (tool_call_tag,deepseek),"
-        " or 'default' for every stream-detected format",
+        " or 'default' for the default set; one of: " + ", ".join(FORMATS),
     )
 
 
@@ -187,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="callgate", description="Gate streamed LLM tool calls with explicit machines."
     )
+    parser.add_argument("--version", action="version", version=f"callgate {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     check = sub.add_parser("check", help="check one fixture; exit 0 pass, 1 fail, 2 invalid")
@@ -221,19 +292,58 @@ def build_parser() -> argparse.ArgumentParser:
     _stream_arguments(diagram)
     diagram.set_defaults(run=_diagram)
 
-    export = sub.add_parser("export", help="write a machine's table as JSON")
-    export.add_argument("machine", choices=machines)
-    export.add_argument("--format", choices=["json"], default="json")
+    export = sub.add_parser(
+        "export", help="write a machine as JSON, XState or SCXML, or the conformance vectors"
+    )
+    export.add_argument("machine", nargs="?", choices=machines)
+    export.add_argument("--format", choices=list(EXPORTS), default="json")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.add_argument(
+        "--vectors", metavar="DIR", help="write every machine's conformance vectors into DIR"
+    )
     export.set_defaults(run=_export)
     return parser
 
 
+def _version() -> str:
+    try:
+        return version("callgate")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def _tolerant(stream: Any) -> None:
+    """Let a stream print any string: a lone surrogate is written as a backslash escape."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code."""
+    """Run the command line; return the exit code (errors: one line on stderr, exit 2)."""
     args = build_parser().parse_args(argv)
-    code: int = args.run(args)
+    _tolerant(sys.stdout)
+    _tolerant(sys.stderr)
+    try:
+        code: int = args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except (OSError, ValueError, DiagramError, RecursionError, UsageError) as exc:
+        reason = "input nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        print(f"callgate {args.command}: {' '.join(reason.split())}", file=sys.stderr)
+        return 2
     return code
+
+
+def _silence_stdout() -> None:
+    """The reader went away: point stdout at the null device so the exit flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

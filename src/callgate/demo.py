@@ -59,6 +59,8 @@ class Scenario:
     drivers: Mapping[str, Mapping[str, Mapping[str, Any]]]
     chunks: tuple[Mapping[str, Any], ...]
     expect: Mapping[str, Any]
+    text_formats: tuple[str, ...] | None = None
+    """The drivers' text formats; None: the default (chosen from the stream's model)."""
 
 
 def scenarios() -> list[Scenario]:
@@ -78,6 +80,7 @@ def scenarios() -> list[Scenario]:
                     data["drivers"],
                     tuple(data["chunks"]),
                     data.get("expect", {}),
+                    tuple(data["text_formats"]) if "text_formats" in data else None,
                 )
             )
     return found
@@ -133,15 +136,19 @@ def _drivers(scenario: Scenario) -> dict[str, Driver]:
             [Tool(tool, schema, DEMO_TOOLS.get(tool)) for tool, schema in tools.items()],
             policy=scenario.policy,
             name=name,
+            text_formats=scenario.text_formats,
         )
         for name, tools in scenario.drivers.items()
     }
 
 
-def play(scenario: Scenario) -> Played:
-    """Play ``scenario`` through one buffer and its drivers, recording every round."""
+def play(scenario: Scenario, recorder: Recorder | None = None) -> Played:
+    """Play ``scenario`` through one buffer and its drivers, recording every round.
+
+    Every machine step goes to ``recorder`` (a new one unless given).
+    """
     drivers = _drivers(scenario)
-    recorder = Recorder()
+    recorder = Recorder() if recorder is None else recorder
     orchestrator = Orchestrator(list(drivers.values()), policy=scenario.policy)
     buffer = orchestrator.new_stream_buffer(recorder=recorder)
     owner = {tool: name for name, driver in drivers.items() for tool in driver.tools}
@@ -152,7 +159,7 @@ def play(scenario: Scenario) -> Played:
         content, fragments = arrivals.since_last(buffer)
         added = _added(content, fragments, buffer)
         if not added and step.chunk is not None:
-            added = _kind(scenario.chunks[step.chunk])
+            added = chunk_kind(scenario.chunks[step.chunk])
         ran = tuple((owner[r.call.name], r) for r in step.response.results)
         moves = _moves(recorder.steps[seen:], list(drivers))
         seen = len(recorder.steps)
@@ -187,7 +194,7 @@ def _added(content: str, fragments: Mapping[int, str | None], buffer: Any) -> st
     return ", ".join(parts)
 
 
-def _kind(chunk: Mapping[str, Any]) -> str:
+def chunk_kind(chunk: Mapping[str, Any]) -> str:
     """A chunk that added no text or fragment, named by its event type or finish reason."""
     kind = chunk.get("type")
     if isinstance(kind, str):
@@ -205,7 +212,9 @@ def _kind(chunk: Mapping[str, Any]) -> str:
 
 def _repeat(call: Mapping[str, Any]) -> str:
     """A call fragment the slot did not append (it repeats a finished call, to compare)."""
-    function = call.get("function") or {}
+    function = call.get("function")
+    if not isinstance(function, Mapping):
+        function = {}
     if call.get("id") is not None:
         return f"call {call.get('index')} {function.get('name', '?')} opens again"
     return f"call {call.get('index')} repeats {_quote(str(function.get('arguments', '')))}"

@@ -4,9 +4,13 @@ Runs the detector table (:mod:`callgate.fsm.detector`) over content deltas. Each
 scanned once: a regular expression finds the next opening delimiter (or ``<think>``), a
 set of the delimiters' proper prefixes tells what to hold at the end of a delta, and inside
 a block one search finds the closing delimiter or a marker that breaks the block, over
-the new text plus a tail shorter than the longest delimiter. Work per delta is therefore
-proportional to the delta, and nothing is scanned twice except the released text of a
-broken block, read again from its break point.
+the new text plus a tail one shorter than the longest of those tokens (so a close that
+arrives one character per delta is still seen whole). A token found at the very end that
+may still grow into a longer one (the fence close that may become a new fence) waits for
+the next delta or the end of the stream. A delimiter of the open format's own payload
+grammar is not a breaking marker. Work per delta is therefore proportional to the delta,
+and nothing is scanned twice except the released text of a broken block, read again from
+its break point.
 
 Guarantees, for any split of the same content into deltas: the shown text and the calls
 are the same; every character that is not markup of a confirmed call is shown exactly
@@ -67,34 +71,40 @@ class Step(NamedTuple):
     blocks: tuple[DetectedBlock, ...] = ()
 
 
+class _Stops(NamedTuple):
+    """What ends an open block: its close and every breaking marker, and how to wait for them."""
+
+    pattern: re.Pattern[str]
+    """Any of the tokens, the longest first at a position."""
+    partial: frozenset[str]
+    """Proper prefixes of the tokens: a head ending in one is not judged yet."""
+    keep: int
+    """How many characters the window between deltas keeps: the longest token minus one."""
+    longer: dict[str, tuple[str, ...]]
+    """Token -> the longer tokens it begins: a match that may still grow into one waits."""
+
+
+def _stops(tokens: Iterable[str]) -> _Stops:
+    """The stop tokens of a block, compiled once per opening delimiter."""
+    ordered = sorted(set(tokens), key=lambda t: (-len(t), t))
+    longer = {t: tuple(u for u in ordered if len(u) > len(t) and u.startswith(t)) for t in ordered}
+    return _Stops(
+        _alternation(ordered),
+        frozenset(t[:k] for t in ordered for k in range(1, len(t))),
+        max((len(t) for t in ordered), default=1) - 1,
+        {t: grown for t, grown in longer.items() if grown},
+    )
+
+
 class _Block:
     """An open block: its opener, candidate formats, and the payload so far."""
 
-    __slots__ = (
-        "formats",
-        "head",
-        "opener",
-        "partial",
-        "partial_max",
-        "parts",
-        "size",
-        "stop",
-        "tail",
-    )
+    __slots__ = ("formats", "head", "opener", "parts", "size", "stops", "tail")
 
-    def __init__(
-        self,
-        opener: str,
-        formats: list[TextFormat],
-        stop: re.Pattern[str],
-        partial: frozenset[str] = frozenset(),
-    ) -> None:
+    def __init__(self, opener: str, formats: list[TextFormat], stops: _Stops) -> None:
         self.opener = opener
         self.formats = formats
-        self.stop = stop
-        self.partial = partial
-        """Proper prefixes of the tokens that end the block (its close, breaking markers)."""
-        self.partial_max = max((len(p) for p in partial), default=0)
+        self.stops = stops
         self.parts: list[str] = []
         self.size = 0
         self.head = ""
@@ -108,10 +118,20 @@ class _Block:
     def close(self) -> str | None:
         return self.formats[0].close
 
+    @property
+    def open_ended(self) -> bool:
+        """The block may also end with the stream (its close is optional for some format)."""
+        return self.close is None or any(f.open_ended for f in self.formats)
+
     def payload(self) -> str:
         if len(self.parts) > 1:
             self.parts[:] = ["".join(self.parts)]
         return self.parts[0] if self.parts else ""
+
+    def waits(self, window: str, match: re.Match[str]) -> bool:
+        """Whether the token matched at the window's end may still grow into a longer one."""
+        rest = window[match.start() :]
+        return any(t.startswith(rest) for t in self.stops.longer.get(match.group(), ()))
 
 
 class Detector:
@@ -155,12 +175,14 @@ class Detector:
         self._open_re = _alternation(tokens)
         self._prefixes = {t[:k] for t in tokens for k in range(1, len(t))}
         self._hold = max(len(t) for t in tokens) - 1
-        self._stops: dict[str, tuple[re.Pattern[str], frozenset[str]]] = {}
+        self._stops: dict[str, _Stops] = {}
         for opener, group in self._openers.items():
-            breakers = [o for o in self._openers if o != opener or not group[0].repeats]
-            stops = [group[0].close, *breakers] if group[0].close else breakers
-            partial = frozenset(t[:k] for t in stops for k in range(1, len(t)))
-            self._stops[opener] = (_alternation(stops), partial)
+            inner = {t for f in group for t in f.inner}
+            breakers = [
+                o for o in self._openers if (o != opener or not group[0].repeats) and o not in inner
+            ]
+            close = [group[0].close] if group[0].close else []
+            self._stops[opener] = _stops([*close, *breakers])
         self._reason_re = _alternation([THINK_CLOSE, *self._openers])
         self._starters = re.compile("[" + re.escape("".join({t[0] for t in tokens})) + "]")
         self._reason_hold = max(len(t) for t in [THINK_CLOSE, *self._openers]) - 1
@@ -177,6 +199,7 @@ class Detector:
         self._seen_text = False
         self._content: list[str] = []
         self._extracted = 0
+        self._final = False
         self.findings = []
 
     # -- feeding ----------------------------------------------------------------------
@@ -245,10 +268,13 @@ class Detector:
         """The stream ended: release what is held, settle an open block, check the end."""
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
+        self._final = True
+        if self.block is not None:
+            self._run(self._in_block("", shown, blocks), shown, blocks)
         block = self.block
         if block is not None:
             payload = block.payload()
-            parsed = self._parse(block, payload) if block.close is None else None
+            parsed = self._parse(block, payload, ended=True) if block.open_ended else None
             if parsed is not None:
                 fmt, calls = parsed
                 self._fire("finish_call")
@@ -288,7 +314,7 @@ class Detector:
                     self._fire("text")
                 self._fire("open")
                 opener = buf[lead]
-                self.block = _Block(opener, self._at_start[opener], _NEVER)
+                self.block = _Block(opener, self._at_start[opener], _NO_STOPS)
                 return buf[lead:]
         match = self._open_re.search(buf)
         if match is not None:
@@ -303,7 +329,7 @@ class Detector:
                 self._reason_tail = ""
             else:
                 self._fire("open")
-                self.block = _Block(token, self._openers[token], *self._stops[token])
+                self.block = _Block(token, self._openers[token], self._stops[token])
             return buf[match.end() :]
         keep = self._held_suffix(buf)
         if len(buf) > keep:
@@ -318,7 +344,9 @@ class Detector:
         block = self.block
         assert block is not None
         window = block.tail + text
-        match = block.stop.search(window)
+        match = block.stops.pattern.search(window)
+        if match is not None and not self._final and block.waits(window, match):
+            match = None
         end_new = len(text) if match is None else max(match.start() - len(block.tail), 0)
         young = block.size < HEAD
         limit = self.max_block - block.size
@@ -371,7 +399,7 @@ class Detector:
             if start:
                 self._show(text[:start], shown)
             self._fire("reasoning_open")
-            self.block = _Block(token, self._openers[token], *self._stops[token])
+            self.block = _Block(token, self._openers[token], self._stops[token])
             return text[end:]
         self._show(text[:end], shown)
         self._fire("reasoning_marker")
@@ -398,8 +426,8 @@ class Detector:
 
     @staticmethod
     def _viable(block: _Block, head: str) -> bool:
-        for keep in range(min(len(head), block.partial_max), 0, -1):
-            if head[-keep:] in block.partial:
+        for keep in range(min(len(head), block.stops.keep), 0, -1):
+            if head[-keep:] in block.stops.partial:
                 head = head[:-keep]
                 break
         return any(f.viable(head) for f in block.formats)
@@ -417,10 +445,19 @@ class Detector:
             return
         block.parts.append(text)
         block.size += len(text)
-        block.tail = (block.tail + text)[-self._hold :] if self._hold else ""
+        keep = block.stops.keep
+        block.tail = (block.tail + text)[-keep:] if keep else ""
 
-    def _parse(self, block: _Block, payload: str) -> tuple[TextFormat, tuple[TextCall, ...]] | None:
+    def _parse(
+        self, block: _Block, payload: str, *, ended: bool = False
+    ) -> tuple[TextFormat, tuple[TextCall, ...]] | None:
+        """The first format (remembered first) whose parser reads calls in the payload.
+
+        ``ended``: the block ends with the stream, so only formats that may end so count.
+        """
         for fmt in self.memory.order(block.formats):
+            if ended and not (fmt.close is None or fmt.open_ended):
+                continue
             calls = fmt.parser(payload, self.schemas)
             if calls:
                 known = self.known_tools
@@ -483,3 +520,6 @@ def _alternation(tokens: Iterable[str]) -> re.Pattern[str]:
     """One pattern matching any of ``tokens``, the longest first at a position."""
     ordered = sorted(set(tokens), key=lambda t: (-len(t), t))
     return re.compile("|".join(re.escape(t) for t in ordered)) if ordered else _NEVER
+
+
+_NO_STOPS = _stops(())

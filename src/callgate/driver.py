@@ -25,14 +25,18 @@ native ones are authoritative.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, ClassVar, Literal, TypeVar, cast
 
-from attrs import field, frozen
+from attrs import Attribute, field, frozen
 
 from callgate.buffer import LLMStreamBuffer
 from callgate.chain import ExtractionChain
+from callgate.defaults import default_text_formats, model_name
 from callgate.display import TextBlock, View
 from callgate.findings import Finding, finding
 from callgate.fsm.display import DISPLAY, STATUS
@@ -45,7 +49,11 @@ from callgate.strategies import default_wire_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, ToolResult
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS
 from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrategy, TextStrategy
+from callgate.tooldefs import description_of, schema_from_function, tool_specs
 from callgate.trace import Recorder
+
+logger = logging.getLogger("callgate")
+"""Tool failures are logged here, with their traceback, besides being answered."""
 
 Status = Literal["call_pending", "call_executed", "call_failed"]
 CallKey = tuple[Any, ...]
@@ -60,18 +68,86 @@ _TEXT_RESULTS = TextFormatsStrategy()
 """Shapes results of calls read from text: a text-style continuation, not a native answer."""
 
 
+def _non_negative(_: object, attribute: Attribute[Any], value: float | None) -> None:
+    if value is not None and not value >= 0:
+        raise ValueError(f"a tool's {attribute.name} must be seconds >= 0, not {value!r}")
+
+
+def _a_name(_: object, attribute: Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"a tool's name must be a non-empty string, not {value!r}")
+
+
+def is_async(function: Callable[..., Any] | None) -> bool:
+    """Whether calling ``function`` gives a coroutine (``async def``, or an async ``__call__``)."""
+    if function is None:
+        return False
+    call = type(function).__call__ if not inspect.isroutine(function) else None
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+
+
 @frozen
 class Tool:
     """A tool a driver owns: its name, the JSON Schema of its arguments, and its function.
 
     ``function`` is the caller's; callgate runs nothing else. Without one the call is
     answered with a note that it was not run (a dry run, as in ``callgate replay``).
+    An ``async def`` function is awaited by :func:`~callgate.loop.arun_turn` (the sync
+    loop refuses it); ``in_thread`` runs a sync function in a worker thread there, so a
+    slow tool does not block the event loop. ``timeout`` (seconds; the driver's
+    ``tool_timeout`` when None) is enforced by the async loop: a call past it is answered
+    with an error. The sync loop cannot stop a running function; there, the tool itself
+    must bound its time.
     """
 
-    name: str
+    name: str = field(validator=_a_name)
     schema: Mapping[str, Any] = field(factory=lambda: {"type": "object"})
     function: Callable[..., Any] | None = None
     description: str = ""
+    timeout: float | None = field(default=None, validator=_non_negative)
+    in_thread: bool = False
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the function is a coroutine function (it must be awaited)."""
+        return is_async(self.function)
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        timeout: float | None = None,
+        in_thread: bool = False,
+    ) -> Tool:
+        """A tool defined by ``function`` alone: its name, schema and description.
+
+        The schema comes from the signature and type hints
+        (:func:`~callgate.tooldefs.schema_from_function`), the description from the
+        docstring's first paragraph; ``name`` and ``description`` override them.
+        """
+        return cls(
+            name if name is not None else function.__name__,
+            schema_from_function(function),
+            function,
+            description if description is not None else description_of(function),
+            timeout,
+            in_thread,
+        )
+
+
+@frozen
+class Job:
+    """A call that passed every check and is to run with its tool's function."""
+
+    call: ExtractedCall
+    tool: Tool
+
+
+Answer = ToolResult | Job
+"""What a driver decided for one call: a result already known, or a run to make."""
 
 
 @frozen
@@ -96,8 +172,9 @@ def merge(
 ) -> DriverResponse:
     """Several drivers' responses to one step as one: the strongest status, all results.
 
-    With the stream's wire ``strategy`` the results are put in call order and shaped
-    together: native ones as that provider's results (one Anthropic or Bedrock user
+    With the stream's wire ``strategy`` the results are put in call order, one per call
+    (drivers that own the same tool share the ledger, so they answer a call alike), and
+    shaped together: native ones as that provider's results (one Anthropic or Bedrock user
     message for all, not one per driver), text ones as one text-style continuation.
     Without it each driver's messages are kept as they were, one after the other.
     """
@@ -106,6 +183,7 @@ def merge(
     results = [x for r in responses for x in r.results]
     messages = [x for r in responses for x in r.messages]
     if strategy is not None and len([r for r in responses if r.results]) > 1:
+        results = list({r.call.slot: r for r in reversed(results)}.values())
         results.sort(key=lambda r: _call_order(r.call.slot))
         native = [r for r in results if isinstance(r.call.slot, int)]
         text = [r for r in results if not isinstance(r.call.slot, int)]
@@ -170,6 +248,7 @@ class BaseDriver(metaclass=DriverMeta):
         policy: str = "turn",
         limits: Limits | None = None,
         name: str | None = None,
+        tool_timeout: float | None = None,
     ) -> None:
         self.name = name
         """How traces and the demo call this driver (``driver N`` when None)."""
@@ -178,22 +257,53 @@ class BaseDriver(metaclass=DriverMeta):
             if tool.name in self.tools:
                 raise ValueError(f"two tools are named {tool.name!r}")
             self.tools[tool.name] = tool
-        self.schemas = ToolSchemas({t.name: t.schema for t in self.tools.values()})
-        self.text_formats = tuple(DEFAULT_FORMATS if text_formats is None else text_formats)
+        steps = (limits or Limits()).max_schema_steps
+        self.schemas = ToolSchemas({t.name: t.schema for t in self.tools.values()}, max_steps=steps)
+        self.text_formats: tuple[str, ...] | None = (
+            tuple(text_formats)
+            if text_formats is not None
+            else None
+            if self.chooses_formats
+            else DEFAULT_FORMATS
+        )
+        """The text formats read; None: chosen per stream (see :attr:`chooses_formats`)."""
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.policy = policy
         self.limits = limits
-        self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats)
+        if tool_timeout is not None and not tool_timeout >= 0:
+            raise ValueError(f"tool_timeout must be a number of seconds >= 0, not {tool_timeout!r}")
+        self.tool_timeout = tool_timeout
+        """Seconds a tool without its own ``timeout`` may take under the async loop."""
+        self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats or ())
         """Read only by drivers with :class:`SupportsNativeTools` (the fall-through)."""
+
+    chooses_formats: ClassVar[bool] = False
+    """Whether ``text_formats=None`` means "chosen from each stream's model and wire"
+    (:mod:`callgate.defaults`) rather than every stream-detected format."""
+
+    def formats_for(self, message: Mapping[str, Any], wire: str | None) -> tuple[str, ...]:
+        """The text formats read in ``message`` (from ``wire``): the driver's, or the defaults."""
+        if self.text_formats is not None:
+            return self.text_formats
+        return default_text_formats(wire, model_name(message))
 
     def owns(self, name: str | None) -> bool:
         """Whether ``name`` is one of this driver's tools."""
         return name in self.tools
 
+    def tool_specs(self, wire: str) -> list[Any]:
+        """The driver's tools as the ``tools`` of a request to ``wire``.
+
+        ``wire`` is a profile name: ``openai``, ``openai-responses``, ``anthropic``,
+        ``bedrock`` (the ``toolConfig.tools`` list), ``gemini``, ``cohere``, ``ollama``,
+        ``mistral``.
+        """
+        return tool_specs(wire, [(t.name, t.description, t.schema) for t in self.tools.values()])
+
     def strategies(self) -> list[ExtractionStrategy]:
         """The strategies this driver reads messages with: one per text format."""
-        return [TEXT_STRATEGIES[name]() for name in self.text_formats]
+        return [TEXT_STRATEGIES[name]() for name in self.text_formats or ()]
 
     def backup(self) -> TextStrategy | None:
         """The text strategy for calls leaked into a native message's text (none here)."""
@@ -201,35 +311,75 @@ class BaseDriver(metaclass=DriverMeta):
 
     # -- running calls ----------------------------------------------------------------
 
-    def execute(self, call: ExtractedCall) -> ToolResult:
-        """Run the owned, validated ``call`` with the tool's function; errors become results."""
-        tool = self.tools.get(call.name)
-        function = tool.function if tool is not None else None
-        if function is None:
-            return ToolResult(call, f"(dry run: {call.name} was not executed)")
-        try:
-            value = function(**call.arguments)
-        except Exception as exc:  # the tool's own failure is the model's answer
-            return ToolResult(call, f"{type(exc).__name__}: {exc}", is_error=True)
-        if isinstance(value, str):
-            return ToolResult(call, value)
-        return ToolResult(call, json.dumps(value, ensure_ascii=False, default=str))
+    def timeout_of(self, tool: Tool) -> float | None:
+        """The seconds ``tool`` may take under the async loop (its own, else the driver's)."""
+        return tool.timeout if tool.timeout is not None else self.tool_timeout
 
-    def answer(self, call: ExtractedCall, ledger: Ledger) -> ToolResult:
-        """Validate and run ``call`` once per conversation.
+    def prepare(self, call: ExtractedCall, ledger: Ledger) -> Answer:
+        """What ``call`` gets: the ledger's answer, a refusal, a dry run, or a :class:`Job`.
 
-        A call id already in the ledger gets its recorded result and does not run again;
-        a call that fails its tool's schema is refused with a corrective result.
+        A call already in the ledger (same id, tool and arguments) gets its recorded
+        result and does not run again; a call that fails its tool's schema is refused with
+        a corrective result.
         """
-        known = ledger.get(call.id)
+        known = ledger.get(call)
         if known is not None:
             return known
         problem = self.schemas.check(call.name, call.arguments, call.slot)
         if problem is not None:
             return refusal(call, problem)
-        result = self.execute(call)
-        ledger.record(result)
-        return result
+        tool = self.tools.get(call.name)
+        if tool is None or tool.function is None:
+            result = ToolResult(call, f"(dry run: {call.name} was not executed)")
+            ledger.record(result)
+            return result
+        return Job(call, tool)
+
+    def run(self, job: Job, ledger: Ledger) -> ToolResult:
+        """Run ``job`` here and now; it is in the ledger before the function is called.
+
+        An ``async def`` tool cannot run here: a :class:`TypeError` says to use
+        ``arun_turn`` (nothing is recorded, nothing ran).
+        """
+        call, function = job.call, cast("Callable[..., Any]", job.tool.function)
+        if job.tool.is_async:
+            raise TypeError(_ASYNC_IN_SYNC.format(name=job.tool.name))
+        ledger.start(call)
+        try:
+            value = function(**call.arguments)
+            if inspect.isawaitable(value):
+                _close(value)
+                raise TypeError(_ASYNC_IN_SYNC.format(name=job.tool.name))
+        except Exception as exc:  # the tool's own failure is the model's answer
+            return _finish(ledger, _failed(call, exc))
+        return _finish(ledger, _serialised(call, value))
+
+    async def arun(self, job: Job, ledger: Ledger) -> ToolResult:
+        """Run ``job`` under the async loop: await it, within its timeout."""
+        call, tool = job.call, job.tool
+        function = cast("Callable[..., Any]", tool.function)
+        timeout = self.timeout_of(tool)
+        ledger.start(call)
+        try:
+            if tool.in_thread and not tool.is_async:
+                value = await asyncio.wait_for(
+                    asyncio.to_thread(function, **call.arguments), timeout
+                )
+            else:
+                value = function(**call.arguments)
+                if inspect.isawaitable(value):
+                    value = await asyncio.wait_for(value, timeout)
+        except TimeoutError:
+            content = f"The call to {call.name} timed out after {timeout:g} s and was stopped."
+            return _finish(ledger, ToolResult(call, content, is_error=True))
+        except Exception as exc:  # the tool's own failure is the model's answer
+            return _finish(ledger, _failed(call, exc))
+        return _finish(ledger, _serialised(call, value))
+
+    def answer(self, call: ExtractedCall, ledger: Ledger) -> ToolResult:
+        """Validate and run ``call`` once per conversation (see :meth:`prepare`)."""
+        answer = self.prepare(call, ledger)
+        return self.run(answer, ledger) if isinstance(answer, Job) else answer
 
     # -- whole messages ---------------------------------------------------------------
 
@@ -243,12 +393,17 @@ class BaseDriver(metaclass=DriverMeta):
         )
         chain = ExtractionChain(self.strategies())
         strategy = chain.resolve(message)
+        if strategy is None and self.text_formats is None:
+            chosen = self.formats_for(message, None)
+            strategy = ExtractionChain([TEXT_STRATEGIES[n]() for n in chosen]).resolve(message)
         if strategy is None:
             return DriverResponse()
         calls = strategy.extract(message)
         broken = strategy.unreadable(message)
         shaper = strategy
         backup = self.backup()
+        if backup is not None and self.text_formats is None:
+            backup = TextFormatsStrategy(self.formats_for(message, strategy.name))
         if not calls and not broken and strategy.leaks_into_text and backup is not None:
             calls = backup.extract({"content": strategy.content_text(message)})
             shaper = backup
@@ -297,7 +452,14 @@ class SupportsStreaming:
 
 
 class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
-    """A driver with native tool calls and streaming: what most clients use."""
+    """A driver with native tool calls and streaming: what most clients use.
+
+    Without ``text_formats`` it reads text-embedded calls only in the formats of the
+    stream's model and the wire's documented leaks (:mod:`callgate.defaults`): prose that
+    quotes a call runs nothing. Name the formats to fix them (``()``: none).
+    """
+
+    chooses_formats = True
 
     def strategies(self) -> list[ExtractionStrategy]:
         """Native strategies first, then one text strategy per text format."""
@@ -323,9 +485,9 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             tool_schemas=self.schemas,
             limits=self.limits,
             policy=self.policy,
-            text_formats=[n for n in self.text_formats if n not in END_FORMATS]
-            if self.text_formats
-            else None,
+            text_formats="auto"
+            if self.text_formats is None
+            else [n for n in self.text_formats if n not in END_FORMATS] or None,
             recorder=recorder,
         )
 
@@ -334,11 +496,34 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
     ) -> DriverResponse:
         """One step of a stream (a buffer), or one whole message (a string or dict)."""
         if isinstance(response, LLMStreamBuffer):
-            view = response.display.view(self)
-            if view.repeat is not None and view.stamp == response.stamp():
-                return DriverResponse(cast("Status | None", STATUS[view.fire(view.repeat)]))
-            return _Step(self, response).run()
+            quiet = self._quiet(response)
+            if quiet is not None:
+                return quiet
+            step = _Step(self, response)
+            plan = step.plan()
+            ledger = response.ledger
+            return step.finish(
+                plan, [(k, self.run(a, ledger) if isinstance(a, Job) else a) for k, a in plan]
+            )
         return self._process_message(response, Ledger())
+
+    async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
+        """:meth:`process_llm_response` for the async loop: async tools are awaited."""
+        quiet = self._quiet(buffer)
+        if quiet is not None:
+            return quiet
+        step = _Step(self, buffer)
+        plan = step.plan()
+        jobs = [self.arun(a, buffer.ledger) for _, a in plan if isinstance(a, Job)]
+        done = iter(await asyncio.gather(*jobs))
+        return step.finish(plan, [(k, next(done) if isinstance(a, Job) else a) for k, a in plan])
+
+    def _quiet(self, buffer: LLMStreamBuffer) -> DriverResponse | None:
+        """The repeated decision of a step that cannot differ from the last, or None."""
+        view = buffer.display.view(self)
+        if view.repeat is not None and view.stamp == buffer.stamp():
+            return DriverResponse(cast("Status | None", STATUS[view.fire(view.repeat)]))
+        return None
 
 
 class Orchestrator(Driver):
@@ -349,9 +534,12 @@ class Orchestrator(Driver):
     """
 
     def __init__(self, drivers: Sequence[Driver], *, policy: str = "turn") -> None:
-        formats: list[str] = []
+        formats: list[str] | None = []
         for driver in drivers:
-            formats += [n for n in driver.text_formats if n not in formats]
+            if driver.text_formats is None or formats is None:
+                formats = None
+            else:
+                formats += [n for n in driver.text_formats if n not in formats]
         tools = [tool for driver in drivers for tool in driver.tools.values()]
         super().__init__(tools, text_formats=formats, policy=policy)
         self.drivers = list(drivers)
@@ -364,6 +552,11 @@ class Orchestrator(Driver):
         strategy = response.strategy if isinstance(response, LLMStreamBuffer) else None
         return merge(responses, strategy)
 
+    async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
+        """Every driver's async response to the same step, merged."""
+        responses = [await d.aprocess_llm_response(buffer) for d in self.drivers]
+        return merge(responses, buffer.strategy)
+
 
 class _Step:
     """One driver's decision on a buffer after one chunk (or after the end)."""
@@ -374,14 +567,29 @@ class _Step:
         self.display = buffer.display
         self.view: View = self.display.view(driver)
         self.refused = False
+        self.text_path = False
+        self.observation = "text"
 
-    def run(self) -> DriverResponse:
+    def plan(self) -> list[tuple[CallKey, Answer]]:
+        """Observe the buffer and decide every call this step answers (nothing runs yet)."""
+        if self.view.state == "ended":
+            return []
+        self.text_path = self._text_path()
+        self.observation = self._observe(self.text_path)
+        return self._answer_native() + (self._answer_text() if self.text_path else [])
+
+    def finish(
+        self, plan: Sequence[tuple[CallKey, Answer]], answers: Sequence[tuple[CallKey, ToolResult]]
+    ) -> DriverResponse:
+        """Record the answers, step the display machine, and shape the response."""
         view = self.view
         if view.state == "ended":
             return DriverResponse()
-        text_path = self._text_path()
-        observation = self._observe(text_path)
-        native, text = self._answer(text_path)
+        for key, result in answers:
+            self._record(key, result)
+        native = [r for key, r in answers if key[0] == "slot"]
+        text = [r for key, r in answers if key[0] == "text"]
+        observation = self.observation
         view.fire(observation)
         results = native + text
         if results:
@@ -469,44 +677,40 @@ class _Step:
 
     # -- answering --------------------------------------------------------------------
 
-    def _answer(self, text_path: bool) -> tuple[list[ToolResult], list[ToolResult]]:
-        return self._answer_native(), self._answer_text() if text_path else []
-
-    def _answer_native(self) -> list[ToolResult]:
+    def _answer_native(self) -> list[tuple[CallKey, Answer]]:
         buffer, driver, view = self.buffer, self.driver, self.view
         gate = buffer.gate
         if gate is None:
             return []
-        results = []
+        answers: list[tuple[CallKey, Answer]] = []
         for slot in buffer.releasable():
             key = ("slot", slot.key)
             arguments = slot.arguments if slot.arguments is not None else slot.early
             if driver.owns(slot.name) and key not in view.answered and isinstance(arguments, dict):
                 call = ExtractedCall(slot.id, cast(str, slot.name), arguments, slot.key)
-                results.append(self._record(key, driver.answer(call, buffer.ledger)))
+                answers.append((key, driver.prepare(call, buffer.ledger)))
         if gate.turn == "blocked":
             first = _first_error(buffer.findings)
+            planned = {key for key, _ in answers}
             for slot in buffer.slots:
                 key = ("slot", slot.key)
-                if not driver.owns(slot.name) or key in view.answered:
+                if not driver.owns(slot.name) or key in view.answered or key in planned:
                     continue
                 own = _first_error(f for f in buffer.findings if f.slot == slot.key)
                 call = ExtractedCall(slot.id, cast(str, slot.name), {}, slot.key)
                 cause = "" if own is not None else _SIBLING
                 problem = own or first or finding("malformed_chunk", "the turn was blocked")
-                results.append(self._record(key, refusal(call, problem, cause=cause)))
-        return results
+                answers.append((key, refusal(call, problem, cause=cause)))
+        return answers
 
-    def _answer_text(self) -> list[ToolResult]:
+    def _answer_text(self) -> list[tuple[CallKey, Answer]]:
         buffer, driver = self.buffer, self.driver
         turn = buffer.turn_state
         if turn == "blocked":
             problem = _first_error(buffer.findings) or finding(
                 "malformed_chunk", "the turn was blocked"
             )
-            return [
-                self._record(key, refusal(call, problem)) for key, call in self._open_text_calls()
-            ]
+            return [(key, refusal(call, problem)) for key, call in self._open_text_calls()]
         if buffer.policy == "turn" and (turn not in _FINAL_TURN or not buffer.display.finished):
             return []
         pending = list(self._open_text_calls())
@@ -515,7 +719,7 @@ class _Step:
             first = next((p for p in problems if p is not None), None)
             if first is not None:
                 return [
-                    self._record(
+                    (
                         key,
                         refusal(call, problem)
                         if problem is not None
@@ -523,14 +727,13 @@ class _Step:
                     )
                     for (key, call), problem in zip(pending, problems, strict=True)
                 ]
-        return [self._record(key, driver.answer(call, buffer.ledger)) for key, call in pending]
+        return [(key, driver.prepare(call, buffer.ledger)) for key, call in pending]
 
-    def _record(self, key: CallKey, result: ToolResult) -> ToolResult:
+    def _record(self, key: CallKey, result: ToolResult) -> None:
         self.view.answered[key] = result
         if key[0] == "text":
             self.view.open_text -= 1
         self.refused = self.refused or result.refused
-        return result
 
 
 def _slot(block: TextBlock, n: int) -> str:
@@ -544,3 +747,44 @@ def _position(slot: int | str | None) -> int:
 
 def _first_error(findings: Iterable[Finding]) -> Finding | None:
     return next((f for f in findings if f.severity == "error"), None)
+
+
+_ASYNC_IN_SYNC = (
+    "{name} is an async function: play the turn with arun_turn (or "
+    "await driver.aprocess_llm_response(buffer)), which awaits it"
+)
+
+
+def _close(value: object) -> None:
+    """Close an awaitable that will never be awaited (no 'never awaited' warning)."""
+    close = getattr(value, "close", None)
+    if callable(close):
+        close()
+
+
+def _failed(call: ExtractedCall, exc: Exception) -> ToolResult:
+    """The answer to a call whose tool raised: the error, logged with its traceback."""
+    logger.error("tool %s (call %s) raised", call.name, call.id, exc_info=exc)
+    return ToolResult(call, f"{type(exc).__name__}: {exc}", is_error=True)
+
+
+def _serialised(call: ExtractedCall, value: object) -> ToolResult:
+    """The tool's value as the model reads it: a string as is, anything else as JSON."""
+    if isinstance(value, str):
+        return ToolResult(call, value)
+    try:
+        return ToolResult(call, json.dumps(value, ensure_ascii=False, default=str))
+    except (TypeError, ValueError, RecursionError) as exc:
+        logger.error(
+            "the result of tool %s (call %s) could not be serialised",
+            call.name,
+            call.id,
+            exc_info=exc,
+        )
+        content = f"The call to {call.name} ran, but its result could not be serialised: {exc}"
+        return ToolResult(call, content, is_error=True)
+
+
+def _finish(ledger: Ledger, result: ToolResult) -> ToolResult:
+    ledger.record(result)
+    return result

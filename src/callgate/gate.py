@@ -64,6 +64,7 @@ class Slot:
         "replay_pos",
         "scan",
         "state",
+        "whole",
     )
 
     def __init__(self, key: SlotKey) -> None:
@@ -78,6 +79,8 @@ class Slot:
         self.arguments: dict[str, Any] | None = None
         self.scan: StructureScanner | None = None
         self.early: dict[str, Any] | Finding | None = None
+        self.whole: bool | None = None
+        """Whether the arguments, once their top-level value closed, parse strictly."""
 
     @property
     def raw_arguments(self) -> str:
@@ -104,6 +107,7 @@ class TurnGate:
         self.limits = limits if limits is not None else Limits()
         self._max_argument_bytes = self.limits.max_argument_bytes
         self._max_turn = self.limits.max_turn_bytes
+        self._max_text = self.limits.max_text_bytes
         self.per_call_done = per_call_done
         self.requires_id = requires_id
         self.empty_arguments_object = empty_arguments_object
@@ -115,6 +119,9 @@ class TurnGate:
         the same version saw the same slots, identities and verdict (only more fragments)."""
         self.findings: list[Finding] = []
         self.turn_bytes = 0
+        self.text_bytes = 0
+        self.text_over = False
+        """Whether the turn's text passed ``limits.max_text_bytes`` (nothing more is kept)."""
         self.done_seen = False
         """Whether turn-level terminal evidence has arrived (the slots close on the first)."""
         self._ids: dict[str, SlotKey] = {}
@@ -254,9 +261,28 @@ class TurnGate:
         if self._fire_turn("end") == "complete":
             self._verdict()
 
+    def text(self, text: str) -> bool:
+        """Count text the turn keeps (content, reasoning, thinking); False past the limit.
+
+        The first text past ``limits.max_text_bytes`` is a ``limit_exceeded`` finding that
+        blocks the turn; the caller keeps no text for which this returns False.
+        """
+        if text.isascii():
+            self.text_bytes += len(text)
+        else:
+            self.text_bytes += len(text.encode("utf-8", "surrogatepass"))
+        if self.text_bytes <= self._max_text:
+            return True
+        if not self.text_over:
+            self.text_over = True
+            self.refuse(
+                "limit_exceeded", f"the turn's text exceeds {self.limits.max_text_bytes} bytes"
+            )
+        return False
+
     def refuse(self, code: str, message: str, slot: object = None) -> None:
         """A chunk the format cannot read, or a turn-wide fault: record it, block the turn."""
-        self.findings.append(finding(code, message, slot if type(slot) is int else None))
+        self._record(finding(code, message, slot if type(slot) is int else None))
         self._fire_turn("block")
 
     # -- what readers use -------------------------------------------------------------
@@ -344,8 +370,20 @@ class TurnGate:
         return ""
 
     def _arguments_complete(self, slot: Slot) -> bool:
-        last = next((p for p in reversed(slot.parts) if p.strip()), "")
-        return last.rstrip().endswith("}") and is_complete_object(slot.raw_arguments)
+        """Whether the arguments so far are one complete object, however often it is asked.
+
+        A structure scanner, started on the first restatement, follows the fragments, and
+        the text is parsed once, after its top-level value closed.
+        """
+        scan = slot.scan
+        if scan is None:
+            scan = slot.scan = StructureScanner()
+            scan.feed(slot.raw_arguments)
+        if not scan.closed or scan.trailing:
+            return False
+        if slot.whole is None:
+            slot.whole = is_complete_object(slot.raw_arguments)
+        return slot.whole
 
     def _replay(self, slot: Slot, text: str) -> None:
         original, pos = slot.replay, slot.replay_pos
@@ -379,8 +417,19 @@ class TurnGate:
         else:
             if problem.slot is None:
                 problem = finding(problem.code, problem.message, slot.key)
-            self.findings.append(problem)
+            self._record(problem)
             self._fire(slot, "reject", "")
+
+    def _record(self, found: Finding) -> None:
+        """Keep a finding; past ``limits.max_findings`` keep one ``limit_exceeded`` instead."""
+        count, most = len(self.findings), self.limits.max_findings
+        if count < most:
+            self.findings.append(found)
+        elif count == most:
+            self.findings.append(
+                finding("limit_exceeded", f"more than {most} findings; later ones are not kept")
+            )
+            self._fire_turn("block")
 
     def _transition(self, slot: Slot, event: str) -> Transition:
         transition = _SLOT_LOOKUP.get((slot.state, event))
@@ -399,7 +448,7 @@ class TurnGate:
         output = transition.output
         if output is not None and output != "check_finding":
             text = message or _MESSAGES.get(output, output).format(key=slot.key)
-            self.findings.append(finding(output, text, slot.key))
+            self._record(finding(output, text, slot.key))
         if transition.target == "blocked" and transition.source != "blocked":
             self._fire_turn("block")
 
@@ -408,9 +457,7 @@ class TurnGate:
         self.version += 1
         self.turn = transition.target
         if transition.output is not None:
-            self.findings.append(
-                finding(transition.output, message, key if type(key) is int else None)
-            )
+            self._record(finding(transition.output, message, key if type(key) is int else None))
         return self.turn
 
     def _verdict(self) -> None:

@@ -17,7 +17,7 @@ _OUTSIDE = re.compile(r'["\[\]{}]')
 class StructureScanner:
     """Depth and string state of a JSON text fed in pieces."""
 
-    __slots__ = ("closed", "deepest", "depth", "escape", "in_string", "opened")
+    __slots__ = ("closed", "deepest", "depth", "escape", "in_string", "opened", "trailing")
 
     def __init__(self) -> None:
         self.depth = 0
@@ -27,11 +27,16 @@ class StructureScanner:
         self.opened = False
         self.closed = False
         """The top-level array or object has closed (the text may still continue)."""
+        self.trailing = False
+        """Text other than whitespace came after the top-level value closed."""
 
     def feed(self, text: str) -> None:
         """Scan one more fragment."""
         position, end = 0, len(text)
         while position < end:
+            if self.closed:
+                self.trailing = self.trailing or not text[position:].isspace()
+                return
             if self.in_string:
                 if self.escape:
                     self.escape = False

@@ -1,35 +1,85 @@
-"""The conversation's ledger of answered calls: a call id is executed at most once.
+"""The conversation's ledger of answered calls: a call runs at most once.
 
 Some models repeat a call they already made (the same id, in a later chunk or a later
 turn). The ledger outlives the turns of one conversation: the buffer keeps it across
-``reset()``, and a driver that meets an id already in it answers with the recorded
+``reset()``, and a driver that meets a call already in it answers with the recorded
 result instead of running the tool again.
+
+A call is the same call only when its id, its tool and its arguments (canonical JSON)
+all match: servers that number ids per turn (``call_0`` again for another city) get a
+new run, never a stale answer. A call without an id (``None`` or ``""``: Gemini, text
+calls) is known only within its turn, by its slot, so drivers sharing a buffer run it
+once; in a later turn nothing says it is a repeat, and it runs again.
+
+A call is recorded as started before its tool runs. If the run never reports back (an
+interrupt between the tool returning and its result being recorded), a retry finds the
+start and answers with an error instead of running the tool a second time.
 """
 
 from __future__ import annotations
 
-from callgate.strategies.base import ToolResult
+import json
+from typing import Any
+
+from callgate.strategies.base import ExtractedCall, ToolResult
+
+Key = tuple[Any, ...]
+
+
+def call_key(call: ExtractedCall, turn: int) -> Key:
+    """What makes ``call`` the same call: id (or turn and slot), tool, canonical arguments."""
+    arguments = json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=repr)
+    where: Key = ("id", call.id) if call.id else ("turn", turn, call.slot)
+    return (*where, call.name, arguments)
+
+
+def interrupted(call: ExtractedCall) -> ToolResult:
+    """The answer to a call that started earlier and never reported its result."""
+    content = (
+        f"The call to {call.name} started earlier but its result was lost; "
+        "it was not run again, and whether it took effect is unknown."
+    )
+    return ToolResult(call, content, is_error=True)
 
 
 class Ledger:
-    """Results of the calls answered in one conversation, by call id."""
+    """Calls started and answered in one conversation, by :func:`call_key`."""
 
-    __slots__ = ("_results",)
+    __slots__ = ("_ids", "_results", "turn")
 
     def __init__(self) -> None:
-        self._results: dict[str, ToolResult] = {}
+        self._results: dict[Key, ToolResult | None] = {}
+        self._ids: set[str] = set()
+        self.turn = 0
+        """Counts the conversation's turns: id-less calls are known within theirs only."""
 
-    def get(self, call_id: str | None) -> ToolResult | None:
-        """The recorded result of ``call_id``, or None if it was never answered."""
-        return self._results.get(call_id) if call_id is not None else None
+    def next_turn(self) -> None:
+        """A new turn starts (the buffer calls it on ``reset()``)."""
+        self.turn += 1
+
+    def get(self, call: ExtractedCall) -> ToolResult | None:
+        """The recorded answer to ``call``, an error if it started and never finished, or None."""
+        key = call_key(call, self.turn)
+        if key not in self._results:
+            return None
+        known = self._results[key]
+        return known if known is not None else interrupted(call)
+
+    def start(self, call: ExtractedCall) -> None:
+        """Record that ``call`` is about to run (before its tool is called)."""
+        self._results.setdefault(call_key(call, self.turn), None)
+        if call.id:
+            self._ids.add(call.id)
 
     def record(self, result: ToolResult) -> None:
-        """Remember ``result`` under its call's id (calls without an id are not recorded)."""
-        if result.call.id is not None:
-            self._results.setdefault(result.call.id, result)
+        """Record ``result`` as the answer to its call."""
+        self._results[call_key(result.call, self.turn)] = result
+        if result.call.id:
+            self._ids.add(result.call.id)
 
     def __contains__(self, call_id: object) -> bool:
-        return call_id in self._results
+        """Whether a call with this id started in this conversation."""
+        return call_id in self._ids
 
     def __len__(self) -> int:
         return len(self._results)

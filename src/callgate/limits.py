@@ -23,3 +23,11 @@ class Limits:
     """Tool calls in one turn."""
     max_slot_index: int = 4095
     """Largest slot index accepted (an index is never used to size anything)."""
+    max_text_bytes: int = 32 * 1024 * 1024
+    """UTF-8 bytes of text one turn keeps: content, reasoning and thinking together. Past
+    it the turn blocks and the buffer stores nothing more of the stream."""
+    max_findings: int = 1000
+    """Findings kept for one turn; one more ``limit_exceeded`` says the rest were dropped."""
+    max_schema_steps: int = 1_000_000
+    """Schema keywords applied while validating one call's arguments (about a second or
+    two of work); bounds schemas whose work multiplies, such as nested ``allOf`` of ``$ref`` s."""

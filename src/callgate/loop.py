@@ -11,13 +11,44 @@ over an async iterator of chunks (an SDK's async stream).
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from callgate.buffer import LLMStreamBuffer
 from callgate.driver import Driver, DriverResponse, merge
-from callgate.strategies.base import ToolResult
+from callgate.findings import Finding, finding
+from callgate.gate import Slot
+from callgate.results import refusal
+from callgate.strategies.base import (
+    NO_NAME,
+    ExtractedCall,
+    HistoryCall,
+    ToolResult,
+    stand_in_id,
+)
+from callgate.strictjson import parse_arguments
+
+Verdict = Literal["pass", "fail", "not_applicable"]
+"""A played turn's verdict, in the words of ``callgate check`` and ``callgate replay``."""
+
+
+def verdict(turn_state: str, text_calls: Iterable[bool]) -> Verdict:
+    """The verdict of a turn from its turn machine's state and its text calls.
+
+    ``text_calls`` says, for each call read from the turn's text, whether it was refused.
+    Native calls decide through the turn machine (``executable``: pass, ``blocked``:
+    fail); a turn without native calls passes when its text calls all ran, fails when
+    one was refused, and is not applicable without any call.
+    """
+    if turn_state == "executable":
+        return "pass"
+    if turn_state == "blocked":
+        return "fail"
+    refused = list(text_calls)
+    if refused:
+        return "fail" if any(refused) else "pass"
+    return "not_applicable"
 
 
 @frozen
@@ -35,10 +66,16 @@ class Turn:
 
     text: str
     results: tuple[ToolResult, ...]
-    history: tuple[dict[str, Any], ...]
-    """The assistant turn in the provider's request shape, then the tool results (if any)."""
-    status: str
-    """The turn machine's verdict: executable, blocked or not_applicable."""
+    history: tuple[Any, ...]
+    """The assistant turn in the provider's request shape, then the tool results (if any).
+
+    Plain dicts, typed ``Any`` so that ``messages += turn.history`` type-checks against an
+    SDK's own message param types (``ChatCompletionMessageParam``, ``MessageParam``).
+    """
+    status: Verdict
+    """The verdict (:func:`verdict`): ``pass``, ``fail`` or ``not_applicable``."""
+    findings: tuple[Finding, ...] = ()
+    """What the gate found in the turn, in the order found."""
 
     @property
     def called(self) -> bool:
@@ -61,6 +98,39 @@ def _round(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) ->
     return TurnStep(chunk, buffer.text(), response)
 
 
+async def _around(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) -> TurnStep:
+    responses = [await d.aprocess_llm_response(buffer) for d in drivers]
+    return TurnStep(chunk, buffer.text(), merge(responses, buffer.strategy))
+
+
+def _sync_only(drivers: list[Driver]) -> None:
+    """Refuse, before any chunk is read, drivers with a tool the sync loop cannot await."""
+    for driver in drivers:
+        for tool in driver.tools.values():
+            if tool.is_async:
+                raise TypeError(
+                    f"{tool.name} is an async function: play the turn with arun_turn, "
+                    "which awaits it"
+                )
+
+
+class TurnError(RuntimeError):
+    """The stream failed mid-turn (an SDK error, a dropped connection).
+
+    The buffer was ended and the drivers answered what the turn allows (calls the stream
+    did not finish are refused, not run): :attr:`turn` is the partial turn, with what was
+    shown, what ran, the findings and a history the provider accepts. The stream's own
+    exception is ``__cause__``.
+    """
+
+    def __init__(self, turn: Turn, cause: Exception) -> None:
+        super().__init__(
+            f"the stream failed mid-turn ({type(cause).__name__}: {cause}); "
+            "the turn so far is in .turn"
+        )
+        self.turn = turn
+
+
 def stream_turn(
     chunks: Iterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
 ) -> Iterator[TurnStep]:
@@ -68,17 +138,32 @@ def stream_turn(
 
     The buffer is reset first; its ledger of answered call ids is kept, so one buffer
     serves a whole conversation. A buffer with a recorder gets each step stamped with its
-    chunk (None for the end).
+    chunk (None for the end). If reading the next chunk raises, the turn is ended there:
+    the end's step is yielded, then :class:`TurnError` is raised with the partial turn.
     """
     chosen = _drivers(drivers)
+    _sync_only(chosen)
     buffer.reset()
-    for position, chunk in enumerate(chunks):
-        _stamp(buffer, position)
+    played: list[TurnStep] = []
+    source, failure = iter(chunks), None
+    while True:
+        try:
+            chunk = next(source)
+        except StopIteration:
+            break
+        except Exception as exc:  # the stream's own failure ends the turn here
+            failure = exc
+            break
+        _stamp(buffer, len(played))
         buffer.add(chunk)
-        yield _round(buffer, chosen, position)
+        played.append(_round(buffer, chosen, len(played)))
+        yield played[-1]
     _stamp(buffer, None)
     buffer.end()
-    yield _round(buffer, chosen, None)
+    played.append(_round(buffer, chosen, None))
+    yield played[-1]
+    if failure is not None:
+        raise TurnError(finish_turn(buffer, played), failure) from failure
 
 
 async def astream_turn(
@@ -87,26 +172,109 @@ async def astream_turn(
     """:func:`stream_turn` over an async iterator of chunks."""
     chosen = _drivers(drivers)
     buffer.reset()
-    position = 0
-    async for chunk in chunks:
-        _stamp(buffer, position)
+    played: list[TurnStep] = []
+    source, failure = chunks.__aiter__(), None
+    while True:
+        try:
+            chunk = await source.__anext__()
+        except StopAsyncIteration:
+            break
+        except Exception as exc:  # the stream's own failure ends the turn here
+            failure = exc
+            break
+        _stamp(buffer, len(played))
         buffer.add(chunk)
-        yield _round(buffer, chosen, position)
-        position += 1
+        played.append(await _around(buffer, chosen, len(played)))
+        yield played[-1]
     _stamp(buffer, None)
     buffer.end()
-    yield _round(buffer, chosen, None)
+    played.append(await _around(buffer, chosen, None))
+    yield played[-1]
+    if failure is not None:
+        raise TurnError(finish_turn(buffer, played), failure) from failure
 
 
 def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
-    """Gather a played turn's steps into a :class:`Turn`."""
-    results = tuple(r for step in steps for r in step.response.results)
+    """Gather a played turn's steps into a :class:`Turn` whose history the provider accepts.
+
+    Every native call of the assistant message is answered once: by the driver that ran
+    or refused it, else (no driver here owns it, or it never had a name) with an error
+    result saying why. A call without a usable id carries a stand-in id in the history and
+    in its answer; arguments that are not one JSON object go back as ``{}`` and the answer
+    quotes what was received.
+    """
+    results = [r for step in steps for r in step.response.results]
     history: list[dict[str, Any]] = []
-    if buffer.strategy is not None:
-        history += buffer.strategy.history(buffer.as_dict())
-    history += [m for step in steps for m in step.response.messages]
+    strategy = buffer.strategy
+    if strategy is not None:
+        history += strategy.history(buffer.as_dict())
+    placed: list[HistoryCall] = []
+    if strategy is not None:
+        calls = _history_calls(buffer.slots, strategy.requires_id)
+        history, placed = strategy.answerable(history, calls)
+    if strategy is not None and placed:
+        results = _answer_every_call(buffer, results, placed)
+        history += strategy.result_messages(results)
+    else:
+        history += [m for step in steps for m in step.response.messages]
     text = "".join(step.text for step in steps)
-    return Turn(text, results, tuple(history), buffer.turn_state)
+    text_calls = [r.refused for r in results if not isinstance(r.call.slot, int)]
+    status = verdict(buffer.turn_state, text_calls)
+    return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
+
+
+def _history_calls(slots: Sequence[Slot], requires_id: bool) -> list[HistoryCall]:
+    """Each slot's call as the history carries it (see :class:`HistoryCall`).
+
+    Where the wire requires ids, a call without a usable one gets a stand-in id.
+    """
+    calls: list[HistoryCall] = []
+    seen: set[str | None] = set()
+    for slot in slots:
+        call_id = slot.id or None
+        if requires_id and (call_id is None or call_id in seen):
+            call_id = stand_in_id(slot.key)
+        seen.add(call_id)
+        arguments = slot.arguments
+        if arguments is None:
+            arguments, _ = parse_arguments(slot.raw_arguments)
+        name = slot.name or NO_NAME
+        calls.append(HistoryCall(slot.key, call_id, name, arguments, slot.id or None))
+    return calls
+
+
+def _why(buffer: LLMStreamBuffer, call: HistoryCall, slot: Slot | None) -> Finding:
+    """Why no driver answered ``call``: nobody here owns its tool, or the root problem."""
+    if slot is not None and slot.name:
+        return finding("unknown_tool", f"{slot.name} is not available here", slot.key)
+    where = (slot.key if slot is not None else None, None)
+    errors = (f for f in buffer.findings if f.severity == "error" and f.slot in where)
+    if slot is None:
+        errors = (f for f in buffer.findings if f.severity == "error")
+    fallback = finding("unknown_tool", f"{call.name} is not available here")
+    return next(errors, None) or fallback
+
+
+def _answer_every_call(
+    buffer: LLMStreamBuffer, results: list[ToolResult], placed: Sequence[HistoryCall]
+) -> list[ToolResult]:
+    """One result per call of the message, in its order, with the ids the history carries."""
+    slots = {slot.key: slot for slot in buffer.slots}
+    by_slot = {r.call.slot: r for r in reversed(results) if r.call.slot in slots}
+    answered = []
+    for call in placed:
+        slot = slots.get(call.slot) if call.slot is not None else None
+        result = by_slot.get(call.slot) if call.slot is not None else None
+        if result is None:
+            unanswered = ExtractedCall(call.id, call.name, {}, call.slot)
+            result = refusal(unanswered, _why(buffer, call, slot))
+        if result.call.id != call.id:
+            result = evolve(result, call=evolve(result.call, id=call.id))
+        raw = slot.raw_arguments if slot is not None else ""
+        if call.arguments is None and raw and result.is_error:
+            result = evolve(result, content=f"{result.content} The arguments received were: {raw}")
+        answered.append(result)
+    return answered
 
 
 def run_turn(

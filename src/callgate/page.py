@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from callgate.demo import chunk_kind
 from callgate.fsm.detector import DETECTOR
 from callgate.trace import TraceStep
 
@@ -34,8 +35,17 @@ pre, code { font: 12px/1.4 ui-monospace, monospace; white-space: pre-wrap;
 .state.blocked, .state.failed { background: #fde7ea; color: #b00020; }
 .state.validated, .state.executable, .state.executed { background: #e7f6ea; }
 figure { margin: 1rem 0; overflow-x: auto; } figcaption { font-weight: 600; }
-figure svg { max-width: 100%; height: auto; }
+figure svg { max-width: none; height: auto; }
 details summary { cursor: pointer; color: #355; }
+#timeline table { table-layout: fixed; }
+#timeline col.c-chunk { width: 5.5rem; } #timeline col.c-came { width: 24%; }
+#timeline col.c-held { width: 3.5rem; } #timeline col.c-steps { width: 7rem; }
+#timeline td { overflow-wrap: anywhere; }
+#timeline tr.raw td { border-bottom: 1px solid #ddd; padding-top: 0; }
+#timeline tr.chunk td { border-bottom: none; }
+#timeline tr.raw pre { max-height: 24rem; overflow: auto; background: #f7f7f9; padding: .4rem; }
+.event { color: #555; font-style: italic; }
+.note { background: #fff4d6; padding: .5rem .75rem; border-radius: .25rem; }
 """
 
 
@@ -73,17 +83,22 @@ def _fates(timeline: Sequence[Mapping[str, Any]], hidden: Sequence[str]) -> list
                 parts.append("partly shown at once")
             parts.append("held, shown at " + ", ".join(later))
         if masked_count:
-            parts.append(f"{masked_count} chars hidden as call markup")
+            parts.append(f"{plural(masked_count, 'char')} hidden as call markup")
         fates.append("; ".join(parts))
         start = end
     return fates
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 char``, ``2 chars``: a count with its noun."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _label(round_: int | None, timeline: Sequence[Mapping[str, Any]]) -> str:
     if round_ is None:
         return "never"
     chunk = timeline[round_]["chunk"]
-    return "the end" if chunk is None else f"#{chunk}"
+    return "the end" if chunk is None else f"chunk {chunk}"
 
 
 def _states_after(
@@ -120,8 +135,12 @@ def replay_page(
     diagrams: Mapping[str, str],
     *,
     title: str,
+    no_diagrams: str | None = None,
 ) -> str:
-    """The whole page, as one HTML document (``diagrams``: machine name -> inline SVG)."""
+    """The whole page, as one HTML document (``diagrams``: machine name -> inline SVG).
+
+    ``no_diagrams`` says why the diagrams could not be drawn (the page then says so).
+    """
     timeline = result["timeline"]
     fates = _fates(timeline, result.get("hidden", []))
     detector_on = result.get("text_formats") is not None
@@ -155,25 +174,27 @@ def replay_page(
         '<section id="findings"><h2>Findings</h2>',
         _findings_list(result["findings"]),
         "</section>",
-        '<section id="timeline"><h2>Timeline</h2><table><thead><tr>',
+        '<section id="timeline"><h2>Timeline</h2>',
+        "<p>One row per chunk of the stream (chunk 0 is the first), then the end. "
+        "In the diagrams below, <em>step k</em> counts an instance's own transitions.</p>",
+        '<table><colgroup><col class="c-chunk"><col class="c-came"><col><col>'
+        '<col class="c-held"><col><col><col class="c-steps"></colgroup><thead><tr>',
         "<th>chunk</th><th>what came in</th><th>its text</th><th>shown now</th>",
         "<th>held</th><th>slots</th><th>turn · detector · driver</th><th>steps</th>",
         "</tr></thead><tbody>",
     ]
     for round_, step in enumerate(timeline):
         chunk = step["chunk"]
-        name = "end" if chunk is None else f"#{chunk}"
-        came = escape(step["added"])
-        for key, text in step["arguments"].items():
-            came += f"<br>slot {escape(key)}: " + (
-                escape(text) if text is not None else "<em>opens</em>"
-            )
-        raw = (
-            f"<details><summary>{name}</summary><pre>"
-            f"{escape(json.dumps(chunks[chunk], ensure_ascii=False, indent=1))}</pre></details>"
-            if chunk is not None
-            else "end"
-        )
+        lines = [escape(step["added"])] if step["added"] else []
+        lines += [
+            f"slot {escape(key)}: " + (escape(text) if text is not None else "<em>opens</em>")
+            for key, text in step["arguments"].items()
+        ]
+        came = "<br>".join(lines)
+        if not came and chunk is not None:
+            came = f'<span class="event">{escape(chunk_kind(chunks[chunk]))}</span>'
+        elif not came:
+            came = '<span class="event">the stream ended</span>'
         taken = by_chunk.get(chunk, [])
         moves = "<br>".join(
             f"{escape(s.instance)}: {escape(s.source)} —{escape(s.event)}→ {escape(s.target)}"
@@ -181,21 +202,31 @@ def replay_page(
             for s in taken
         )
         steps_cell = (
-            f"<details><summary>{len(taken)} steps</summary>{moves}</details>" if taken else ""
+            f"<details><summary>{plural(len(taken), 'step')}</summary>{moves}</details>"
+            if taken
+            else ""
         )
         fate = fates[round_]
         fate_class = "hidden" if "hidden" in fate else "held" if "held" in fate else "shown"
         others = _states_html(states[round_], slots=False)
         out.append(
             f'<tr class="chunk" data-chunk="{"end" if chunk is None else chunk}">'
-            f"<td>{raw}</td><td><pre>{came}</pre></td>"
+            f"<td>{'end' if chunk is None else f'chunk {chunk}'}</td><td><pre>{came}</pre></td>"
             f'<td class="{fate_class if fate else ""}">{escape(fate)}</td>'
             f'<td><pre class="shown">{escape(step["shown"])}</pre></td>'
             f"<td>{step['held']}</td><td>{_states_html(states[round_], slots=True)}</td>"
             f"<td>{others}</td><td>{steps_cell}</td></tr>"
         )
+        if chunk is not None:
+            raw = json.dumps(chunks[chunk], ensure_ascii=False, indent=1)
+            out.append(
+                f'<tr class="raw"><td></td><td colspan="7"><details><summary>chunk {chunk} as '
+                f"received</summary><pre>{escape(raw)}</pre></details></td></tr>"
+            )
     out.append("</tbody></table></section>")
     out.append('<section id="diagrams"><h2>The machines, with this stream\'s path</h2>')
+    if no_diagrams is not None:
+        out.append(f'<p class="note" id="no-diagrams">No diagrams: {escape(no_diagrams)}</p>')
     for machine, svg in diagrams.items():
         out.append(
             f'<figure id="diagram-{escape(machine)}"><figcaption>{escape(machine)}</figcaption>'
@@ -214,7 +245,7 @@ def _formats_note(formats: Sequence[str] | None) -> str:
 def _calls_table(result: Mapping[str, Any]) -> str:
     rows = [
         f"<tr><td>slot {call['slot']}</td><td>{escape(str(call['name']))}</td>"
-        f"<td><code>{escape(str(call['id']))}</code></td>"
+        f"<td>{_call_id(call['id'])}</td>"
         f"<td><pre>{escape(json.dumps(call['arguments'], ensure_ascii=False))}</pre></td>"
         f'<td><span class="state {escape(call["state"])}">{escape(call["state"])}</span></td>'
         f"<td>{_when(call['released_at'], result['chunks'])}</td></tr>"
@@ -222,7 +253,7 @@ def _calls_table(result: Mapping[str, Any]) -> str:
     ]
     rows += [
         f"<tr><td>text ({escape(call['format'])})</td><td>{escape(call['name'])}</td>"
-        f"<td><code>{escape(str(call['id']))}</code></td>"
+        f"<td>{_call_id(call['id'])}</td>"
         f"<td><pre>{escape(json.dumps(call['arguments'], ensure_ascii=False))}</pre></td>"
         f"<td>{'valid' if call['finding'] is None else escape(call['finding']['code'])}</td>"
         f"<td>{_when(call['released_at'], result['chunks'])}</td></tr>"
@@ -237,10 +268,17 @@ def _calls_table(result: Mapping[str, Any]) -> str:
     return head + "".join(rows) + "</tbody></table>"
 
 
+def _call_id(value: object) -> str:
+    """A call's id, or that it has none (text calls and some wires carry none)."""
+    if value is None:
+        return '<span class="event">none</span>'
+    return f"<code>{escape(str(value))}</code>"
+
+
 def _when(at: int | None, chunks: int) -> str:
     if at is None:
         return "never"
-    return "at the end" if at >= chunks else f"after chunk #{at}"
+    return "at the end" if at >= chunks else f"after chunk {at}"
 
 
 def _findings_list(findings: Sequence[Mapping[str, Any]]) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from callgate.buffer import LLMStreamBuffer
 from callgate.check import report
 from callgate.driver import Driver, Tool
-from callgate.loop import stream_turn
+from callgate.loop import stream_turn, verdict
 from callgate.schema import ToolSchemas
 from callgate.trace import Recorder
 
@@ -36,7 +36,7 @@ class DryRunDriver(Driver):
     ) -> None:
         super().__init__(
             [Tool(name, schema) for name, schema in (tools or {}).items()],
-            text_formats=() if text_formats is None else text_formats,
+            text_formats=text_formats,
             policy=policy,
             name="replay",
         )
@@ -45,8 +45,8 @@ class DryRunDriver(Driver):
             self.schemas = ToolSchemas.any_tool()
 
     def owns(self, name: str | None) -> bool:
-        """Every named call without tools; else the given tools."""
-        return name is not None if self.any_tool else super().owns(name)
+        """Every named call without tools (an empty name is no name); else the given tools."""
+        return bool(name) if self.any_tool else super().owns(name)
 
 
 class Arrivals:
@@ -93,10 +93,12 @@ def replay(
     ``executable``, ``findings``, ``policy``, and ``timeline``: per chunk (then the end,
     ``chunk`` null) the text shown, the characters held, and the driver's display state.
     Without schemas every named call is accepted once its arguments are strict JSON
-    (``tools`` is then ``null``). With ``text_formats`` the content runs through the
-    text-call detector: ``display`` is what the driver let through, and ``text_calls``
-    lists the calls found in the text (checked against the schemas) with the chunk that
-    completed them. A ``recorder`` receives every machine step, stamped with its chunk.
+    (``tools`` is then ``null``). The content runs through the text-call detector in
+    ``text_formats``, or, when None, in the formats a :class:`Driver` chooses by default
+    (the stream's model and wire, :mod:`callgate.defaults`): ``display`` is what the
+    driver let through, and ``text_calls`` lists the calls found in the text (checked
+    against the schemas) with the chunk that completed them. A ``recorder`` receives
+    every machine step, stamped with its chunk.
     """
     driver = DryRunDriver(tool_schemas, text_formats=text_formats, policy=policy)
     buffer = driver.new_stream_buffer(recorder=recorder)
@@ -140,14 +142,13 @@ def replay(
                     "finding": problem.as_dict() if problem is not None else None,
                 }
             )
-    status, findings = result["status"], result["findings"]
+    findings = result["findings"]
     detector = buffer.display.detector
     if detector is not None:
         findings += [f.as_dict() for f in detector.findings]
-        if text_calls and status == "not_applicable":
-            failed = any(c["finding"] is not None for c in text_calls)
-            status = "fail" if failed else "pass"
-            findings = [f for f in findings if f["code"] != "no_tool_calls"]
+    status = verdict(buffer.turn_state, [c["finding"] is not None for c in text_calls])
+    if status != "not_applicable":
+        findings = [f for f in findings if f["code"] != "no_tool_calls"]
     return {
         "wire": result["profile"],
         "policy": policy,
@@ -156,7 +157,7 @@ def replay(
         "message": buffer.as_dict(),
         "display": "".join(step["shown"] for step in timeline),
         "calls": result["calls"],
-        "text_formats": list(text_formats) if text_formats is not None else None,
+        "text_formats": _formats(text_formats, buffer),
         "text_calls": text_calls,
         "status": status,
         "executable": result["executable"] or (bool(text_calls) and status == "pass"),
@@ -164,6 +165,13 @@ def replay(
         "timeline": timeline,
         "hidden": [b.markup for b in buffer.display.blocks if b.claims and not b.shown],
     }
+
+
+def _formats(given: Sequence[str] | None, buffer: LLMStreamBuffer) -> list[str] | None:
+    """The text formats the replay read: as given, else those the stream's model chose."""
+    if given is not None:
+        return list(given)
+    return list(buffer.text_formats) if buffer.text_formats is not None else None
 
 
 def format_replay(result: Mapping[str, Any]) -> str:

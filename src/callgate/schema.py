@@ -15,6 +15,16 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from callgate.findings import Finding, finding
+from callgate.limits import Limits
+from callgate.schema_linear import (
+    BoundedValidator,
+    Budget,
+    BudgetExceeded,
+    PatternError,
+    compile_pattern,
+    format_checker,
+    run_within,
+)
 
 ANNOTATION_KEYWORDS = frozenset(
     {
@@ -64,7 +74,7 @@ _MESSAGE_LIMIT = 300
 _META_VALIDATOR = Draft202012Validator(
     Draft202012Validator.META_SCHEMA,
     registry=Registry(),
-    format_checker=Draft202012Validator.FORMAT_CHECKER,
+    format_checker=format_checker(),
 )
 
 Token: TypeAlias = str | int
@@ -102,9 +112,15 @@ class _Audit:
         self.refs: list[tuple[Location, dict[str, Any], str]] = []
         self.nested_ids: list[Location] = []
         self.in_place: dict[int, list[dict[str, Any]]] = {}
+        self.seen: set[str] = set()
 
     def run(self) -> list[str]:
         self._walk()
+        if {"unevaluatedProperties", "patternProperties"} <= self.seen:
+            self.problems.append(
+                "keyword 'unevaluatedProperties' in a schema that uses 'patternProperties' "
+                "is not supported (its property matching is not linear-time)"
+            )
         if self.refs and self.nested_ids:
             for location in self.nested_ids:
                 self.problems.append(
@@ -150,7 +166,13 @@ class _Audit:
         self, node: dict[str, Any], keyword: str, value: Any, here: Location
     ) -> None:
         where = _pointer(here)
-        if keyword == "$schema":
+        self.seen.add(keyword)
+        if keyword == "pattern":
+            self._check_pattern(value, where)
+        elif keyword == "patternProperties":
+            for name in value if isinstance(value, dict) else ():
+                self._check_pattern(name, f"{where} (property pattern)")
+        elif keyword == "$schema":
             if value not in _DIALECTS:
                 self.problems.append(
                     f"keyword '$schema' at {where} names {value!r}; only Draft 2020-12 "
@@ -180,6 +202,16 @@ class _Audit:
         elif keyword not in Draft202012Validator.VALIDATORS:
             self.problems.append(
                 f"keyword {keyword!r} at {where} is not enforced by the Draft 2020-12 validator"
+            )
+
+    def _check_pattern(self, pattern: Any, where: str) -> None:
+        """A pattern is enforced only if the linear-time engine compiles it."""
+        try:
+            compile_pattern(pattern)
+        except PatternError as error:
+            self.problems.append(
+                f"pattern {_clip(repr(pattern))} at {where} cannot be compiled by the "
+                f"linear-time regex engine (RE2: {_clip(str(error))}), so it would not be enforced"
             )
 
     def _check_refs(self) -> None:
@@ -260,25 +292,33 @@ class ToolSchemas:
     """Declared tools and their JSON Schemas, each checked once and compiled once.
 
     An empty mapping declares no tool; ToolSchemas.any_tool() accepts any named call unchecked.
+    Validating one call's arguments may apply at most ``max_steps`` schema keywords
+    (default ``Limits.max_schema_steps``); past that the call gets ``limit_exceeded``.
     """
 
-    __slots__ = ("_any", "_raw", "_unsupported", "_validators")
+    __slots__ = ("_any", "_max_steps", "_raw", "_unsupported", "_validators")
 
-    def __init__(self, schemas: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        schemas: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        max_steps: int | None = None,
+    ) -> None:
         """Check and compile the schema of every tool in schemas."""
         self._any = False
+        self._max_steps = Limits().max_schema_steps if max_steps is None else max_steps
         self._raw: dict[str, Mapping[str, Any]] = dict(schemas or {})
         self._unsupported: dict[str, str] = {}
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._validators: dict[str, Any] = {}
         for name, schema in (schemas or {}).items():
             plain, problem = _audit(schema)
             if problem is not None:
                 self._unsupported[name] = problem
             else:
-                self._validators[name] = Draft202012Validator(
+                self._validators[name] = BoundedValidator(
                     plain,
                     registry=Registry(),
-                    format_checker=Draft202012Validator.FORMAT_CHECKER,
+                    format_checker=BoundedValidator.FORMAT_CHECKER,
                 )
 
     @classmethod
@@ -319,10 +359,19 @@ class ToolSchemas:
         if validator is None:
             return finding("unknown_tool", self._unknown_message(name), slot)
         try:
-            error = best_match(validator.iter_errors(arguments))
+            error = run_within(
+                Budget(self._max_steps), lambda: best_match(validator.iter_errors(arguments))
+            )
         except RecursionError:
             return finding(
                 "limit_exceeded", f"arguments of tool {name!r} nest too deeply to validate", slot
+            )
+        except BudgetExceeded:
+            return finding(
+                "limit_exceeded",
+                f"validating the arguments of tool {name!r} needs more than {self._max_steps} "
+                "schema steps (Limits.max_schema_steps)",
+                slot,
             )
         if error is None:
             return None

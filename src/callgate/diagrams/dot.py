@@ -149,12 +149,17 @@ PALETTE = (
 UNTAKEN = "#c8c8c8"
 """The colour of the table's edges under a trace."""
 
+UNTAKEN_LABEL = "#767676"
+"""The colour of their labels: faint, yet readable on white (contrast 4.5:1)."""
+
 
 def _order(numbers: list[int]) -> str:
-    """Positions in an instance's path: ``#3``, ``#3, #5``, or ``#3…#9`` for many."""
+    """Positions in an instance's path: ``step 3``, ``steps 3, 5``, or ``steps 3…9``."""
+    if len(numbers) == 1:
+        return f"step {numbers[0]}"
     if len(numbers) <= 3:
-        return ", ".join(f"#{n}" for n in numbers)
-    return f"#{numbers[0]}…#{numbers[-1]}"
+        return "steps " + ", ".join(str(n) for n in numbers)
+    return f"steps {numbers[0]}…{numbers[-1]}"
 
 
 def trace_dot(table: Table, steps: Sequence[TraceLike], *, title: str = "") -> str:
@@ -163,7 +168,8 @@ def trace_dot(table: Table, steps: Sequence[TraceLike], *, title: str = "") -> s
     ``steps`` are the instance's transitions in order (objects with ``instance``,
     ``source``, ``event``, ``target``, ``output``). Each instance gets its own colour;
     an edge taken says its events, how often (``x3``) and where in the instance's path
-    (``#k``). A step into ``blocked`` is drawn bold red with the finding it produced.
+    (``step k``, counting the instance's own transitions). A step into ``blocked`` is
+    drawn bold red with the finding it produced.
     """
     instances: list[str] = []
     for step in steps:
@@ -175,7 +181,7 @@ def trace_dot(table: Table, steps: Sequence[TraceLike], *, title: str = "") -> s
     heading = f"{table.name}: {title}" if title else table.name
     base = to_dot(table).splitlines()
     lines = []
-    faint = f", color={_quote(UNTAKEN)}, fontcolor={_quote(UNTAKEN)}];"
+    faint = f", color={_quote(UNTAKEN)}, fontcolor={_quote(UNTAKEN_LABEL)}];"
     for line in base[:-1]:
         edge = " -> " in line and "__start" not in line
         lines.append(line[:-2] + faint if edge else line)

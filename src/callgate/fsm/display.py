@@ -63,6 +63,8 @@ TRANSITIONS = (
     Transition("holding", "end", "ended", "the stream ended before a name; nothing runs"),
     Transition("pending", "owned", "pending", "ours, and not yet allowed to run"),
     Transition("pending", "broken", "released", "our block broke: it was no call"),
+    Transition("pending", "forming", "holding", "our block broke and another is forming"),
+    Transition("pending", "foreign", "released", "our block broke; what follows is not ours"),
     Transition("pending", "allow", "executed", "the policy allows it: it runs"),
     Transition("pending", "refuse", "failed", "blocked: a corrective result, nothing runs"),
     Transition("ended", "end", "ended", "the end is reported once more"),

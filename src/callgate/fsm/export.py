@@ -11,15 +11,20 @@ The format (version 1) is one JSON object, meant to be loaded by other runtimes:
 
 Order is definition order, so the text is deterministic and ``load(dump(t)) == t``.
 A runtime reading it needs only the rule of :mod:`callgate.fsm.interpreter`: look up
-``(state, event)``; no entry means the event is an error in that state.
+``(state, event)``; no entry means the event is an error in that state. The format's JSON
+Schema is ``docs/machines/table.schema.json``. :data:`EXPORTS` also names the XState
+(:mod:`callgate.fsm.xstate`) and SCXML (:mod:`callgate.fsm.scxml`) exports.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+from callgate.fsm.scxml import to_scxml
 from callgate.fsm.table import Event, State, Table, Transition
+from callgate.fsm.xstate import dumps_xstate
 
 FORMAT = "callgate.table"
 VERSION = 1
@@ -110,3 +115,14 @@ def from_dict(data: Any) -> Table:
 def loads(text: str) -> Table:
     """Parse :func:`dumps` text back into an equal table."""
     return from_dict(json.loads(text))
+
+
+EXPORTS: dict[str, Callable[[Table], str]] = {
+    "json": dumps,
+    "xstate": dumps_xstate,
+    "scxml": to_scxml,
+}
+"""Every export format by its command-line name: the table to exact text."""
+
+SUFFIXES: dict[str, str] = {"json": ".json", "xstate": ".xstate.json", "scxml": ".scxml"}
+"""The file name ending of each export format under ``docs/machines/``."""

@@ -17,7 +17,16 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.base import (
+    CallPairing,
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    HistoryCall,
+    Shape,
+    ToolResult,
+    block_messages,
+)
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
@@ -35,12 +44,14 @@ EVENT_TYPES = frozenset(
     }
 )
 _TEXT_FIELD = {"text_delta": "text", "thinking_delta": "thinking"}
+_JOINED = ("text", "thinking", "signature")
+"""Block fields kept as fragment lists while streaming and joined once, in message()."""
 
 
 class _Accumulator:
     """Native reassembly state for one turn (tool arguments live in the gate's slots)."""
 
-    __slots__ = ("blocks", "envelope", "gate", "parts", "tools")
+    __slots__ = ("blocks", "envelope", "gate", "parts", "tools", "usage")
 
     def __init__(self, gate: TurnGate) -> None:
         self.gate = gate
@@ -48,6 +59,8 @@ class _Accumulator:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.parts: dict[tuple[int, str], list[str]] = {}
         self.tools: set[int] = set()
+        self.usage: dict[str, Any] | None = None
+        """The envelope's usage, once a message_delta updated it (a copy owned here)."""
 
 
 class AnthropicStrategy(ExtractionStrategy):
@@ -106,7 +119,11 @@ class AnthropicStrategy(ExtractionStrategy):
             delta = chunk.get("delta") or {}
             acc.envelope.update(delta)
             if chunk.get("usage"):
-                acc.envelope["usage"] = {**(acc.envelope.get("usage") or {}), **chunk["usage"]}
+                if acc.usage is None or acc.envelope.get("usage") is not acc.usage:
+                    usage: dict[str, Any] = acc.envelope.get("usage") or {}
+                    acc.usage = dict(usage)
+                    acc.envelope["usage"] = acc.usage
+                acc.usage.update(chunk["usage"])
             reason = delta.get("stop_reason")
             if reason is not None:
                 gate.turn_done(reason == "tool_use", reason)
@@ -147,10 +164,15 @@ class AnthropicStrategy(ExtractionStrategy):
         if kind in _TEXT_FIELD:
             field = _TEXT_FIELD[kind]
             text = delta.get(field, "")
+            if kind != "text_delta" and not acc.gate.text(text):
+                return ""
             acc.parts.setdefault((index, field), []).append(text)
             return text if kind == "text_delta" else ""
         if kind == "signature_delta":
-            block["signature"] = block.get("signature", "") + delta.get("signature", "")
+            signature = delta.get("signature", "")
+            if not isinstance(signature, str):
+                raise TypeError(f"signature_delta for block {index} is not text")
+            acc.parts.setdefault((index, "signature"), []).append(signature)
         elif kind == "citations_delta":
             block.setdefault("citations", []).append(delta.get("citation"))
         return ""
@@ -164,13 +186,18 @@ class AnthropicStrategy(ExtractionStrategy):
         content = []
         for index in sorted(acc.blocks):
             block = dict(acc.blocks[index])
-            for (part_index, field), parts in acc.parts.items():
-                if part_index == index:
+            for field in _JOINED:
+                parts = acc.parts.get((index, field))
+                if parts is not None:
                     block[field] = block.get(field, "") + "".join(parts)
             if index in acc.tools:
                 block["input"] = _input(acc.gate, index, block.get("input"))
             content.append(block)
-        return {**acc.envelope, "content": content}
+        message: dict[str, Any] = {**acc.envelope, "content": content}
+        usage = message.get("usage")
+        if usage is not None and usage is acc.usage:
+            message["usage"] = dict(usage)
+        return message
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """The ``tool_use`` blocks whose input is an object."""
@@ -203,6 +230,22 @@ class AnthropicStrategy(ExtractionStrategy):
         """The assistant turn: role and content blocks (the envelope stays behind)."""
         return [{"role": "assistant", "content": list(message.get("content") or ())}]
 
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each ``tool_use`` block with its call's id and name, and an object ``input``.
+
+        Empty text blocks, and a message left with no block, are left out: the API
+        refuses them.
+        """
+        pairing = CallPairing(calls)
+        repaired = block_messages(
+            history,
+            lambda block: block.get("type") != "text" or bool(block.get("text")),
+            lambda block: _answerable_block(block, pairing),
+        )
+        return repaired, pairing.placed
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``tool_result`` block per result, by ``tool_use_id``."""
         if not results:
@@ -217,6 +260,14 @@ class AnthropicStrategy(ExtractionStrategy):
             for r in results
         ]
         return [{"role": "user", "content": blocks}]
+
+
+def _answerable_block(block: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    if block.get("type") != "tool_use":
+        return block
+    call = pairing.take(block.get("id"), block.get("name"), block.get("input"))
+    arguments = call.arguments if call.arguments is not None else {}
+    return {**block, "id": call.id, "name": call.name, "input": arguments}
 
 
 def _input(gate: TurnGate, index: int, initial: Any) -> Any:

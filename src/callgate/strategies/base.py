@@ -9,10 +9,10 @@ message, reports each tool-call primitive (slot, identity, fragment, done) to th
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from callgate.findings import Finding, finding
 from callgate.strictjson import parse_arguments
@@ -51,6 +51,120 @@ class ToolResult:
     is_error: bool = False
     refused: bool = False
     """The call was not run: the content is a corrective message the model can retry against."""
+
+
+@frozen
+class HistoryCall:
+    """One native call of an assistant turn as the next request must carry it.
+
+    ``name`` is never empty; ``id`` is the id the call carries back (a call that lost its
+    id gets :func:`stand_in_id` where the wire requires ids), and ``arguments`` is None
+    when the call's arguments are not one JSON object: it then goes back as ``{}``, and
+    its answer quotes what was received. ``given_id`` is the id
+    the stream gave (None without one); ``slot`` is the turn's slot for the call, None for
+    a call of the message that no slot tracks (its opening was refused).
+    """
+
+    slot: int | None
+    id: str | None
+    name: str
+    arguments: dict[str, Any] | None
+    given_id: str | None = None
+
+
+NO_NAME = "unknown_tool"
+"""The name a call that never carried one goes back under (the provider needs a name)."""
+
+
+def stand_in_id(slot: int | str) -> str:
+    """The id a call without a usable one (none, empty, or another call's) carries back."""
+    return f"callgate_{slot}"
+
+
+class CallPairing:
+    """Pairs each call found in an assistant message with one of the turn's calls.
+
+    A call pairs with the first unpaired turn call that has its id (a call without an id
+    with one that had none), so the pairing holds however the message orders its calls.
+    A call no turn call matches keeps its own id and name where usable and takes
+    arguments only when they are an object; ``placed`` lists every call in message order.
+    """
+
+    def __init__(self, calls: Sequence[HistoryCall]) -> None:
+        self._free = list(calls)
+        self.placed: list[HistoryCall] = []
+
+    def take(self, given_id: Any, name: Any, arguments: Any) -> HistoryCall:
+        """The turn call for the next call of the message (see the class docstring)."""
+        given = given_id if isinstance(given_id, str) and given_id else None
+        match = next((c for c in self._free if c.given_id == given), None)
+        if match is not None:
+            self._free.remove(match)
+        else:
+            taken = {c.id for c in self.placed} | {c.id for c in self._free}
+            usable = given is not None and given not in taken
+            match = HistoryCall(
+                None,
+                given if usable and given is not None else stand_in_id(f"m{len(self.placed)}"),
+                name if isinstance(name, str) and name else NO_NAME,
+                arguments if isinstance(arguments, dict) else None,
+                given,
+            )
+        self.placed.append(match)
+        return match
+
+
+def block_messages(
+    history: Sequence[dict[str, Any]],
+    keep: Callable[[dict[str, Any]], bool],
+    answerable: Callable[[dict[str, Any]], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Messages of content blocks: the blocks ``keep`` accepts, each made ``answerable``.
+
+    A message left without a block is left out (providers refuse it).
+    """
+    repaired = [
+        {**message, "content": [answerable(b) for b in message["content"] if keep(b)]}
+        for message in history
+    ]
+    return [message for message in repaired if message["content"]]
+
+
+def function_call_entries(
+    history: Sequence[dict[str, Any]], calls: Sequence[HistoryCall]
+) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+    """An OpenAI-shaped history with each ``tool_calls`` entry's id and name from its call.
+
+    Unreadable arguments go back as ``{}``. An assistant message with neither content nor
+    calls (a stream cut before either) is left out: the APIs refuse it.
+    """
+    pairing = CallPairing(calls)
+    repaired = [
+        {**m, "tool_calls": [_function_entry(e, pairing) for e in m["tool_calls"]]}
+        if m.get("tool_calls")
+        else m
+        for m in history
+        if m.get("content") or m.get("tool_calls")
+    ]
+    return repaired, pairing.placed
+
+
+def _function_entry(entry: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    function = entry.get("function") or {}
+    call = pairing.take(entry.get("id"), function.get("name"), None)
+    arguments = function.get("arguments") if call.arguments is not None else "{}"
+    if (entry.get("id"), function.get("name"), function.get("arguments")) == (
+        call.id,
+        call.name,
+        arguments,
+    ):
+        return entry
+    return {
+        **entry,
+        "id": call.id,
+        "type": "function",
+        "function": {**function, "name": call.name, "arguments": arguments},
+    }
 
 
 def read_function_calls(tool_calls: Any) -> list[tuple[ExtractedCall, Finding | None]]:
@@ -141,6 +255,21 @@ class ExtractionStrategy(ABC):
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assembled turn as this provider takes it back in the next request's history."""
         return [dict(message)]
+
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """``history`` (from :meth:`history`) as the provider accepts it, and its calls.
+
+        The provider rejects a history whose calls lack an id or a name, or whose object
+        arguments are not objects: each call of the message is paired with one of
+        ``calls`` (:class:`CallPairing`) and carries what that says. Returned with the
+        calls of the message, in order, each to be answered. The default leaves the
+        history as it is and answers, with the ids the stream gave, every call that opened
+        (one with neither id nor name never reached the message).
+        """
+        opened = [c for c in calls if c.given_id is not None or c.name != NO_NAME]
+        return history, [evolve(c, id=c.given_id) for c in opened]
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

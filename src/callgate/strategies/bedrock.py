@@ -30,7 +30,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.base import (
+    CallPairing,
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    HistoryCall,
+    Shape,
+    ToolResult,
+    block_messages,
+)
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
@@ -296,6 +305,21 @@ class BedrockStrategy(ExtractionStrategy):
         """The assistant message inside ``output``."""
         return [{"role": "assistant", "content": [dict(b) for b in _content(message)]}]
 
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each client ``toolUse`` with its call's id and name, and an object ``input``.
+
+        Empty text blocks, and a message left with no block, are left out.
+        """
+        pairing = CallPairing(calls)
+        repaired = block_messages(
+            history,
+            lambda block: "text" not in block or bool(block["text"]),
+            lambda block: _answerable_block(block, pairing),
+        )
+        return repaired, pairing.placed
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``toolResult`` block per result, by ``toolUseId``."""
         if not results:
@@ -344,7 +368,7 @@ def _apply(gate: TurnGate, block: _Block, index: int, delta: Mapping[str, Any]) 
             parts = block.texts.setdefault(field, [])
             if not isinstance(value, (str, bytes)) or (parts and type(parts[0]) is not type(value)):
                 gate.refuse("malformed_chunk", f"content block {index}'s reasoning {field} is odd")
-            else:
+            elif isinstance(value, bytes) or gate.text(value):
                 parts.append(value)
         return ""
     if block.kind == "toolResult":
@@ -401,6 +425,18 @@ def _lenient(raw: str) -> Any:
         return json.loads(raw)
     except (ValueError, RecursionError):
         return raw
+
+
+def _answerable_block(block: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    tool = _client_tool(block)
+    if tool is None:
+        return block
+    call = pairing.take(tool.get("toolUseId"), tool.get("name"), tool.get("input"))
+    arguments = call.arguments if call.arguments is not None else {}
+    return {
+        **block,
+        "toolUse": {**tool, "toolUseId": call.id, "name": call.name, "input": arguments},
+    }
 
 
 def _client_tool(block: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -34,8 +34,10 @@ from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
     Forming,
+    HistoryCall,
     Shape,
     ToolResult,
+    function_call_entries,
     function_calls,
     read_function_calls,
 )
@@ -214,7 +216,7 @@ class CohereStrategy(ExtractionStrategy):
         if block is None:
             block = acc.blocks[index] = _Block("thinking" if "thinking" in content else "text")
         piece = content.get(block.field)
-        if not isinstance(piece, str):
+        if not isinstance(piece, str) or (block.field != "text" and not acc.gate.text(piece)):
             return ""
         block.pieces.append(piece)
         return piece if block.field == "text" else ""
@@ -339,6 +341,15 @@ class CohereStrategy(ExtractionStrategy):
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assistant message (a ChatResponse's ``message``, or the message itself)."""
         return [dict(_message(message))]
+
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each ``tool_calls`` entry with its call's id and name; unreadable arguments ``{}``.
+
+        See :func:`~callgate.strategies.base.function_call_entries`.
+        """
+        return function_call_entries(history, calls)
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result: a document holding the output (or its error).

@@ -51,7 +51,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.base import (
+    CallPairing,
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    HistoryCall,
+    Shape,
+    ToolResult,
+)
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
@@ -269,6 +277,8 @@ class GeminiStrategy(ExtractionStrategy):
     @staticmethod
     def _text(acc: _Accumulator, part: Mapping[str, Any]) -> str:
         text: str = part["text"]
+        if part.get("thought") is True and not acc.gate.text(text):
+            return ""
         if not text and _TEXT_KEYS.issuperset(part) and not _SIGNATURE_KEYS.intersection(part):
             return ""
         last = acc.parts[-1] if acc.parts else None
@@ -397,6 +407,20 @@ class GeminiStrategy(ExtractionStrategy):
         """The first candidate's content, role ``model``."""
         return [{"role": "model", "parts": [dict(p) for p in _parts(message)]}]
 
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each ``functionCall`` with its call's name and object ``args`` (ids as given).
+
+        A content left without a part is left out.
+        """
+        pairing = CallPairing(calls)
+        repaired = [
+            {**content, "parts": [_answerable_part(part, pairing) for part in content["parts"]]}
+            for content in history
+        ]
+        return [content for content in repaired if content["parts"]], pairing.placed
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``user`` content holding a ``functionResponse`` part per result."""
         if not results:
@@ -409,6 +433,19 @@ class GeminiStrategy(ExtractionStrategy):
                 response["id"] = r.call.id
             parts.append({"functionResponse": response})
         return [{"role": "user", "parts": parts}]
+
+
+def _answerable_part(part: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    key = next((k for k in _CALL_KEYS if isinstance(part.get(k), Mapping)), None)
+    if key is None:
+        return part
+    given = part[key]
+    call = pairing.take(given.get("id"), given.get("name"), given.get("args"))
+    arguments = call.arguments if call.arguments is not None else {}
+    fields = {**given, "name": call.name, "args": arguments}
+    if call.id is not None:
+        fields["id"] = call.id
+    return {**part, key: fields}
 
 
 def _call_part(gate: TurnGate, entry: _Call) -> dict[str, Any]:

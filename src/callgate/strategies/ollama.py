@@ -32,7 +32,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.base import (
+    CallPairing,
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    HistoryCall,
+    Shape,
+    ToolResult,
+)
 
 if TYPE_CHECKING:
     from callgate.gate import TurnGate
@@ -40,6 +48,13 @@ if TYPE_CHECKING:
 _DISPLAY = "content"
 _JOINED = ("content", "thinking")
 _TOOL_REASONS = (None, "stop")
+
+
+def _answerable_call(entry: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    function = entry.get("function") or {}
+    call = pairing.take(entry.get("id"), function.get("name"), function.get("arguments"))
+    arguments = call.arguments if call.arguments is not None else {}
+    return {**entry, "function": {**function, "name": call.name, "arguments": arguments}}
 
 
 class _Call:
@@ -114,7 +129,7 @@ class OllamaStrategy(ExtractionStrategy):
             if value is None:
                 continue
             if key in acc.pieces:
-                if isinstance(value, str):
+                if isinstance(value, str) and (key == _DISPLAY or acc.gate.text(value)):
                     acc.pieces[key].append(value)
                     if key == _DISPLAY:
                         shown += value
@@ -218,6 +233,19 @@ class OllamaStrategy(ExtractionStrategy):
         """The chat response's message."""
         inner = message.get("message")
         return [dict(inner) if isinstance(inner, Mapping) else dict(message)]
+
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each ``tool_calls`` entry with its call's name and object ``arguments``."""
+        pairing = CallPairing(calls)
+        repaired = [
+            {**m, "tool_calls": [_answerable_call(c, pairing) for c in m["tool_calls"]]}
+            if m.get("tool_calls")
+            else m
+            for m in history
+        ]
+        return repaired, pairing.placed
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, naming its tool in ``tool_name``.

@@ -20,8 +20,10 @@ from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
     Forming,
+    HistoryCall,
     Shape,
     ToolResult,
+    function_call_entries,
     function_calls,
     read_function_calls,
 )
@@ -99,7 +101,7 @@ class OpenAIStrategy(ExtractionStrategy):
                     acc.role = value
                 elif key == "function_call":
                     gate.refuse("malformed_chunk", "legacy function_call deltas are not read")
-                elif isinstance(value, str):
+                elif isinstance(value, str) and gate.text(value):
                     acc.extra.setdefault(key, []).append(value)
             reason = choice.get("finish_reason")
             if reason is not None:
@@ -167,6 +169,15 @@ class OpenAIStrategy(ExtractionStrategy):
         if not calls:
             return Forming(False)
         return Forming(True, (calls[-1].get("function") or {}).get("name"))
+
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each ``tool_calls`` entry with its call's id and name; unreadable arguments ``{}``.
+
+        See :func:`~callgate.strategies.base.function_call_entries`.
+        """
+        return function_call_entries(history, calls)
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, keyed by ``tool_call_id``."""

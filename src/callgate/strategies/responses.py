@@ -32,7 +32,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from callgate.findings import Finding, finding
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.base import (
+    CallPairing,
+    ExtractedCall,
+    ExtractionStrategy,
+    Forming,
+    HistoryCall,
+    Shape,
+    ToolResult,
+)
 from callgate.strictjson import parse_arguments
 
 if TYPE_CHECKING:
@@ -69,16 +77,20 @@ def _is_index(value: object) -> TypeGuard[int]:
 class _Part:
     """One content or summary part of an output item, its text kept as fragments."""
 
-    __slots__ = ("field", "part", "texts")
+    __slots__ = ("annotations", "field", "part", "texts")
 
     def __init__(self, part: dict[str, Any], field: str) -> None:
         self.part = part
         self.field = field
         self.texts: list[str] = []
+        self.annotations: list[Any] | None = None
+        """The part's annotations once one was added (a list owned here, appended to)."""
 
     def built(self) -> dict[str, Any]:
         """The part with its text joined."""
         part = dict(self.part)
+        if self.annotations is not None:
+            part["annotations"] = list(self.annotations)
         if self.texts or self.field not in part:
             part[self.field] = part.get(self.field, "") + "".join(self.texts)
         return part
@@ -383,6 +395,8 @@ class ResponsesStrategy(ExtractionStrategy):
         part = parts.get((list_name, index))
         if part is None:
             part = parts[(list_name, index)] = _Part(dict(_DEFAULT_PART[kind]), text_field)
+        if kind != "response.output_text.delta" and not acc.gate.text(delta):
+            return ""
         part.texts.append(delta)
         return delta if kind == "response.output_text.delta" else ""
 
@@ -405,9 +419,9 @@ class ResponsesStrategy(ExtractionStrategy):
         parts = acc.parts.get(key) if type(key) is int else None
         part = parts.get(("content", index)) if parts is not None and _is_index(index) else None
         if part is not None:
-            annotations = list(part.part.get("annotations") or ())
-            annotations.append(chunk.get("annotation"))
-            part.part["annotations"] = annotations
+            if part.annotations is None:
+                part.annotations = list(part.part.get("annotations") or ())
+            part.annotations.append(chunk.get("annotation"))
 
     @staticmethod
     def _envelope(acc: _Accumulator, chunk: Shape) -> Mapping[str, Any] | None:
@@ -478,6 +492,16 @@ class ResponsesStrategy(ExtractionStrategy):
         """The Response's output items, which the next request takes as input items."""
         return [dict(item) for item in _output(message)]
 
+    def answerable(
+        self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
+    ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+        """Each ``function_call`` item with its call's ``call_id`` and name.
+
+        Unreadable arguments go back as ``{}``.
+        """
+        pairing = CallPairing(calls)
+        return [_answerable_item(item, pairing) for item in history], pairing.placed
+
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``function_call_output`` input item per result, keyed by ``call_id``.
 
@@ -487,6 +511,14 @@ class ResponsesStrategy(ExtractionStrategy):
             {"type": "function_call_output", "call_id": r.call.id, "output": r.content}
             for r in results
         ]
+
+
+def _answerable_item(item: dict[str, Any], pairing: CallPairing) -> dict[str, Any]:
+    if item.get("type") != "function_call":
+        return item
+    call = pairing.take(item.get("call_id"), item.get("name"), None)
+    arguments = item.get("arguments") if call.arguments is not None else "{}"
+    return {**item, "call_id": call.id, "name": call.name, "arguments": arguments}
 
 
 def _function_call_items(message: Shape) -> list[tuple[ExtractedCall, Finding | None]]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from attrs import frozen
 
 from callgate.strategies.text.base import Parser
+from callgate.strategies.text.invoke_payloads import DSML, INVOKE_PARSERS
 from callgate.strategies.text.json_payloads import JSON_PARSERS
 from callgate.strategies.text.markup_payloads import (
     CALL_BEGIN,
@@ -28,6 +29,7 @@ from callgate.strategies.text.markup_payloads import (
     MARKUP_PARSERS,
     SEP,
 )
+from callgate.strategies.text.token_payloads import KIMI_CALL_BEGIN, TOKEN_PARSERS
 
 Viable = Callable[[str], bool]
 
@@ -82,6 +84,12 @@ class TextFormat:
     """The opener is part of the payload (bare ``{``, pythonic ``[``)."""
     stream: bool = True
     """Detected while streaming by default; otherwise checked once at the stream's end."""
+    inner: tuple[str, ...] = ()
+    """Delimiters of this format's own payload grammar: inside its block they break nothing."""
+    open_ended: bool = False
+    """The close is optional: a block still open at the stream's end may parse (Granite)."""
+    default: bool = True
+    """Part of the default set (a stream format whose opener prose rarely writes)."""
 
 
 TOOL_CALL = "<tool_call>"
@@ -103,18 +111,34 @@ FORMATS: dict[str, TextFormat] = {
                    JSON_PARSERS["fenced_json"], _starts("{", "[")),
         TextFormat("bracket_tool_calls", ("[TOOL_CALLS]",), None,
                    JSON_PARSERS["bracket_tool_calls"],
-                   _any(_starts("["), _name_then("[ARGS]", "[CALL_ID]")), repeats=True),
+                   _any(_starts("["), _name_then("[ARGS]", "[CALL_ID]", "{")), repeats=True),
         TextFormat("python_tag", ("<|python_tag|>",), None,
-                   JSON_PARSERS["python_tag"], _starts("{")),
+                   JSON_PARSERS["python_tag"], _starts("{"), repeats=True),
         TextFormat("deepseek", (CALLS_BEGIN,), CALLS_END,
-                   MARKUP_PARSERS["deepseek"], _starts(CALL_BEGIN)),
+                   MARKUP_PARSERS["deepseek"], _starts(CALL_BEGIN), inner=("```json",)),
         TextFormat("command_r", ("<|START_ACTION|>",), "<|END_ACTION|>",
                    JSON_PARSERS["command_r"], _starts("[")),
         TextFormat("granite", ("<|tool_call|>",), None,
                    JSON_PARSERS["granite"], _starts("[")),
         TextFormat("codec", ("<callgate:call>",), "</callgate:call>",
                    JSON_PARSERS["codec"], _starts("{")),
-        TextFormat("bare_json", ("{",), None, JSON_PARSERS["bare_json"], _starts("{"),
+        TextFormat("granite_tool_call", (TOOL_CALL,), "</tool_call>",
+                   JSON_PARSERS["granite"], _starts("["), open_ended=True),
+        TextFormat("kimi_k2", ("<|tool_calls_section_begin|>",), "<|tool_calls_section_end|>",
+                   TOKEN_PARSERS["kimi_k2"], _starts(KIMI_CALL_BEGIN)),
+        TextFormat("minimax_m2", ("<minimax:tool_call>",), "</minimax:tool_call>",
+                   INVOKE_PARSERS["minimax_m2"], _starts("<invoke name=")),
+        TextFormat("deepseek_v32", (f"<{DSML}function_calls>",), f"</{DSML}function_calls>",
+                   INVOKE_PARSERS["deepseek_v32"], _starts(f"<{DSML}invoke name=")),
+        TextFormat("deepseek_v4", (f"<{DSML}tool_calls>",), f"</{DSML}tool_calls>",
+                   INVOKE_PARSERS["deepseek_v4"], _starts(f"<{DSML}invoke name=")),
+        TextFormat("harmony", ("<|channel|>",), "<|call|>", TOKEN_PARSERS["harmony"],
+                   _starts("commentary to=functions.", "analysis to=functions.")),
+        TextFormat("llama4_python", ("<|python_start|>",), "<|python_end|>",
+                   MARKUP_PARSERS["pythonic"], _starts("["), open_ended=True),
+        TextFormat("phi4_functools", ("functools",), None, JSON_PARSERS["granite"],
+                   _starts("["), default=False),
+        TextFormat("bare_json", ("{", "["), None, JSON_PARSERS["bare_json"], _starts("{", "["),
                    at_start=True, keep_open=True, stream=False),
         TextFormat("pythonic", ("[",), None, MARKUP_PARSERS["pythonic"], _starts("["),
                    at_start=True, keep_open=True, stream=False),
@@ -129,9 +153,12 @@ _LEADING_NAMES = tuple(
         r'\s*\{\s*"(?:name|tool_name|tool)"\s*:\s*"([^"\\]+)"',
         r"\s*<function=([^>\s]+)>",
         r"\s*call:" + _NAME + r"\{",
-        r"\s*" + _NAME + r"\s*(?:<arg_key>|\[ARGS\]|\[CALL_ID\])",
+        r"\s*" + _NAME + r"\s*(?:<arg_key>|\[ARGS\]|\[CALL_ID\]|\{)",
         r"\s*" + re.escape(CALL_BEGIN) + r"(?:function)?" + re.escape(SEP) + _NAME,
         r"\s*" + re.escape(CALL_BEGIN) + _NAME + re.escape(SEP),
+        r"\s*" + re.escape(KIMI_CALL_BEGIN) + r"\s*(?:functions\.)?([^\s:<>]+):",
+        r"\s*<(?:" + DSML + r')?invoke\s+name="([^"<>]+)"',
+        r"\s*(?:commentary|analysis)[ \t]+to=functions\.([^\s<>]+)[\s<]",
     )
 )
 
@@ -141,8 +168,9 @@ def leading_name(head: str) -> str | None:
 
     Only a payload that starts with one call's name is read (a JSON object whose first
     key is ``name``/``tool_name``/``tool``, ``<function=NAME>``, ``call:NAME{``,
-    ``NAME<arg_key>``, ``NAME[ARGS]``, DeepSeek's name before its separator); a list of calls
-    has no single name, so it is decided when the block closes.
+    ``NAME<arg_key>``, ``NAME[ARGS]``, ``NAME{``, DeepSeek's name before its separator, Kimi's
+    call id, an ``<invoke name=…>``, a Harmony recipient); a list of calls has no single
+    name, so it is decided when the block closes.
     """
     for pattern in _LEADING_NAMES:
         match = pattern.match(head)
@@ -151,7 +179,7 @@ def leading_name(head: str) -> str | None:
     return None
 
 
-DEFAULT_FORMATS = tuple(name for name, f in FORMATS.items() if f.stream)
+DEFAULT_FORMATS = tuple(name for name, f in FORMATS.items() if f.stream and f.default)
 """The formats a detector watches for while streaming unless told otherwise."""
 
 END_FORMATS = ("bare_json", "pythonic")
@@ -162,12 +190,20 @@ MODEL_FORMATS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"qwen3[.\-_]?coder|qwen3\.5", ("qwen3_coder_xml",)),
     (r"qwen|hermes|nous", ("tool_call_tag", "fenced_json")),
     (r"magistral|devstral|ministral|mistral|mixtral|codestral", ("bracket_tool_calls",)),
-    (r"llama[\-_ ]?3\.2|llama[\-_ ]?4", ("pythonic", "python_tag")),
+    (r"llama[\-_ ]?4", ("llama4_python", "pythonic", "python_tag")),
+    (r"llama[\-_ ]?3\.2", ("pythonic", "python_tag")),
     (r"llama", ("python_tag",)),
+    (r"deepseek[\-_ ]?v4", ("deepseek_v4",)),
+    (r"deepseek[\-_ ]?v3\.2", ("deepseek_v32", "deepseek")),
     (r"deepseek", ("deepseek",)),
+    (r"kimi|moonshot", ("kimi_k2",)),
+    (r"minimax", ("minimax_m2",)),
+    (r"gpt[\-_ ]?oss", ("harmony",)),
+    (r"phi[\-_ ]?4", ("phi4_functools",)),
     (r"command[\-_ ]?r|c4ai", ("command_r",)),
     (r"glm[\-_ ]?4\.[5-9]", ("glm45",)),
-    (r"granite", ("granite",)),
+    (r"granite[\-_ ]?3\.0", ("granite",)),
+    (r"granite", ("granite_tool_call", "tool_call_tag", "granite")),
 )
 """Model-name patterns (case-insensitive search) and the formats such models write."""
 

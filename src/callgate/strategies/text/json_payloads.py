@@ -97,6 +97,7 @@ _MISTRAL_HEAD = re.compile(
 )
 """``NAME``, then ``[CALL_ID]ID[ARGS]`` (v11), ``[ARGS]`` (v13) or nothing."""
 _LLAMA_ENDS = ("<|eom_id|>", "<|eot_id|>")
+_LLAMA_SEPARATORS = (";", "<|python_tag|>")
 
 
 _DESCRIPTION = "description"
@@ -308,7 +309,8 @@ def parse_bare_json(payload: str, schemas: Schemas | None) -> list[TextCall] | N
 def parse_python_tag(payload: str, schemas: Schemas | None) -> list[TextCall] | None:
     """Read Llama 3.x calls after ``<|python_tag|>``: JSON objects joined by ``;``.
 
-    A trailing ``<|eom_id|>`` or ``<|eot_id|>`` end token is dropped.
+    A repeated ``<|python_tag|>`` also separates two calls (the payload holds the later
+    markers); a trailing ``<|eom_id|>`` or ``<|eot_id|>`` end token is dropped.
     """
     # Llama 3.1-3.3 JSON tool calling: {"name", "parameters"} objects (some prompts make
     # it say "arguments"), several separated by "; "; Meta's format ends the message with
@@ -329,14 +331,18 @@ def parse_python_tag(payload: str, schemas: Schemas | None) -> list[TextCall] | 
         if call is None:
             return None
         calls.append(call)
-        space = _SPACE.match(text, end)
-        position = space.end() if space else end
+        position = _skip_space(text, end)
         if position == len(text):
             return calls
-        if text[position] != ";":
+        separator = next((s for s in _LLAMA_SEPARATORS if text.startswith(s, position)), None)
+        if separator is None:
             return None
-        space = _SPACE.match(text, position + 1)
-        position = space.end() if space else position + 1
+        position = _skip_space(text, position + len(separator))
+
+
+def _skip_space(text: str, position: int) -> int:
+    space = _SPACE.match(text, position)
+    return space.end() if space else position
 
 
 def parse_granite(payload: str, schemas: Schemas | None) -> list[TextCall] | None:

@@ -471,11 +471,17 @@ def parse_pythonic(payload: str, schemas: Schemas | None) -> list[TextCall] | No
 # template's and are removed; a `</parameter>` ends a value only when the next thing
 # (after whitespace) is another `<parameter=` or the `</function>`, so a value may itself
 # contain the text `</parameter>`. Several functions in one block are read as several calls.
+# A value holding `<parameter=` or `<function=` most likely lost its own `</parameter>`:
+# vLLM and SGLang recover such a value by cutting it at the next `<parameter=`; callgate
+# refuses the block instead, since the cut guesses where the model meant the value to
+# end (and a value that really holds such text cannot be told apart).
 
 _FUNCTION_OPEN = "<function="
 _FUNCTION_CLOSE = "</function>"
 _PARAMETER_OPEN = "<parameter="
 _PARAMETER_CLOSE = "</parameter>"
+_QWEN_TAGS = (_PARAMETER_OPEN, _FUNCTION_OPEN)
+"""Markup that never sits inside a value: a value holding one lost its ``</parameter>``."""
 
 
 def _qwen_value_end(text: str, start: int) -> int:
@@ -487,6 +493,8 @@ def _qwen_value_end(text: str, start: int) -> int:
             raise _Malformed
         after = _skip_ws(text, end + len(_PARAMETER_CLOSE))
         if text.startswith(_PARAMETER_OPEN, after) or text.startswith(_FUNCTION_CLOSE, after):
+            if any(text.find(tag, start, end) >= 0 for tag in _QWEN_TAGS):
+                raise _Malformed
             return end
         search = end + len(_PARAMETER_CLOSE)
 

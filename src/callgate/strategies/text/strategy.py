@@ -114,7 +114,8 @@ def claiming_format(content: str) -> str | None:
 
     A delimiter shared by several formats is settled by the payload (the first format,
     in catalogue order, whose parser reads a call). Content with no delimiter belongs to
-    an end-of-stream format when it starts with that format's opener (``{``, ``[``).
+    the end-of-stream format whose parser reads it (``[`` opens both bare JSON lists and
+    pythonic lists), else to the first whose opener (``{``, ``[``) it starts with.
     """
     from callgate.detector import Detector
 
@@ -127,10 +128,11 @@ def claiming_format(content: str) -> str | None:
         blocks = [*detector.feed(content[match.start() :]).blocks, *detector.finish().blocks]
         return blocks[0].format if blocks else names[0]
     stripped = content.lstrip()
-    for name in END_FORMATS:
-        if stripped.startswith(FORMATS[name].opens):
+    starting = [name for name in END_FORMATS if stripped.startswith(FORMATS[name].opens)]
+    for name in starting:
+        if FORMATS[name].parser(stripped, None):
             return name
-    return None
+    return starting[0] if starting else None
 
 
 def _strategy_class(name: str) -> type[TextStrategy]:
@@ -155,7 +157,9 @@ class TextFormatsStrategy(TextStrategy):
         chosen = tuple(FORMATS) if formats is None else tuple(formats)
         unknown = [n for n in chosen if n not in FORMATS]
         if unknown:
-            raise ValueError(f"unknown text format(s): {', '.join(unknown)}")
+            raise ValueError(
+                f"unknown text format(s): {', '.join(unknown)}; known: {', '.join(FORMATS)}"
+            )
         self._formats = chosen
 
     @property

@@ -1,0 +1,47 @@
+"""Which text formats a driver listens for when it is not told: the stream's model decides.
+
+Prose quotes calls ("send ```json {…}```", "Hermes writes <tool_call>…</tool_call>"),
+so listening for every format runs tools from explanations. By default a stream's text
+is read only in the formats its model writes (``formats_for_model`` on the model name
+the stream carries) plus the formats documented as leaking on its wire
+(:data:`WIRE_LEAKS`). Fenced JSON, bare JSON and pythonic lists are never chosen by
+default (:data:`OPT_IN_FORMATS`): ordinary answers and examples look exactly like them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from callgate.strategies.text.formats import formats_for_model
+
+OPT_IN_FORMATS = ("fenced_json", "bare_json", "pythonic")
+"""Formats read only when a driver names them: prose and answers quote them."""
+
+WIRE_LEAKS: Mapping[str, tuple[str, ...]] = {"cohere": ("command_r",)}
+"""Formats a wire's models write into text whatever the model name (Cohere's Command
+models fall back to their action markup). Other wires leak in their model's own format,
+read from the model name."""
+
+
+def model_name(chunk: Mapping[str, Any]) -> str | None:
+    """The model name a first chunk carries, where its wire puts it, or None.
+
+    OpenAI chunks and Ollama lines: ``model``; Anthropic ``message_start``:
+    ``message.model``; Responses ``response.created``: ``response.model``; Gemini:
+    ``modelVersion``. Bedrock and Cohere streams carry none.
+    """
+    for holder, key in ((chunk, "model"), (chunk, "modelVersion")):
+        if isinstance(holder.get(key), str):
+            return str(holder[key])
+    for envelope in ("message", "response"):
+        inner = chunk.get(envelope)
+        if isinstance(inner, Mapping) and isinstance(inner.get("model"), str):
+            return str(inner["model"])
+    return None
+
+
+def default_text_formats(wire: str | None, model: str | None) -> tuple[str, ...]:
+    """The formats a driver listens for on ``wire`` for ``model`` when not told."""
+    names = [*WIRE_LEAKS.get(wire or "", ()), *formats_for_model(model or "")]
+    return tuple(dict.fromkeys(n for n in names if n not in OPT_IN_FORMATS))

@@ -1,0 +1,1 @@
+"""Corpora of public material: model outputs and the calls their parsers expect."""
