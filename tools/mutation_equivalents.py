@@ -63,8 +63,8 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (9, 10, 11)
     },
-    "callgate.gate.xǁTurnGateǁ__init____mutmut_22": _COUNTER,
-    "callgate.gate.xǁTurnGateǁ__init____mutmut_26": "None and False are both false",
+    "callgate.gate.xǁTurnGateǁ__init____mutmut_23": _COUNTER,
+    "callgate.gate.xǁTurnGateǁ__init____mutmut_31": "None and False are both false",
     **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (54, 60, 72, 78)},
     **{
         f"{_G}identity__mutmut_{n}": (
@@ -94,7 +94,6 @@ EQUIVALENT: dict[str, str] = {
     f"{_G}_clash__mutmut_11": (
         "with both ids None, or the slot's own id, the owner lookup finds no other slot"
     ),
-    f"{_G}_arguments_complete__mutmut_7": "a default without '}' ends no object, as '' does",
     **{f"{_G}_replay__mutmut_{n}": _NO_OUTPUT for n in (19, 25)},
     f"{_G}_check__mutmut_2": "arguments is assigned on every path that reads it",
     **{f"{_G}_check__mutmut_{n}": _RESLOTTED for n in (7, 10, 18, 21, 39, 42)},
