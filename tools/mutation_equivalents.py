@@ -125,7 +125,7 @@ EQUIVALENT: dict[str, str] = {
         "an empty fragment only opens an unseen slot, and the identity already opened it"
     ),
     f"{_O}_tool_call__mutmut_49": "a None and an empty fragment both only open the slot",
-    f"{_O}accumulate__mutmut_118": _UNREAD_REASON,
+    f"{_O}accumulate__mutmut_120": _UNREAD_REASON,
     f"{_O}_tool_call__mutmut_2": "a dict is a Mapping: the type test only short-cuts isinstance",
     "callgate.strategies.openai.xǁ_Accumulatorǁ__init____mutmut_7": _UNREAD_REASON,
     **{f"{_O}accumulate__mutmut_{n}": _OPENAI_FAST for n in (57, 58, 60, 61, 62, 63, 77, 78, 79)},
