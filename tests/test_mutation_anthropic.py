@@ -1,0 +1,455 @@
+"""Behaviour of the Anthropic Messages strategy that the mutation run found unobserved.
+
+Raw event dicts go into an :class:`LLMStreamBuffer` fixed to the strategy; the assertions
+read the assembled message, the verdict, the findings and the strategy's readers of an
+assembled message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from callgate import AnthropicStrategy, ExtractedCall, LLMStreamBuffer, ToolResult
+from callgate.strategies.base import Forming
+
+START = {
+    "type": "message_start",
+    "message": {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude",
+        "content": [],
+        "usage": {"input_tokens": 5, "output_tokens": 1},
+    },
+}
+
+
+def block_start(index: Any, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def tool_start(index: Any, call_id: str = "toolu_1", name: str = "f", **more: Any) -> Any:
+    return block_start(index, {"type": "tool_use", "id": call_id, "name": name, **more})
+
+
+def delta(index: Any, **body: Any) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": body}
+
+
+def json_delta(index: Any, partial: str) -> dict[str, Any]:
+    return delta(index, type="input_json_delta", partial_json=partial)
+
+
+def stop(index: Any) -> dict[str, Any]:
+    return {"type": "content_block_stop", "index": index}
+
+
+def end(reason: str = "tool_use", **usage: int) -> list[dict[str, Any]]:
+    message_delta: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": reason}}
+    if usage:
+        message_delta["usage"] = usage
+    return [message_delta, {"type": "message_stop"}]
+
+
+def feed(*events: Any) -> LLMStreamBuffer:
+    buffer = LLMStreamBuffer(strategy=AnthropicStrategy())
+    for event in events:
+        buffer.add(event)
+    return buffer
+
+
+def found(buffer: LLMStreamBuffer) -> list[tuple[str, Any, str]]:
+    return [(f.code, f.slot, f.message) for f in buffer.findings]
+
+
+def test_a_streamed_turn_becomes_the_stream_false_message() -> None:
+    buffer = feed(
+        START,
+        block_start(0, {"type": "text", "text": ""}),
+        delta(0, type="text_delta", text="Let me "),
+        delta(0, type="text_delta", text="check."),
+        stop(0),
+        tool_start(1, input={}),
+        json_delta(1, '{"city": '),
+        json_delta(1, '"Paris"}'),
+        stop(1),
+        *end(output_tokens=9),
+    )
+    assert buffer.executable and buffer.is_finished()
+    assert buffer.get_content() == "Let me check."
+    assert buffer.as_dict() == {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude",
+        "usage": {"input_tokens": 5, "output_tokens": 9},
+        "stop_reason": "tool_use",
+        "content": [
+            {"type": "text", "text": "Let me check."},
+            {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"city": "Paris"}},
+        ],
+    }
+
+
+def test_usage_keys_merge_across_message_deltas() -> None:
+    buffer = feed(
+        START,
+        {"type": "message_delta", "delta": {}, "usage": {"output_tokens": 3}},
+        {"type": "message_delta", "delta": {}, "usage": {"cache_read_input_tokens": 2}},
+    )
+    assert buffer.as_dict()["usage"] == {
+        "input_tokens": 5,
+        "output_tokens": 3,
+        "cache_read_input_tokens": 2,
+    }
+
+
+def test_usage_without_a_start_is_the_delta_usage() -> None:
+    buffer = feed({"type": "message_delta", "delta": {}, "usage": {"output_tokens": 3}})
+    assert buffer.as_dict()["usage"] == {"output_tokens": 3}
+
+
+def test_blocks_are_in_index_order_with_their_own_text() -> None:
+    buffer = feed(
+        block_start(1, {"type": "text", "text": ""}),
+        block_start(0, {"type": "thinking", "thinking": ""}),
+        delta(1, type="text_delta", text="shown"),
+        delta(0, type="thinking_delta", thinking="hidden"),
+        delta(0, type="signature_delta", signature="sig"),
+        delta(0, type="signature_delta", signature="nature"),
+    )
+    assert buffer.as_dict()["content"] == [
+        {"type": "thinking", "thinking": "hidden", "signature": "signature"},
+        {"type": "text", "text": "shown"},
+    ]
+    assert buffer.get_content() == "shown"
+
+
+def test_citations_are_collected_on_their_block() -> None:
+    buffer = feed(
+        block_start(0, {"type": "text", "text": ""}),
+        delta(0, type="citations_delta", citation={"cited_text": "a"}),
+        delta(0, type="citations_delta", citation={"cited_text": "b"}),
+    )
+    block = buffer.as_dict()["content"][0]
+    assert block["citations"] == [{"cited_text": "a"}, {"cited_text": "b"}]
+
+
+def test_a_text_delta_without_text_adds_nothing() -> None:
+    buffer = feed(block_start(0, {"type": "text", "text": ""}), delta(0, type="text_delta"))
+    assert buffer.as_dict()["content"] == [{"type": "text", "text": ""}]
+
+
+def test_an_empty_tool_input_stream_is_the_empty_object() -> None:
+    buffer = feed(tool_start(0, input={}), stop(0), *end())
+    assert buffer.executable
+    assert buffer.as_dict()["content"][0]["input"] == {}
+    assert buffer.slots[0].arguments == {}
+
+
+def test_an_input_given_whole_at_start_is_the_call_arguments() -> None:
+    buffer = feed(tool_start(0, input={"city": "Zürich"}), stop(0), *end())
+    assert buffer.executable
+    assert buffer.slots[0].raw_arguments == '{"city": "Zürich"}'
+    assert buffer.as_dict()["content"][0]["input"] == {"city": "Zürich"}
+
+
+def test_an_unfinished_input_is_shown_as_read_so_far() -> None:
+    buffer = feed(tool_start(0, input={}), json_delta(0, '{"a": 1}'))
+    assert buffer.as_dict()["content"][0]["input"] == {"a": 1}
+    buffer = feed(tool_start(0, input={}), json_delta(0, '{"a": '))
+    assert buffer.as_dict()["content"][0]["input"] == '{"a": '
+
+
+def test_a_tool_block_without_input_reads_as_the_empty_object() -> None:
+    buffer = feed(tool_start(0))
+    assert buffer.as_dict()["content"][0]["input"] == {}
+
+
+def test_each_tool_block_closes_its_own_call() -> None:
+    buffer = feed(
+        tool_start(0, "toolu_a", input={}),
+        json_delta(0, "{}"),
+        stop(0),
+        tool_start(1, "toolu_b", input={}),
+        json_delta(1, "{}"),
+    )
+    assert [s.state for s in buffer.slots] == ["validated", "accumulating"]
+    buffer.add(end()[0])
+    assert [f.code for f in buffer.findings] == ["missing_terminal"]
+    assert buffer.findings[0].slot == 1
+
+
+def test_the_stop_reason_decides_the_turn() -> None:
+    good = feed(tool_start(0, input={}), stop(0), *end("tool_use"))
+    assert good.executable
+    bad = feed(tool_start(0, input={}), stop(0), *end("end_turn"))
+    assert [f.code for f in bad.findings] == ["wrong_terminal_reason"]
+
+
+def test_a_text_turn_is_not_applicable() -> None:
+    buffer = feed(START, block_start(0, {"type": "text", "text": ""}), stop(0), *end("end_turn"))
+    assert buffer.turn_state == "not_applicable"
+    assert buffer.findings == []
+
+
+def test_message_stop_ends_the_stream() -> None:
+    strategy = AnthropicStrategy()
+    assert strategy.is_done({"type": "message_stop"})
+    assert not strategy.is_done({"type": "message_delta"})
+
+
+@pytest.mark.parametrize("index", ["0", None, True, 1.0])
+def test_a_block_index_that_is_not_an_integer_is_refused(index: Any) -> None:
+    buffer = feed(block_start(index, {"type": "text", "text": ""}))
+    assert found(buffer) == [
+        ("malformed_chunk", None, f"content block index {index!r} is not an integer")
+    ]
+    assert buffer.as_dict()["content"] == []
+
+
+def test_a_non_tool_block_started_twice_is_refused() -> None:
+    buffer = feed(
+        block_start(0, {"type": "text", "text": ""}),
+        delta(0, type="text_delta", text="a"),
+        block_start(0, {"type": "text", "text": "x"}),
+    )
+    assert found(buffer) == [("malformed_chunk", None, "content block 0 started twice")]
+    assert buffer.as_dict()["content"] == [{"type": "text", "text": "a"}]
+
+
+def test_input_json_for_a_text_block_is_refused() -> None:
+    buffer = feed(block_start(0, {"type": "text", "text": ""}), json_delta(0, "{}"))
+    assert found(buffer) == [("malformed_chunk", None, "input_json_delta for non-tool block 0")]
+
+
+def test_input_json_for_a_block_never_started_opens_an_orphan_slot() -> None:
+    buffer = feed(json_delta(2, "{}"), stop(2), *end())
+    assert buffer.turn_state == "blocked"
+    assert [f.slot for f in buffer.findings] == [2]
+
+
+def test_input_json_without_partial_json_is_an_empty_fragment() -> None:
+    buffer = feed(tool_start(0, input={}), delta(0, type="input_json_delta"), stop(0), *end())
+    assert buffer.executable
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [
+        (delta(3, type="text_delta", text="x"), "text_delta for content block 3, never started"),
+        (
+            delta("0", type="text_delta", text="x"),
+            "text_delta for content block '0', never started",
+        ),
+        (
+            delta(None, type="thinking_delta"),
+            "thinking_delta for content block None, never started",
+        ),
+    ],
+)
+def test_a_delta_for_a_block_never_started_is_an_orphan(event: Any, message: str) -> None:
+    buffer = feed(event)
+    assert found(buffer) == [("orphan_event", None, message)]
+    assert buffer.get_content() == ""
+
+
+def test_a_stop_for_a_block_never_started_is_an_orphan() -> None:
+    buffer = feed(stop(4))
+    assert [(f.code, f.slot) for f in buffer.findings] == [("orphan_event", 4)]
+
+
+def test_a_stop_for_a_text_block_changes_nothing() -> None:
+    buffer = feed(block_start(0, {"type": "text", "text": ""}), stop(0))
+    assert buffer.findings == []
+    assert buffer.slots == []
+
+
+def test_an_error_event_blocks_the_turn_naming_its_type() -> None:
+    buffer = feed(
+        tool_start(0, input={}),
+        {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
+    )
+    assert found(buffer)[0] == (
+        "missing_terminal",
+        None,
+        "the provider reported 'overloaded_error' mid-stream",
+    )
+    assert buffer.turn_state == "blocked"
+
+
+def test_an_error_event_without_a_type_is_named_error() -> None:
+    strategy = AnthropicStrategy()
+    buffer = LLMStreamBuffer(strategy=strategy)
+    buffer.add({"type": "error", "error": {}})
+    assert buffer.findings[0].message == "the provider reported 'error' mid-stream"
+
+
+def test_ping_changes_nothing() -> None:
+    buffer = feed(START, {"type": "ping"})
+    assert buffer.findings == []
+    assert buffer.turn_state == "streaming"
+
+
+# Readers of an assembled message.
+
+
+def test_recognition() -> None:
+    strategy = AnthropicStrategy()
+    assert strategy.recognizes({"type": "ping"})
+    assert strategy.recognizes({"type": "error", "error": {"type": "x"}})
+    assert not strategy.recognizes({"type": "error", "error": "x"})
+    assert not strategy.recognizes({"type": "other"})
+    assert not strategy.recognizes({"type": ["message_start"]})
+    assert strategy.recognizes({"type": "message", "content": []})
+    assert strategy.recognizes({"role": "assistant", "content": []})
+    assert not strategy.recognizes({"role": "assistant", "content": "text"})
+    assert not strategy.recognizes({"role": "user", "content": []})
+
+
+def test_extract_reads_named_tool_use_blocks_with_object_input() -> None:
+    message = {
+        "content": [
+            {"type": "text", "text": "hi"},
+            {"type": "tool_use", "id": "a", "name": "f", "input": {"x": 1}},
+            {"type": "tool_use", "id": "b", "name": "g", "input": "{}"},
+            {"type": "tool_use", "id": "c", "name": "", "input": {}},
+        ]
+    }
+    assert AnthropicStrategy().extract(message) == [ExtractedCall("a", "f", {"x": 1}, 1)]
+
+
+def test_content_text_joins_text_blocks_only() -> None:
+    message = {
+        "content": [
+            {"type": "text", "text": "a"},
+            {"type": "thinking", "thinking": "no"},
+            {"type": "text"},
+            {"type": "text", "text": "b"},
+        ]
+    }
+    assert AnthropicStrategy().content_text(message) == "ab"
+    assert AnthropicStrategy().content_text({}) == ""
+
+
+def test_forming_names_the_last_tool_block() -> None:
+    strategy = AnthropicStrategy()
+    assert strategy.forming({"content": [{"type": "text"}]}) == Forming(False, None)
+    message = {"content": [{"type": "tool_use", "name": "a"}, {"type": "tool_use", "name": "b"}]}
+    assert strategy.forming(message) == Forming(True, "b")
+
+
+def test_history_keeps_the_blocks_without_the_envelope() -> None:
+    blocks = [{"type": "text", "text": "a"}]
+    assert AnthropicStrategy().history({"id": "m", "content": blocks}) == [
+        {"role": "assistant", "content": blocks}
+    ]
+    assert AnthropicStrategy().history({}) == [{"role": "assistant", "content": []}]
+
+
+def test_result_messages_are_one_user_message_of_tool_results() -> None:
+    strategy = AnthropicStrategy()
+    assert strategy.result_messages([]) == []
+    results = [
+        ToolResult(ExtractedCall("a", "f", {}, 0), "18 C"),
+        ToolResult(ExtractedCall("b", "g", {}, 1), "boom", is_error=True),
+    ]
+    assert strategy.result_messages(results) == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "18 C"},
+                {"type": "tool_result", "tool_use_id": "b", "content": "boom", "is_error": True},
+            ],
+        }
+    ]
+
+
+def test_without_message_start_the_envelope_is_an_assistant_message() -> None:
+    buffer = feed(block_start(0, {"type": "text"}), delta(0, type="text_delta", text="hi"))
+    assert buffer.as_dict() == {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "hi"}],
+    }
+
+
+def test_a_tool_input_given_at_start_stands_until_deltas_come() -> None:
+    buffer = feed(tool_start(0, input={"a": 1}))
+    assert buffer.as_dict()["content"][0]["input"] == {"a": 1}
+
+
+@pytest.mark.parametrize(("more", "expected"), [({"input": {"a": 1}}, {"a": 1}), ({}, {})])
+def test_a_refused_tool_block_keeps_its_start_input(more: Any, expected: Any) -> None:
+    buffer = feed(tool_start(5000, **more))
+    assert [f.code for f in buffer.findings] == ["limit_exceeded"]
+    assert buffer.as_dict()["content"][0]["input"] == expected
+
+
+def test_a_start_input_is_not_added_to_streamed_input() -> None:
+    buffer = feed(tool_start(0, input={"a": 1}), json_delta(0, '{"a": 1}'), stop(0), *end())
+    assert buffer.slots[0].raw_arguments == '{"a": 1}'
+    assert buffer.executable
+
+
+def test_input_json_for_a_block_never_started_keeps_its_text_and_shows_nothing() -> None:
+    buffer = feed(json_delta(2, '{"a": 1}'))
+    assert [s.raw_arguments for s in buffer.slots] == ['{"a": 1}']
+    assert buffer.get_content() == ""
+
+
+def test_a_delta_that_is_not_an_object_is_read_as_empty() -> None:
+    buffer = feed(
+        block_start(0, {"type": "text", "text": ""}),
+        {"type": "content_block_delta", "index": 0, "delta": None},
+    )
+    assert buffer.findings == []
+    assert buffer.as_dict()["content"] == [{"type": "text", "text": ""}]
+
+
+def test_a_delta_for_an_unhashable_index_is_an_orphan() -> None:
+    buffer = feed(delta([0], type="text_delta", text="x"))
+    assert found(buffer) == [
+        ("orphan_event", None, "text_delta for content block [0], never started")
+    ]
+
+
+def test_a_signature_delta_without_signature_adds_nothing() -> None:
+    buffer = feed(
+        block_start(0, {"type": "thinking", "thinking": ""}),
+        delta(0, type="signature_delta"),
+        delta(0, type="signature_delta", signature="s"),
+    )
+    assert buffer.as_dict()["content"][0]["signature"] == "s"
+    assert buffer.findings == []
+
+
+def test_the_wrong_stop_reason_is_named() -> None:
+    buffer = feed(tool_start(0, input={}), stop(0), *end("max_tokens"))
+    assert found(buffer) == [
+        (
+            "wrong_terminal_reason",
+            0,
+            "the turn ended with reason 'max_tokens', not a tool-call reason",
+        )
+    ]
+
+
+def test_forming_names_the_last_of_several_tool_blocks() -> None:
+    message = {"content": [{"type": "tool_use", "name": n} for n in ("a", "b", "c")]}
+    assert AnthropicStrategy().forming(message) == Forming(True, "c")
+
+
+def test_text_streamed_into_a_block_follows_the_text_it_started_with() -> None:
+    buffer = feed(
+        block_start(0, {"type": "text", "text": "pre "}), delta(0, type="text_delta", text="x")
+    )
+    assert buffer.as_dict()["content"] == [{"type": "text", "text": "pre x"}]
+
+
+def test_input_json_without_text_for_a_block_never_started_adds_no_text() -> None:
+    buffer = feed(delta(2, type="input_json_delta"))
+    assert [s.raw_arguments for s in buffer.slots] == [""]

@@ -1,0 +1,397 @@
+"""Mutation testing of callgate's core with mutmut: full runs per module and a CI sample.
+
+Each core module is mutated on its own, in a scratch copy of the project under
+``build/mutation/<module>/``, against only the test files listed for it in :data:`MODULES`;
+within those, mutmut runs for each mutant only the tests that call the mutated function.
+Equivalent mutants (no test can tell them apart from the original) are listed with the
+reason in ``tools/mutation_equivalents.py`` and left out of the score.
+
+    python tools/mutation.py run [MODULE ...]      full run, score per module
+    python tools/mutation.py survivors MODULE      diffs of the last run's survivors
+    python tools/mutation.py rerun MODULE          those survivors again, with current tests
+    python tools/mutation.py tables [TABLE ...]    the machine tables' transitions
+    python tools/mutation.py sample                fixed-seed sample; exit 1 under the floor
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from mutmut.mutation.file_mutation import mutate_file_contents
+from mutmut.stats import status_by_exit_code
+from mutmut.utils.format_utils import get_mutant_name
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build" / "mutation"
+sys.path.insert(0, str(ROOT / "tools"))
+
+from mutation_equivalents import EQUIVALENT  # noqa: E402
+
+FLOOR = 0.90
+"""The kill rate every module must reach, equivalent mutants left out."""
+
+SEED = 15
+SAMPLE_PER_MODULE = 12
+"""Mutants per module in the CI sample: enough to catch a collapse, small enough for CI."""
+
+_MUTMUT = str(Path(sys.executable).parent / "mutmut")
+
+KILLED = {"killed", "timeout", "caught by type check", "segfault"}
+
+
+@dataclass(frozen=True)
+class Module:
+    """One module under mutation and the test files that exercise its behaviour."""
+
+    path: str
+    tests: tuple[str, ...]
+
+
+_NATIVE = (
+    "tests/test_buffer.py",
+    "tests/test_check.py",
+    "tests/test_replay.py",
+)
+
+MODULES = {
+    "strictjson": Module(
+        "src/callgate/strictjson.py",
+        ("tests/test_strictjson.py", "tests/test_mutation_strictjson.py"),
+    ),
+    "gate": Module("src/callgate/gate.py", (*_NATIVE, "tests/test_mutation_gate.py")),
+    "openai": Module(
+        "src/callgate/strategies/openai.py", (*_NATIVE, "tests/test_mutation_openai.py")
+    ),
+    "anthropic": Module(
+        "src/callgate/strategies/anthropic.py", (*_NATIVE, "tests/test_mutation_anthropic.py")
+    ),
+    "detector": Module(
+        "src/callgate/detector.py",
+        (
+            "tests/test_detector.py",
+            "tests/test_text_strategies.py",
+            "tests/test_mutation_detector.py",
+        ),
+    ),
+}
+
+
+_GATE_TESTS = (
+    "tests/test_mutation_gate.py",
+    "tests/test_mutation_openai.py",
+    "tests/test_mutation_anthropic.py",
+)
+
+TABLES = {
+    "slot": Module("src/callgate/fsm/slot.py", _GATE_TESTS),
+    "turn": Module("src/callgate/fsm/turn.py", _GATE_TESTS),
+    "detector": Module(
+        "src/callgate/fsm/detector.py",
+        ("tests/test_mutation_detector.py", "tests/test_text_strategies.py"),
+    ),
+    "display": Module("src/callgate/fsm/display.py", ("tests/test_driver.py",)),
+}
+"""The machine tables (data, which mutmut leaves alone) and the behaviour tests that run them."""
+
+
+@dataclass(frozen=True)
+class TableMutant:
+    """One edit of one transition literal: another target, or its finding dropped."""
+
+    table: str
+    line: int
+    change: str
+    source: str
+
+
+def table_mutants(name: str) -> list[TableMutant]:
+    """Each transition retargeted to the next state of the table, and its output dropped."""
+    module = TABLES[name]
+    text = (ROOT / module.path).read_text(encoding="utf-8")
+    states = [s.name for s in importlib.import_module(f"callgate.fsm.{name}").STATES]
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def span(node: ast.expr) -> tuple[int, int]:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        return (
+            starts[node.lineno - 1] + node.col_offset,
+            starts[node.end_lineno - 1] + node.end_col_offset,
+        )
+
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "Transition"
+            and len(node.args) >= 3
+            and isinstance(node.args[2], ast.Constant)
+            and isinstance(node.args[2].value, str)
+        ):
+            continue
+        target: str = node.args[2].value
+        other = states[(states.index(target) + 1) % len(states)]
+        start, end = span(node.args[2])
+        edit = text[:start] + repr(other) + text[end:]
+        found.append(TableMutant(name, node.lineno, f"target {target} -> {other}", edit))
+        for keyword in node.keywords:
+            if keyword.arg == "output":
+                start, end = span(keyword.value)
+                edit = text[:start] + "None" + text[end:]
+                found.append(TableMutant(name, node.lineno, "output dropped", edit))
+    return sorted(found, key=lambda m: (m.line, m.change))
+
+
+def table_run(names: list[str]) -> int:
+    """Run each table mutant against its table's behaviour tests, one pytest at a time."""
+    workdir = BUILD / "tables"
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    shutil.copytree(ROOT / "src", workdir / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "CI": "1", "PYTHONPATH": str(workdir / "src")}
+    scores = []
+    for name in names:
+        module = TABLES[name]
+        target = workdir / module.path
+        original = target.read_text(encoding="utf-8")
+        killed, rejected, survived = 0, 0, []
+        for mutant in table_mutants(name):
+            target.write_text(mutant.source, encoding="utf-8")
+            loads = subprocess.run(
+                [sys.executable, "-c", "import callgate"], env=env, capture_output=True, check=False
+            )
+            if loads.returncode != 0:
+                rejected += 1
+                continue
+            tests = [t for t in module.tests if (ROOT / t).exists()]
+            command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+            result = subprocess.run(
+                [*command, *tests], cwd=ROOT, env=env, capture_output=True, check=False
+            )
+            if result.returncode == 0:
+                survived.append(f"{module.path}:{mutant.line}: {mutant.change}")
+            else:
+                killed += 1
+        target.write_text(original, encoding="utf-8")
+        scores.append(Score(f"table {name}", killed + rejected, survived, 0))
+        print(f"table {name}: {rejected} rejected by Table.validate", flush=True)
+        for line in survived:
+            print(f"survived: {line}", flush=True)
+        print(HEADER, *(s.line() for s in scores), sep="\n", flush=True)
+    return 0 if all(s.rate >= FLOOR for s in scores) else 1
+
+
+def mutant_names(module: Module) -> list[str]:
+    """Every mutant mutmut makes of the module, in its own order."""
+    path = Path(module.path)
+    mutated = mutate_file_contents(str(path), (ROOT / path).read_text(encoding="utf-8"))
+    return [get_mutant_name(path, name) for name in mutated.mutant_names]
+
+
+def mutant_prefix(module: Module) -> str:
+    """The dotted prefix of the module's mutant names."""
+    return get_mutant_name(Path(module.path), "x").removesuffix(".x") + "."
+
+
+def _toml_list(items: list[str] | tuple[str, ...]) -> str:
+    return "[" + ", ".join(json.dumps(item) for item in items) + "]"
+
+
+def prepare(workdir: Path, paths: list[str], tests: list[str]) -> None:
+    """Lay a fresh copy of src, tests and pyproject in workdir, mutating only paths."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    shutil.copytree(ROOT / "src", workdir / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    kept = []
+    skipping = False
+    for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").splitlines():
+        if line.startswith("["):
+            skipping = line.strip() == "[tool.mutmut]"
+        if not skipping:
+            kept.append(line)
+    kept += [
+        "",
+        "[tool.mutmut]",
+        f"only_mutate = {_toml_list(paths)}",
+        f"pytest_add_cli_args_test_selection = {_toml_list(tests)}",
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]',
+        "use_git_change_detection = false",
+    ]
+    (workdir / "pyproject.toml").write_text("\n".join(kept) + "\n", encoding="utf-8")
+
+
+def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
+    """Run mutmut on one worker in workdir (all mutants, or only the named ones)."""
+    env = {**os.environ, "CI": "1"}
+    command = [_MUTMUT, "run", "--max-children", "1", *names]
+    output = subprocess.DEVNULL if quiet else None
+    subprocess.run(command, cwd=workdir, env=env, check=False, stdout=output)
+
+
+def statuses(workdir: Path, module: Module) -> dict[str, str]:
+    """The status of each mutant of the module after a run in workdir."""
+    meta = workdir / "mutants" / (module.path + ".meta")
+    data = json.loads(meta.read_text(encoding="utf-8"))
+    return {name: status_by_exit_code[code] for name, code in data["exit_code_by_key"].items()}
+
+
+@dataclass
+class Score:
+    """Counts of one module's run; equivalent mutants are out of the denominator."""
+
+    module: str
+    killed: int
+    survived: list[str]
+    equivalent: int
+
+    @property
+    def rate(self) -> float:
+        total = self.killed + len(self.survived)
+        return self.killed / total if total else 1.0
+
+    def line(self) -> str:
+        total = self.killed + len(self.survived)
+        return (
+            f"| {self.module} | {total + self.equivalent} | {self.equivalent} | "
+            f"{self.killed} | {len(self.survived)} | {self.rate:.1%} |"
+        )
+
+
+def score(name: str, found: dict[str, str]) -> Score:
+    killed = [m for m, status in found.items() if status in KILLED and m not in EQUIVALENT]
+    equivalent = [m for m in found if m in EQUIVALENT]
+    survived = [m for m, s in found.items() if s not in KILLED and m not in EQUIVALENT]
+    return Score(name, len(killed), sorted(survived), len(equivalent))
+
+
+HEADER = "| module | mutants | equivalent | killed | survived | score |\n|---|---|---|---|---|---|"
+
+
+def run(modules: list[str], quiet: bool) -> int:
+    """Full run of each module in turn; print and store the table of scores."""
+    scores = []
+    for name in modules:
+        module = MODULES[name]
+        workdir = BUILD / name
+        prepare(workdir, [module.path], [t for t in module.tests if (ROOT / t).exists()])
+        mutmut(workdir, [], quiet)
+        found = statuses(workdir, module)
+        prefix = mutant_prefix(module)
+        for stale in sorted(m for m in EQUIVALENT if m.startswith(prefix) and m not in found):
+            print(f"equivalent list names a mutant that no longer exists: {stale}")
+        result = score(name, found)
+        (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
+        scores.append(result)
+        print(HEADER, *(s.line() for s in scores), sep="\n", flush=True)
+    return 0 if all(s.rate >= FLOOR for s in scores) else 1
+
+
+def rerun(name: str, quiet: bool) -> int:
+    """Run only the last full run's survivors again, against the current tests."""
+    module = MODULES[name]
+    workdir = BUILD / name
+    shutil.rmtree(workdir / "tests")
+    shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    last = [m for m in (workdir / "survivors.txt").read_text().split() if m not in EQUIVALENT]
+    if last:
+        mutmut(workdir, last, quiet)
+    result = score(name, statuses(workdir, module))
+    (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
+    print(HEADER, result.line(), sep="\n")
+    return 0 if result.rate >= FLOOR else 1
+
+
+def equivalents() -> int:
+    """Print the equivalent-mutant list as a Markdown table, for docs/mutation.md."""
+    print("| mutant | why no test can kill it |\n|---|---|")
+    for mutant, why in sorted(EQUIVALENT.items()):
+        print(f"| `{mutant.removeprefix('callgate.')}` | {why} |")
+    return 0
+
+
+def survivors(name: str) -> int:
+    """Print the diff of each survivor of the module's last full run."""
+    workdir = BUILD / name
+    for mutant in (workdir / "survivors.txt").read_text().split():
+        subprocess.run([_MUTMUT, "show", mutant], cwd=workdir, check=False)
+    return 0
+
+
+def sample(seed: int, per_module: int, floor: float, quiet: bool) -> int:
+    """Run a fixed-seed sample of each module's non-equivalent mutants in one mutmut run."""
+    rng = random.Random(seed)
+    chosen: dict[str, list[str]] = {}
+    for name, module in MODULES.items():
+        candidates = [m for m in mutant_names(module) if m not in EQUIVALENT]
+        chosen[name] = sorted(rng.sample(candidates, min(per_module, len(candidates))))
+    tests = sorted({t for m in MODULES.values() for t in m.tests if (ROOT / t).exists()})
+    workdir = BUILD / "sample"
+    prepare(workdir, [m.path for m in MODULES.values()], tests)
+    mutmut(workdir, [m for names in chosen.values() for m in names], quiet)
+    scores = []
+    for name, module in MODULES.items():
+        found = statuses(workdir, module)
+        scores.append(score(name, {m: found[m] for m in chosen[name]}))
+    print(HEADER, *(s.line() for s in scores), sep="\n")
+    killed = sum(s.killed for s in scores)
+    survived = [m for s in scores for m in s.survived]
+    rate = killed / (killed + len(survived))
+    print(f"sample of {killed + len(survived)} mutants (seed {seed}): {rate:.1%} killed")
+    for mutant in survived:
+        print(f"survived: {mutant}")
+    if rate < floor:
+        print(f"mutation sample under the floor of {floor:.0%}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-q", "--quiet", action="store_true", help="hide mutmut's progress")
+    commands = parser.add_subparsers(dest="command", required=True)
+    full = commands.add_parser("run", help="full run, module by module")
+    full.add_argument("modules", nargs="*", help=f"some of {', '.join(MODULES)} (default: all)")
+    tables = commands.add_parser("tables", help="mutate the machine tables' transitions")
+    tables.add_argument("tables", nargs="*", help=f"some of {', '.join(TABLES)} (default: all)")
+    commands.add_parser("equivalents", help="the equivalent-mutant list as Markdown")
+    again = commands.add_parser("rerun", help="the last run's survivors, with current tests")
+    again.add_argument("module", choices=list(MODULES))
+    show = commands.add_parser("survivors", help="diffs of a module's survivors")
+    show.add_argument("module", choices=list(MODULES))
+    ci = commands.add_parser("sample", help="fixed-seed sample with a floor")
+    ci.add_argument("--seed", type=int, default=SEED)
+    ci.add_argument("--per-module", type=int, default=SAMPLE_PER_MODULE)
+    ci.add_argument("--floor", type=float, default=FLOOR)
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        unknown = sorted(set(args.modules) - set(MODULES))
+        if unknown:
+            parser.error(f"unknown module(s): {', '.join(unknown)}")
+        return run(args.modules or list(MODULES), args.quiet)
+    if args.command == "tables":
+        return table_run(args.tables or list(TABLES))
+    if args.command == "equivalents":
+        return equivalents()
+    if args.command == "rerun":
+        return rerun(args.module, args.quiet)
+    if args.command == "survivors":
+        return survivors(args.module)
+    return sample(args.seed, args.per_module, args.floor, args.quiet)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

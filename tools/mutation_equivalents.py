@@ -1,0 +1,183 @@
+"""Equivalent mutants of the core: no test can tell them from the original, and why.
+
+Keys are mutmut's mutant names (module, function, ordinal); ``tools/mutation.py`` leaves these
+out of every score and says when a name no longer exists (the function changed: recheck).
+"""
+
+from __future__ import annotations
+
+_INTERNAL_ARGS = "the exception is private and always caught; its args are never read"
+_WHITESPACE_MATCHES = (
+    "the pattern [ \\t\\n\\r]* matches at every position, so the match is never None"
+)
+
+_FAST_PATH = (
+    "the fast path of fragment() only short-cuts the general path, which reaches the same "
+    "slot, size and transition"
+)
+_NO_OUTPUT = "the transition fired has no finding, so its message is never read"
+_RESLOTTED = "a check finding without a slot is given the slot's key before it is recorded"
+_COUNTER = "the version is a change counter: readers compare it for equality, not by value"
+_AND_OR = "parse_arguments returns exactly one of (object, finding), so 'and' and 'or' agree"
+_SAME_LOOKUP = "the fallback Interpreter.transition does the same (state, event) lookup"
+_G = "callgate.gate.xǁTurnGateǁ"
+_O = "callgate.strategies.openai.xǁOpenAIStrategyǁ"
+_OPENAI_FAST = (
+    "the fast path for a fragment-only entry short-cuts _tool_call, which does the same "
+    "for such an entry (no identity, one fragment)"
+)
+_A = "callgate.strategies.anthropic.xǁAnthropicStrategyǁ"
+_ANTHROPIC_FAST = (
+    "the fast path for input_json_delta to a tool block short-cuts _delta, which sends the "
+    "same fragment to the same slot"
+)
+_NONE_FRAGMENT = "a missing partial_json as None or '' only opens the slot: no text either way"
+_D = "callgate.detector.xǁDetectorǁ"
+_HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
+_UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
+
+EQUIVALENT: dict[str, str] = {
+    # strictjson
+    "callgate.strictjson.xǁ_DuplicateKeyǁ__init____mutmut_1": _INTERNAL_ARGS,
+    "callgate.strictjson.xǁ_NonFiniteǁ__init____mutmut_1": _INTERNAL_ARGS,
+    "callgate.strictjson.xǁ_IntTooLongǁ__init____mutmut_1": _INTERNAL_ARGS,
+    "callgate.strictjson.x__exceeds_depth__mutmut_6": (
+        "the bracket count is only a shortcut: at count == limit the exact scan also says no"
+    ),
+    "callgate.strictjson.x__exceeds_depth__mutmut_33": (
+        "'X' is not a structural character, so 'XX[{XX' and '[{' select the same characters"
+    ),
+    "callgate.strictjson.x__where__mutmut_4": "str.count with start None is start 0",
+    "callgate.strictjson.x__where__mutmut_15": "str.rfind with start None is start 0",
+    "callgate.strictjson.x__decode__mutmut_5": "re.match with no pos starts at 0",
+    "callgate.strictjson.x__decode__mutmut_9": _WHITESPACE_MATCHES,
+    "callgate.strictjson.x__decode__mutmut_10": _WHITESPACE_MATCHES,
+    "callgate.strictjson.x__decode__mutmut_92": _WHITESPACE_MATCHES,
+    # gate
+    "callgate.gate.xǁSlotǁ__init____mutmut_8": (
+        "replay is only read in the replaying state, entered after restart assigns it"
+    ),
+    **{
+        f"callgate.gate.xǁSlotǁ__init____mutmut_{n}": (
+            "the repeat and its position are assigned when the slot restarts, before any read"
+        )
+        for n in (9, 10, 11)
+    },
+    "callgate.gate.xǁTurnGateǁ__init____mutmut_23": _COUNTER,
+    "callgate.gate.xǁTurnGateǁ__init____mutmut_31": "None and False are both false",
+    **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (54, 60, 72, 78)},
+    **{
+        f"{_G}identity__mutmut_{n}": (
+            "a clash was ruled out before, so the value assigned is the one already there"
+        )
+        for n in (61, 66)
+    },
+    **{f"{_G}fragment__mutmut_{n}": _FAST_PATH for n in (1, 2, 3, 4, 5, 6, 21, 23, 76, 77, 78)},
+    **{
+        f"{_G}fragment__mutmut_{n}": "len(text) equals its UTF-8 length for ASCII text"
+        for n in (16, 51)
+    },
+    **{f"{_G}fragment__mutmut_{n}": _NO_OUTPUT for n in (43, 49)},
+    **{
+        f"{_G}confirm__mutmut_{n}": (
+            "while replaying, fragments go to the repeat, so the raw arguments still equal "
+            "the original the repeat is compared with"
+        )
+        for n in (5, 8, 9)
+    },
+    f"{_G}close__mutmut_6": "an empty and a None message both fall back to the table's text",
+    f"{_G}_early__mutmut_16": _AND_OR,
+    **{
+        f"{_G}_early__mutmut_{n}": "an early finding is never reported, only its absence read"
+        for n in (22, 25)
+    },
+    f"{_G}_clash__mutmut_11": (
+        "with both ids None, or the slot's own id, the owner lookup finds no other slot"
+    ),
+    **{f"{_G}_replay__mutmut_{n}": _NO_OUTPUT for n in (19, 25)},
+    f"{_G}_check__mutmut_2": "arguments is assigned on every path that reads it",
+    **{f"{_G}_check__mutmut_{n}": _RESLOTTED for n in (7, 10, 18, 21, 39, 42)},
+    f"{_G}_check__mutmut_33": _AND_OR,
+    **{f"{_G}_check__mutmut_{n}": _NO_OUTPUT for n in (47, 53, 65, 71)},
+    **{f"{_G}_transition__mutmut_{n}": _SAME_LOOKUP for n in (1, 2)},
+    f"{_G}_apply__mutmut_3": _COUNTER,
+    f"{_G}_fire_turn__mutmut_9": _COUNTER,
+    **{
+        f"{_G}_apply__mutmut_{n}": (
+            "a blocked slot can only be re-entered while the turn is blocked, and blocked "
+            "absorbs block; only the change counter moves"
+        )
+        for n in (30, 31)
+    },
+    f"{_G}_fire_turn__mutmut_1": (
+        "every turn transition with a finding is fired with its own message"
+    ),
+    f"{_G}_fire_turn__mutmut_20": "the key passed with a turn finding is a slot index or None",
+    **{
+        f"{_G}_verdict__mutmut_{n}": (
+            "unreachable: when the turn completes every slot is validated or blocked, and a "
+            "blocked slot has already blocked the turn"
+        )
+        for n in (15, 16, 17)
+    },
+    # openai
+    f"{_O}_tool_call__mutmut_45": (
+        "an empty fragment only opens an unseen slot, and the identity already opened it"
+    ),
+    f"{_O}_tool_call__mutmut_49": "a None and an empty fragment both only open the slot",
+    f"{_O}accumulate__mutmut_120": _UNREAD_REASON,
+    f"{_O}_tool_call__mutmut_2": "a dict is a Mapping: the type test only short-cuts isinstance",
+    "callgate.strategies.openai.xǁ_Accumulatorǁ__init____mutmut_7": _UNREAD_REASON,
+    **{f"{_O}accumulate__mutmut_{n}": _OPENAI_FAST for n in (57, 58, 60, 61, 62, 63, 77, 78, 79)},
+    # anthropic
+    **{f"{_A}accumulate__mutmut_{n}": _ANTHROPIC_FAST for n in (8, 9, 10, 11, 13, 15, 16, 17)},
+    **{f"{_A}accumulate__mutmut_{n}": _ANTHROPIC_FAST for n in (18, 19, 20, 21, 22, 23, 24)},
+    **{f"{_A}accumulate__mutmut_{n}": _NONE_FRAGMENT for n in (31, 33)},
+    **{f"{_A}_delta__mutmut_{n}": _NONE_FRAGMENT for n in (31, 33)},
+    f"{_A}accumulate__mutmut_73": "ensure_ascii=None is false, as False is",
+    **{
+        f"{_A}accumulate__mutmut_{n}": (
+            "the message's content is always replaced by the blocks, so message_start's "
+            "content is dropped either way"
+        )
+        for n in (91, 93, 94, 95)
+    },
+    # detector
+    **{
+        f"{_D}abandon__mutmut_{n}": (
+            "showing the opener, never blank, has already marked text as seen"
+        )
+        for n in (16, 17)
+    },
+    **{f"{_D}feed_reasoning__mutmut_{n}": _HOLD for n in (10, 12)},
+    **{f"{_D}_reasoning__mutmut_{n}": _HOLD for n in (16, 18)},
+    f"{_D}_in_block__mutmut_18": "a head of HEAD characters is full: the check reads nothing new",
+    f"{_D}_in_block__mutmut_23": (
+        "past HEAD characters the head is full and was viable: the check finds no break"
+    ),
+    f"{_D}_in_block__mutmut_36": (
+        "the cut only splits what is shown between the block and the re-read text, which is "
+        "shown in the same step either way"
+    ),
+    f"{_D}_reasoning__mutmut_24": "a tail of characters that no token contains completes none",
+    **{
+        f"{_D}_append__mutmut_{n}": "the hold is at least one character, never zero"
+        for n in (7, 10)
+    },
+    **{
+        f"{_D}_parse__mutmut_{n}": "only whether any call was extracted is read, not how many"
+        for n in (14, 15, 16)
+    },
+    "callgate.detector.xǁ_Blockǁ__init____mutmut_10": (
+        "only a block open at the start has no partial tokens, and its head is never cut"
+    ),
+    "callgate.detector.xǁ_Blockǁ__init____mutmut_17": (
+        "a tail of characters that no token contains completes none"
+    ),
+    "callgate.detector.xǁ_Blockǁpayload__mutmut_1": "joining a single part gives that part",
+    f"{_D}_printing__mutmut_51": "a tail of characters that no token contains completes none",
+    f"{_D}_printing__mutmut_63": (
+        "with nothing to show, the text event is a self-loop before the prefix event"
+    ),
+    f"{_D}_end_formats__mutmut_6": "at the end at most one piece of text is shown",
+}
