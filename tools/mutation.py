@@ -61,6 +61,12 @@ _NATIVE = (
     "tests/test_buffer.py",
     "tests/test_check.py",
     "tests/test_replay.py",
+    "tests/test_wire_corners.py",
+    "tests/test_captures.py",
+    "tests/test_history.py",
+    "tests/test_limits_text.py",
+    "tests/test_growth.py",
+    "tests/test_wire_messages.py",
 )
 
 MODULES = {

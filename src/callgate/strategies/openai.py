@@ -43,7 +43,7 @@ class _Accumulator:
         self.gate = gate
         self.role = "assistant"
         self.content: list[str] = []
-        self.blocks: list[dict[str, Any]] | None = None
+        self.blocks: list[tuple[str, list[str]]] | None = None
         """Content as a list of typed parts, once a server sent one (Mistral's magistral)."""
         self.extra: dict[str, list[str]] = {}
         self.finish_reason: str | None = None
@@ -155,7 +155,7 @@ class OpenAIStrategy(ExtractionStrategy):
             "role": acc.role,
             "content": "".join(acc.content) or None
             if acc.blocks is None
-            else [dict(block) for block in acc.blocks],
+            else [_block(kind, parts) for kind, parts in acc.blocks],
         }
         for key, parts in acc.extra.items():
             message[key] = "".join(parts)
@@ -266,22 +266,29 @@ def _content(acc: _Accumulator, value: object) -> str:
     return shown
 
 
-def _text_part(blocks: list[dict[str, Any]], text: str) -> None:
-    if blocks and blocks[-1].get("type") == "text":
-        blocks[-1] = {**blocks[-1], "text": blocks[-1]["text"] + text}
+def _text_part(blocks: list[tuple[str, list[str]]], text: str) -> None:
+    """Add shown text: to the last part if it is text (parts of one kind merge), else a new one."""
+    if blocks and blocks[-1][0] == "text":
+        blocks[-1][1].append(text)
     else:
-        blocks.append({"type": "text", "text": text})
+        blocks.append(("text", [text]))
 
 
-def _thinking_part(blocks: list[dict[str, Any]], inner: list[Any]) -> None:
+def _thinking_part(blocks: list[tuple[str, list[str]]], inner: list[Any]) -> None:
+    """Add a thinking part's text pieces, merged into the last part if it is thinking."""
     texts = [p["text"] for p in inner if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
-    if blocks and blocks[-1].get("type") == "thinking":
-        thinking = list(blocks[-1]["thinking"])
-        last = thinking[-1] if thinking else {"type": "text", "text": ""}
-        thinking[-1:] = [{**last, "text": last["text"] + "".join(texts)}]
-        blocks[-1] = {"type": "thinking", "thinking": thinking}
+    if blocks and blocks[-1][0] == "thinking":
+        blocks[-1][1].extend(texts)
     else:
-        blocks.append({"type": "thinking", "thinking": [{"type": "text", "text": "".join(texts)}]})
+        blocks.append(("thinking", texts))
+
+
+def _block(kind: str, pieces: list[str]) -> dict[str, Any]:
+    """One content part of the message, its pieces joined once (the stream stays linear)."""
+    text = "".join(pieces)
+    if kind == "text":
+        return {"type": "text", "text": text}
+    return {"type": "thinking", "thinking": [{"type": "text", "text": text}]}
 
 
 def _describe(error: Mapping[str, Any]) -> str:
