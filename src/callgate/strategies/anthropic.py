@@ -338,7 +338,11 @@ def _restated_input(gate: TurnGate, index: Any, initial: Any) -> None:
 
 def _server_input(parts: list[str], initial: Any) -> Any:
     """A server tool's input: what its deltas built (as the SDK reads it), else the start's."""
-    raw = "".join(parts)
+    return _read_input("".join(parts), initial)
+
+
+def _read_input(raw: str, initial: Any) -> Any:
+    """Input text as the SDK reads it: parsed if it parses, the start's input if empty."""
     if not raw:
         return initial if initial is not None else {}
     try:
@@ -362,10 +366,4 @@ def _input(gate: TurnGate, index: int, initial: Any) -> Any:
         return initial if initial is not None else {}
     if slot.arguments is not None:
         return slot.arguments
-    raw = slot.raw_arguments
-    if not raw:
-        return initial if initial is not None else {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
+    return _read_input(slot.raw_arguments, initial)
