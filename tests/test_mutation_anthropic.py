@@ -179,6 +179,8 @@ def test_each_tool_block_closes_its_own_call() -> None:
     )
     assert [s.state for s in buffer.slots] == ["validated", "accumulating"]
     buffer.add(end()[0])
+    assert buffer.findings == []  # message_stop, not message_delta, ends the turn
+    buffer.add(end()[1])
     assert [f.code for f in buffer.findings] == ["missing_terminal"]
     assert buffer.findings[0].slot == 1
 
@@ -274,7 +276,7 @@ def test_an_error_event_blocks_the_turn_naming_its_type() -> None:
         {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
     )
     assert found(buffer)[0] == (
-        "missing_terminal",
+        "provider_error",
         None,
         "the provider reported 'overloaded_error' mid-stream",
     )

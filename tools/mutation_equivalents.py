@@ -36,6 +36,28 @@ _D = "callgate.detector.xǁDetectorǁ"
 _HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
 _UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
 
+_VERDICT = (
+    "unreachable: when the turn completes every slot is validated or blocked, and a "
+    "blocked slot has already blocked the turn"
+)
+_NO_GROWTH = (
+    "a repeat is compared with the original, never appended, so it cannot outgrow the "
+    "limits the original kept"
+)
+_CHECK_OUTPUT = (
+    "the gate records the check's own finding (schema_invalid, invalid_json, ...); the "
+    "table's check_finding only names it for the diagrams"
+)
+
+TABLE_EQUIVALENT: dict[str, str] = {
+    "turn: complete --fail--> blocked: target blocked -> not_applicable": _VERDICT,
+    "slot: replaying --overflow--> blocked: output dropped": _NO_GROWTH,
+    "slot: replaying --overflow--> blocked: target blocked -> unseen": _NO_GROWTH,
+    "slot: terminal --reject--> blocked: output dropped": _CHECK_OUTPUT,
+}
+"""Table mutants (``tools/mutation.py tables``) no input can tell apart, keyed by table,
+transition and edit."""
+
 EQUIVALENT: dict[str, str] = {
     # strictjson
     "callgate.strictjson.xǁ_DuplicateKeyǁ__init____mutmut_1": _INTERNAL_ARGS,
@@ -181,3 +203,4 @@ EQUIVALENT: dict[str, str] = {
     ),
     f"{_D}_end_formats__mutmut_6": "at the end at most one piece of text is shown",
 }
+EQUIVALENT.update(TABLE_EQUIVALENT)
