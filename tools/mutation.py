@@ -100,7 +100,10 @@ TABLES = {
         "src/callgate/fsm/detector.py",
         ("tests/test_mutation_detector.py", "tests/test_text_strategies.py"),
     ),
-    "display": Module("src/callgate/fsm/display.py", ("tests/test_driver.py",)),
+    "display": Module(
+        "src/callgate/fsm/display.py",
+        ("tests/test_display_transitions.py", "tests/test_driver.py"),
+    ),
 }
 """The machine tables (data, which mutmut leaves alone) and the behaviour tests that run them."""
 

@@ -48,8 +48,16 @@ _CHECK_OUTPUT = (
     "the gate records the check's own finding (schema_invalid, invalid_json, ...); the "
     "table's check_finding only names it for the diagrams"
 )
+_HOLDS_ONLY = "the driver observes 'broken' only while it holds (holding or pending)"
+_NOT_WHILE_HOLDING = (
+    "while it holds the driver observes 'broken', never 'text', and fires 'end' only once "
+    "it holds nothing"
+)
 
 TABLE_EQUIVALENT: dict[str, str] = {
+    "display: source --broken--> released: target released -> executed": _HOLDS_ONLY,
+    "display: holding --text--> released: target released -> executed": _NOT_WHILE_HOLDING,
+    "display: holding --end--> ended: target ended -> flowing": _NOT_WHILE_HOLDING,
     "turn: complete --fail--> blocked: target blocked -> not_applicable": _VERDICT,
     "slot: replaying --overflow--> blocked: output dropped": _NO_GROWTH,
     "slot: replaying --overflow--> blocked: target blocked -> unseen": _NO_GROWTH,
