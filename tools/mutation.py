@@ -98,7 +98,11 @@ TABLES = {
     "turn": Module("src/callgate/fsm/turn.py", _GATE_TESTS),
     "detector": Module(
         "src/callgate/fsm/detector.py",
-        ("tests/test_mutation_detector.py", "tests/test_text_strategies.py"),
+        (
+            "tests/test_detector_transitions.py",
+            "tests/test_mutation_detector.py",
+            "tests/test_text_strategies.py",
+        ),
     ),
     "display": Module(
         "src/callgate/fsm/display.py",
