@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from callgate import ExtractedCall, LLMStreamBuffer, MistralStrategy, OpenAIStrategy, ToolResult
-from callgate.strategies.base import Forming
+from callgate.strategies.base import Forming, HistoryCall
 
 
 def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, index: int = 0) -> Any:
@@ -351,3 +351,38 @@ def test_null_fields_of_a_delta_are_skipped_not_the_rest() -> None:
     buffer = feed(chunk({"role": None, "content": "x", "refusal": None, "reasoning_content": "r"}))
     assert buffer.get_content() == "x"
     assert buffer.as_dict() == {"role": "assistant", "content": "x", "reasoning_content": "r"}
+
+
+def test_answerable_gives_each_entry_its_calls_id_and_name_and_drops_empty_messages() -> None:
+    calls = [
+        HistoryCall(0, "call_a", "get_weather", {"city": "Paris"}, "call_a"),
+        HistoryCall(1, "call_1", "get_time", None, None),
+    ]
+    entry_a = {
+        "id": "call_a",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+    entry_b = {"type": "function", "function": {"name": "", "arguments": '{"tz": '}}
+    history = [
+        {"role": "user", "content": "weather and time?"},
+        {"role": "assistant", "content": None, "tool_calls": [entry_a, entry_b]},
+        {"role": "assistant", "content": ""},
+    ]
+    repaired, placed = OpenAIStrategy().answerable(history, calls)
+    assert repaired == [
+        {"role": "user", "content": "weather and time?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                entry_a,
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_time", "arguments": "{}"},
+                },
+            ],
+        },
+    ]
+    assert placed == calls

@@ -256,6 +256,9 @@ def prepare(workdir: Path, paths: list[str], tests: list[str]) -> None:
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}",
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]',
         "use_git_change_detection = false",
+        # A mutant that makes a property loop runs until (estimate + 1 s) * 3, then counts
+        # as killed (a timeout), instead of mutmut's default of 15 times.
+        "timeout_multiplier = 3.0",
     ]
     (workdir / "pyproject.toml").write_text("\n".join(kept) + "\n", encoding="utf-8")
 
