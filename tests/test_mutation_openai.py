@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 
-from callgate import ExtractedCall, LLMStreamBuffer, MistralStrategy, OpenAIStrategy, ToolResult
+from callgate import (
+    ExtractedCall,
+    Limits,
+    LLMStreamBuffer,
+    MistralStrategy,
+    OpenAIStrategy,
+    ToolResult,
+)
 from callgate.strategies.base import Forming, HistoryCall
 
 
@@ -386,3 +393,13 @@ def test_answerable_gives_each_entry_its_calls_id_and_name_and_drops_empty_messa
         },
     ]
     assert placed == calls
+
+
+def test_reasoning_text_counts_against_the_turns_text_limit() -> None:
+    buffer = LLMStreamBuffer(strategy=OpenAIStrategy(), limits=Limits(max_text_bytes=8))
+    buffer.add(chunk({"reasoning_content": "think "}))
+    buffer.add(chunk({"reasoning_content": "more"}))
+    buffer.add(chunk({"reasoning_content": "!"}))
+    assert found(buffer) == [("limit_exceeded", None, "the turn's text exceeds 8 bytes")]
+    assert buffer.turn_state == "blocked"
+    assert buffer.as_dict()["reasoning_content"] == "think "
