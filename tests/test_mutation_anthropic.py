@@ -455,3 +455,69 @@ def test_text_streamed_into_a_block_follows_the_text_it_started_with() -> None:
 def test_input_json_without_text_for_a_block_never_started_adds_no_text() -> None:
     buffer = feed(delta(2, type="input_json_delta"))
     assert [s.raw_arguments for s in buffer.slots] == [""]
+
+
+# A tool_use block started again at the same index.
+
+
+def test_an_identical_restart_after_its_input_is_a_dropped_repeat() -> None:
+    buffer = feed(
+        START,
+        tool_start(0, "toolu_a", input={}),
+        json_delta(0, '{"a": 1}'),
+        tool_start(0, "toolu_a", input={}),
+    )
+    assert [s.state for s in buffer.slots] == ["replaying"]
+    for event in (json_delta(0, '{"a": 1}'), stop(0), *end()):
+        buffer.add(event)
+    assert found(buffer) == [("duplicate_call_ignored", 0, "slot 0 repeated its call; dropped")]
+    assert buffer.turn_state == "executable"
+    assert buffer.as_dict()["content"] == [
+        {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {"a": 1}}
+    ]
+
+
+def test_a_restart_with_other_content_is_an_identity_collision_quoting_it() -> None:
+    buffer = feed(
+        START,
+        tool_start(0, "toolu_a", input={}),
+        json_delta(0, '{"a": 1}'),
+        tool_start(0, "toolu_b", "g", input={"x": "y" * 100}),
+    )
+    quoted = repr({"x": "y" * 100})[:60]
+    assert found(buffer) == [
+        (
+            "identity_collision",
+            0,
+            f"content block 0 started again with other content: 'toolu_b' 'g' {quoted}",
+        )
+    ]
+    assert [s.state for s in buffer.slots] == ["blocked"]
+    assert buffer.turn_state == "blocked"
+
+
+def test_a_restated_start_with_its_whole_input_is_dropped_with_a_note() -> None:
+    buffer = feed(
+        START,
+        tool_start(0, "toolu_a", input={"a": 1}),
+        tool_start(0, "toolu_a", input={"a": 1}),
+        stop(0),
+        *end(),
+    )
+    assert found(buffer) == [("duplicate_call_ignored", 0, "content block 0 restated; dropped")]
+    assert buffer.turn_state == "executable"
+    assert buffer.as_dict()["content"][0]["input"] == {"a": 1}
+
+
+def test_a_restated_empty_start_before_any_input_only_restates_the_identity() -> None:
+    buffer = feed(
+        START,
+        tool_start(0, "toolu_a", input={}),
+        tool_start(0, "toolu_a", input={}),
+        json_delta(0, '{"a": 1}'),
+        stop(0),
+        *end(),
+    )
+    assert buffer.findings == []
+    assert buffer.turn_state == "executable"
+    assert buffer.as_dict()["content"][0]["input"] == {"a": 1}

@@ -73,7 +73,8 @@ MODULES = {
         "src/callgate/strategies/openai.py", (*_NATIVE, "tests/test_mutation_openai.py")
     ),
     "anthropic": Module(
-        "src/callgate/strategies/anthropic.py", (*_NATIVE, "tests/test_mutation_anthropic.py")
+        "src/callgate/strategies/anthropic.py",
+        (*_NATIVE, "tests/test_history.py", "tests/test_mutation_anthropic.py"),
     ),
     "detector": Module(
         "src/callgate/detector.py",
