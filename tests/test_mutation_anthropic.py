@@ -521,3 +521,73 @@ def test_a_restated_empty_start_before_any_input_only_restates_the_identity() ->
     assert buffer.findings == []
     assert buffer.turn_state == "executable"
     assert buffer.as_dict()["content"][0]["input"] == {"a": 1}
+
+
+# A server tool's input, and a start's input restated by the deltas.
+
+
+def server_block(*events: Any, **start: Any) -> tuple[list[tuple[str, Any, str]], Any]:
+    buffer = feed(
+        START,
+        block_start(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+                        **start}),
+        *events,
+    )  # fmt: skip
+    return found(buffer), buffer.as_dict()["content"][0]["input"]
+
+
+def test_a_server_tools_input_is_what_its_deltas_built() -> None:
+    assert server_block(json_delta(0, '{"query": '), json_delta(0, '"x"}'), input={}) == (
+        [],
+        {"query": "x"},
+    )
+
+
+def test_a_server_tools_input_without_deltas_is_the_starts_else_empty() -> None:
+    assert server_block(input={"q": 1}) == ([], {"q": 1})
+    assert server_block() == ([], {})
+
+
+def test_a_server_tools_unreadable_input_is_kept_as_text() -> None:
+    assert server_block(json_delta(0, '{"query": '), input={}) == ([], '{"query": ')
+
+
+def test_a_server_tools_partial_json_that_is_not_text_is_refused() -> None:
+    assert server_block(json_delta(0, 5), input={}) == (
+        [("malformed_chunk", None, "partial_json is not text: 5")],
+        {},
+    )
+
+
+def test_a_starts_input_that_the_deltas_contradict_is_an_args_mismatch() -> None:
+    buffer = feed(START, tool_start(0, "toolu_a", input={"a": 1}), json_delta(0, '{"a": 2}'),
+                  stop(0))  # fmt: skip
+    assert found(buffer) == [
+        (
+            "args_mismatch",
+            0,
+            "content block 0: the start's input {'a': 1} differs from the input the deltas "
+            "built {'a': 2}",
+        )
+    ]
+    assert buffer.turn_state == "blocked"
+
+
+def test_a_starts_input_that_the_deltas_repeat_passes() -> None:
+    buffer = feed(START, tool_start(0, "toolu_a", input={"a": 1}), json_delta(0, '{"a": 1}'),
+                  stop(0), *end())  # fmt: skip
+    assert buffer.findings == []
+    assert buffer.turn_state == "executable"
+
+
+def test_broken_deltas_after_a_starts_input_are_reported_by_the_check_alone() -> None:
+    buffer = feed(START, tool_start(0, "toolu_a", input={"a": 1}), json_delta(0, '{"a": '),
+                  stop(0))  # fmt: skip
+    assert [f.code for f in buffer.findings] == ["malformed_json"]
+
+
+def test_a_starts_input_alone_is_the_arguments_as_written() -> None:
+    buffer = feed(START, tool_start(0, "toolu_a", input={"a": "é"}), stop(0), *end())
+    assert buffer.findings == []
+    assert buffer.slots[0].raw_arguments == '{"a": "é"}'
+    assert buffer.turn_state == "executable"
