@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from callgate import AnthropicStrategy, ExtractedCall, LLMStreamBuffer, ToolResult
-from callgate.strategies.base import Forming
+from callgate import AnthropicStrategy, ExtractedCall, Limits, LLMStreamBuffer, ToolResult
+from callgate.strategies.base import Forming, HistoryCall
 
 START = {
     "type": "message_start",
@@ -591,3 +591,72 @@ def test_a_starts_input_alone_is_the_arguments_as_written() -> None:
     assert buffer.findings == []
     assert buffer.slots[0].raw_arguments == '{"a": "é"}'
     assert buffer.turn_state == "executable"
+
+
+# The next request's history.
+
+
+def test_answerable_repairs_tool_use_blocks_from_their_calls_and_drops_empty_text() -> None:
+    calls = [
+        HistoryCall(0, "toolu_a", "f", {"a": 1}, "toolu_a"),
+        HistoryCall(1, "toolu_stand_in", "g", None, None),
+    ]
+    thinking = {"type": "thinking", "thinking": "", "signature": "s"}
+    history = [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": ""},
+                thinking,
+                {"type": "text", "text": "ok"},
+                {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {"a": 1}},
+                {"type": "tool_use", "name": "", "input": '{"b": '},
+                {"type": "tool_use", "id": "toolu_x", "name": "h", "input": {"c": 3}},
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+    ]
+    repaired, placed = AnthropicStrategy().answerable(history, calls)
+    assert repaired == [
+        {
+            "role": "assistant",
+            "content": [
+                thinking,
+                {"type": "text", "text": "ok"},
+                {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {"a": 1}},
+                {"type": "tool_use", "id": "toolu_stand_in", "name": "g", "input": {}},
+                {"type": "tool_use", "id": "toolu_x", "name": "h", "input": {"c": 3}},
+            ],
+        },
+    ]
+    assert placed[:2] == calls
+    assert (placed[2].id, placed[2].name, placed[2].arguments) == ("toolu_x", "h", {"c": 3})
+
+
+def test_the_message_usage_a_delta_updated_is_a_copy_each_time() -> None:
+    buffer = feed(START, *end(output_tokens=7))
+    first = buffer.as_dict()
+    assert first["usage"] == {"input_tokens": 5, "output_tokens": 7}
+    first["usage"]["output_tokens"] = 99
+    assert buffer.as_dict()["usage"]["output_tokens"] == 7
+
+
+def test_thinking_counts_against_the_text_limit_and_is_not_kept_past_it() -> None:
+    buffer = LLMStreamBuffer(strategy=AnthropicStrategy(), limits=Limits(max_text_bytes=6))
+    for event in (
+        START,
+        block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        delta(0, type="thinking_delta", thinking="abc"),
+        delta(0, type="thinking_delta", thinking="def"),
+        delta(0, type="thinking_delta", thinking="g"),
+    ):
+        buffer.add(event)
+    assert found(buffer) == [("limit_exceeded", None, "the turn's text exceeds 6 bytes")]
+    assert buffer.as_dict()["content"][0]["thinking"] == "abcdef"
+
+
+def test_a_message_stop_without_a_stop_reason_ends_the_turn_with_reason_none() -> None:
+    buffer = feed(START, tool_start(0, input={}), json_delta(0, "{}"), stop(0), end()[1])
+    assert found(buffer) == [
+        ("wrong_terminal_reason", 0, "the turn ended with reason None, not a tool-call reason")
+    ]

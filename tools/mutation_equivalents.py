@@ -27,6 +27,7 @@ _OPENAI_FAST = (
     "for such an entry (no identity, one fragment)"
 )
 _A = "callgate.strategies.anthropic.xǁAnthropicStrategyǁ"
+_DISAGREE = "disagree() reads only whether 'what' is 'identity'; any other value is a mismatch"
 _ANTHROPIC_FAST = (
     "the fast path for input_json_delta to a tool block short-cuts _delta, which sends the "
     "same fragment to the same slot"
@@ -165,6 +166,15 @@ EQUIVALENT: dict[str, str] = {
     **{f"{_A}accumulate__mutmut_{n}": _NONE_FRAGMENT for n in (31, 33)},
     **{f"{_A}_delta__mutmut_{n}": _NONE_FRAGMENT for n in (31, 33)},
     f"{_A}accumulate__mutmut_73": "ensure_ascii=None is false, as False is",
+    "callgate.strategies.anthropic.x__restated_input__mutmut_12": (
+        "ensure_ascii=None is false, as False is"
+    ),
+    "callgate.strategies.anthropic.x__restated_input__mutmut_20": _DISAGREE,
+    "callgate.strategies.anthropic.x__restated_input__mutmut_25": _DISAGREE,
+    "callgate.strategies.anthropic.x__restated_input__mutmut_26": _DISAGREE,
+    "callgate.strategies.anthropic.xǁ_Accumulatorǁ__init____mutmut_16": (
+        "a usage that is not the envelope's is replaced by a copy before it is updated"
+    ),
     **{
         f"{_A}accumulate__mutmut_{n}": (
             "the message's content is always replaced by the blocks, so message_start's "
