@@ -82,6 +82,7 @@ MODULES = {
             "tests/test_detector.py",
             "tests/test_text_strategies.py",
             "tests/test_mutation_detector.py",
+            "tests/test_detector_transitions.py",
         ),
     ),
 }

@@ -95,6 +95,10 @@ EQUIVALENT: dict[str, str] = {
         for n in (9, 10, 11)
     },
     "callgate.gate.xǁTurnGateǁ__init____mutmut_23": _COUNTER,
+    "callgate.gate.xǁTurnGateǁ_arguments_complete__mutmut_1": (
+        "a fresh scanner fed the whole text reaches the state of the one that followed the "
+        "fragments"
+    ),
     "callgate.gate.xǁTurnGateǁ__init____mutmut_31": "None and False are both false",
     **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (54, 60, 72, 78)},
     **{
