@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from callgate import AnthropicStrategy, ExtractedCall, LLMStreamBuffer, ToolResult
-from callgate.strategies.base import Forming
+from callgate import AnthropicStrategy, ExtractedCall, Limits, LLMStreamBuffer, ToolResult
+from callgate.strategies.base import Forming, HistoryCall
 
 START = {
     "type": "message_start",
@@ -455,3 +455,208 @@ def test_text_streamed_into_a_block_follows_the_text_it_started_with() -> None:
 def test_input_json_without_text_for_a_block_never_started_adds_no_text() -> None:
     buffer = feed(delta(2, type="input_json_delta"))
     assert [s.raw_arguments for s in buffer.slots] == [""]
+
+
+# A tool_use block started again at the same index.
+
+
+def test_an_identical_restart_after_its_input_is_a_dropped_repeat() -> None:
+    buffer = feed(
+        START,
+        tool_start(0, "toolu_a", input={}),
+        json_delta(0, '{"a": 1}'),
+        tool_start(0, "toolu_a", input={}),
+    )
+    assert [s.state for s in buffer.slots] == ["replaying"]
+    for event in (json_delta(0, '{"a": 1}'), stop(0), *end()):
+        buffer.add(event)
+    assert found(buffer) == [("duplicate_call_ignored", 0, "slot 0 repeated its call; dropped")]
+    assert buffer.turn_state == "executable"
+    assert buffer.as_dict()["content"] == [
+        {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {"a": 1}}
+    ]
+
+
+def test_a_restart_with_other_content_is_an_identity_collision_quoting_it() -> None:
+    buffer = feed(
+        START,
+        tool_start(0, "toolu_a", input={}),
+        json_delta(0, '{"a": 1}'),
+        tool_start(0, "toolu_b", "g", input={"x": "y" * 100}),
+    )
+    quoted = repr({"x": "y" * 100})[:60]
+    assert found(buffer) == [
+        (
+            "identity_collision",
+            0,
+            f"content block 0 started again with other content: 'toolu_b' 'g' {quoted}",
+        )
+    ]
+    assert [s.state for s in buffer.slots] == ["blocked"]
+    assert buffer.turn_state == "blocked"
+
+
+def test_a_restated_start_with_its_whole_input_is_dropped_with_a_note() -> None:
+    buffer = feed(
+        START,
+        tool_start(0, "toolu_a", input={"a": 1}),
+        tool_start(0, "toolu_a", input={"a": 1}),
+        stop(0),
+        *end(),
+    )
+    assert found(buffer) == [("duplicate_call_ignored", 0, "content block 0 restated; dropped")]
+    assert buffer.turn_state == "executable"
+    assert buffer.as_dict()["content"][0]["input"] == {"a": 1}
+
+
+def test_a_restated_empty_start_before_any_input_only_restates_the_identity() -> None:
+    buffer = feed(
+        START,
+        tool_start(0, "toolu_a", input={}),
+        tool_start(0, "toolu_a", input={}),
+        json_delta(0, '{"a": 1}'),
+        stop(0),
+        *end(),
+    )
+    assert buffer.findings == []
+    assert buffer.turn_state == "executable"
+    assert buffer.as_dict()["content"][0]["input"] == {"a": 1}
+
+
+# A server tool's input, and a start's input restated by the deltas.
+
+
+def server_block(*events: Any, **start: Any) -> tuple[list[tuple[str, Any, str]], Any]:
+    buffer = feed(
+        START,
+        block_start(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+                        **start}),
+        *events,
+    )  # fmt: skip
+    return found(buffer), buffer.as_dict()["content"][0]["input"]
+
+
+def test_a_server_tools_input_is_what_its_deltas_built() -> None:
+    assert server_block(json_delta(0, '{"query": '), json_delta(0, '"x"}'), input={}) == (
+        [],
+        {"query": "x"},
+    )
+
+
+def test_a_server_tools_input_without_deltas_is_the_starts_else_empty() -> None:
+    assert server_block(input={"q": 1}) == ([], {"q": 1})
+    assert server_block() == ([], {})
+
+
+def test_a_server_tools_unreadable_input_is_kept_as_text() -> None:
+    assert server_block(json_delta(0, '{"query": '), input={}) == ([], '{"query": ')
+
+
+def test_a_server_tools_partial_json_that_is_not_text_is_refused() -> None:
+    assert server_block(json_delta(0, 5), input={}) == (
+        [("malformed_chunk", None, "partial_json is not text: 5")],
+        {},
+    )
+
+
+def test_a_starts_input_that_the_deltas_contradict_is_an_args_mismatch() -> None:
+    buffer = feed(START, tool_start(0, "toolu_a", input={"a": 1}), json_delta(0, '{"a": 2}'),
+                  stop(0))  # fmt: skip
+    assert found(buffer) == [
+        (
+            "args_mismatch",
+            0,
+            "content block 0: the start's input {'a': 1} differs from the input the deltas "
+            "built {'a': 2}",
+        )
+    ]
+    assert buffer.turn_state == "blocked"
+
+
+def test_a_starts_input_that_the_deltas_repeat_passes() -> None:
+    buffer = feed(START, tool_start(0, "toolu_a", input={"a": 1}), json_delta(0, '{"a": 1}'),
+                  stop(0), *end())  # fmt: skip
+    assert buffer.findings == []
+    assert buffer.turn_state == "executable"
+
+
+def test_broken_deltas_after_a_starts_input_are_reported_by_the_check_alone() -> None:
+    buffer = feed(START, tool_start(0, "toolu_a", input={"a": 1}), json_delta(0, '{"a": '),
+                  stop(0))  # fmt: skip
+    assert [f.code for f in buffer.findings] == ["malformed_json"]
+
+
+def test_a_starts_input_alone_is_the_arguments_as_written() -> None:
+    buffer = feed(START, tool_start(0, "toolu_a", input={"a": "é"}), stop(0), *end())
+    assert buffer.findings == []
+    assert buffer.slots[0].raw_arguments == '{"a": "é"}'
+    assert buffer.turn_state == "executable"
+
+
+# The next request's history.
+
+
+def test_answerable_repairs_tool_use_blocks_from_their_calls_and_drops_empty_text() -> None:
+    calls = [
+        HistoryCall(0, "toolu_a", "f", {"a": 1}, "toolu_a"),
+        HistoryCall(1, "toolu_stand_in", "g", None, None),
+    ]
+    thinking = {"type": "thinking", "thinking": "", "signature": "s"}
+    history = [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": ""},
+                thinking,
+                {"type": "text", "text": "ok"},
+                {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {"a": 1}},
+                {"type": "tool_use", "name": "", "input": '{"b": '},
+                {"type": "tool_use", "id": "toolu_x", "name": "h", "input": {"c": 3}},
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+    ]
+    repaired, placed = AnthropicStrategy().answerable(history, calls)
+    assert repaired == [
+        {
+            "role": "assistant",
+            "content": [
+                thinking,
+                {"type": "text", "text": "ok"},
+                {"type": "tool_use", "id": "toolu_a", "name": "f", "input": {"a": 1}},
+                {"type": "tool_use", "id": "toolu_stand_in", "name": "g", "input": {}},
+                {"type": "tool_use", "id": "toolu_x", "name": "h", "input": {"c": 3}},
+            ],
+        },
+    ]
+    assert placed[:2] == calls
+    assert (placed[2].id, placed[2].name, placed[2].arguments) == ("toolu_x", "h", {"c": 3})
+
+
+def test_the_message_usage_a_delta_updated_is_a_copy_each_time() -> None:
+    buffer = feed(START, *end(output_tokens=7))
+    first = buffer.as_dict()
+    assert first["usage"] == {"input_tokens": 5, "output_tokens": 7}
+    first["usage"]["output_tokens"] = 99
+    assert buffer.as_dict()["usage"]["output_tokens"] == 7
+
+
+def test_thinking_counts_against_the_text_limit_and_is_not_kept_past_it() -> None:
+    buffer = LLMStreamBuffer(strategy=AnthropicStrategy(), limits=Limits(max_text_bytes=6))
+    for event in (
+        START,
+        block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        delta(0, type="thinking_delta", thinking="abc"),
+        delta(0, type="thinking_delta", thinking="def"),
+        delta(0, type="thinking_delta", thinking="g"),
+    ):
+        buffer.add(event)
+    assert found(buffer) == [("limit_exceeded", None, "the turn's text exceeds 6 bytes")]
+    assert buffer.as_dict()["content"][0]["thinking"] == "abcdef"
+
+
+def test_a_message_stop_without_a_stop_reason_ends_the_turn_with_reason_none() -> None:
+    buffer = feed(START, tool_start(0, input={}), json_delta(0, "{}"), stop(0), end()[1])
+    assert found(buffer) == [
+        ("wrong_terminal_reason", 0, "the turn ended with reason None, not a tool-call reason")
+    ]

@@ -803,3 +803,82 @@ def test_a_fault_after_a_turn_without_calls_blocks_it() -> None:
     gate.turn_done(False, "stop")
     gate.refuse("malformed_chunk", "late")
     assert gate.turn == "blocked"
+
+
+# The restart check asked before the arguments close, then again after.
+
+
+def test_arguments_that_close_after_an_early_restatement_can_still_restart() -> None:
+    gate = TurnGate()
+    one_call(gate, '{"city": ')
+    gate.identity(0, "call_0", "get_weather")
+    assert states(gate) == {0: "accumulating"}
+    gate.fragment(0, '"Paris"}')
+    gate.identity(0, "call_0", "get_weather")
+    assert states(gate) == {0: "replaying"}
+    gate.fragment(0, '{"city": "Paris"}')
+    assert codes(gate) == ["duplicate_call_ignored"]
+    assert gate.ordered_slots()[0].raw_arguments == '{"city": "Paris"}'
+
+
+# The turn's text budget.
+
+
+def test_text_is_counted_up_to_the_limit_inclusive_then_refused_once() -> None:
+    gate = TurnGate(limits=Limits(max_text_bytes=5))
+    assert gate.text_bytes == 0
+    assert gate.text("abc") is True
+    assert gate.text("de") is True
+    assert gate.text_bytes == 5
+    assert gate.findings == []
+    assert gate.text_over is False
+    assert gate.turn == "streaming"
+    assert gate.text("f") is False
+    assert gate.text_over is True
+    assert found(gate) == [("limit_exceeded", None, "the turn's text exceeds 5 bytes")]
+    assert gate.turn == "blocked"
+    assert gate.text("g") is False
+    assert gate.text("") is False
+    assert len(gate.findings) == 1
+
+
+def test_text_is_counted_in_utf8_bytes() -> None:
+    gate = TurnGate(limits=Limits(max_text_bytes=4))
+    assert gate.text("é") is True
+    assert gate.text_bytes == 2
+    assert gate.text("é") is True
+    assert gate.text_bytes == 4
+    assert gate.text("\U0001f600") is False
+    assert gate.text_bytes == 8
+    assert codes(gate) == ["limit_exceeded"]
+
+
+def test_an_empty_text_is_within_any_limit() -> None:
+    gate = TurnGate(limits=Limits(max_text_bytes=0))
+    assert gate.text("") is True
+    assert gate.text(" ") is False
+    assert codes(gate) == ["limit_exceeded"]
+
+
+# The findings cap.
+
+
+def test_findings_past_the_cap_are_replaced_by_one_limit_finding_that_blocks() -> None:
+    gate = TurnGate(limits=Limits(max_findings=2))
+    gate.note("call_in_reasoning", "first", 0)
+    gate.note("call_in_reasoning", "second", 1)
+    assert gate.turn == "streaming"
+    assert [f.message for f in gate.findings] == ["first", "second"]
+    gate.note("call_in_reasoning", "third")
+    assert found(gate)[2] == (
+        "limit_exceeded",
+        None,
+        "more than 2 findings; later ones are not kept",
+    )
+    assert len(gate.findings) == 3
+    assert gate.turn == "blocked"
+    gate.note("call_in_reasoning", "fourth")
+    gate.refuse("malformed_chunk", "fifth")
+    assert [f.message for f in gate.findings][2:] == [
+        "more than 2 findings; later ones are not kept"
+    ]

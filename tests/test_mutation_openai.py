@@ -12,8 +12,15 @@ from typing import Any
 
 import pytest
 
-from callgate import ExtractedCall, LLMStreamBuffer, MistralStrategy, OpenAIStrategy, ToolResult
-from callgate.strategies.base import Forming
+from callgate import (
+    ExtractedCall,
+    Limits,
+    LLMStreamBuffer,
+    MistralStrategy,
+    OpenAIStrategy,
+    ToolResult,
+)
+from callgate.strategies.base import Forming, HistoryCall
 
 
 def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, index: int = 0) -> Any:
@@ -351,3 +358,48 @@ def test_null_fields_of_a_delta_are_skipped_not_the_rest() -> None:
     buffer = feed(chunk({"role": None, "content": "x", "refusal": None, "reasoning_content": "r"}))
     assert buffer.get_content() == "x"
     assert buffer.as_dict() == {"role": "assistant", "content": "x", "reasoning_content": "r"}
+
+
+def test_answerable_gives_each_entry_its_calls_id_and_name_and_drops_empty_messages() -> None:
+    calls = [
+        HistoryCall(0, "call_a", "get_weather", {"city": "Paris"}, "call_a"),
+        HistoryCall(1, "call_1", "get_time", None, None),
+    ]
+    entry_a = {
+        "id": "call_a",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+    entry_b = {"type": "function", "function": {"name": "", "arguments": '{"tz": '}}
+    history = [
+        {"role": "user", "content": "weather and time?"},
+        {"role": "assistant", "content": None, "tool_calls": [entry_a, entry_b]},
+        {"role": "assistant", "content": ""},
+    ]
+    repaired, placed = OpenAIStrategy().answerable(history, calls)
+    assert repaired == [
+        {"role": "user", "content": "weather and time?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                entry_a,
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_time", "arguments": "{}"},
+                },
+            ],
+        },
+    ]
+    assert placed == calls
+
+
+def test_reasoning_text_counts_against_the_turns_text_limit() -> None:
+    buffer = LLMStreamBuffer(strategy=OpenAIStrategy(), limits=Limits(max_text_bytes=8))
+    buffer.add(chunk({"reasoning_content": "think "}))
+    buffer.add(chunk({"reasoning_content": "more"}))
+    buffer.add(chunk({"reasoning_content": "!"}))
+    assert found(buffer) == [("limit_exceeded", None, "the turn's text exceeds 8 bytes")]
+    assert buffer.turn_state == "blocked"
+    assert buffer.as_dict()["reasoning_content"] == "think "

@@ -27,6 +27,7 @@ _OPENAI_FAST = (
     "for such an entry (no identity, one fragment)"
 )
 _A = "callgate.strategies.anthropic.xǁAnthropicStrategyǁ"
+_DISAGREE = "disagree() reads only whether 'what' is 'identity'; any other value is a mismatch"
 _ANTHROPIC_FAST = (
     "the fast path for input_json_delta to a tool block short-cuts _delta, which sends the "
     "same fragment to the same slot"
@@ -35,6 +36,36 @@ _NONE_FRAGMENT = "a missing partial_json as None or '' only opens the slot: no t
 _D = "callgate.detector.xǁDetectorǁ"
 _HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
 _UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
+
+_VERDICT = (
+    "unreachable: when the turn completes every slot is validated or blocked, and a "
+    "blocked slot has already blocked the turn"
+)
+_NO_GROWTH = (
+    "a repeat is compared with the original, never appended, so it cannot outgrow the "
+    "limits the original kept"
+)
+_CHECK_OUTPUT = (
+    "the gate records the check's own finding (schema_invalid, invalid_json, ...); the "
+    "table's check_finding only names it for the diagrams"
+)
+_HOLDS_ONLY = "the driver observes 'broken' only while it holds (holding or pending)"
+_NOT_WHILE_HOLDING = (
+    "while it holds the driver observes 'broken', never 'text', and fires 'end' only once "
+    "it holds nothing"
+)
+
+TABLE_EQUIVALENT: dict[str, str] = {
+    "display: source --broken--> released: target released -> executed": _HOLDS_ONLY,
+    "display: holding --text--> released: target released -> executed": _NOT_WHILE_HOLDING,
+    "display: holding --end--> ended: target ended -> flowing": _NOT_WHILE_HOLDING,
+    "turn: complete --fail--> blocked: target blocked -> not_applicable": _VERDICT,
+    "slot: replaying --overflow--> blocked: output dropped": _NO_GROWTH,
+    "slot: replaying --overflow--> blocked: target blocked -> unseen": _NO_GROWTH,
+    "slot: terminal --reject--> blocked: output dropped": _CHECK_OUTPUT,
+}
+"""Table mutants (``tools/mutation.py tables``) no input can tell apart, keyed by table,
+transition and edit."""
 
 EQUIVALENT: dict[str, str] = {
     # strictjson
@@ -64,6 +95,10 @@ EQUIVALENT: dict[str, str] = {
         for n in (9, 10, 11)
     },
     "callgate.gate.xǁTurnGateǁ__init____mutmut_23": _COUNTER,
+    "callgate.gate.xǁTurnGateǁ_arguments_complete__mutmut_1": (
+        "a fresh scanner fed the whole text reaches the state of the one that followed the "
+        "fragments"
+    ),
     "callgate.gate.xǁTurnGateǁ__init____mutmut_31": "None and False are both false",
     **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (54, 60, 72, 78)},
     **{
@@ -135,6 +170,15 @@ EQUIVALENT: dict[str, str] = {
     **{f"{_A}accumulate__mutmut_{n}": _NONE_FRAGMENT for n in (31, 33)},
     **{f"{_A}_delta__mutmut_{n}": _NONE_FRAGMENT for n in (31, 33)},
     f"{_A}accumulate__mutmut_73": "ensure_ascii=None is false, as False is",
+    "callgate.strategies.anthropic.x__restated_input__mutmut_12": (
+        "ensure_ascii=None is false, as False is"
+    ),
+    "callgate.strategies.anthropic.x__restated_input__mutmut_20": _DISAGREE,
+    "callgate.strategies.anthropic.x__restated_input__mutmut_25": _DISAGREE,
+    "callgate.strategies.anthropic.x__restated_input__mutmut_26": _DISAGREE,
+    "callgate.strategies.anthropic.xǁ_Accumulatorǁ__init____mutmut_16": (
+        "a usage that is not the envelope's is replaced by a copy before it is updated"
+    ),
     **{
         f"{_A}accumulate__mutmut_{n}": (
             "the message's content is always replaced by the blocks, so message_start's "
@@ -181,3 +225,4 @@ EQUIVALENT: dict[str, str] = {
     ),
     f"{_D}_end_formats__mutmut_6": "at the end at most one piece of text is shown",
 }
+EQUIVALENT.update(TABLE_EQUIVALENT)
