@@ -148,3 +148,37 @@ def test_an_anthropic_call_no_turn_call_matches_goes_back_with_its_own_input() -
         }
     ]
     assert [(c.id, c.name, c.arguments) for c in placed] == [("toolu_1", "f", {"a": 1})]
+
+
+@pytest.mark.parametrize(
+    ("error", "named"),
+    [
+        ({"type": "rate_limit", "message": "slow down"}, "rate_limit: slow down"),
+        ({"code": "", "type": "server_error", "message": "m"}, "server_error: m"),
+        ({"message": "no kind given"}, "an error: no kind given"),
+        ({"code": "x"}, "x: None"),
+    ],
+)
+def test_an_error_frame_names_its_code_or_type_or_says_an_error(
+    error: dict[str, Any], named: str
+) -> None:
+    buffer = fed(openai({"role": "assistant", "content": "a"}), {"error": error})
+    assert found(buffer)[0] == ("provider_error", f"the provider reported {named}")
+
+
+def test_an_unreadable_content_part_is_a_malformed_chunk_and_the_rest_is_kept() -> None:
+    buffer = LLMStreamBuffer(strategy=OpenAIStrategy())
+    buffer.add(openai({"role": "assistant", "content": [text("a"), {"type": "image"}, text("b")]}))
+    assert [code for code, _ in found(buffer)] == ["malformed_chunk"]
+    assert found(buffer)[0][1] == "a content part callgate cannot read: {'type': 'image'}"
+    assert buffer.text() == "ab"
+    assert buffer.as_dict()["content"] == [text("ab")]
+
+
+def test_content_that_is_not_text_shows_nothing() -> None:
+    buffer = LLMStreamBuffer(strategy=OpenAIStrategy())
+    buffer.add(openai({"role": "assistant", "content": "seen "}))
+    buffer.add(openai({"content": 5}))
+    buffer.add(openai({"content": [text("more")]}))
+    assert buffer.text() == "seen more"
+    assert buffer.as_dict()["content"] == [text("seen more")]
