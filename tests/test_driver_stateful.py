@@ -24,8 +24,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from callgate import Driver, Orchestrator, Tool
 from callgate.driver import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
+from callgate.testing.splits import splits
 from sdk_streams import Chunk
-from splits import deltas
 
 SCHEMAS = {
     "alpha": {
@@ -232,7 +232,7 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         if name not in OWNERS or not self.text_calls_run:
             self.expected.append(markup)
         self.calls[tag] = (name, valid or name != "alpha", None)
-        pieces = data.draw(deltas(markup), label="deltas")
+        pieces = data.draw(splits(markup), label="deltas")
         self.enqueue(lambda: [c for piece in pieces for c in self.wire.text(piece)])
         self.feeding = tag
         self.marks = {0: "closed"}

@@ -6,6 +6,7 @@ when asked, and says which package to install when it is missing.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -52,14 +53,15 @@ def _validator(wire: str) -> Callable[[dict[str, Any]], Any]:
 
             return types.GenerateContentResponse.model_validate
         if wire == "cohere":
-            from cohere import StreamedChatResponseV2
             from pydantic import TypeAdapter
 
-            return TypeAdapter(StreamedChatResponseV2).validate_python
+            cohere = importlib.import_module("cohere")
+            adapter: TypeAdapter[Any] = TypeAdapter(cohere.StreamedChatResponseV2)
+            return adapter.validate_python
         if wire == "ollama":
-            from ollama import ChatResponse
-
-            return ChatResponse.model_validate
+            ollama = importlib.import_module("ollama")
+            validate: Callable[[dict[str, Any]], Any] = ollama.ChatResponse.model_validate
+            return validate
     except ImportError as exc:
         raise SdkUnavailableError(
             f"form='sdk' for {wire} needs the {SDK_PACKAGES[wire]} package: "
@@ -83,7 +85,7 @@ def to_sdk(wire: str, chunk: dict[str, Any]) -> Any:
 
 
 def sdk_available(wire: str) -> bool:
-    """Is the SDK that ``form="sdk"`` needs for ``wire`` installed?"""
+    """Whether the SDK that ``form="sdk"`` needs for ``wire`` is installed."""
     try:
         _validator(wire)
     except SdkUnavailableError:

@@ -83,9 +83,7 @@ class StreamPlan:
     calls: tuple[CallPlan, ...]
 
 
-def _required_for(
-    name: str, schema: Mapping[str, Any] | None
-) -> dict[str, st.SearchStrategy[Any]]:
+def _required_for(name: str, schema: Mapping[str, Any] | None) -> dict[str, st.SearchStrategy[Any]]:
     if name in REQUIRED_ARGUMENTS and (schema is None or schema == TOOLS.get(name)):
         return REQUIRED_ARGUMENTS[name]
     properties = (schema or {}).get("properties", {})

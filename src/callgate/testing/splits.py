@@ -73,9 +73,7 @@ def byte_splits(data: bytes) -> st.SearchStrategy[list[bytes]]:
         st.lists(st.integers(0, len(data)), max_size=24).map(
             lambda points: [
                 data[a:b]
-                for a, b in zip(
-                    [0, *sorted(points)], [*sorted(points), len(data)], strict=True
-                )
+                for a, b in zip([0, *sorted(points)], [*sorted(points), len(data)], strict=True)
             ]
         ),
     )

@@ -9,6 +9,7 @@ reports for it), and :meth:`StreamExample.verdict`, callgate's own reading, as a
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,7 +32,7 @@ class IntendedCall:
     """A call the stream carries: what a correct reader runs once the turn ends cleanly."""
 
     id: str | None
-    name: str
+    name: str | None
     arguments: Any
 
 
@@ -58,7 +59,7 @@ class Verdict:
 
     @property
     def executable(self) -> bool:
-        """May the turn's calls run (complete, unambiguous, strict JSON, schema-valid)?"""
+        """Whether the turn's calls may run: complete, unambiguous, strict JSON, schema-valid."""
         return self.turn_state == "executable"
 
 
@@ -84,9 +85,7 @@ class StreamExample:
 
     def buffer(self) -> LLMStreamBuffer:
         """A fresh buffer of this wire fed the whole stream and ended."""
-        buffer = LLMStreamBuffer(
-            tool_schemas=self.tools, strategy=WIRE_STRATEGIES[self.wire]()
-        )
+        buffer = LLMStreamBuffer(tool_schemas=self.tools, strategy=WIRE_STRATEGIES[self.wire]())
         for chunk in self.feedable():
             buffer.add(chunk)
         buffer.end()
@@ -101,7 +100,7 @@ class StreamExample:
         return list(load_capture(b"".join(self.chunks)))
 
     def verdict(self) -> Verdict:
-        """callgate's verdict on the whole stream: the oracle for your adapter."""
+        """Callgate's verdict on the whole stream: the oracle for your adapter."""
         buffer = self.buffer()
         calls = tuple(IntendedCall(s.id, s.name, s.arguments) for s in buffer.slots)
         codes = tuple(sorted({f.code for f in buffer.findings}))
@@ -228,7 +227,7 @@ def streams(
     if kind == "index_reuse":  # a call without an index has no index to reuse
         chosen -= {"no_index"}
     names = [call.name for call in plan.calls]
-    if any(a == b for a, b in zip(names, names[1:], strict=False)):
+    if any(a == b for a, b in itertools.pairwise(names)):
         # Gemini reads consecutive id-less calls of one tool as one call cut in two.
         chosen -= {"no_ids"}
     enc = encoder(wire, chosen)
@@ -254,8 +253,15 @@ def streams(
         IntendedCall(call.id, call.name, _intended_arguments(call)) for call in wire_calls
     )
     return StreamExample(
-        wire, form, chunks, tuple(dicts), intended, "".join(plan.text_parts), fault,
-        schemas, chosen,
+        wire,
+        form,
+        chunks,
+        tuple(dicts),
+        intended,
+        "".join(plan.text_parts),
+        fault,
+        schemas,
+        chosen,
     )
 
 
@@ -313,7 +319,7 @@ def _encode(
     draw: st.DrawFn, enc: Encoder, plan: StreamPlan, calls: list[WireCall], interleave: bool
 ) -> list[Piece]:
     pieces = enc.prelude(plan.text_parts)
-    whole = not enc.fragmented or "no_index" in enc.quirks and enc.wire == "openai"
+    whole = not enc.fragmented or ("no_index" in enc.quirks and enc.wire == "openai")
     lengths = [1 if whole else 1 + len(c.fragments) + int(enc.closes) for c in calls]
     if interleave and not whole:
         order = draw(interleavings(lengths))
@@ -441,10 +447,10 @@ def _break_sequence(
         return pieces[:at] + extra + pieces[at:], Fault(kind, FAULT_KINDS[kind], n)
     # foreign_chunk
     others = [w for w in WIRES if w != enc.wire and w not in _LOOKALIKES.get(enc.wire, ())]
-    other = encoder(draw(st.sampled_from(others)))
-    foreign = other.prelude(["hi"])[-1].chunk
+    stranger = encoder(draw(st.sampled_from(others)))
+    foreign = stranger.prelude(["hi"])[-1].chunk
     at = draw(st.integers(1, len(pieces)))
-    return pieces[:at] + [Piece("quirk", foreign)] + pieces[at:], Fault(kind, FAULT_KINDS[kind])
+    return [*pieces[:at], Piece("quirk", foreign), *pieces[at:]], Fault(kind, FAULT_KINDS[kind])
 
 
 _LOOKALIKES: dict[str, tuple[str, ...]] = {}

@@ -193,8 +193,8 @@ class AnthropicEncoder(Encoder):
     QUIRKS: tuple[str, ...] = ("ping", "thinking", "empty_first_fragment", "server_tool")
 
     def first_key(self, has_text: bool) -> int:
-        return int(has_text) + int("thinking" in self.quirks) + 2 * int(
-            "server_tool" in self.quirks
+        return (
+            int(has_text) + int("thinking" in self.quirks) + 2 * int("server_tool" in self.quirks)
         )
 
     def prelude(self, text_parts: Sequence[str]) -> list[Piece]:
@@ -221,10 +221,15 @@ class AnthropicEncoder(Encoder):
         index = 0
         if "thinking" in self.quirks:
             out += [
-                Piece("quirk", block) for block in self._block(index, {"type": "thinking", "thinking": ""}, [
-                    {"type": "thinking_delta", "thinking": "The user asks; tools apply."},
-                    {"type": "signature_delta", "signature": "EqQBCgIYAhIM"},
-                ])
+                Piece("quirk", block)
+                for block in self._block(
+                    index,
+                    {"type": "thinking", "thinking": ""},
+                    [
+                        {"type": "thinking_delta", "thinking": "The user asks; tools apply."},
+                        {"type": "signature_delta", "signature": "EqQBCgIYAhIM"},
+                    ],
+                )
             ]
             index += 1
         if text_parts:
@@ -236,15 +241,28 @@ class AnthropicEncoder(Encoder):
             out.append(Piece("text", {"type": "content_block_stop", "index": index}))
             index += 1
         if "server_tool" in self.quirks:
-            server = {"type": "server_tool_use", "id": "srvtoolu_kit1", "name": "web_search", "input": {}}
+            server = {
+                "type": "server_tool_use",
+                "id": "srvtoolu_kit1",
+                "name": "web_search",
+                "input": {},
+            }
             out += [
                 Piece("quirk", block)
-                for block in self._block(index, server, [
-                    {"type": "input_json_delta", "partial_json": '{"query": '},
-                    {"type": "input_json_delta", "partial_json": '"weather"}'},
-                ])
+                for block in self._block(
+                    index,
+                    server,
+                    [
+                        {"type": "input_json_delta", "partial_json": '{"query": '},
+                        {"type": "input_json_delta", "partial_json": '"weather"}'},
+                    ],
+                )
             ]
-            result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_kit1", "content": []}
+            result = {
+                "type": "web_search_tool_result",
+                "tool_use_id": "srvtoolu_kit1",
+                "content": [],
+            }
             out += [Piece("quirk", block) for block in self._block(index + 1, result, [])]
         return out
 
@@ -391,36 +409,70 @@ class ResponsesEncoder(Encoder):
     def prelude(self, text_parts: Sequence[str]) -> list[Piece]:
         self.state["output"] = []
         out = [
-            Piece("prelude", {"type": "response.created", "response": self.envelope("in_progress", [])}),
-            Piece("prelude", {"type": "response.in_progress", "response": self.envelope("in_progress", [])}),
+            Piece(
+                "prelude",
+                {"type": "response.created", "response": self.envelope("in_progress", [])},
+            ),
+            Piece(
+                "prelude",
+                {"type": "response.in_progress", "response": self.envelope("in_progress", [])},
+            ),
         ]
         index = 0
         if "reasoning" in self.quirks:
             item = {"id": "rs_kit1", "type": "reasoning", "summary": []}
             out += [
-                Piece("quirk", {"type": "response.output_item.added", "output_index": index, "item": item}),
-                Piece("quirk", {"type": "response.output_item.done", "output_index": index, "item": item}),
+                Piece(
+                    "quirk",
+                    {"type": "response.output_item.added", "output_index": index, "item": item},
+                ),
+                Piece(
+                    "quirk",
+                    {"type": "response.output_item.done", "output_index": index, "item": item},
+                ),
             ]
             self.state["output"].append(item)
             index += 1
         if text_parts:
             text = "".join(text_parts)
             item_id = "msg_kit1"
-            added = {"id": item_id, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}
+            added = {
+                "id": item_id,
+                "type": "message",
+                "status": "in_progress",
+                "content": [],
+                "role": "assistant",
+            }
             part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
             where = {"item_id": item_id, "output_index": index, "content_index": 0}
             done_part = {**part, "text": text}
             done = {**added, "status": "completed", "content": [done_part]}
-            out.append(Piece("text", {"type": "response.output_item.added", "output_index": index, "item": added}))
-            out.append(Piece("text", {"type": "response.content_part.added", **where, "part": part}))
+            out.append(
+                Piece(
+                    "text",
+                    {"type": "response.output_item.added", "output_index": index, "item": added},
+                )
+            )
+            out.append(
+                Piece("text", {"type": "response.content_part.added", **where, "part": part})
+            )
             out += [
-                Piece("text", {"type": "response.output_text.delta", **where, "delta": delta, "logprobs": []})
+                Piece(
+                    "text",
+                    {"type": "response.output_text.delta", **where, "delta": delta, "logprobs": []},
+                )
                 for delta in text_parts
             ]
             out += [
-                Piece("text", {"type": "response.output_text.done", **where, "text": text, "logprobs": []}),
+                Piece(
+                    "text",
+                    {"type": "response.output_text.done", **where, "text": text, "logprobs": []},
+                ),
                 Piece("text", {"type": "response.content_part.done", **where, "part": done_part}),
-                Piece("text", {"type": "response.output_item.done", "output_index": index, "item": done}),
+                Piece(
+                    "text",
+                    {"type": "response.output_item.done", "output_index": index, "item": done},
+                ),
             ]
             self.state["output"].append(done)
         return out
@@ -502,7 +554,11 @@ class GeminiEncoder(Encoder):
             candidate["finishReason"] = finish
         return {
             "candidates": [candidate],
-            "usageMetadata": {"promptTokenCount": 54, "candidatesTokenCount": 5, "totalTokenCount": 59},
+            "usageMetadata": {
+                "promptTokenCount": 54,
+                "candidatesTokenCount": 5,
+                "totalTokenCount": 59,
+            },
             "modelVersion": "gemini-2.5-flash",
             "responseId": "mK3aaNaeBcOxz7IP8ZPUoQw",
         }
@@ -548,28 +604,52 @@ class CohereEncoder(Encoder):
     QUIRKS: tuple[str, ...] = ("tool_plan",)
 
     def prelude(self, text_parts: Sequence[str]) -> list[Piece]:
-        message = {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}
+        message = {
+            "role": "assistant",
+            "content": [],
+            "tool_plan": "",
+            "tool_calls": [],
+            "citations": [],
+        }
         out = [
             Piece(
                 "prelude",
-                {"type": "message-start", "id": "fba98ad3-e5a1-413c-a8de-84fbf9baabf7", "delta": {"message": message}},
+                {
+                    "type": "message-start",
+                    "id": "fba98ad3-e5a1-413c-a8de-84fbf9baabf7",
+                    "delta": {"message": message},
+                },
             )
         ]
         if "tool_plan" in self.quirks:
             out.append(
-                Piece("quirk", {"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "I will look it up."}}})
+                Piece(
+                    "quirk",
+                    {
+                        "type": "tool-plan-delta",
+                        "delta": {"message": {"tool_plan": "I will look it up."}},
+                    },
+                )
             )
         if text_parts:
             out.append(
                 Piece(
                     "text",
-                    {"type": "content-start", "index": 0, "delta": {"message": {"content": {"type": "text", "text": ""}}}},
+                    {
+                        "type": "content-start",
+                        "index": 0,
+                        "delta": {"message": {"content": {"type": "text", "text": ""}}},
+                    },
                 )
             )
             out += [
                 Piece(
                     "text",
-                    {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": part}}}},
+                    {
+                        "type": "content-delta",
+                        "index": 0,
+                        "delta": {"message": {"content": {"text": part}}},
+                    },
                 )
                 for part in text_parts
             ]
@@ -579,11 +659,23 @@ class CohereEncoder(Encoder):
     def open(self, call: WireCall) -> list[Chunk]:
         function = {"name": call.name, "arguments": ""}
         tool_call = {"id": call.id, "type": "function", "function": function}
-        return [{"type": "tool-call-start", "index": call.key, "delta": {"message": {"tool_calls": tool_call}}}]
+        return [
+            {
+                "type": "tool-call-start",
+                "index": call.key,
+                "delta": {"message": {"tool_calls": tool_call}},
+            }
+        ]
 
     def fragment(self, call: WireCall, text: str) -> list[Chunk]:
         arguments = {"function": {"arguments": text}}
-        return [{"type": "tool-call-delta", "index": call.key, "delta": {"message": {"tool_calls": arguments}}}]
+        return [
+            {
+                "type": "tool-call-delta",
+                "index": call.key,
+                "delta": {"message": {"tool_calls": arguments}},
+            }
+        ]
 
     def close(self, call: WireCall) -> list[Chunk]:
         return [{"type": "tool-call-end", "index": call.key}]
