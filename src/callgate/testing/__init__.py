@@ -5,42 +5,97 @@ against: :func:`streams` (whole streams of any of seven wires, with their ground
 and callgate's verdict as an oracle), :func:`faults`, :func:`text_contents` and
 :func:`splits`; :class:`AdapterMachine` checks your adapter after every chunk. This
 package imports Hypothesis (``pip install 'callgate[testing]'``); ``import callgate``
-does not. See docs/testing.md.
+does not, and this package imports each part on first use, so its pytest plugin
+loads where Hypothesis is missing. See docs/testing.md.
 """
 
-from callgate.testing.plans import (
-    JSON_VALUES,
-    TOOLS,
-    CallPlan,
-    StreamPlan,
-    arguments_for,
-    interleavings,
-    stream_plans,
-)
-from callgate.testing.splits import at_points, byte_splits, cycled, fixed, pieces, splits
-from callgate.testing.streams import (
-    FAULT_KINDS,
-    Fault,
-    IntendedCall,
-    StreamExample,
-    Verdict,
-    fault_kinds,
-    faults,
-    streams,
-)
-from callgate.testing.wires import QUIRKS, WIRES
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from callgate.testing.machine import AdapterMachine
+    from callgate.testing.plans import (
+        JSON_VALUES,
+        TOOLS,
+        CallPlan,
+        StreamPlan,
+        arguments_for,
+        interleavings,
+        stream_plans,
+    )
+    from callgate.testing.splits import at_points, byte_splits, cycled, fixed, pieces, splits
+    from callgate.testing.streams import (
+        FAULT_KINDS,
+        Fault,
+        IntendedCall,
+        StreamExample,
+        Verdict,
+        fault_kinds,
+        faults,
+        streams,
+    )
+    from callgate.testing.text import NEAR_MISSES, SAMPLES, TAIL_SAMPLES, TextContent, text_contents
+    from callgate.testing.wires import QUIRKS, WIRES
+
+_WHERE = {
+    "AdapterMachine": "callgate.testing.machine",
+    "CallPlan": "callgate.testing.plans",
+    "FAULT_KINDS": "callgate.testing.streams",
+    "Fault": "callgate.testing.streams",
+    "IntendedCall": "callgate.testing.streams",
+    "JSON_VALUES": "callgate.testing.plans",
+    "NEAR_MISSES": "callgate.testing.text",
+    "QUIRKS": "callgate.testing.wires",
+    "SAMPLES": "callgate.testing.text",
+    "StreamExample": "callgate.testing.streams",
+    "StreamPlan": "callgate.testing.plans",
+    "TAIL_SAMPLES": "callgate.testing.text",
+    "TOOLS": "callgate.testing.plans",
+    "TextContent": "callgate.testing.text",
+    "Verdict": "callgate.testing.streams",
+    "WIRES": "callgate.testing.wires",
+    "arguments_for": "callgate.testing.plans",
+    "at_points": "callgate.testing.splits",
+    "byte_splits": "callgate.testing.splits",
+    "cycled": "callgate.testing.splits",
+    "fault_kinds": "callgate.testing.streams",
+    "faults": "callgate.testing.streams",
+    "fixed": "callgate.testing.splits",
+    "interleavings": "callgate.testing.plans",
+    "pieces": "callgate.testing.splits",
+    "splits": "callgate.testing.splits",
+    "stream_plans": "callgate.testing.plans",
+    "streams": "callgate.testing.streams",
+    "text_contents": "callgate.testing.text",
+}
+"""Where each public name is defined."""
+
+
+def __getattr__(name: str) -> Any:
+    """Import the part that defines ``name`` on first use (PEP 562)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'callgate.testing' has no attribute {name!r}")
+    return getattr(importlib.import_module(_WHERE[name]), name)
+
 
 __all__ = [
     "FAULT_KINDS",
     "JSON_VALUES",
+    "NEAR_MISSES",
     "QUIRKS",
+    "SAMPLES",
+    "TAIL_SAMPLES",
     "TOOLS",
     "WIRES",
+    "AdapterMachine",
     "CallPlan",
     "Fault",
     "IntendedCall",
     "StreamExample",
     "StreamPlan",
+    "TextContent",
     "Verdict",
     "arguments_for",
     "at_points",
@@ -54,4 +109,5 @@ __all__ = [
     "splits",
     "stream_plans",
     "streams",
+    "text_contents",
 ]

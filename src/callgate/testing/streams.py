@@ -82,6 +82,8 @@ class StreamExample:
     fault: Fault | None
     tools: Mapping[str, Mapping[str, Any]] = field(repr=False)
     quirks: frozenset[str] = frozenset()
+    argument_chars: tuple[int, ...] = field(default=(), repr=False)
+    """Per chunk (dict and sdk forms), how many characters of argument text it carries."""
 
     def buffer(self) -> LLMStreamBuffer:
         """A fresh buffer of this wire fed the whole stream and ended."""
@@ -262,6 +264,7 @@ def streams(
         fault,
         schemas,
         chosen,
+        tuple(piece.chars for piece in pieces),
     )
 
 
@@ -330,12 +333,24 @@ def _encode(
         call, step = calls[n], sent[n]
         sent[n] += 1
         if step == 0:
-            pieces += [Piece("open", chunk, n) for chunk in enc.open(call)]
+            carried = len(json.dumps(call.arguments)) if not enc.fragmented else 0
+            if whole and enc.fragmented:
+                carried = len(call.raw)
+            elif "arguments_in_opening" in enc.quirks and call.fragments:
+                carried = len(call.fragments[0])
+            opening = enc.open(call)
+            pieces += [
+                Piece("open", chunk, n, carried if i == 0 else 0) for i, chunk in enumerate(opening)
+            ]
         elif step <= len(call.fragments):
             text = call.fragments[step - 1]
             if step == 1 and "arguments_in_opening" in enc.quirks:
                 continue
-            pieces += [Piece("fragment", chunk, n) for chunk in enc.fragment(call, text)]
+            fragment = enc.fragment(call, text)
+            pieces += [
+                Piece("fragment", chunk, n, len(text) if i == 0 else 0)
+                for i, chunk in enumerate(fragment)
+            ]
         else:
             pieces += [Piece("close", chunk, n) for chunk in enc.close(call)]
     if enc.wire == "gemini" and "grouped_calls" in enc.quirks:

@@ -45,6 +45,8 @@ class Piece:
     kind: str
     chunk: Chunk
     call: int | None = None
+    chars: int = 0
+    """How many characters of argument text the chunk carries."""
 
 
 @dataclass
