@@ -17,7 +17,7 @@ from callgate.fsm.interpreter import TransitionError
 from callgate.strategies.text.formats import DEFAULT_FORMATS, FORMATS, FormatMemory
 from callgate.strategies.text.invoke_payloads import DSML
 from callgate.strategies.text.markup_payloads import CALL_BEGIN, CALL_END, SEP
-from callgate.testing.splits import splits
+from callgate.testing.cuts import splits
 
 Args = dict[str, Any]
 DS_BEGIN, DS_END = FORMATS["deepseek"].opens[0], FORMATS["deepseek"].close

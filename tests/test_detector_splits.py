@@ -12,7 +12,7 @@ import pytest
 
 from callgate.detector import Detector
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS, FORMATS
-from callgate.testing.splits import fixed
+from callgate.testing.cuts import fixed
 from callgate.testing.text import AFTER, BEFORE, SAMPLES, TAIL_SAMPLES
 
 CASES = [

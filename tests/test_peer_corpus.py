@@ -16,7 +16,7 @@ import pytest
 
 from callgate.detector import Detector
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS, FORMATS
-from callgate.testing.splits import at_points, fixed
+from callgate.testing.cuts import at_points, fixed
 from corpus.peer_text import CASES, LLAMA_CPP, SGLANG, VLLM, Case
 
 

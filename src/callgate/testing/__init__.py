@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from callgate.testing.cuts import at_points, byte_splits, cycled, fixed, pieces, splits
     from callgate.testing.machine import AdapterMachine
     from callgate.testing.plans import (
         JSON_VALUES,
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
         interleavings,
         stream_plans,
     )
-    from callgate.testing.splits import at_points, byte_splits, cycled, fixed, pieces, splits
-    from callgate.testing.streams import (
+    from callgate.testing.text import NEAR_MISSES, SAMPLES, TAIL_SAMPLES, TextContent, text_contents
+    from callgate.testing.wire_streams import (
         FAULT_KINDS,
         Fault,
         IntendedCall,
@@ -36,38 +37,37 @@ if TYPE_CHECKING:
         faults,
         streams,
     )
-    from callgate.testing.text import NEAR_MISSES, SAMPLES, TAIL_SAMPLES, TextContent, text_contents
     from callgate.testing.wires import QUIRKS, WIRES
 
 _WHERE = {
     "AdapterMachine": "callgate.testing.machine",
     "CallPlan": "callgate.testing.plans",
-    "FAULT_KINDS": "callgate.testing.streams",
-    "Fault": "callgate.testing.streams",
-    "IntendedCall": "callgate.testing.streams",
+    "FAULT_KINDS": "callgate.testing.wire_streams",
+    "Fault": "callgate.testing.wire_streams",
+    "IntendedCall": "callgate.testing.wire_streams",
     "JSON_VALUES": "callgate.testing.plans",
     "NEAR_MISSES": "callgate.testing.text",
     "QUIRKS": "callgate.testing.wires",
     "SAMPLES": "callgate.testing.text",
-    "StreamExample": "callgate.testing.streams",
+    "StreamExample": "callgate.testing.wire_streams",
     "StreamPlan": "callgate.testing.plans",
     "TAIL_SAMPLES": "callgate.testing.text",
     "TOOLS": "callgate.testing.plans",
     "TextContent": "callgate.testing.text",
-    "Verdict": "callgate.testing.streams",
+    "Verdict": "callgate.testing.wire_streams",
     "WIRES": "callgate.testing.wires",
     "arguments_for": "callgate.testing.plans",
-    "at_points": "callgate.testing.splits",
-    "byte_splits": "callgate.testing.splits",
-    "cycled": "callgate.testing.splits",
-    "fault_kinds": "callgate.testing.streams",
-    "faults": "callgate.testing.streams",
-    "fixed": "callgate.testing.splits",
+    "at_points": "callgate.testing.cuts",
+    "byte_splits": "callgate.testing.cuts",
+    "cycled": "callgate.testing.cuts",
+    "fault_kinds": "callgate.testing.wire_streams",
+    "faults": "callgate.testing.wire_streams",
+    "fixed": "callgate.testing.cuts",
     "interleavings": "callgate.testing.plans",
-    "pieces": "callgate.testing.splits",
-    "splits": "callgate.testing.splits",
+    "pieces": "callgate.testing.cuts",
+    "splits": "callgate.testing.cuts",
     "stream_plans": "callgate.testing.plans",
-    "streams": "callgate.testing.streams",
+    "streams": "callgate.testing.wire_streams",
     "text_contents": "callgate.testing.text",
 }
 """Where each public name is defined."""

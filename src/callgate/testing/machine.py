@@ -3,7 +3,7 @@
 Subclass it with two methods, :meth:`~AdapterMachine.feed` (give one chunk to your
 adapter) and :meth:`~AdapterMachine.calls` (the calls your adapter would run now), and
 run it as a test. It draws a stream of :attr:`~AdapterMachine.wire` from
-:func:`~callgate.testing.streams`, feeds it chunk by chunk (one, a few, or the rest at a
+:func:`~callgate.testing.wire_streams`, feeds it chunk by chunk (one, a few, or the rest at a
 time) to your adapter and to a callgate buffer, and after every step checks that your
 adapter:
 
@@ -28,7 +28,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from callgate import LLMStreamBuffer
 from callgate.strategies import WIRE_STRATEGIES
-from callgate.testing.streams import Form, StreamExample, streams
+from callgate.testing.wire_streams import Form, StreamExample, streams
 
 CallKey = tuple[Any, Any, str]
 
@@ -169,6 +169,14 @@ class AdapterMachine(RuleBasedStateMachine):
                         self._report(f"the adapter raised {exc!r} at the end of a clean stream")
                     ) from exc
                 self.refused = exc
+
+    @precondition(lambda self: self.ended)
+    @rule()
+    def ask_again(self) -> None:
+        """After the end, asking the adapter for its calls again gives the same calls."""
+        first, second = self._ran(), self._ran()
+        if Counter(first) != Counter(second):
+            raise AssertionError(self._report(f"the adapter's calls changed: {first} {second}"))
 
     def _ran(self) -> list[CallKey]:
         if self.refused is not None:

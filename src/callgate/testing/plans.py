@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from callgate.testing.splits import pieces
+from callgate.testing.cuts import pieces
 
 ANY_JSON_TYPE = {"type": ["null", "boolean", "integer", "number", "string", "array", "object"]}
 

@@ -14,7 +14,7 @@ import pytest
 
 @pytest.fixture
 def callgate_streams() -> Any:
-    """:func:`callgate.testing.streams`, to draw from with Hypothesis's ``data()``.
+    """:func:`callgate.testing.wire_streams`, to draw from with Hypothesis's ``data()``.
 
     Example: ``def test_x(callgate_streams, data): example =
     data.draw(callgate_streams("anthropic", faults=True))``. The fixture fails with the

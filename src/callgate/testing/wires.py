@@ -2,7 +2,7 @@
 
 An encoder knows the shape of each event of its wire (an opening, an argument fragment,
 a per-call close where the wire has one, the turn's end) and nothing of Hypothesis: the
-strategies in :mod:`callgate.testing.streams` decide the order, the quirks and the faults,
+strategies in :mod:`callgate.testing.wire_streams` decide the order, the quirks and the faults,
 and every chunk is tagged with what it is (a :class:`Piece`), so a fault can be placed
 "after call 2's close" on any wire.
 """

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from callgate import LLMStreamBuffer
 from callgate.strategies import WIRE_STRATEGIES
+from callgate.testing.cuts import byte_splits, pieces
 from callgate.testing.forms import FORMS, raw_stream, to_sdk
 from callgate.testing.plans import TOOLS, StreamPlan, interleavings, stream_plans
-from callgate.testing.splits import byte_splits, pieces
 from callgate.testing.wires import QUIRKS, WIRES, Chunk, Encoder, Piece, WireCall, encoder
 
 Form = Literal["dict", "sdk", "sse"]
