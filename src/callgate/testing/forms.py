@@ -34,20 +34,23 @@ class SdkUnavailableError(ImportError):
 def _validator(wire: str) -> Callable[[dict[str, Any]], Any]:
     """The SDK's own parser of one chunk of ``wire``."""
     try:
+        # The openai and anthropic clients build their objects without validating them
+        # (construct_type): a chunk the types do not foresee still reaches the caller.
         if wire == "openai":
+            from openai._models import construct_type as openai_construct
             from openai.types.chat import ChatCompletionChunk
 
-            return ChatCompletionChunk.model_validate
+            return lambda chunk: openai_construct(type_=ChatCompletionChunk, value=chunk)
         if wire == "openai-responses":
+            from openai._models import construct_type as openai_construct
             from openai.types.responses import ResponseStreamEvent
-            from pydantic import TypeAdapter
 
-            return TypeAdapter(ResponseStreamEvent).validate_python
+            return lambda chunk: openai_construct(type_=ResponseStreamEvent, value=chunk)
         if wire == "anthropic":
+            from anthropic._models import construct_type as anthropic_construct
             from anthropic.types import RawMessageStreamEvent
-            from pydantic import TypeAdapter
 
-            return TypeAdapter(RawMessageStreamEvent).validate_python
+            return lambda chunk: anthropic_construct(type_=RawMessageStreamEvent, value=chunk)
         if wire == "gemini":
             from google.genai import types
 
@@ -73,8 +76,10 @@ def _validator(wire: str) -> Callable[[dict[str, Any]], Any]:
 def to_sdk(wire: str, chunk: dict[str, Any]) -> Any:
     """``chunk`` as the wire's official SDK yields it.
 
-    Bedrock stays a dict (boto3 yields dicts). A chunk the SDK's model refuses (an
-    injected fault can make one) stays a plain dict: a real SDK would fail on it before
+    openai and anthropic objects are built as those clients build them, without
+    validation (``construct_type``); google-genai's are validated, as that client does.
+    Bedrock stays a dict (boto3 yields dicts). A chunk a validating SDK refuses (an
+    injected fault can make one) stays a plain dict: that SDK would fail on it before
     your adapter saw it. Raises :class:`SdkUnavailableError` when the SDK is missing.
     """
     validate = _validator(wire)

@@ -28,7 +28,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from callgate import LLMStreamBuffer
 from callgate.strategies import WIRE_STRATEGIES
-from callgate.testing.wire_streams import Form, StreamExample, streams
+from callgate.testing.forms import to_sdk
+from callgate.testing.wire_streams import Form, StreamExample, compiled, streams
 
 CallKey = tuple[Any, Any, str]
 
@@ -62,10 +63,13 @@ class AdapterMachine(RuleBasedStateMachine):
     form: ClassVar[Form] = "dict"
     tools: ClassVar[Mapping[str, Mapping[str, Any]] | None] = None
     calls_per_turn: ClassVar[int | tuple[int, int]] = (0, 4)
-    faults: ClassVar[bool] = True
-    """Draw faulted streams as well as clean ones (about one in three)."""
+    faults: ClassVar[bool | Sequence[str]] = True
+    """Draw faulted streams as well as clean ones (about one in three): True for any
+    fault the wire can carry, or the kinds to draw from (see :data:`FAULT_KINDS`)."""
     quirks: ClassVar[bool | Sequence[str]] = True
     interleave: ClassVar[bool] = True
+    text: ClassVar[bool] = True
+    """May prose come before the calls."""
     compare_ids: ClassVar[bool] = True
     """Compare call ids too (turn off for an adapter that makes up its own ids)."""
     max_work_per_char: ClassVar[float] = 8.0
@@ -104,13 +108,16 @@ class AdapterMachine(RuleBasedStateMachine):
                 "AdapterMachine feeds chunks (form 'dict' or 'sdk'); for raw bytes, "
                 "draw streams(form='sse') in a test of your own"
             )
-        faulted = self.faults and data.draw(st.integers(0, 2), label="faulted") == 0
+        kinds: bool | st.SearchStrategy[str] = False
+        if self.faults and data.draw(st.integers(0, 2), label="faulted") == 0:
+            kinds = True if self.faults is True else st.sampled_from(list(self.faults))
         self.example = data.draw(
             streams(
                 self.wire,
                 tools=self.tools,
                 calls=self.calls_per_turn,
-                faults=faulted,
+                text=self.text,
+                faults=kinds,
                 form=self.form,
                 quirks=self.quirks,
                 interleave=self.interleave,
@@ -118,7 +125,7 @@ class AdapterMachine(RuleBasedStateMachine):
             label="stream",
         )
         self.buffer = LLMStreamBuffer(
-            tool_schemas=self.example.tools, strategy=WIRE_STRATEGIES[self.wire]()
+            tool_schemas=compiled(self.example.tools), strategy=WIRE_STRATEGIES[self.wire]()
         )
         self.sent = 0
         self.received = 0
@@ -130,23 +137,24 @@ class AdapterMachine(RuleBasedStateMachine):
         fault = f"fault {example.fault.kind} ({example.fault.code})" if example.fault else "clean"
         return (
             f"{problem}\n{example.wire} stream, {fault}, {self.sent} of "
-            f"{len(example.chunks)} chunks fed:\n{example.lines()}"
+            f"{len(example.dicts)} chunks fed:\n{example.lines()}"
         )
 
-    @precondition(lambda self: self.sent < len(self.example.chunks))
+    @precondition(lambda self: self.sent < len(self.example.dicts))
     @rule(count=st.sampled_from([1, 1, 2, 5, 10**6]))
     def feed_chunks(self, count: int) -> None:
         """Feed the next ``count`` chunks (10**6: the rest) to both sides."""
         for _ in range(count):
-            if self.sent >= len(self.example.chunks):
+            if self.sent >= len(self.example.dicts):
                 return
-            chunk, plain = self.example.chunks[self.sent], self.example.dicts[self.sent]
+            plain = self.example.dicts[self.sent]
             self.sent += 1
             self.received += self.example.argument_chars[self.sent - 1]
             self.buffer.add(plain)
             if self.refused is None:
                 try:
-                    self.feed(copy.deepcopy(chunk) if self.form == "dict" else chunk)
+                    sdk = self.form == "sdk"
+                    self.feed(to_sdk(self.wire, plain) if sdk else copy.deepcopy(plain))
                 except Exception as exc:
                     if self.example.fault is None:
                         raise AssertionError(
@@ -154,7 +162,7 @@ class AdapterMachine(RuleBasedStateMachine):
                         ) from exc
                     self.refused = exc
 
-    @precondition(lambda self: self.sent == len(self.example.chunks) and not self.ended)
+    @precondition(lambda self: self.sent == len(self.example.dicts) and not self.ended)
     @rule()
     def end_stream(self) -> None:
         """The stream ends: callgate's buffer ends, and your adapter hears it."""

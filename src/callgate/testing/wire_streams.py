@@ -13,11 +13,12 @@ import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Literal
 
 from hypothesis import strategies as st
 
-from callgate import LLMStreamBuffer
+from callgate import LLMStreamBuffer, ToolSchemas
 from callgate.strategies import WIRE_STRATEGIES
 from callgate.testing.cuts import byte_splits, pieces
 from callgate.testing.forms import FORMS, raw_stream, to_sdk
@@ -67,15 +68,16 @@ class Verdict:
 class StreamExample:
     """One generated stream and its ground truth.
 
-    ``chunks``: what to feed, in the requested ``form`` (plain dicts, the SDK's typed
-    objects, or raw bytes pieces); ``dicts``: the same stream as plain dicts (for a
-    ``sse`` form, the chunks its bytes decode to); ``calls``: the calls the turn carries;
-    ``fault``: the injected fault, or None for a clean stream.
+    :attr:`chunks`: what to feed, in the requested ``form`` (plain dicts, the SDK's
+    typed objects, built on first use, or raw bytes pieces); ``dicts``: the same stream as
+    plain dicts (for a ``sse`` form, the chunks its bytes decode to); ``calls``: the
+    calls the turn carries; ``fault``: the injected fault, or None for a clean stream.
     """
 
     wire: str
     form: str
-    chunks: tuple[Any, ...]
+    raw: tuple[bytes, ...]
+    """The ``sse`` form's bytes, cut anywhere (empty for the other forms)."""
     dicts: tuple[Chunk, ...]
     calls: tuple[IntendedCall, ...]
     text: str
@@ -85,9 +87,20 @@ class StreamExample:
     argument_chars: tuple[int, ...] = field(default=(), repr=False)
     """Per chunk (dict and sdk forms), how many characters of argument text it carries."""
 
+    @cached_property
+    def chunks(self) -> tuple[Any, ...]:
+        """The stream in its form: dicts, the SDK's objects, or bytes pieces."""
+        if self.form == "sse":
+            return self.raw
+        if self.form == "sdk":
+            return tuple(to_sdk(self.wire, chunk) for chunk in self.dicts)
+        return self.dicts
+
     def buffer(self) -> LLMStreamBuffer:
         """A fresh buffer of this wire fed the whole stream and ended."""
-        buffer = LLMStreamBuffer(tool_schemas=self.tools, strategy=WIRE_STRATEGIES[self.wire]())
+        buffer = LLMStreamBuffer(
+            tool_schemas=compiled(self.tools), strategy=WIRE_STRATEGIES[self.wire]()
+        )
         for chunk in self.feedable():
             buffer.add(chunk)
         buffer.end()
@@ -133,6 +146,17 @@ class StreamExample:
     def lines(self) -> str:
         """The stream as JSON lines (one chunk a line), for a readable failure report."""
         return "\n".join(json.dumps(c, ensure_ascii=False) for c in self.dicts)
+
+
+_COMPILED: dict[str, ToolSchemas] = {}
+
+
+def compiled(tools: Mapping[str, Mapping[str, Any]]) -> ToolSchemas:
+    """``tools`` compiled once per set of schemas (compiling costs far more than a stream)."""
+    key = json.dumps(tools, sort_keys=True)
+    if key not in _COMPILED:
+        _COMPILED[key] = ToolSchemas(tools)
+    return _COMPILED[key]
 
 
 # -- faults ---------------------------------------------------------------------------------
@@ -241,23 +265,21 @@ def streams(
     if kind is not None and fault is None:
         pieces, fault = _break_sequence(draw, kind, enc, wire_calls, pieces)
     dicts = enc.finalise([dict(piece.chunk) for piece in pieces])
-    chunks: tuple[Any, ...]
+    raw_pieces: tuple[bytes, ...] = ()
     if form == "sse":
         raw = raw_stream(wire, dicts)
         if kind == "cut_frame":
             raw, fault = _cut_frame(draw, wire, dicts)
-        chunks = tuple(draw(byte_splits(raw)))
+        raw_pieces = tuple(draw(byte_splits(raw)))
     elif form == "sdk":
-        chunks = tuple(to_sdk(wire, chunk) for chunk in dicts)
-    else:
-        chunks = tuple(dicts)
+        to_sdk(wire, dicts[0])  # a missing SDK is said at once
     intended = tuple(
         IntendedCall(call.id, call.name, _intended_arguments(call)) for call in wire_calls
     )
     return StreamExample(
         wire,
         form,
-        chunks,
+        raw_pieces,
         tuple(dicts),
         intended,
         "".join(plan.text_parts),

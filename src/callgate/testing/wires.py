@@ -226,7 +226,7 @@ class AnthropicEncoder(Encoder):
                 Piece("quirk", block)
                 for block in self._block(
                     index,
-                    {"type": "thinking", "thinking": ""},
+                    {"type": "thinking", "thinking": "", "signature": ""},
                     [
                         {"type": "thinking_delta", "thinking": "The user asks; tools apply."},
                         {"type": "signature_delta", "signature": "EqQBCgIYAhIM"},
