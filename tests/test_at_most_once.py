@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from callgate import Driver, Tool, arun_turn, run_turn
-from sdk_streams import Call, Chunk, openai_chunks, split
+from callgate.testing.builders import Call, Chunk, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}

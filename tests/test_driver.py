@@ -30,7 +30,7 @@ from callgate import (
 )
 from callgate.driver import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
-from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 EVERY = DEFAULT_FORMATS
 """Every stream-detected text format: these tests read text calls on any model."""

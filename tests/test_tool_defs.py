@@ -22,8 +22,8 @@ from pydantic import TypeAdapter
 
 from callgate import Driver, Tool, run_turn
 from callgate.schema import ToolSchemas
+from callgate.testing.builders import Call, openai_chunks
 from callgate.tooldefs import description_of, parameter_docs, schema_from_function
-from sdk_streams import Call, openai_chunks
 
 
 class Unit(enum.Enum):
