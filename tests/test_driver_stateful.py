@@ -25,7 +25,7 @@ from callgate import Driver, Orchestrator, Tool
 from callgate.driver import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
 from callgate.testing.builders import Chunk
-from callgate.testing.cuts import splits
+from callgate.testing.cuts import splits as deltas
 
 SCHEMAS = {
     "alpha": {
@@ -232,7 +232,7 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         if name not in OWNERS or not self.text_calls_run:
             self.expected.append(markup)
         self.calls[tag] = (name, valid or name != "alpha", None)
-        pieces = data.draw(splits(markup), label="deltas")
+        pieces = data.draw(deltas(markup), label="deltas")
         self.enqueue(lambda: [c for piece in pieces for c in self.wire.text(piece)])
         self.feeding = tag
         self.marks = {0: "closed"}
