@@ -8,7 +8,7 @@ when the policy allows; :func:`run_turn` is that loop.
 
 from callgate.buffer import BufferUsageError, LLMStreamBuffer, UnrecognizedStreamError, as_shape
 from callgate.chain import ExtractionChain
-from callgate.driver.core import (
+from callgate.driver import (
     BaseDriver,
     Driver,
     DriverMeta,

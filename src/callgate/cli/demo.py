@@ -21,8 +21,9 @@ from callgate.audit.describe import chunk_kind
 from callgate.audit.describe import quote as _quote
 from callgate.audit.trace import Recorder, TraceStep
 from callgate.cli.replay import Arrivals
-from callgate.driver.core import Driver, Orchestrator, Tool
+from callgate.driver.drivers import Driver, Orchestrator
 from callgate.driver.loop import stream_turn
+from callgate.driver.tools import Tool
 from callgate.strategies.base import ToolResult
 
 

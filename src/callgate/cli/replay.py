@@ -15,8 +15,9 @@ from typing import Any
 from callgate.audit.trace import Recorder
 from callgate.buffer import LLMStreamBuffer
 from callgate.cli.check import report
-from callgate.driver.core import Driver, Tool
+from callgate.driver.drivers import Driver
 from callgate.driver.loop import stream_turn, verdict
+from callgate.driver.tools import Tool
 from callgate.gate.schema import ToolSchemas
 
 

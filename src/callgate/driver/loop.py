@@ -16,7 +16,8 @@ from typing import Any, Literal
 from attrs import evolve, frozen
 
 from callgate.buffer import LLMStreamBuffer
-from callgate.driver.core import Driver, DriverResponse, merge
+from callgate.driver.drivers import Driver
+from callgate.driver.responses import DriverResponse, merge
 from callgate.driver.results import refusal
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
