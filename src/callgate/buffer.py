@@ -32,7 +32,7 @@ from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import POLICIES, Slot, TurnGate
 from callgate.ledger import Ledger
 from callgate.strategies import default_strategies
-from callgate.strategies.base import ExtractionStrategy, Shape
+from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
 from callgate.strategies.text.defaults import default_text_formats, model_name
 from callgate.strategies.text.formats import END_FORMATS
 
@@ -134,7 +134,7 @@ class LLMStreamBuffer:
 
     def __init__(
         self,
-        strategies: ExtractionChain | Iterable[ExtractionStrategy] | None = None,
+        strategies: ExtractionChain | Iterable[MessageReader] | None = None,
         *,
         tool_schemas: ToolSchemas | Mapping[str, Mapping[str, Any]] | None = None,
         limits: Limits | None = None,
@@ -239,7 +239,7 @@ class LLMStreamBuffer:
         strategy = self.strategy
         if strategy is None:
             try:
-                strategy = self.chain.resolve(shape)
+                strategy = self.chain.resolve_stream(shape)
             except _UNREADABLE:
                 strategy = None
             if strategy is None:

@@ -38,6 +38,7 @@ class Driver(Protocol):
     def prepare(self, call: ExtractedCall, ledger: Ledger) -> Answer:
         """What ``call`` gets: a known answer, a refusal, a dry run, or a job to run."""
 
+
 CallKey = tuple[Any, ...]
 _FINAL_TURN = ("executable", "blocked", "not_applicable")
 _SELF_LOOPS = frozenset((t.source, t.event) for t in DISPLAY.transitions if t.source == t.target)

@@ -43,7 +43,7 @@ from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import POLICIES
 from callgate.ledger import Ledger
 from callgate.strategies import default_wire_strategies
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, ToolResult
+from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, ToolResult
 from callgate.strategies.text.defaults import default_text_formats, model_name
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS
 from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrategy, TextStrategy
@@ -138,7 +138,7 @@ class BaseDriver(metaclass=DriverMeta):
         """
         return tool_specs(wire, [(t.name, t.description, t.schema) for t in self.tools.values()])
 
-    def strategies(self) -> list[ExtractionStrategy]:
+    def strategies(self) -> list[MessageReader]:
         """The strategies this driver reads messages with: one per text format."""
         return [TEXT_STRATEGIES[name]() for name in self.text_formats or ()]
 
@@ -250,7 +250,7 @@ class SupportsStreaming:
     """Capability: hold/release over a stream through an :class:`LLMStreamBuffer`."""
 
     @property
-    def extraction_strategies(self) -> list[ExtractionStrategy]:
+    def extraction_strategies(self) -> list[MessageReader]:
         """The driver's chain: native strategies first, then its text strategies."""
         raise NotImplementedError
 
@@ -269,7 +269,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
 
     chooses_formats = True
 
-    def strategies(self) -> list[ExtractionStrategy]:
+    def strategies(self) -> list[MessageReader]:
         """Native strategies first, then one text strategy per text format."""
         return [*self.native_strategies(), *super().strategies()]
 
@@ -278,7 +278,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         return self._backup
 
     @property
-    def extraction_strategies(self) -> list[ExtractionStrategy]:
+    def extraction_strategies(self) -> list[MessageReader]:
         """The driver's chain: native strategies first, then its text strategies."""
         return self.strategies()
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from attrs import frozen
 
 from callgate.gate.findings import Finding
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, ToolResult
+from callgate.strategies.base import ExtractedCall, MessageReader, ToolResult
 from callgate.strategies.text.strategy import TextFormatsStrategy
 
 Status = Literal["call_pending", "call_executed", "call_failed"]
@@ -34,7 +34,7 @@ class DriverResponse:
 
 
 def merge(
-    responses: Sequence[DriverResponse], strategy: ExtractionStrategy | None = None
+    responses: Sequence[DriverResponse], strategy: MessageReader | None = None
 ) -> DriverResponse:
     """Several drivers' responses to one step as one: the strongest status, all results.
 
@@ -63,9 +63,9 @@ def merge(
 
 
 def shaped(
-    wire: ExtractionStrategy | None,
+    wire: MessageReader | None,
     native: Sequence[ToolResult],
-    text_shaper: ExtractionStrategy,
+    text_shaper: MessageReader,
     text: Sequence[ToolResult],
 ) -> list[dict[str, Any]]:
     """Native results as the wire's result messages, then text results as a continuation."""
