@@ -20,7 +20,7 @@ from callgate import (
     ToolResult,
     UnrecognizedStreamError,
 )
-from callgate.cli.commands import examples
+from callgate.cli.fixtures import examples
 from callgate.fsm.interpreter import TransitionError
 from callgate.gate.turn import TurnGate
 

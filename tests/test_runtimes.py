@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 
 from callgate.audit.trace import TraceStep
 from callgate.cli.check import check_fixture
-from callgate.cli.commands import examples
 from callgate.cli.conformance import RecordingError, all_runs, runs_of, vector_files
 from callgate.cli.demo import scenarios
+from callgate.cli.fixtures import examples
 from callgate.fsm import MACHINES, SLOT, TURN, State, Table, TableError, Transition
 from callgate.fsm.export import EXPORTS, SUFFIXES, to_dict
 from callgate.fsm.scxml import NAME, NAMESPACE, scxml_event, to_scxml

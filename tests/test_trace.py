@@ -11,8 +11,8 @@ import pytest
 
 from callgate import LLMStreamBuffer
 from callgate.audit.trace import Recorder, RecordingDetector, RecordingTurnGate, TraceStep
-from callgate.cli.commands import examples
 from callgate.cli.demo import scenarios
+from callgate.cli.fixtures import examples
 from callgate.cli.replay import replay
 from callgate.fsm import MACHINES
 from callgate.gate.turn import TurnGate

@@ -12,13 +12,13 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from callgate.audit.trace import Recorder
 from callgate.cli.check import EXIT_CODES, check_capture, check_fixture, format_text
+from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
 from callgate.diagrams.render import DiagramError
 from callgate.fsm import MACHINES
@@ -49,16 +49,6 @@ def _check(args: argparse.Namespace) -> int:
     else:
         print(format_text(result))
     return EXIT_CODES[result["status"]]
-
-
-def examples() -> list[tuple[str, str]]:
-    """The bundled example fixtures as (name, JSON text), sorted by name."""
-    folder = resources.files("callgate") / "examples"
-    return sorted(
-        (entry.name, entry.read_text(encoding="utf-8"))
-        for entry in folder.iterdir()
-        if entry.name.endswith(".json")
-    )
 
 
 def _demo(args: argparse.Namespace) -> int:
