@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, cast
 
 from callgate.buffer import LLMStreamBuffer
-from callgate.display import TextBlock, View
 from callgate.driver.responses import TEXT_RESULTS, DriverResponse, Status, shaped
 from callgate.driver.results import refusal
 from callgate.driver.tools import Answer
@@ -22,6 +21,7 @@ from callgate.gate.schema import ToolSchemas
 from callgate.ledger import Ledger
 from callgate.strategies.base import ExtractedCall, ToolResult
 from callgate.strategies.text.strategy import TextStrategy
+from callgate.view import TextBlock, View
 
 
 class Driver(Protocol):
@@ -55,8 +55,8 @@ class Decision:
     def __init__(self, driver: Driver, buffer: LLMStreamBuffer) -> None:
         self.driver = driver
         self.buffer = buffer
-        self.display = buffer.display
-        self.view: View = self.display.view(driver)
+        self.queue = buffer.text_queue
+        self.view: View = self.queue.view(driver)
         self.refused = False
         self.text_path = False
         self.observation = "text"
@@ -89,9 +89,7 @@ class Decision:
         if self.buffer.ended and view.state not in ("holding", "pending"):
             view.fire("end")
         quiet = (
-            not results
-            and (view.state, observation) in _SELF_LOOPS
-            and not self.display.forming()[0]
+            not results and (view.state, observation) in _SELF_LOOPS and not self.queue.forming()[0]
         )
         view.repeat = observation if quiet and self.buffer.policy != "parseable" else None
         view.stamp = self.buffer.stamp()
@@ -109,7 +107,7 @@ class Decision:
         return not wire.leaks_into_text or self.driver.backup() is not None
 
     def _observe(self, text_path: bool) -> str:
-        driver, view, display = self.driver, self.view, self.display
+        driver, view, queue = self.driver, self.view, self.queue
         ours = forming = foreign = False
         for slot in self.buffer.slots:
             if ("slot", slot.key) in view.answered or (slot.state == "blocked" and not slot.name):
@@ -121,7 +119,7 @@ class Decision:
             elif slot.state not in _SETTLED_SLOT:
                 foreign = True
         me = id(driver)
-        for block in display.undecided(driver):
+        for block in queue.undecided(driver):
             if text_path and any(driver.owns(c.name) for c in block.calls):
                 block.claims.add(me)
                 view.claimed.append(block)
@@ -130,15 +128,15 @@ class Decision:
                 block.declines.add(me)
                 foreign = True
         ours = ours or (text_path and view.open_text > 0)
-        is_open, name = display.forming()
+        is_open, name = queue.forming()
         if is_open and not text_path:
-            display.decline_forming(driver)
+            queue.decline_forming(driver)
         elif is_open and name is None:
             forming = True
         elif is_open and driver.owns(name):
             ours = True
         elif is_open:
-            display.decline_forming(driver)
+            queue.decline_forming(driver)
             foreign = True
         if ours:
             return "owned"
@@ -202,7 +200,7 @@ class Decision:
                 "malformed_chunk", "the turn was blocked"
             )
             return [(key, refusal(call, problem)) for key, call in self._open_text_calls()]
-        if buffer.policy == "turn" and (turn not in _FINAL_TURN or not buffer.display.finished):
+        if buffer.policy == "turn" and (turn not in _FINAL_TURN or not buffer.text_queue.ended):
             return []
         pending = list(self._open_text_calls())
         if buffer.policy == "turn":

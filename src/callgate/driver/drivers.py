@@ -1,8 +1,8 @@
 """Drivers: who owns a call, when it may run, and what the model gets back.
 
 A driver holds tools (a name, a JSON Schema, the caller's function) and is stateless:
-what it decided about a stream lives in the buffer's :class:`~callgate.display.Display`
-(a :class:`~callgate.display.View` per driver, which runs the display machine,
+what it decided about a stream lives in the buffer's :class:`~callgate.textqueue.TextQueue`
+(a :class:`~callgate.view.View` per driver, which runs the display machine,
 :mod:`callgate.fsm.display`), and the call ids it answered live in the buffer's
 :class:`~callgate.ledger.Ledger`. ``process_llm_response(buffer)`` is called after each
 chunk (and once after ``buffer.end()``); it returns a :class:`DriverResponse` whose
@@ -328,7 +328,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
 
     def _quiet(self, buffer: LLMStreamBuffer) -> DriverResponse | None:
         """The repeated decision of a step that cannot differ from the last, or None."""
-        view = buffer.display.view(self)
+        view = buffer.text_queue.view(self)
         if view.repeat is not None and view.stamp == buffer.stamp():
             return DriverResponse(cast("Status | None", STATUS[view.fire(view.repeat)]))
         return None
