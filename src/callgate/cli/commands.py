@@ -118,6 +118,10 @@ _PROGRESS_FROM = 1000
 """Captures of at least this many chunks report progress on a terminal."""
 
 
+ALL_FORMATS = ("all", "default")
+"""The --text-formats values for the detector's whole standing set ("default": the old spelling)."""
+
+
 def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
     """The capture's chunks, the --tools schemas and the --text-formats of a command."""
     from callgate.cli.capture import CaptureError, load_capture
@@ -132,7 +136,7 @@ def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | Non
         if not isinstance(tools, dict):
             raise CaptureError("--tools must be a JSON object of {tool name: JSON Schema}")
     formats = None
-    if args.text_formats == "default":
+    if args.text_formats in ALL_FORMATS:
         formats = list(DEFAULT_FORMATS)
     elif args.text_formats is not None:
         formats = [name.strip() for name in args.text_formats.split(",") if name.strip()]
@@ -252,7 +256,8 @@ def _stream_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--text-formats",
         help="text formats to detect in the content, comma-separated (tool_call_tag,deepseek),"
-        " or 'default' for the default set; one of: " + ", ".join(FORMATS),
+        " or 'all' for every stream format prose rarely writes ('default' is the old spelling);"
+        " without it, the formats of the stream's model and wire; one of: " + ", ".join(FORMATS),
     )
 
 
