@@ -134,29 +134,20 @@ class _Play:
 def _read(chunks: Iterable[object], play: _Play) -> Iterator[object]:
     """The chunks until the source ends or raises (the exception is the play's failure)."""
     source = iter(chunks)
-    while True:
-        try:
-            chunk = next(source)
-        except StopIteration:
-            return
-        except Exception as exc:  # the stream's own failure ends the turn here
-            play.failure = exc
-            return
-        yield chunk
+    try:
+        yield from source
+    except Exception as exc:  # the stream's own failure ends the turn here
+        play.failure = exc
 
 
 async def _aread(chunks: AsyncIterable[object], play: _Play) -> AsyncIterator[object]:
     """:func:`_read` over an async iterator of chunks."""
-    source = chunks.__aiter__()
-    while True:
-        try:
-            chunk = await source.__anext__()
-        except StopAsyncIteration:
-            return
-        except Exception as exc:  # the stream's own failure ends the turn here
-            play.failure = exc
-            return
-        yield chunk
+    source = aiter(chunks)
+    try:
+        async for chunk in source:
+            yield chunk
+    except Exception as exc:  # the stream's own failure ends the turn here
+        play.failure = exc
 
 
 def _sync_only(drivers: list[Driver]) -> None:
