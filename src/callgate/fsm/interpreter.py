@@ -8,12 +8,7 @@ per-instance state is a single string. An event the current state does not accep
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from callgate.fsm.table import Table, Transition
-
-Observer = Callable[[str, str, Transition], None]
-"""Called as ``observer(instance, event, transition)`` after each step, when recording."""
 
 
 class TransitionError(RuntimeError):

@@ -61,10 +61,10 @@ class DetectedBlock:
     shown: bool = False
     """True for end-of-stream formats (bare JSON, pythonic): the text was already shown."""
     at: int = 0
-    """Where the markup sat in the step's shown text: this many shown characters precede it."""
+    """Where the markup sat in the shown text of its Detected: this many characters precede it."""
 
 
-class Step(NamedTuple):
+class Detected(NamedTuple):
     """What one delta (or the end) produced: text to show now, and finished blocks."""
 
     shown: str
@@ -204,7 +204,7 @@ class Detector:
 
     # -- feeding ----------------------------------------------------------------------
 
-    def feed(self, delta: str) -> Step:
+    def feed(self, delta: str) -> Detected:
         """Read one content delta; return what may be shown now and any finished blocks."""
         if (
             self.state == "printing"
@@ -213,13 +213,13 @@ class Detector:
             and delta
         ):
             self._content.append(delta)
-            return Step(delta)
+            return Detected(delta)
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
         text = delta
         _MACHINE.step(self.state, _TEXT_EVENT.get(self.state, "text"))
         self._run(text, shown, blocks)
-        return self._step(shown, blocks)
+        return self._detected(shown, blocks)
 
     def _run(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> None:
         handlers = {
@@ -243,7 +243,7 @@ class Detector:
             return False, None
         return True, leading_name(block.head)
 
-    def abandon(self) -> Step:
+    def abandon(self) -> Detected:
         """Release the open block as text now (its tool is nobody's): read it again as text.
 
         The opening delimiter is shown; the payload so far goes back through the scanner
@@ -251,7 +251,7 @@ class Detector:
         """
         block = self.block
         if block is None:
-            return Step("")
+            return Detected("")
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
         self.block = None
@@ -262,9 +262,9 @@ class Detector:
         self._run(
             payload[len(block.opener) :] if block.formats[0].keep_open else payload, shown, blocks
         )
-        return self._step(shown, blocks)
+        return self._detected(shown, blocks)
 
-    def finish(self) -> Step:
+    def finish(self) -> Detected:
         """The stream ended: release what is held, settle an open block, check the end."""
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
@@ -291,7 +291,7 @@ class Detector:
             self._fire("end")
         if not blocks and not self._extracted:
             blocks.extend(self._end_formats(shown))
-        return self._step(shown, blocks)
+        return self._detected(shown, blocks)
 
     def feed_reasoning(self, delta: str) -> None:
         """A provider's separate reasoning channel: never shown, scanned only to report."""
@@ -500,11 +500,11 @@ class Detector:
     def _fire(self, event: str) -> None:
         self.state = _MACHINE.step(self.state, event)
 
-    def _step(self, shown: list[str], blocks: list[DetectedBlock]) -> Step:
+    def _detected(self, shown: list[str], blocks: list[DetectedBlock]) -> Detected:
         text = "".join(shown)
         if text:
             self._content.append(text)
-        return Step(text, tuple(blocks))
+        return Detected(text, tuple(blocks))
 
 
 _NEVER = re.compile(r"(?!)")
