@@ -6,24 +6,35 @@ Importing this package loads neither ``transitions`` nor ``graphviz``.
 from callgate.fsm.detector import DETECTOR
 from callgate.fsm.display import DISPLAY
 from callgate.fsm.interpreter import Interpreter, TransitionError
+from callgate.fsm.release import RELEASE
 from callgate.fsm.slot import SLOT
 from callgate.fsm.table import Event, State, Table, TableError, Transition
 from callgate.fsm.turn import TURN
+from callgate.fsm.verdict import VERDICT
+from callgate.fsm.vote import VOTE
 
 MACHINES: dict[str, Table] = {
     "slot": SLOT,
     "turn": TURN,
     "detector": DETECTOR,
     "display": DISPLAY,
+    "release": RELEASE,
+    "vote": VOTE,
+    "verdict": VERDICT,
 }
-"""Every machine callgate runs, by the name the command line uses."""
+"""Every machine callgate runs, by the name the command line uses: the four machines of a
+stream, then the decisions above them (the release policy, the drivers' vote on a text
+block, the verdict of a played turn)."""
 
 __all__ = [
     "DETECTOR",
     "DISPLAY",
     "MACHINES",
+    "RELEASE",
     "SLOT",
     "TURN",
+    "VERDICT",
+    "VOTE",
     "Event",
     "Interpreter",
     "State",

@@ -12,7 +12,12 @@ found executable (a fragment after the end, for example).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from callgate.fsm.table import Event, State, Table, Transition
+
+TurnState = Literal["streaming", "complete", "executable", "blocked", "not_applicable"]
+"""The turn machine's state names (a test checks them against :data:`TURN`)."""
 
 EVENTS = (
     Event("call", "a slot of this turn opened"),
@@ -24,13 +29,16 @@ EVENTS = (
     Event("empty", "the complete turn has no tool call"),
 )
 
+# fmt: off
 STATES = (
-    State("streaming", "chunks are arriving"),
-    State("complete", "the turn ended; the verdict is being taken"),
-    State("executable", "every call is complete, unambiguous and valid", final=True),
-    State("blocked", "no call of this turn may run", final=True),
+    State("streaming", "chunks are arriving", tags={"receiving"}),
+    State("complete", "the turn ended; the verdict is being taken", tags={"deciding"}),
+    State("executable", "every call is complete, unambiguous and valid", final=True,
+          tags={"runs"}),
+    State("blocked", "no call of this turn may run", final=True, tags={"blocks"}),
     State("not_applicable", "the turn carried no tool call", final=True),
 )
+# fmt: on
 
 # fmt: off
 TRANSITIONS = (
