@@ -14,17 +14,18 @@ from typing import Any
 
 from attrs import frozen
 
-from callgate.fsm.detector import DETECTOR
+from callgate.fsm.detector import DETECTOR, DetectorState
 from callgate.fsm.interpreter import Interpreter
-from callgate.fsm.slot import SLOT
+from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
-from callgate.fsm.turn import TURN
+from callgate.fsm.turn import TURN, TurnState
 from callgate.gate.turn import Slot, TurnGate
 from callgate.strategies.text.detector import Detector
 
-_TURN = Interpreter(TURN)
-_DETECTOR = Interpreter(DETECTOR)
-_SLOT_ARGS = Interpreter(SLOT).transition("accumulating", "args")
+_TURN = Interpreter[TurnState](TURN)
+_DETECTOR = Interpreter[DetectorState](DETECTOR)
+_SLOTS = Interpreter[SlotState](SLOT)
+_APPENDS = SLOT.tagged("appending")
 
 
 @frozen
@@ -98,10 +99,11 @@ class RecordingTurnGate(TurnGate):
         if (
             slot is not None
             and before is not None
-            and before[0] == slot.state == "accumulating"
+            and before[0] == slot.state
+            and slot.state in _APPENDS
             and len(slot.parts) > before[1]
         ):
-            self._record_slot(slot, _SLOT_ARGS)
+            self._record_slot(slot, _SLOTS.transition(slot.state, "args"))
 
     def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
         self._record_slot(slot, transition)
@@ -117,7 +119,7 @@ class RecordingTurnGate(TurnGate):
             output=transition.output,
         )
 
-    def _fire_turn(self, event: str, message: str = "", key: object = None) -> str:
+    def _fire_turn(self, event: str, message: str = "", key: object = None) -> TurnState:
         transition = _TURN.transition(self.turn, event)
         self.recorder.record(
             "turn", "turn", transition.source, event, transition.target, output=transition.output
@@ -141,10 +143,10 @@ class RecordingDetector(Detector):
             self.recorder.record("detector", "detector", state, "text", self.state, output=None)
         return step
 
-    def _fire(self, event: str) -> None:
+    def _fire(self, event: str, *args: Any, **effect: Any) -> None:
         transition = _DETECTOR.transition(self.state, event)
         self._fired += 1
         self.recorder.record(
             "detector", "detector", self.state, event, transition.target, output=transition.output
         )
-        super()._fire(event)
+        super()._fire(event, *args, **effect)
