@@ -4,9 +4,10 @@ The buffer owns one :class:`Display` per turn; drivers stay stateless and keep t
 per-stream decisions here (a :class:`View` each, holding the display machine's state).
 Content deltas go through the :class:`~callgate.strategies.text.detector.Detector` when the
 buffer has text formats; its output is queued in order as text and :class:`TextBlock` entries.
-``text()`` hands out the queue up to the first block not yet decided: a block is hidden
-when some driver claims it (the call is that driver's), and shown as ordinary text when
-every driver looking at the stream declined it. An open block whose name every driver
+``text()`` hands out the queue up to the first block not yet decided; each block runs the
+vote machine (:mod:`callgate.fsm.vote`): it is hidden when some driver claims it (the call
+is that driver's), and shown as ordinary text when every driver looking at the stream
+declined it. An open block whose name every driver
 declined is dropped early (:meth:`Detector.abandon`) at the next ``text()``: it flows
 as text.
 """
@@ -20,13 +21,16 @@ from typing import Any
 from attrs import define, field
 
 from callgate.audit.trace import Recorder, RecordingDetector
-from callgate.fsm.display import DISPLAY
+from callgate.fsm.display import DISPLAY, DisplayState
 from callgate.fsm.interpreter import Interpreter
+from callgate.fsm.vote import VOTE, VoteState
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.base import Schemas, TextCall
 from callgate.strategies.text.detector import Detector, Step
 
-_MACHINE = Interpreter(DISPLAY)
+_MACHINE = Interpreter[DisplayState](DISPLAY)
+_VOTE = Interpreter[VoteState](VOTE)
+_HIDES = VOTE.tagged("hides")
 
 
 @define(eq=False)
@@ -41,6 +45,8 @@ class TextBlock:
     """End-of-stream formats (bare JSON): the text was shown before the block was known."""
     claims: set[int] = field(factory=set)
     declines: set[int] = field(factory=set)
+    vote: VoteState = _VOTE.initial
+    """The vote machine's state: undecided until a claim, or a decline by every driver."""
 
 
 @define(eq=False)
@@ -49,7 +55,7 @@ class View:
 
     name: str
     recorder: Recorder | None = None
-    state: str = _MACHINE.initial
+    state: DisplayState = _MACHINE.initial
     answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
     """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
     voted: int = 0
@@ -63,7 +69,7 @@ class View:
     repeat: str | None = None
     """The observation to fire again while the stamp stays the same (a self-loop)."""
 
-    def fire(self, event: str) -> str:
+    def fire(self, event: str) -> DisplayState:
         """Step the display machine; an event the state does not accept raises."""
         target = _MACHINE.step(self.state, event)
         if self.recorder is not None:
@@ -169,12 +175,25 @@ class Display:
     # -- output -----------------------------------------------------------------------
 
     def _decided(self, block: TextBlock) -> bool | None:
-        """True: hide (claimed); False: show as text (declined by every driver); None: wait."""
+        """True: hide (claimed); False: show as text (declined by every driver); None: wait.
+
+        The votes so far are one event of the vote machine, stepped on the block.
+        """
         if block.claims:
-            return True
-        if all(k in block.declines or v.state == "ended" for k, v in self.views.items()):
-            return False
-        return None
+            event = "claim"
+        elif all(k in block.declines or _MACHINE.is_final(v.state) for k, v in self.views.items()):
+            event = "decline"
+        else:
+            event = "wait"
+        target = _VOTE.step(block.vote, event)
+        if self.recorder is not None:
+            self.recorder.record(
+                "vote", f"block {block.index}", block.vote, event, target, output=None
+            )
+        block.vote = target
+        if not _VOTE.is_final(target):
+            return None
+        return target in _HIDES
 
     def text(self) -> str:
         """The text that may be shown now, in order, up to the first undecided block."""
