@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from callgate.cli import progress
-from callgate.cli.commands import EXIT_BROKEN_PIPE, examples, main
+from callgate.cli.commands import EXIT_BROKEN_PIPE, main
 from callgate.cli.demo import scenarios
+from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
 from test_trace_views import capture
 

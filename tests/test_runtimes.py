@@ -24,15 +24,15 @@ from hypothesis import strategies as st
 
 from callgate.audit.trace import TraceStep
 from callgate.cli.check import check_fixture
-from callgate.cli.commands import examples
 from callgate.cli.conformance import RecordingError, all_runs, runs_of, vector_files
 from callgate.cli.demo import scenarios
+from callgate.cli.fixtures import examples
 from callgate.fsm import MACHINES, SLOT, TURN, State, Table, TableError, Transition
 from callgate.fsm.export import EXPORTS, SUFFIXES, to_dict
 from callgate.fsm.scxml import NAME, NAMESPACE, scxml_event, to_scxml
 from callgate.fsm.vectors import (
+    Move,
     Run,
-    Step,
     VectorError,
     dumps,
     generated_runs,
@@ -317,9 +317,9 @@ def test_a_recording_whose_steps_do_not_chain_is_an_error() -> None:
 
 
 def test_mismatches_name_the_run_the_step_and_both_outcomes() -> None:
-    wrong = Run("r", "transition", "streaming", (Step("done", "blocked"),))
-    refused = Run("q", "refusal", "streaming", (Step("pass", "streaming", refused=True),))
-    accepted = Run("p", "refusal", "streaming", (Step("call", "streaming", refused=True),))
+    wrong = Run("r", "transition", "streaming", (Move("done", "blocked"),))
+    refused = Run("q", "refusal", "streaming", (Move("pass", "streaming", refused=True),))
+    accepted = Run("p", "refusal", "streaming", (Move("call", "streaming", refused=True),))
     assert mismatches(TURN, [wrong, refused, accepted]) == [
         "r: step 0 'done' in 'streaming': expected -> blocked, the table gives -> complete",
         "p: step 0 'call' in 'streaming': expected refused, the table gives -> streaming",

@@ -21,8 +21,9 @@ from callgate.audit.describe import chunk_kind
 from callgate.audit.describe import quote as _quote
 from callgate.audit.trace import Recorder, TraceStep
 from callgate.cli.replay import Arrivals
-from callgate.driver.core import Driver, Orchestrator, Tool
+from callgate.driver.drivers import Driver, Orchestrator
 from callgate.driver.loop import stream_turn
+from callgate.driver.tools import Tool
 from callgate.strategies.base import ToolResult
 
 
@@ -165,7 +166,7 @@ def play(scenario: Scenario, recorder: Recorder | None = None) -> Played:
         ran = tuple((owner[r.call.name], r) for r in step.response.results)
         moves = _moves(recorder.steps[seen:], list(drivers))
         seen = len(recorder.steps)
-        rounds.append(Round(step.chunk, added, step.text, buffer.display.held, moves, ran))
+        rounds.append(Round(step.chunk, added, step.text, buffer.text_queue.held, moves, ran))
     findings = tuple(f"{f.code}: {f.message}" for f in buffer.findings if f.severity == "error")
     return Played(scenario, tuple(rounds), buffer.turn_state, findings)
 

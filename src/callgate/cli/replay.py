@@ -15,8 +15,9 @@ from typing import Any
 from callgate.audit.trace import Recorder
 from callgate.buffer import LLMStreamBuffer
 from callgate.cli.check import report
-from callgate.driver.core import Driver, Tool
+from callgate.driver.drivers import Driver
 from callgate.driver.loop import stream_turn, verdict
+from callgate.driver.tools import Tool
 from callgate.gate.schema import ToolSchemas
 
 
@@ -117,7 +118,7 @@ def replay(
         for answer in step.response.results:
             if not answer.refused:
                 released.setdefault(answer.call.slot, position)
-        completed += [position] * (len(buffer.display.blocks) - len(completed))
+        completed += [position] * (len(buffer.text_queue.blocks) - len(completed))
         added, fragments = arrivals.since_last(buffer)
         timeline.append(
             {
@@ -125,8 +126,8 @@ def replay(
                 "added": added,
                 "arguments": {str(k): v for k, v in fragments.items()},
                 "shown": step.text,
-                "held": buffer.display.held,
-                "state": buffer.display.view(driver).state,
+                "held": buffer.text_queue.held,
+                "state": buffer.text_queue.view(driver).state,
                 "answered": [r.call.name for r in step.response.results],
             }
         )
@@ -135,7 +136,7 @@ def replay(
         call["released_at"] = released.get(call["slot"])
         call["source"] = "native"
     text_calls = []
-    for block, at in zip(buffer.display.blocks, completed, strict=True):
+    for block, at in zip(buffer.text_queue.blocks, completed, strict=True):
         for n, call in enumerate(block.calls):
             problem = driver.schemas.check(call.name, call.arguments)
             text_calls.append(
@@ -151,7 +152,7 @@ def replay(
                 }
             )
     findings = result["findings"]
-    detector = buffer.display.detector
+    detector = buffer.text_queue.detector
     if detector is not None:
         findings += [f.as_dict() for f in detector.findings]
     status = verdict(buffer.turn_state, [c["finding"] is not None for c in text_calls])
@@ -183,7 +184,7 @@ def replay(
         "executable": result["executable"] or (bool(text_calls) and status == "pass"),
         "findings": findings,
         "timeline": timeline,
-        "hidden": [b.markup for b in buffer.display.blocks if b.claims and not b.shown],
+        "hidden": [b.markup for b in buffer.text_queue.blocks if b.claims and not b.shown],
     }
 
 

@@ -16,7 +16,8 @@ from typing import Any, Literal
 from attrs import evolve, frozen
 
 from callgate.buffer import LLMStreamBuffer
-from callgate.driver.core import Driver, DriverResponse, merge
+from callgate.driver.drivers import Driver
+from callgate.driver.responses import DriverResponse, merge
 from callgate.driver.results import refusal
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
@@ -87,20 +88,66 @@ def _drivers(drivers: Driver | Sequence[Driver]) -> list[Driver]:
     return [drivers] if isinstance(drivers, Driver) else list(drivers)
 
 
-def _stamp(buffer: LLMStreamBuffer, chunk: int | None) -> None:
-    """Tell the buffer's recorder, if any, which chunk the next steps belong to."""
-    if buffer.recorder is not None:
-        buffer.recorder.chunk = chunk
+class _Play:
+    """One turn being played: the per-chunk bookkeeping the sync and async loops share.
+
+    The loops differ only in how they read chunks and ask the drivers; each chunk is
+    :meth:`add`-ed, the drivers' responses gathered, and :meth:`took` makes the round's
+    :class:`TurnStep`. A chunk source that raises ends the turn (:attr:`failure`).
+    """
+
+    def __init__(self, buffer: LLMStreamBuffer) -> None:
+        buffer.reset()
+        self.buffer = buffer
+        self.played: list[TurnStep] = []
+        self.failure: Exception | None = None
+        self._chunk: int | None = None
+
+    def add(self, chunk: object) -> None:
+        """Feed the next chunk (a buffer with a recorder learns which chunk it is)."""
+        self._chunk = len(self.played)
+        self._mark_chunk(self._chunk)
+        self.buffer.add(chunk)
+
+    def end(self) -> None:
+        """No more chunks: end the buffer (its recorder's steps now belong to the end)."""
+        self._chunk = None
+        self._mark_chunk(None)
+        self.buffer.end()
+
+    def took(self, responses: Sequence[DriverResponse]) -> TurnStep:
+        """The round's step: the drivers' merged responses and the text now shown."""
+        response = merge(responses, self.buffer.strategy)
+        self.played.append(TurnStep(self._chunk, self.buffer.text(), response))
+        return self.played[-1]
+
+    def close(self) -> None:
+        """Raise :class:`TurnError` with the partial turn if the chunk source failed."""
+        if self.failure is not None:
+            raise TurnError(finish_turn(self.buffer, self.played), self.failure) from self.failure
+
+    def _mark_chunk(self, chunk: int | None) -> None:
+        if self.buffer.recorder is not None:
+            self.buffer.recorder.chunk = chunk
 
 
-def _round(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) -> TurnStep:
-    response = merge([d.process_llm_response(buffer) for d in drivers], buffer.strategy)
-    return TurnStep(chunk, buffer.text(), response)
+def _read(chunks: Iterable[object], play: _Play) -> Iterator[object]:
+    """The chunks until the source ends or raises (the exception is the play's failure)."""
+    source = iter(chunks)
+    try:
+        yield from source
+    except Exception as exc:  # the stream's own failure ends the turn here
+        play.failure = exc
 
 
-async def _around(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) -> TurnStep:
-    responses = [await d.aprocess_llm_response(buffer) for d in drivers]
-    return TurnStep(chunk, buffer.text(), merge(responses, buffer.strategy))
+async def _aread(chunks: AsyncIterable[object], play: _Play) -> AsyncIterator[object]:
+    """:func:`_read` over an async iterator of chunks."""
+    source = aiter(chunks)
+    try:
+        async for chunk in source:
+            yield chunk
+    except Exception as exc:  # the stream's own failure ends the turn here
+        play.failure = exc
 
 
 def _sync_only(drivers: list[Driver]) -> None:
@@ -143,27 +190,13 @@ def stream_turn(
     """
     chosen = _drivers(drivers)
     _sync_only(chosen)
-    buffer.reset()
-    played: list[TurnStep] = []
-    source, failure = iter(chunks), None
-    while True:
-        try:
-            chunk = next(source)
-        except StopIteration:
-            break
-        except Exception as exc:  # the stream's own failure ends the turn here
-            failure = exc
-            break
-        _stamp(buffer, len(played))
-        buffer.add(chunk)
-        played.append(_round(buffer, chosen, len(played)))
-        yield played[-1]
-    _stamp(buffer, None)
-    buffer.end()
-    played.append(_round(buffer, chosen, None))
-    yield played[-1]
-    if failure is not None:
-        raise TurnError(finish_turn(buffer, played), failure) from failure
+    play = _Play(buffer)
+    for chunk in _read(chunks, play):
+        play.add(chunk)
+        yield play.took([d.process_llm_response(buffer) for d in chosen])
+    play.end()
+    yield play.took([d.process_llm_response(buffer) for d in chosen])
+    play.close()
 
 
 async def astream_turn(
@@ -171,27 +204,13 @@ async def astream_turn(
 ) -> AsyncIterator[TurnStep]:
     """:func:`stream_turn` over an async iterator of chunks."""
     chosen = _drivers(drivers)
-    buffer.reset()
-    played: list[TurnStep] = []
-    source, failure = chunks.__aiter__(), None
-    while True:
-        try:
-            chunk = await source.__anext__()
-        except StopAsyncIteration:
-            break
-        except Exception as exc:  # the stream's own failure ends the turn here
-            failure = exc
-            break
-        _stamp(buffer, len(played))
-        buffer.add(chunk)
-        played.append(await _around(buffer, chosen, len(played)))
-        yield played[-1]
-    _stamp(buffer, None)
-    buffer.end()
-    played.append(await _around(buffer, chosen, None))
-    yield played[-1]
-    if failure is not None:
-        raise TurnError(finish_turn(buffer, played), failure) from failure
+    play = _Play(buffer)
+    async for chunk in _aread(chunks, play):
+        play.add(chunk)
+        yield play.took([await d.aprocess_llm_response(buffer) for d in chosen])
+    play.end()
+    yield play.took([await d.aprocess_llm_response(buffer) for d in chosen])
+    play.close()
 
 
 def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:

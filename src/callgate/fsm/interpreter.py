@@ -8,16 +8,12 @@ per-instance state is a single string. An event the current state does not accep
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Generic, TypeVar, cast
 
 from callgate.fsm.table import Table, Transition
 
 S = TypeVar("S", bound=str)
 """A machine's state names (its ``Literal`` alias, such as ``SlotState``)."""
-
-Observer = Callable[[str, str, Transition], None]
-"""Called as ``observer(instance, event, transition)`` after each step, when recording."""
 
 
 class TransitionError(RuntimeError):

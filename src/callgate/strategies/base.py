@@ -1,16 +1,19 @@
-"""The shape every format expert has: :class:`ExtractionStrategy` and what it returns.
+"""The shapes every format expert has, and what they return.
 
-A strategy owns one format end to end, in that format's own native shape: it recognises
-the format's chunks and messages, reassembles chunks into the provider's stream=false
-message, reports each tool-call primitive (slot, identity, fragment, done) to the turn's
-:class:`~callgate.gate.TurnGate`, and reads calls and text back out of the message.
+A wire strategy (:class:`ExtractionStrategy`) owns one wire end to end, in its own native
+shape: it recognises the wire's chunks and messages, reassembles chunks into the
+provider's stream=false message (its :class:`StreamReader` part, over an accumulator of
+the wire's own type), reports each tool-call primitive (slot, identity, fragment, done) to
+the turn's :class:`~callgate.gate.TurnGate`, and reads calls and text back out of the
+message (its :class:`MessageReader` part). A text format reads messages only: it is a
+:class:`MessageReader` and nothing more, so it has no stream method to refuse.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from attrs import evolve, frozen
 
@@ -32,14 +35,6 @@ class ExtractedCall:
     name: str
     arguments: dict[str, Any]
     slot: int | str | None = None
-
-
-@frozen
-class Forming:
-    """Whether a call is coming in a message being assembled, and its name once known."""
-
-    forming: bool
-    name: str | None = None
 
 
 @frozen
@@ -202,39 +197,28 @@ def function_calls(tool_calls: Any, *, empty_object: bool = False) -> list[Extra
     return [call for call, problem in read if problem is None]
 
 
-class ExtractionStrategy(ABC):
-    """One format's expert: recognise, reassemble, extract, and shape results."""
+class Recognizer(ABC):
+    """What the chain resolves: a format that knows its own shapes by sight."""
 
     name: ClassVar[str]
-    """The profile name (``openai``, ``anthropic``, ...)."""
-    leaks_into_text: ClassVar[bool] = False
-    """Whether a message of this format that has no native call may carry one as text."""
-    per_call_done: ClassVar[bool] = False
-    """Whether the format ends each call with its own done event."""
-    requires_id: ClassVar[bool] = True
-    """Whether every call must carry a call id (to correlate its result)."""
-    empty_arguments_object: ClassVar[bool] = False
-    """Whether a call whose argument stream is empty means ``{}`` in this format."""
+    """The profile name (``openai``, ``anthropic``, ``hermes``, ...)."""
 
     @abstractmethod
     def recognizes(self, shape: Shape) -> bool:
         """Whether ``shape`` (a raw chunk or an assembled message) is this format."""
 
-    @abstractmethod
-    def new_accumulator(self, gate: TurnGate) -> Any:
-        """A fresh native accumulator for one turn, reporting primitives to ``gate``."""
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
 
-    @abstractmethod
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
-        """Add ``chunk`` to ``acc``; return the content text it adds for display."""
 
-    @abstractmethod
-    def is_done(self, chunk: Shape) -> bool:
-        """Whether ``chunk`` is the format's stream-completion signal."""
+class MessageReader(Recognizer):
+    """Reads an assembled message: its calls, its text, and the results shaped for the next turn.
 
-    @abstractmethod
-    def message(self, acc: Any) -> dict[str, Any]:
-        """The provider's own stream=false message for what ``acc`` holds so far."""
+    Every strategy has this part; a text format (:mod:`callgate.strategies.text`) has only it.
+    """
+
+    leaks_into_text: ClassVar[bool] = False
+    """Whether a message of this format that has no native call may carry one as text."""
 
     @abstractmethod
     def extract(self, message: Shape) -> list[ExtractedCall]:
@@ -253,12 +237,47 @@ class ExtractionStrategy(ABC):
         """The plain text content of an assembled message."""
 
     @abstractmethod
-    def forming(self, message: Shape) -> Forming:
-        """Whether a call is forming in ``message``, and its name if it has streamed."""
-
-    @abstractmethod
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """The tool results, shaped as the messages this provider expects next."""
+
+
+Acc = TypeVar("Acc")
+"""A stream reader's own accumulator type (one per wire)."""
+
+
+class StreamReader(Recognizer, Generic[Acc]):
+    """Reassembles a wire's chunks into its stream=false message, reporting to the gate."""
+
+    per_call_done: ClassVar[bool] = False
+    """Whether the format ends each call with its own done event."""
+    requires_id: ClassVar[bool] = True
+    """Whether every call must carry a call id (to correlate its result)."""
+    empty_arguments_object: ClassVar[bool] = False
+    """Whether a call whose argument stream is empty means ``{}`` in this format."""
+
+    @abstractmethod
+    def new_accumulator(self, gate: TurnGate) -> Acc:
+        """A fresh native accumulator for one turn, reporting primitives to ``gate``."""
+
+    @abstractmethod
+    def accumulate(self, acc: Acc, chunk: Shape) -> str:
+        """Add ``chunk`` to ``acc``; return the content text it adds for display."""
+
+    @abstractmethod
+    def is_done(self, chunk: Shape) -> bool:
+        """Whether ``chunk`` is the format's stream-completion signal."""
+
+    @abstractmethod
+    def message(self, acc: Acc) -> dict[str, Any]:
+        """The provider's own stream=false message for what ``acc`` holds so far."""
+
+
+class ExtractionStrategy(StreamReader[Any], MessageReader):
+    """One wire format's expert: recognise, reassemble, extract, shape results and history.
+
+    Each wire names its own accumulator type in its :meth:`new_accumulator`,
+    :meth:`accumulate` and :meth:`message`.
+    """
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assembled turn as this provider takes it back in the next request's history."""
@@ -278,6 +297,3 @@ class ExtractionStrategy(ABC):
         """
         opened = [c for c in calls if c.given_id is not None or c.name != NO_NAME]
         return history, [evolve(c, id=c.given_id) for c in opened]
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r}>"

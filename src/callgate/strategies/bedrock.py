@@ -34,7 +34,6 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
@@ -134,7 +133,7 @@ class BedrockStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one event; report tool-call primitives to the gate; return new text."""
         body = chunk.get("contentBlockDelta")
         if type(body) is dict and len(chunk) == 1:
@@ -260,7 +259,7 @@ class BedrockStrategy(ExtractionStrategy):
         """``messageStop`` ends the turn (``metadata`` may follow); so does an exception."""
         return "messageStop" in chunk or not EXCEPTIONS.isdisjoint(chunk)
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false Converse response: ``output.message`` plus what the stream added."""
         content = [_built(acc, index) for index in sorted(acc.blocks)]
         response: dict[str, Any] = {"output": {"message": {"role": acc.role, "content": content}}}
@@ -296,12 +295,6 @@ class BedrockStrategy(ExtractionStrategy):
                 if isinstance(text, str):
                     texts.append(text)
         return "".join(texts)
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once a client-side ``toolUse`` block exists; its name with it."""
-        tools = [tool for tool in map(_client_tool, _content(message)) if tool is not None]
-        name = tools[-1].get("name") if tools else None
-        return Forming(bool(tools), name if isinstance(name, str) else None)
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assistant message inside ``output``."""

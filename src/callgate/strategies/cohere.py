@@ -33,7 +33,6 @@ from callgate.gate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
@@ -141,7 +140,7 @@ class CohereStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one event; report tool-call primitives to the gate; return new text."""
         kind = chunk.get("type")
         if kind == "tool-call-delta":
@@ -274,7 +273,7 @@ class CohereStrategy(ExtractionStrategy):
         """``message-end`` ends the stream."""
         return chunk.get("type") == "message-end"
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false ChatResponse."""
         message: dict[str, Any] = {"role": acc.role}
         if acc.blocks:
@@ -330,14 +329,6 @@ class CohereStrategy(ExtractionStrategy):
             for item in content or ()
             if isinstance(item, Mapping) and item.get("type") == "text"
         )
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once a tool call exists (name known) or a tool plan streams."""
-        inner = _message(message)
-        calls = inner.get("tool_calls") or ()
-        if calls:
-            return Forming(True, (calls[-1].get("function") or {}).get("name"))
-        return Forming(bool(inner.get("tool_plan")))
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assistant message (a ChatResponse's ``message``, or the message itself)."""

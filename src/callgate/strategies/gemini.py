@@ -65,7 +65,6 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
@@ -224,7 +223,7 @@ class GeminiStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one chunk; report calls to the gate (args at the turn done); return text."""
         acc.chunks += 1
         gate = acc.gate
@@ -403,7 +402,7 @@ class GeminiStrategy(ExtractionStrategy):
             feedback.get("blockReason", feedback.get("block_reason")) is not None
         )
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false response: one candidate with merged parts, then the envelope."""
         response: dict[str, Any] = {}
         if acc.candidate is not None:
@@ -441,14 +440,6 @@ class GeminiStrategy(ExtractionStrategy):
             for part in _parts(message)
             if isinstance(part.get("text"), str) and part.get("thought") is not True
         )
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once a ``functionCall`` part exists; its name comes with it."""
-        calls = _function_calls(message)
-        if not calls:
-            return Forming(False)
-        name = calls[-1].get("name")
-        return Forming(True, name if isinstance(name, str) else None)
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The first candidate's content, role ``model``."""

@@ -36,7 +36,6 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
@@ -101,7 +100,7 @@ class OllamaStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one line; report calls to the gate (arguments at the done); return text."""
         gate = acc.gate
         if "error" in chunk and "done" not in chunk:
@@ -191,7 +190,7 @@ class OllamaStrategy(ExtractionStrategy):
         """The ``done: true`` line ends the stream."""
         return chunk.get("done") is True
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false chat response."""
         message: dict[str, Any] = {"role": acc.role, "content": "".join(acc.pieces["content"])}
         thinking = "".join(acc.pieces["thinking"])
@@ -220,14 +219,6 @@ class OllamaStrategy(ExtractionStrategy):
         """The message ``content``, or empty."""
         content = _inner(message).get("content")
         return content if isinstance(content, str) else ""
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once ``tool_calls`` has an entry; its name comes with it."""
-        calls = _tool_calls(message)
-        if not calls:
-            return Forming(False)
-        name = (calls[-1].get("function") or {}).get("name")
-        return Forming(True, name if isinstance(name, str) else None)
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The chat response's message."""

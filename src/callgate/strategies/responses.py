@@ -37,7 +37,6 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
@@ -154,7 +153,7 @@ class ResponsesStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one event; report tool-call primitives to the gate; return new text."""
         kind = chunk.get("type")
         if not isinstance(kind, str):
@@ -456,7 +455,7 @@ class ResponsesStrategy(ExtractionStrategy):
         kind = chunk.get("type")
         return isinstance(kind, str) and kind in _TERMINAL
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false Response: the envelope, and every output item by output_index."""
         output = []
         for key in sorted(acc.items):
@@ -490,14 +489,6 @@ class ResponsesStrategy(ExtractionStrategy):
                 if isinstance(text, str) and part.get("type") == "output_text":
                     texts.append(text)
         return "".join(texts)
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once a ``function_call`` item exists; its name comes with it."""
-        names = [
-            item.get("name") for item in _output(message) if item.get("type") == "function_call"
-        ]
-        last = names[-1] if names else None
-        return Forming(bool(names), last if isinstance(last, str) else None)
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The Response's output items, which the next request takes as input items."""

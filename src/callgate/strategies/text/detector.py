@@ -70,7 +70,7 @@ class DetectedBlock:
     """Where the markup sat in the step's shown text: this many shown characters precede it."""
 
 
-class Step(NamedTuple):
+class Detected(NamedTuple):
     """What one delta (or the end) produced: text to show now, and finished blocks."""
 
     shown: str
@@ -210,7 +210,7 @@ class Detector:
 
     # -- feeding ----------------------------------------------------------------------
 
-    def feed(self, delta: str) -> Step:
+    def feed(self, delta: str) -> Detected:
         """Read one content delta; return what may be shown now and any finished blocks."""
         if (
             self.state in _PASSES
@@ -219,7 +219,7 @@ class Detector:
             and delta
         ):
             self._content.append(delta)
-            return Step(delta)
+            return Detected(delta)
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
         text = delta
@@ -243,7 +243,7 @@ class Detector:
             return False, None
         return True, leading_name(block.head)
 
-    def abandon(self) -> Step:
+    def abandon(self) -> Detected:
         """Release the open block as text now (its tool is nobody's): read it again as text.
 
         The opening delimiter is shown; the payload so far goes back through the scanner
@@ -251,7 +251,7 @@ class Detector:
         """
         block = self.block
         if block is None:
-            return Step("")
+            return Detected("")
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
         self.block = None
@@ -263,7 +263,7 @@ class Detector:
         )
         return self._step(shown, blocks)
 
-    def finish(self) -> Step:
+    def finish(self) -> Detected:
         """The stream ended: release what is held, settle an open block, check the end."""
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
@@ -509,11 +509,11 @@ class Detector:
         if output is not None:
             _ACTIONS[output](self, _Effect(shown, blocks, text, block, found))
 
-    def _step(self, shown: list[str], blocks: list[DetectedBlock]) -> Step:
+    def _step(self, shown: list[str], blocks: list[DetectedBlock]) -> Detected:
         text = "".join(shown)
         if text:
             self._content.append(text)
-        return Step(text, tuple(blocks))
+        return Detected(text, tuple(blocks))
 
 
 class _Effect(NamedTuple):
