@@ -16,6 +16,8 @@ from attrs import frozen
 
 from callgate.fsm.detector import DETECTOR, DetectorState
 from callgate.fsm.interpreter import Interpreter
+from callgate.fsm.release import RELEASE, ReleaseState
+from callgate.fsm.release import policy as release_policy
 from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
 from callgate.fsm.turn import TURN, TurnState
@@ -25,6 +27,7 @@ from callgate.strategies.text.detector import Detector
 _TURN = Interpreter[TurnState](TURN)
 _DETECTOR = Interpreter[DetectorState](DETECTOR)
 _SLOTS = Interpreter[SlotState](SLOT)
+_RELEASE = Interpreter[ReleaseState](RELEASE)
 _APPENDS = SLOT.tagged("appending")
 
 
@@ -90,6 +93,28 @@ class RecordingTurnGate(TurnGate):
     def __init__(self, recorder: Recorder, **options: Any) -> None:
         super().__init__(**options)
         self.recorder = recorder
+        self._release: dict[int, ReleaseState] = {}
+
+    def releasable(self, policy: str = "turn") -> list[Slot]:
+        """As :meth:`TurnGate.releasable`, recording each call's release machine as it moves.
+
+        A call's run starts with the policy's event when it first has evidence; evidence
+        that leaves its state as it is (a self-loop) is not recorded again.
+        """
+        rule = release_policy(policy)
+        for slot, event in self.release_evidence(rule):
+            state = self._release.get(slot.key)
+            if state is None:
+                state = self._step_release(slot, _RELEASE.initial, rule.name)
+            if not _RELEASE.is_final(state) and _RELEASE.step(state, event) != state:
+                self._step_release(slot, state, event)
+        return super().releasable(policy)
+
+    def _step_release(self, slot: Slot, state: ReleaseState, event: str) -> ReleaseState:
+        target = _RELEASE.step(state, event)
+        self.recorder.record("release", f"call {slot.key}", state, event, target, output=None)
+        self._release[slot.key] = target
+        return target
 
     def fragment(self, key: object, text: str) -> None:
         """As :meth:`TurnGate.fragment`, recording the appending self-loop too."""

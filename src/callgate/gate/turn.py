@@ -21,6 +21,7 @@ from typing import Any
 
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.release import POLICIES as _POLICIES
+from callgate.fsm.release import Policy
 from callgate.fsm.release import policy as release_policy
 from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
@@ -350,25 +351,29 @@ class TurnGate:
         terminal evidence: it is unsafe and opt-in.
         """
         rule = release_policy(policy)
+        return [slot for slot, event in self.release_evidence(rule) if rule.releases(event)]
+
+    def release_evidence(self, rule: Policy) -> list[tuple[Slot, str]]:
+        """Each slot with release evidence now, and its release-table event, by slot key.
+
+        Only what ``rule`` can act on is gathered: under ``turn`` nothing but the turn's
+        verdict, and arguments are parsed early only where ``rule`` releases on them.
+        """
         turn = self.turn
         if turn in _RUNS:
-            return self.ordered_slots() if rule.releases("turn_pass") else []
+            return [(slot, "turn_pass") for slot in self.ordered_slots()]
         if turn in _TURN_BLOCKS:
-            return self.ordered_slots() if rule.releases("turn_block") else []
+            return [(slot, "turn_block") for slot in self.ordered_slots()]
         if not (rule.per_call or rule.early):
             return []
         own = "call_valid" if self.per_call_done else "args_valid"
-        released = []
+        found = []
         for slot in self.ordered_slots():
             if slot.state in _VALID:
-                event = own
+                found.append((slot, own))
             elif rule.early and self._early(slot):
-                event = "args_valid"
-            else:
-                continue
-            if rule.releases(event):
-                released.append(slot)
-        return released
+                found.append((slot, "args_valid"))
+        return found
 
     def _early(self, slot: Slot) -> bool:
         scan = slot.scan
