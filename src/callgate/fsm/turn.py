@@ -8,6 +8,9 @@ when every slot validated, ``fail`` when one
 did not, or ``empty`` when the turn had no tool call at all (``not_applicable``). The
 gate is atomic: one blocked slot blocks every call of the turn, also after the turn was
 found executable (a fragment after the end, for example).
+
+A state's ``status`` is what ``callgate check`` reports for a turn in it: ``pass`` only
+when executable, ``not_applicable`` without any call, otherwise ``fail``.
 """
 
 from __future__ import annotations
@@ -31,12 +34,15 @@ EVENTS = (
 
 # fmt: off
 STATES = (
-    State("streaming", "chunks are arriving", tags={"receiving"}),
-    State("complete", "the turn ended; the verdict is being taken", tags={"deciding"}),
+    State("streaming", "chunks are arriving", tags={"receiving"}, status="fail"),
+    State("complete", "the turn ended; the verdict is being taken", tags={"deciding"},
+          status="fail"),
     State("executable", "every call is complete, unambiguous and valid", final=True,
-          tags={"runs"}),
-    State("blocked", "no call of this turn may run", final=True, tags={"blocks"}),
-    State("not_applicable", "the turn carried no tool call", final=True),
+          tags={"runs"}, status="pass"),
+    State("blocked", "no call of this turn may run", final=True, tags={"blocks"},
+          status="fail"),
+    State("not_applicable", "the turn carried no tool call", final=True, tags={"no_calls"},
+          status="not_applicable"),
 )
 # fmt: on
 

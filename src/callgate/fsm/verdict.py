@@ -15,6 +15,9 @@ from typing import Literal
 
 from callgate.fsm.table import Event, State, Table, Transition
 
+Verdict = Literal["pass", "fail", "not_applicable"]
+"""A played turn's verdict: the final states of :data:`VERDICT` (a test checks them)."""
+
 VerdictState = Literal["reading", "by_text", "text_passing", "pass", "fail", "not_applicable"]
 """The verdict machine's state names (a test checks them against :data:`VERDICT`)."""
 
