@@ -11,6 +11,7 @@ message (its :class:`MessageReader` part). A text format reads messages only: it
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -133,13 +134,27 @@ def function_call_entries(
     Unreadable arguments go back as ``{}``. An assistant message with neither content nor
     calls (a stream cut before either) is left out: the APIs refuse it.
     """
+    return repaired_tool_calls(history, calls, _function_entry, drop_empty=True)
+
+
+def repaired_tool_calls(
+    history: Sequence[dict[str, Any]],
+    calls: Sequence[HistoryCall],
+    repair: Callable[[dict[str, Any], CallPairing], dict[str, Any]],
+    *,
+    drop_empty: bool,
+) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+    """``history`` with each ``tool_calls`` entry made answerable by ``repair``, and its calls.
+
+    ``drop_empty`` leaves out an assistant message with neither content nor calls.
+    """
     pairing = CallPairing(calls)
     repaired = [
-        {**m, "tool_calls": [_function_entry(e, pairing) for e in m["tool_calls"]]}
+        {**m, "tool_calls": [repair(e, pairing) for e in m["tool_calls"]]}
         if m.get("tool_calls")
         else m
         for m in history
-        if m.get("content") or m.get("tool_calls")
+        if not drop_empty or m.get("content") or m.get("tool_calls")
     ]
     return repaired, pairing.placed
 
@@ -195,6 +210,43 @@ def function_calls(tool_calls: Any, *, empty_object: bool = False) -> list[Extra
     """The calls of an OpenAI-shaped ``tool_calls`` list that have a name and object arguments."""
     read = read_function_calls(tool_calls, empty_object=empty_object)
     return [call for call, problem in read if problem is None]
+
+
+def report_whole_arguments(
+    gate: TurnGate, reported: set[int], key: int, arguments: object, word: str
+) -> None:
+    """Hand the gate a call's arguments that arrived whole, once, as one JSON fragment.
+
+    For wires whose calls carry their arguments as an object (Gemini ``args``, Ollama
+    ``arguments``, named by ``word``): None reports nothing; an object that JSON cannot
+    write is refused (``limit_exceeded`` when it nests too deeply).
+    """
+    if key in reported:
+        return
+    reported.add(key)
+    if arguments is None:
+        return
+    try:
+        text = json.dumps(arguments, ensure_ascii=False)
+    except RecursionError:
+        gate.refuse("limit_exceeded", f"call {key}: {word} nest too deeply to read")
+        return
+    except (TypeError, ValueError) as error:
+        gate.refuse("malformed_chunk", f"call {key}: {word} are not JSON data: {error}")
+        return
+    gate.fragment(key, text)
+
+
+def text_field(
+    refuse: Callable[[str, str], object], shape: Mapping[str, Any], field: str, what: str
+) -> str | None:
+    """A call's id or name field: a non-empty string, or None; anything else is refused."""
+    value = shape.get(field)
+    if isinstance(value, str):
+        return value or None
+    if value is not None:
+        refuse("malformed_chunk", f"{what} {field} is not a string: {value!r:.40}")
+    return None
 
 
 class Recognizer(ABC):

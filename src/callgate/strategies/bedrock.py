@@ -38,6 +38,7 @@ from callgate.strategies.base import (
     Shape,
     ToolResult,
     block_messages,
+    text_field,
 )
 
 if TYPE_CHECKING:
@@ -334,12 +335,7 @@ class BedrockStrategy(ExtractionStrategy):
 
 def _text(gate: TurnGate, tool: Mapping[str, Any], field: str) -> str | None:
     """A toolUse id or name: a non-empty string, or None; anything else is refused."""
-    value = tool.get(field)
-    if isinstance(value, str):
-        return value or None
-    if value is not None:
-        gate.refuse("malformed_chunk", f"a toolUse {field} is not a string: {value!r:.40}")
-    return None
+    return text_field(gate.refuse, tool, field, "a toolUse")
 
 
 def _apply(gate: TurnGate, block: _Block, index: int, delta: Mapping[str, Any]) -> str:

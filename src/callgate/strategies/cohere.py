@@ -63,6 +63,19 @@ EVENT_TYPES = frozenset(
 _TOOL_REASON = "TOOL_CALL"
 
 
+def _tool_call(gate: TurnGate, event: Shape, kind: str) -> Mapping[str, Any] | None:
+    """The ``delta.message.tool_calls`` object of a tool-call event, or None (refused)."""
+    call = _delta_message(event).get("tool_calls")
+    if isinstance(call, Mapping):
+        return call
+    gate.refuse(
+        "malformed_chunk",
+        f"{kind} for index {event.get('index')!r}: delta.message.tool_calls is not an "
+        f"object: {call!r:.60}",
+    )
+    return None
+
+
 def _delta_message(event: Shape) -> Mapping[str, Any]:
     """``event.delta.message``, or an empty mapping."""
     delta = event.get("delta")
@@ -225,13 +238,8 @@ class CohereStrategy(ExtractionStrategy):
     def _tool_start(acc: _Accumulator, event: Shape) -> None:
         gate = acc.gate
         index = event.get("index")
-        call = _delta_message(event).get("tool_calls")
-        if not isinstance(call, Mapping):
-            gate.refuse(
-                "malformed_chunk",
-                f"tool-call-start for index {index!r}: delta.message.tool_calls is not an "
-                f"object: {call!r:.60}",
-            )
+        call = _tool_call(gate, event, "tool-call-start")
+        if call is None:
             return
         if not _is_index(index):
             gate.refuse("malformed_chunk", f"tool call index {index!r} is not an integer")
@@ -249,13 +257,8 @@ class CohereStrategy(ExtractionStrategy):
     def _tool_delta(acc: _Accumulator, event: Shape) -> None:
         gate = acc.gate
         index = event.get("index")
-        call = _delta_message(event).get("tool_calls")
-        if not isinstance(call, Mapping):
-            gate.refuse(
-                "malformed_chunk",
-                f"tool-call-delta for index {index!r}: delta.message.tool_calls is not an "
-                f"object: {call!r:.60}",
-            )
+        call = _tool_call(gate, event, "tool-call-delta")
+        if call is None:
             return
         if _is_index(index) and index not in acc.started:
             if index not in acc.orphans:

@@ -56,7 +56,6 @@ strategies (``leaks_into_text``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -68,6 +67,7 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
+    report_whole_arguments,
 )
 
 if TYPE_CHECKING:
@@ -372,20 +372,7 @@ class GeminiStrategy(ExtractionStrategy):
             )
             acc.streaming = None
         for entry in acc.calls:
-            if entry.key in acc.reported:
-                continue
-            acc.reported.add(entry.key)
-            if entry.args is None:
-                continue
-            try:
-                text = json.dumps(entry.args, ensure_ascii=False)
-            except RecursionError:
-                gate.refuse("limit_exceeded", f"call {entry.key}: args nest too deeply to read")
-                continue
-            except (TypeError, ValueError) as error:
-                gate.refuse("malformed_chunk", f"call {entry.key}: args are not JSON data: {error}")
-                continue
-            gate.fragment(entry.key, text)
+            report_whole_arguments(gate, acc.reported, entry.key, entry.args, "args")
         acc.ended = True
         acc.adjacent = False
         gate.turn_done(tool_reason, reason)

@@ -28,7 +28,6 @@ the text strategies (``leaks_into_text``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +38,8 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
+    repaired_tool_calls,
+    report_whole_arguments,
 )
 
 if TYPE_CHECKING:
@@ -168,22 +169,7 @@ class OllamaStrategy(ExtractionStrategy):
     def _turn_done(acc: _Accumulator, reason: Any) -> None:
         gate = acc.gate
         for call in acc.calls:
-            if call.key in acc.reported:
-                continue
-            acc.reported.add(call.key)
-            if call.arguments is None:
-                continue
-            try:
-                text = json.dumps(call.arguments, ensure_ascii=False)
-            except RecursionError:
-                gate.refuse("limit_exceeded", f"call {call.key}: arguments nest too deeply to read")
-                continue
-            except (TypeError, ValueError) as error:
-                gate.refuse(
-                    "malformed_chunk", f"call {call.key}: arguments are not JSON data: {error}"
-                )
-                continue
-            gate.fragment(call.key, text)
+            report_whole_arguments(gate, acc.reported, call.key, call.arguments, "arguments")
         gate.turn_done(reason in _TOOL_REASONS, reason)
 
     def is_done(self, chunk: Shape) -> bool:
@@ -229,14 +215,7 @@ class OllamaStrategy(ExtractionStrategy):
         self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
     ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
         """Each ``tool_calls`` entry with its call's name and object ``arguments``."""
-        pairing = CallPairing(calls)
-        repaired = [
-            {**m, "tool_calls": [_answerable_call(c, pairing) for c in m["tool_calls"]]}
-            if m.get("tool_calls")
-            else m
-            for m in history
-        ]
-        return repaired, pairing.placed
+        return repaired_tool_calls(history, calls, _answerable_call, drop_empty=False)
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, naming its tool in ``tool_name``.

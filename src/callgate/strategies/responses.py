@@ -41,6 +41,7 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
+    text_field,
 )
 
 if TYPE_CHECKING:
@@ -216,11 +217,7 @@ class ResponsesStrategy(ExtractionStrategy):
     def _item_added(self, acc: _Accumulator, chunk: Shape) -> None:
         key, item = chunk.get("output_index"), chunk.get("item")
         if not _is_index(key) or not isinstance(item, Mapping):
-            acc.refuse(
-                "malformed_chunk",
-                f"output_item.added needs an output_index and an item: {dict(chunk)!r:.80}",
-                key,
-            )
+            _refuse_item(acc, chunk, "added")
             return
         kind = item.get("type")
         if key in acc.items:
@@ -318,11 +315,7 @@ class ResponsesStrategy(ExtractionStrategy):
     def _item_done(self, acc: _Accumulator, chunk: Shape) -> None:
         key, item = chunk.get("output_index"), chunk.get("item")
         if not _is_index(key) or not isinstance(item, Mapping):
-            acc.refuse(
-                "malformed_chunk",
-                f"output_item.done needs an output_index and an item: {dict(chunk)!r:.80}",
-                key,
-            )
+            _refuse_item(acc, chunk, "done")
             return
         is_call = item.get("type") == "function_call"
         if is_call != (key in acc.calls) and key in acc.items:
@@ -553,14 +546,18 @@ def _output(message: Shape) -> list[Mapping[str, Any]]:
     return [item for item in output if isinstance(item, Mapping)]
 
 
+def _refuse_item(acc: _Accumulator, chunk: Shape, which: str) -> None:
+    """An ``output_item`` event without an integer output_index and an item object."""
+    acc.refuse(
+        "malformed_chunk",
+        f"output_item.{which} needs an output_index and an item: {dict(chunk)!r:.80}",
+        chunk.get("output_index"),
+    )
+
+
 def _text(acc: _Accumulator, item: Mapping[str, Any], field: str) -> str | None:
     """An item's id or name: a non-empty string, or None; anything else is refused."""
-    value = item.get(field)
-    if isinstance(value, str):
-        return value or None
-    if value is not None:
-        acc.refuse("malformed_chunk", f"a function call's {field} is not a string: {value!r:.40}")
-    return None
+    return text_field(acc.refuse, item, field, "a function call's")
 
 
 def _describe(error: Mapping[str, Any]) -> str:
