@@ -98,15 +98,15 @@ class RecordingTurnGate(TurnGate):
     def releasable(self, policy: str = "turn") -> list[Slot]:
         """As :meth:`TurnGate.releasable`, recording each call's release machine as it moves.
 
-        A call's run starts with the policy's event when it first has evidence; evidence
-        that leaves its state as it is (a self-loop) is not recorded again.
+        A call's run starts with the policy's event when it first has evidence, and ends
+        with the evidence that released or blocked it.
         """
         rule = release_policy(policy)
         for slot, event in self.release_evidence(rule):
             state = self._release.get(slot.key)
             if state is None:
                 state = self._step_release(slot, _RELEASE.initial, rule.name)
-            if not _RELEASE.is_final(state) and _RELEASE.step(state, event) != state:
+            if not _RELEASE.is_final(state):
                 self._step_release(slot, state, event)
         return super().releasable(policy)
 

@@ -7,11 +7,12 @@ then fires the evidence it has for the call: the turn's verdict (``turn_pass``,
 validated; ``args_valid``: its arguments closed, parse and validate before any terminal
 evidence). ``released`` means the call may run now; ``blocked`` that it never will.
 
-Under ``turn`` (the default, safe) only the turn's verdict releases a call, so every call
-of a turn runs together or none does. Under ``call`` a call's own done releases it in
-formats that have one, and atomicity covers only calls not yet released. ``parseable``
-releases a call as soon as its arguments parse: document 000's rule, unsafe and opt-in.
-A :class:`Policy` is the value built from the table for one policy.
+Each waiting state accepts only the evidence its policy reads: under ``turn`` (the
+default, safe) only the turn's verdict, so every call of a turn runs together or none
+does. Under ``call`` also a call's own done, in formats that have one; atomicity then
+covers only calls not yet released. ``parseable`` also reads arguments that parse:
+document 000's rule, unsafe and opt-in. A :class:`Policy` is the value built from the
+table for one policy; the caller gathers only the evidence it accepts.
 """
 
 from __future__ import annotations
@@ -60,11 +61,8 @@ TRANSITIONS = (
             Transition(source, "turn_block", "blocked", "the turn blocked: nothing more runs"),
         )
     ),
-    Transition("at_turn_end", "call_valid", "at_turn_end", "its own done does not release it"),
-    Transition("at_turn_end", "args_valid", "at_turn_end", "parsing does not release it"),
     Transition("at_call_done", "call_valid", "released", "its own done released it",
                guard="per_call_done"),
-    Transition("at_call_done", "args_valid", "at_call_done", "parsing is no done"),
     Transition("at_parse", "call_valid", "released", "done and valid: it runs"),
     Transition("at_parse", "args_valid", "released", "it parses: it runs (unsafe)"),
 )
@@ -85,15 +83,15 @@ _TARGET = {(t.source, t.event): t.target for t in RELEASE.transitions}
 
 
 def _releases(waiting: str, event: str) -> bool:
-    return _TARGET[waiting, event] in _RUNS
+    return _TARGET.get((waiting, event)) in _RUNS
 
 
 @frozen
 class Policy:
     """One release policy, read off the table: where it waits, and what releases a call.
 
-    ``per_call``: a call's own done (a text block's close included) releases it;
-    ``early``: arguments that parse release it before any terminal evidence.
+    ``per_call``: the policy reads a call's own done (a text block's close included);
+    ``early``: it reads arguments that parse, before any terminal evidence.
     """
 
     name: str
@@ -101,14 +99,21 @@ class Policy:
     per_call: bool
     early: bool
 
+    def reads(self, event: str) -> bool:
+        """Whether a call waiting under this policy accepts ``event`` as evidence."""
+        return (self.waiting, event) in _TARGET
+
     def releases(self, event: str) -> bool:
-        """Whether ``event`` releases a call waiting under this policy."""
+        """Whether ``event`` releases a call waiting under this policy (False if unread)."""
         return _releases(self.waiting, event)
 
 
 POLICIES: dict[str, Policy] = {
     t.event: Policy(
-        t.event, t.target, _releases(t.target, "call_valid"), _releases(t.target, "args_valid")
+        t.event,
+        t.target,
+        (t.target, "call_valid") in _TARGET,
+        (t.target, "args_valid") in _TARGET,
     )
     for t in RELEASE.transitions
     if t.source == RELEASE.initial

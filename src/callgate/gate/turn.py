@@ -356,8 +356,10 @@ class TurnGate:
     def release_evidence(self, rule: Policy) -> list[tuple[Slot, str]]:
         """Each slot with release evidence now, and its release-table event, by slot key.
 
-        Only what ``rule`` can act on is gathered: under ``turn`` nothing but the turn's
-        verdict, and arguments are parsed early only where ``rule`` releases on them.
+        Only what ``rule`` reads is gathered (the events its waiting state accepts): under
+        ``turn`` nothing but the turn's verdict; arguments are parsed early only where
+        ``rule`` reads them. A validated slot's evidence is its own done where the format
+        has one, otherwise that its arguments validated.
         """
         turn = self.turn
         if turn in _RUNS:
@@ -367,10 +369,12 @@ class TurnGate:
         if not (rule.per_call or rule.early):
             return []
         own = "call_valid" if self.per_call_done else "args_valid"
+        read = rule.reads(own)
         found = []
         for slot in self.ordered_slots():
             if slot.state in _VALID:
-                found.append((slot, own))
+                if read:
+                    found.append((slot, own))
             elif rule.early and self._early(slot):
                 found.append((slot, "args_valid"))
         return found
