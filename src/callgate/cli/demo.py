@@ -24,6 +24,8 @@ from callgate.cli.replay import Arrivals, recording
 from callgate.driver.drivers import Driver, Orchestrator
 from callgate.driver.loop import stream_turn, verdict
 from callgate.driver.tools import Tool
+from callgate.fsm.turn import TurnState
+from callgate.fsm.verdict import Verdict
 from callgate.strategies.base import ToolResult
 
 
@@ -109,9 +111,9 @@ class Played:
 
     scenario: Scenario
     rounds: tuple[Round, ...]
-    turn: str
+    turn: TurnState
     findings: tuple[str, ...]
-    verdict: str
+    verdict: Verdict
     """The turn's verdict (:func:`~callgate.driver.loop.verdict`): pass, fail or not_applicable."""
 
     @property

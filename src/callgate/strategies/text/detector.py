@@ -568,16 +568,18 @@ _ACTIONS: dict[str, Callable[[Detector, _Effect], None]] = {
 assert set(_ACTIONS) == {t.output for t in DETECTOR.transitions if t.output is not None}
 
 _Reader = Callable[[Detector, str, list[str], list[DetectedBlock]], str]
+_BY_TAG: tuple[tuple[str, _Reader], ...] = (
+    ("scans", Detector._printing),
+    ("collects", Detector._in_block),
+    ("reasons", Detector._reasoning),
+)
 _READERS: dict[str, _Reader] = {
-    state: reader
-    for tag, reader in (
-        ("scans", Detector._printing),
-        ("collects", Detector._in_block),
-        ("reasons", Detector._reasoning),
-    )
-    for state in DETECTOR.tagged(tag)
+    state: reader for tag, reader in _BY_TAG for state in DETECTOR.tagged(tag)
 }
 """The reader of new text in each state that reads text, chosen by the state's tag."""
+assert sorted(s for tag, _ in _BY_TAG for s in DETECTOR.tagged(tag)) == sorted(
+    set(DETECTOR.state_names) - DETECTOR.final_states
+), "every state that reads text has exactly one reader tag"
 
 _NEVER = re.compile(r"(?!)")
 
