@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from callgate import Driver, Tool
+from callgate.audit.trace import Recorder
 from callgate.cli.replay import replay
 from callgate.driver.loop import run_turn, verdict
 from callgate.fsm import TURN
@@ -79,7 +80,10 @@ def test_replay_and_run_turn_give_a_text_only_turn_its_verdict(
         [Tool("get_weather", WEATHER["get_weather"], lambda **_: "sunny")],
         text_formats=["tool_call_tag"],
     )
-    assert run_turn(chunks, driver, driver.new_stream_buffer()).status == status
+    recorder = Recorder()
+    assert run_turn(chunks, driver, driver.new_stream_buffer(recorder=recorder)).status == status
+    steps = recorder.of("verdict")
+    assert (steps[0].source, steps[-1].event, steps[-1].target) == ("reading", "end", status)
 
 
 def test_a_native_turn_is_judged_by_its_turn_machine() -> None:

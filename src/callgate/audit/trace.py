@@ -10,6 +10,7 @@ recording costs nothing when it is off.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from attrs import frozen
@@ -81,6 +82,14 @@ class Recorder:
             len(self.steps), self.chunk, machine, instance, source, event, target, output
         )
         self.steps.append(step)
+
+    def stepper(self, machine: str, instance: str) -> Callable[[str, str, str], None]:
+        """A callback recording each ``(source, event, target)`` step of one instance."""
+
+        def step(source: str, event: str, target: str) -> None:
+            self.record(machine, instance, source, event, target, output=None)
+
+        return step
 
     def of(self, machine: str) -> list[TraceStep]:
         """The steps of one machine, in order."""

@@ -20,7 +20,7 @@ from attrs import frozen
 from callgate.audit.describe import chunk_kind
 from callgate.audit.describe import quote as _quote
 from callgate.audit.trace import Recorder, TraceStep
-from callgate.cli.replay import Arrivals, recording
+from callgate.cli.replay import Arrivals
 from callgate.driver.drivers import Driver, Orchestrator
 from callgate.driver.loop import stream_turn, verdict
 from callgate.driver.tools import Tool
@@ -173,7 +173,7 @@ def play(scenario: Scenario, recorder: Recorder | None = None) -> Played:
         rounds.append(Round(step.chunk, added, step.text, buffer.text_queue.held, moves, ran))
     findings = tuple(f"{f.code}: {f.message}" for f in buffer.findings if f.severity == "error")
     text_calls = [r.refused for rd in rounds for _, r in rd.ran if not isinstance(r.call.slot, int)]
-    status = verdict(buffer.turn_state, text_calls, recording("verdict", recorder))
+    status = verdict(buffer.turn_state, text_calls, recorder.stepper("verdict", "verdict"))
     return Played(scenario, tuple(rounds), buffer.turn_state, findings, status)
 
 

@@ -9,7 +9,7 @@ policy are recorded. Nothing is executed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate.audit.trace import Recorder
@@ -162,7 +162,8 @@ def replay(
     if detector is not None:
         findings += [f.as_dict() for f in detector.findings]
     refused = [c["finding"] is not None for c in text_calls]
-    status = verdict(buffer.turn_state, refused, recording("verdict", recorder))
+    stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
+    status = verdict(buffer.turn_state, refused, stepper)
     if status in _APPLICABLE:
         findings = [f for f in findings if f["code"] != "no_tool_calls"]
     calls = result["calls"] + [
@@ -193,17 +194,6 @@ def replay(
         "timeline": timeline,
         "hidden": [b.markup for b in buffer.text_queue.blocks if b.claims and not b.shown],
     }
-
-
-def recording(machine: str, recorder: Recorder | None) -> Callable[[str, str, str], None] | None:
-    """A step callback that records ``machine``'s steps, or None without a recorder."""
-    if recorder is None:
-        return None
-
-    def record(source: str, event: str, target: str) -> None:
-        recorder.record(machine, machine, source, event, target, output=None)
-
-    return record
 
 
 def _formats(given: Sequence[str] | None, buffer: LLMStreamBuffer) -> list[str] | None:

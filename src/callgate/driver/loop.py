@@ -253,7 +253,9 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
         history += [m for step in steps for m in step.response.messages]
     text = "".join(step.text for step in steps)
     text_calls = [r.refused for r in results if not isinstance(r.call.slot, int)]
-    status = verdict(buffer.turn_state, text_calls)
+    recorder = buffer.recorder
+    stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
+    status = verdict(buffer.turn_state, text_calls, stepper)
     return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
 
 
