@@ -3,15 +3,15 @@
 Importing this package loads neither ``transitions`` nor ``graphviz``.
 """
 
-from callgate.fsm.detector import DETECTOR
-from callgate.fsm.display import DISPLAY
+from callgate.fsm.detector import DETECTOR, DetectorState
+from callgate.fsm.display import DISPLAY, DisplayState
 from callgate.fsm.interpreter import Interpreter, TransitionError
-from callgate.fsm.release import RELEASE
-from callgate.fsm.slot import SLOT
+from callgate.fsm.release import RELEASE, Policy, ReleaseState
+from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Event, State, Table, TableError, Transition
-from callgate.fsm.turn import TURN
-from callgate.fsm.verdict import VERDICT
-from callgate.fsm.vote import VOTE
+from callgate.fsm.turn import TURN, TurnState
+from callgate.fsm.verdict import VERDICT, Verdict, VerdictState
+from callgate.fsm.vote import VOTE, VoteState
 
 MACHINES: dict[str, Table] = {
     "slot": SLOT,
@@ -35,11 +35,20 @@ __all__ = [
     "TURN",
     "VERDICT",
     "VOTE",
+    "DetectorState",
+    "DisplayState",
     "Event",
     "Interpreter",
+    "Policy",
+    "ReleaseState",
+    "SlotState",
     "State",
     "Table",
     "TableError",
     "Transition",
     "TransitionError",
+    "TurnState",
+    "Verdict",
+    "VerdictState",
+    "VoteState",
 ]
