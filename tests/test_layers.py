@@ -42,12 +42,21 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in sorted((SRC / "callgate").rglob("*.py"))}
 
 
+def holds(member: str, module: str) -> bool:
+    """Whether a layer's ``member`` holds ``module``: itself, or inside it if a subpackage.
+
+    The top package ``callgate`` holds only itself (its ``__init__``, the public names):
+    a new top-level module must be given a layer of its own.
+    """
+    return module == member or (member != "callgate" and module.startswith(member + "."))
+
+
 def layer_of(module: str) -> int:
-    """The index in :data:`LAYERS` of the layer whose longest prefix holds ``module``."""
+    """The index in :data:`LAYERS` of the layer whose longest member holds ``module``."""
     best, length = -1, -1
     for index, (_, members) in enumerate(LAYERS):
         for member in members:
-            if (module == member or module.startswith(member + ".")) and len(member) > length:
+            if holds(member, module) and len(member) > length:
                 best, length = index, len(member)
     if best < 0:
         raise AssertionError(f"{module} belongs to no layer of tests/test_layers.py")
@@ -164,6 +173,13 @@ def test_the_cycle_finder_finds_cycles_and_passes_trees() -> None:
 def test_every_kind_of_import_is_read(source: str, expected: list[str]) -> None:
     """Top-level, inside functions, under TYPE_CHECKING, relative: each import counts."""
     assert [target for target, _ in imports_in(source, "callgate.fsm")] == expected
+
+
+def test_a_module_outside_every_layer_is_named() -> None:
+    with pytest.raises(AssertionError, match=r"callgate\.newcomer belongs to no layer"):
+        layer_of("callgate.newcomer")
+    assert holds("callgate.gate", "callgate.gate.turn")
+    assert not holds("callgate.gate", "callgate.gateway")
 
 
 def test_an_upward_import_is_named_with_its_layers() -> None:

@@ -201,32 +201,30 @@ def check_scxml(table: Table) -> None:
     assert all(any(d in c for c in comments) for d in readable)
 
 
-def test_scxml_comments_never_hold_a_double_hyphen() -> None:
+def odd_scxml(doc: str, state_doc: str, transition_doc: str) -> str:
+    """The SCXML of a two-state table whose docs are ``doc``, ``state_doc``, ``transition_doc``
+    (parsed once, so it is well-formed XML)."""
     table = Table(
         name="odd",
-        doc="a -- b --- c-",
-        states=[State("a", "x--y"), State("b", "z", final=True)],
+        doc=doc,
+        states=[State("a", state_doc), State("b", "z", final=True)],
         events=TURN.events[:1],
-        transitions=[Transition("a", "call", "b", "--->")],
+        transitions=[Transition("a", "call", "b", transition_doc)],
         initial="a",
     )
     text = to_scxml(table)
     ET.fromstring(text.encode())
+    return text
+
+
+def test_scxml_comments_never_hold_a_double_hyphen() -> None:
+    text = odd_scxml("a -- b --- c-", "x--y", "--->")
     for comment in text.split("<!--")[1:]:
         assert "--" not in comment.split("-->")[0]
 
 
 def test_scxml_comments_replace_characters_xml_forbids() -> None:
-    table = Table(
-        name="odd",
-        doc="nul \x00 and \x1b escape",
-        states=[State("a", "\ufffe"), State("b", "z", final=True)],
-        events=TURN.events[:1],
-        transitions=[Transition("a", "call", "b", "\x0b")],
-        initial="a",
-    )
-    text = to_scxml(table)
-    ET.fromstring(text.encode())
+    text = odd_scxml("nul \x00 and \x1b escape", "\ufffe", "\x0b")
     assert "nul \ufffd and \ufffd escape" in text
 
 

@@ -84,9 +84,9 @@ class TextQueue:
             self._take(self.detector.finish())
         self.ended = True
 
-    def _take(self, step: Detected) -> None:
-        text, start = step.shown, 0
-        for found in step.blocks:
+    def _take(self, detected: Detected) -> None:
+        text, start = detected.shown, 0
+        for found in detected.blocks:
             block = TextBlock(
                 len(self.blocks), found.format, found.calls, found.markup, found.shown
             )

@@ -26,8 +26,8 @@ from callgate.strategies.text.strategy import TextStrategy
 from callgate.view import TextBlock, View
 
 
-class Driver(Protocol):
-    """What a decision asks of its driver (:class:`~callgate.driver.drivers.Driver` has it)."""
+class Owner(Protocol):
+    """What a decision asks of the driver it decides for (every driver has it)."""
 
     schemas: ToolSchemas
 
@@ -58,7 +58,7 @@ _SIBLING = "another call of this turn was refused: "
 class Decision:
     """One driver's decision on a buffer after one chunk (or after the end)."""
 
-    def __init__(self, driver: Driver, buffer: LLMStreamBuffer) -> None:
+    def __init__(self, driver: Owner, buffer: LLMStreamBuffer) -> None:
         self.driver = driver
         self.buffer = buffer
         self.queue = buffer.text_queue

@@ -32,7 +32,7 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
-    block_messages,
+    repaired_blocks,
 )
 
 if TYPE_CHECKING:
@@ -273,13 +273,12 @@ class AnthropicStrategy(ExtractionStrategy):
         Empty text blocks, and a message left with no block, are left out: the API
         refuses them.
         """
-        pairing = CallPairing(calls)
-        repaired = block_messages(
+        return repaired_blocks(
             history,
+            calls,
             lambda block: block.get("type") != "text" or bool(block.get("text")),
-            lambda block: _answerable_block(block, pairing),
+            _answerable_block,
         )
-        return repaired, pairing.placed
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``tool_result`` block per result, by ``tool_use_id``."""

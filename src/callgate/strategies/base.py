@@ -110,20 +110,32 @@ class CallPairing:
         return match
 
 
-def block_messages(
+def repaired_blocks(
     history: Sequence[dict[str, Any]],
+    calls: Sequence[HistoryCall],
     keep: Callable[[dict[str, Any]], bool],
-    answerable: Callable[[dict[str, Any]], dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """Messages of content blocks: the blocks ``keep`` accepts, each made ``answerable``.
+    repair: Callable[[dict[str, Any], CallPairing], dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+    """Block messages whose blocks ``keep`` accepts, each repaired; and their calls, in order.
 
-    A message left without a block is left out (providers refuse it).
+    Each kept block is made answerable by ``repair`` against ``calls`` (a
+    :class:`CallPairing`); a message left without a block is left out (providers refuse it).
     """
+    pairing = CallPairing(calls)
     repaired = [
-        {**message, "content": [answerable(b) for b in message["content"] if keep(b)]}
+        {**message, "content": [repair(b, pairing) for b in message["content"] if keep(b)]}
         for message in history
     ]
-    return [message for message in repaired if message["content"]]
+    return [message for message in repaired if message["content"]], pairing.placed
+
+
+def whole_call(call_id: Any, name: Any, arguments: Any, position: int) -> ExtractedCall | None:
+    """A call whose arguments arrive as an object (null: ``{}``), or None without a name."""
+    if arguments is None:
+        arguments = {}
+    if isinstance(name, str) and name and isinstance(arguments, Mapping):
+        return ExtractedCall(call_id, name, dict(arguments), position)
+    return None
 
 
 def function_call_entries(

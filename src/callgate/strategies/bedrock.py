@@ -37,7 +37,7 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
-    block_messages,
+    repaired_blocks,
     text_field,
 )
 
@@ -308,13 +308,12 @@ class BedrockStrategy(ExtractionStrategy):
 
         Empty text blocks, and a message left with no block, are left out.
         """
-        pairing = CallPairing(calls)
-        repaired = block_messages(
+        return repaired_blocks(
             history,
+            calls,
             lambda block: "text" not in block or bool(block["text"]),
-            lambda block: _answerable_block(block, pairing),
+            _answerable_block,
         )
-        return repaired, pairing.placed
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``toolResult`` block per result, by ``toolUseId``."""

@@ -68,6 +68,7 @@ from callgate.strategies.base import (
     Shape,
     ToolResult,
     report_whole_arguments,
+    whole_call,
 )
 
 if TYPE_CHECKING:
@@ -411,14 +412,11 @@ class GeminiStrategy(ExtractionStrategy):
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """The ``functionCall`` parts that have a name and object args (absent args: ``{}``)."""
-        calls = []
-        for position, call in enumerate(_function_calls(message)):
-            name, args = call.get("name"), call.get("args", {})
-            if args is None:
-                args = {}
-            if isinstance(name, str) and name and isinstance(args, Mapping):
-                calls.append(ExtractedCall(call.get("id"), name, dict(args), position))
-        return calls
+        found = (
+            whole_call(call.get("id"), call.get("name"), call.get("args"), position)
+            for position, call in enumerate(_function_calls(message))
+        )
+        return [call for call in found if call is not None]
 
     def content_text(self, message: Shape) -> str:
         """The text of every non-thought text part of the first candidate, joined."""

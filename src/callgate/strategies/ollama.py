@@ -40,6 +40,7 @@ from callgate.strategies.base import (
     ToolResult,
     repaired_tool_calls,
     report_whole_arguments,
+    whole_call,
 )
 
 if TYPE_CHECKING:
@@ -194,11 +195,10 @@ class OllamaStrategy(ExtractionStrategy):
         calls = []
         for position, entry in enumerate(_tool_calls(message)):
             function = entry.get("function") or {}
-            name, arguments = function.get("name"), function.get("arguments", {})
-            if arguments is None:
-                arguments = {}
-            if isinstance(name, str) and name and isinstance(arguments, Mapping):
-                calls.append(ExtractedCall(entry.get("id"), name, dict(arguments), position))
+            arguments = function.get("arguments")
+            call = whole_call(entry.get("id"), function.get("name"), arguments, position)
+            if call is not None:
+                calls.append(call)
         return calls
 
     def content_text(self, message: Shape) -> str:

@@ -67,7 +67,7 @@ class DetectedBlock:
     shown: bool = False
     """True for end-of-stream formats (bare JSON, pythonic): the text was already shown."""
     at: int = 0
-    """Where the markup sat in the step's shown text: this many shown characters precede it."""
+    """Where the markup sat in the shown text of its Detected: this many characters precede it."""
 
 
 class Detected(NamedTuple):
@@ -225,7 +225,7 @@ class Detector:
         text = delta
         _MACHINE.step(self.state, "payload" if self.state in _COLLECTS else "text")
         self._run(text, shown, blocks)
-        return self._step(shown, blocks)
+        return self._detected(shown, blocks)
 
     def _run(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> None:
         while text:
@@ -261,7 +261,7 @@ class Detector:
         self._run(
             payload[len(block.opener) :] if block.formats[0].keep_open else payload, shown, blocks
         )
-        return self._step(shown, blocks)
+        return self._detected(shown, blocks)
 
     def finish(self) -> Detected:
         """The stream ended: release what is held, settle an open block, check the end."""
@@ -286,7 +286,7 @@ class Detector:
             self._fire("end", shown)
         if not blocks and not self._extracted:
             blocks.extend(self._end_formats(shown))
-        return self._step(shown, blocks)
+        return self._detected(shown, blocks)
 
     def feed_reasoning(self, delta: str) -> None:
         """A provider's separate reasoning channel: never shown, scanned only to report."""
@@ -509,7 +509,7 @@ class Detector:
         if output is not None:
             _ACTIONS[output](self, _Effect(shown, blocks, text, block, found))
 
-    def _step(self, shown: list[str], blocks: list[DetectedBlock]) -> Detected:
+    def _detected(self, shown: list[str], blocks: list[DetectedBlock]) -> Detected:
         text = "".join(shown)
         if text:
             self._content.append(text)

@@ -48,8 +48,8 @@ class TextStrategy(MessageReader):
         stream = [n for n in self.formats if n not in END_FORMATS]
         end = [n for n in self.formats if n in END_FORMATS]
         detector = Detector(stream, end_formats=end)
-        step = detector.feed(self.content_text(message))
-        blocks = [*step.blocks, *detector.finish().blocks]
+        detected = detector.feed(self.content_text(message))
+        blocks = [*detected.blocks, *detector.finish().blocks]
         calls = [c for b in blocks for c in b.calls]
         return [ExtractedCall(c.id, c.name, c.arguments, i) for i, c in enumerate(calls)]
 
