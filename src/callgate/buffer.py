@@ -25,10 +25,12 @@ from typing import Any, Literal
 
 from callgate.audit.trace import Recorder, RecordingTurnGate
 from callgate.chain import ExtractionChain
+from callgate.fsm.release import policy as release_policy
+from callgate.fsm.turn import TurnState
 from callgate.gate.findings import Finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
-from callgate.gate.turn import POLICIES, Slot, TurnGate
+from callgate.gate.turn import Slot, TurnGate
 from callgate.ledger import Ledger
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
@@ -154,8 +156,8 @@ class LLMStreamBuffer:
             self.schemas = tool_schemas
         else:
             self.schemas = ToolSchemas(tool_schemas, max_steps=self.limits.max_schema_steps)
-        if policy not in POLICIES:
-            raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        self.policy_rule = release_policy(policy)
+        """The release policy's value, read off the release table (ValueError if unknown)."""
         self.policy = policy
         self.auto_formats = text_formats == "auto"
         """Choose the text formats from the first chunk (by the stream's wire and model)."""
@@ -207,7 +209,7 @@ class LLMStreamBuffer:
             "per_call_done": strategy.per_call_done,
             "requires_id": strategy.requires_id,
             "empty_arguments_object": strategy.empty_arguments_object,
-            "preview": self.policy == "parseable",
+            "preview": self.policy_rule.early,
         }
         self.gate = (
             TurnGate(**options)
@@ -385,7 +387,7 @@ class LLMStreamBuffer:
         return self.gate.releasable(self.policy) if self.gate is not None else []
 
     @property
-    def turn_state(self) -> str:
+    def turn_state(self) -> TurnState:
         """The turn machine's state (``streaming`` before the first chunk).
 
         A stream that ended with no chunk at all carried no tool call: ``not_applicable``.

@@ -5,9 +5,10 @@ per-stream decisions here (a :class:`~callgate.view.View` each, holding the disp
 machine's state). Content deltas go through the
 :class:`~callgate.strategies.text.detector.Detector` when the buffer has text formats; its
 output is queued in order as text and :class:`~callgate.view.TextBlock` entries.
-``text()`` hands out the queue up to the first block not yet decided: a block is hidden
-when some driver claims it (the call is that driver's), and shown as ordinary text when
-every driver looking at the stream declined it. An open block whose name every driver
+``text()`` hands out the queue up to the first block not yet decided; each block runs the
+vote machine (:mod:`callgate.fsm.vote`): it is hidden when some driver claims it (the call
+is that driver's), and shown as ordinary text when every driver looking at the stream
+declined it. An open block whose name every driver
 declined is dropped early (:meth:`Detector.abandon`) at the next ``text()``: it flows
 as text.
 """
@@ -18,9 +19,16 @@ from collections import deque
 from collections.abc import Iterable
 
 from callgate.audit.trace import Recorder, RecordingDetector
+from callgate.fsm.display import DISPLAY, DisplayState
+from callgate.fsm.interpreter import Interpreter
+from callgate.fsm.vote import VOTE, VoteState
 from callgate.strategies.text.base import Schemas
 from callgate.strategies.text.detector import Detected, Detector
 from callgate.view import TextBlock, View
+
+_MACHINE = Interpreter[DisplayState](DISPLAY)
+_VOTE = Interpreter[VoteState](VOTE)
+_HIDES = VOTE.tagged("hides")
 
 
 class TextQueue:
@@ -120,12 +128,25 @@ class TextQueue:
     # -- output -----------------------------------------------------------------------
 
     def _decided(self, block: TextBlock) -> bool | None:
-        """True: hide (claimed); False: show as text (declined by every driver); None: wait."""
+        """True: hide (claimed); False: show as text (declined by every driver); None: wait.
+
+        The votes so far are one event of the vote machine, stepped on the block.
+        """
         if block.claims:
-            return True
-        if all(k in block.declines or v.state == "ended" for k, v in self.views.items()):
-            return False
-        return None
+            event = "claim"
+        elif all(k in block.declines or _MACHINE.is_final(v.state) for k, v in self.views.items()):
+            event = "decline"
+        else:
+            event = "wait"
+        target = _VOTE.step(block.vote, event)
+        if self.recorder is not None:
+            self.recorder.record(
+                "vote", f"block {block.index}", block.vote, event, target, output=None
+            )
+        block.vote = target
+        if not _VOTE.is_final(target):
+            return None
+        return target in _HIDES
 
     def text(self) -> str:
         """The text that may be shown now, in order, up to the first undecided block."""

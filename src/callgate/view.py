@@ -14,12 +14,14 @@ from typing import Any
 from attrs import define, field
 
 from callgate.audit.trace import Recorder
-from callgate.fsm.display import DISPLAY
+from callgate.fsm.display import DISPLAY, DisplayState
 from callgate.fsm.interpreter import Interpreter
+from callgate.fsm.vote import VOTE, VoteState
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.base import TextCall
 
-_MACHINE = Interpreter(DISPLAY)
+_MACHINE = Interpreter[DisplayState](DISPLAY)
+_VOTE = Interpreter[VoteState](VOTE)
 
 
 @define(eq=False)
@@ -34,6 +36,8 @@ class TextBlock:
     """End-of-stream formats (bare JSON): the text was shown before the block was known."""
     claims: set[int] = field(factory=set)
     declines: set[int] = field(factory=set)
+    vote: VoteState = _VOTE.initial
+    """The vote machine's state: undecided until a claim, or a decline by every driver."""
 
 
 @define(eq=False)
@@ -42,7 +46,7 @@ class View:
 
     name: str
     recorder: Recorder | None = None
-    state: str = _MACHINE.initial
+    state: DisplayState = _MACHINE.initial
     answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
     """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
     voted: int = 0
@@ -56,7 +60,7 @@ class View:
     repeat: str | None = None
     """The observation to fire again while the stamp stays the same (a self-loop)."""
 
-    def fire(self, event: str) -> str:
+    def fire(self, event: str) -> DisplayState:
         """Step the display machine; an event the state does not accept raises."""
         target = _MACHINE.step(self.state, event)
         if self.recorder is not None:

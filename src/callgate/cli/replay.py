@@ -18,7 +18,13 @@ from callgate.cli.check import report
 from callgate.driver.drivers import Driver
 from callgate.driver.loop import stream_turn, verdict
 from callgate.driver.tools import Tool
+from callgate.fsm.verdict import VERDICT
 from callgate.gate.schema import ToolSchemas
+
+_APPLICABLE = VERDICT.tagged("applicable")
+"""Verdicts of a turn that had a call (``no_tool_calls`` is then no finding)."""
+_PASSES = VERDICT.tagged("runs")
+"""Verdicts under which every call ran."""
 
 
 class DryRunDriver(Driver):
@@ -155,8 +161,10 @@ def replay(
     detector = buffer.text_queue.detector
     if detector is not None:
         findings += [f.as_dict() for f in detector.findings]
-    status = verdict(buffer.turn_state, [c["finding"] is not None for c in text_calls])
-    if status != "not_applicable":
+    refused = [c["finding"] is not None for c in text_calls]
+    stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
+    status = verdict(buffer.turn_state, refused, stepper)
+    if status in _APPLICABLE:
         findings = [f for f in findings if f["code"] != "no_tool_calls"]
     calls = result["calls"] + [
         {
@@ -164,7 +172,7 @@ def replay(
             "id": call["id"],
             "name": call["name"],
             "arguments": call["arguments"],
-            "state": "validated" if status == "pass" else "blocked",
+            "state": "validated" if status in _PASSES else "blocked",
             "released_at": call["released_at"],
             "source": call["format"],
         }
@@ -181,7 +189,7 @@ def replay(
         "text_formats": _formats(text_formats, buffer),
         "text_calls": text_calls,
         "status": status,
-        "executable": result["executable"] or (bool(text_calls) and status == "pass"),
+        "executable": result["executable"] or (bool(text_calls) and status in _PASSES),
         "findings": findings,
         "timeline": timeline,
         "hidden": [b.markup for b in buffer.text_queue.blocks if b.claims and not b.shown],

@@ -15,7 +15,9 @@ from callgate.buffer import LLMStreamBuffer
 from callgate.driver.responses import TEXT_RESULTS, DriverResponse, Status, shaped
 from callgate.driver.results import refusal
 from callgate.driver.tools import Answer
-from callgate.fsm.display import DISPLAY, STATUS
+from callgate.fsm.display import DISPLAY, HOLDS, STATUS
+from callgate.fsm.slot import SLOT
+from callgate.fsm.turn import TURN
 from callgate.gate.findings import Finding, finding
 from callgate.gate.schema import ToolSchemas
 from callgate.ledger import Ledger
@@ -40,11 +42,15 @@ class Owner(Protocol):
 
 
 CallKey = tuple[Any, ...]
-_FINAL_TURN = ("executable", "blocked", "not_applicable")
+_FINAL_TURN = TURN.final_states
+_TURN_BLOCKS = TURN.tagged("blocks")
+_ENDED = DISPLAY.final_states
+"""Display states after the stream's end: the driver has nothing more to decide."""
 _SELF_LOOPS = frozenset((t.source, t.event) for t in DISPLAY.transitions if t.source == t.target)
 """Display states and observations that leave the state as it is: a quiet step repeats."""
-_SETTLED_SLOT = ("validated", "blocked")
+_SETTLED_SLOT = SLOT.final_states
 """Slot states in which another driver's call no longer concerns this driver."""
+_SLOT_BLOCKS = SLOT.tagged("blocks")
 _SIBLING = "another call of this turn was refused: "
 """Why a call that was itself fine was not run (a turn runs all of its calls or none)."""
 
@@ -63,7 +69,7 @@ class Decision:
 
     def plan(self) -> list[tuple[CallKey, Answer]]:
         """Observe the buffer and decide every call this step answers (nothing runs yet)."""
-        if self.view.state == "ended":
+        if self.view.state in _ENDED:
             return []
         self.text_path = self._text_path()
         self.observation = self._observe(self.text_path)
@@ -74,7 +80,7 @@ class Decision:
     ) -> DriverResponse:
         """Record the answers, step the display machine, and shape the response."""
         view = self.view
-        if view.state == "ended":
+        if view.state in _ENDED:
             return DriverResponse()
         for key, result in answers:
             self._record(key, result)
@@ -86,12 +92,12 @@ class Decision:
         if results:
             view.fire("refuse" if self.refused else "allow")
         status = cast("Status | None", STATUS[view.state])
-        if self.buffer.ended and view.state not in ("holding", "pending"):
+        if self.buffer.ended and view.state not in HOLDS:
             view.fire("end")
         quiet = (
             not results and (view.state, observation) in _SELF_LOOPS and not self.queue.forming()[0]
         )
-        view.repeat = observation if quiet and self.buffer.policy != "parseable" else None
+        view.repeat = observation if quiet and not self.buffer.policy_rule.early else None
         view.stamp = self.buffer.stamp()
         backup = self.driver.backup() or TEXT_RESULTS
         messages = shaped(self.buffer.strategy, native, backup, text)
@@ -110,7 +116,9 @@ class Decision:
         driver, view, queue = self.driver, self.view, self.queue
         ours = forming = foreign = False
         for slot in self.buffer.slots:
-            if ("slot", slot.key) in view.answered or (slot.state == "blocked" and not slot.name):
+            if ("slot", slot.key) in view.answered or (
+                slot.state in _SLOT_BLOCKS and not slot.name
+            ):
                 continue
             if slot.name is None:
                 forming = True
@@ -144,7 +152,7 @@ class Decision:
             return "forming"
         if foreign:
             return "foreign"
-        return "broken" if view.state in ("holding", "pending") else "text"
+        return "broken" if view.state in HOLDS else "text"
 
     def _open_text_calls(self) -> list[tuple[CallKey, ExtractedCall]]:
         """The owned calls of claimed blocks not answered yet (answered blocks drop out)."""
@@ -178,7 +186,7 @@ class Decision:
             if driver.owns(slot.name) and key not in view.answered and isinstance(arguments, dict):
                 call = ExtractedCall(slot.id, cast(str, slot.name), arguments, slot.key)
                 answers.append((key, driver.prepare(call, buffer.ledger)))
-        if gate.turn == "blocked":
+        if gate.turn in _TURN_BLOCKS:
             first = _first_error(buffer.findings)
             planned = {key for key, _ in answers}
             for slot in buffer.slots:
@@ -195,15 +203,16 @@ class Decision:
     def _answer_text(self) -> list[tuple[CallKey, Answer]]:
         buffer, driver = self.buffer, self.driver
         turn = buffer.turn_state
-        if turn == "blocked":
+        if turn in _TURN_BLOCKS:
             problem = _first_error(buffer.findings) or finding(
                 "malformed_chunk", "the turn was blocked"
             )
             return [(key, refusal(call, problem)) for key, call in self._open_text_calls()]
-        if buffer.policy == "turn" and (turn not in _FINAL_TURN or not buffer.text_queue.ended):
+        per_call = buffer.policy_rule.per_call
+        if not per_call and (turn not in _FINAL_TURN or not buffer.text_queue.ended):
             return []
         pending = list(self._open_text_calls())
-        if buffer.policy == "turn":
+        if not per_call:
             problems = [driver.schemas.check(c.name, c.arguments, c.slot) for _, c in pending]
             first = next((p for p in problems if p is not None), None)
             if first is not None:

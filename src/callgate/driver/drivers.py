@@ -38,9 +38,9 @@ from callgate.driver.results import refusal
 from callgate.driver.tooldefs import tool_specs
 from callgate.driver.tools import Answer, Job, Tool, arun_job, run_job
 from callgate.fsm.display import STATUS
+from callgate.fsm.release import policy as release_policy
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
-from callgate.gate.turn import POLICIES
 from callgate.ledger import Ledger
 from callgate.strategies import default_wire_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, ToolResult
@@ -104,8 +104,7 @@ class BaseDriver(metaclass=DriverMeta):
             else DEFAULT_FORMATS
         )
         """The text formats read; None: chosen per stream (see :attr:`chooses_formats`)."""
-        if policy not in POLICIES:
-            raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        release_policy(policy)  # ValueError naming the choices for an unknown one
         self.policy = policy
         self.limits = limits
         if tool_timeout is not None and not tool_timeout >= 0:

@@ -10,8 +10,8 @@ over an async iterator of chunks (an SDK's async stream).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from typing import Any, cast
 
 from attrs import evolve, frozen
 
@@ -19,6 +19,9 @@ from callgate.buffer import LLMStreamBuffer
 from callgate.driver.drivers import Driver
 from callgate.driver.responses import DriverResponse, merge
 from callgate.driver.results import refusal
+from callgate.fsm.interpreter import Interpreter
+from callgate.fsm.turn import TURN
+from callgate.fsm.verdict import VERDICT, Verdict, VerdictState
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
 from callgate.gate.turn import Slot
@@ -30,26 +33,38 @@ from callgate.strategies.base import (
     stand_in_id,
 )
 
-Verdict = Literal["pass", "fail", "not_applicable"]
-"""A played turn's verdict, in the words of ``callgate check`` and ``callgate replay``."""
+_VERDICT = Interpreter[VerdictState](VERDICT)
+_TURN_RUNS = TURN.tagged("runs")
+_TURN_BLOCKS = TURN.tagged("blocks")
 
 
-def verdict(turn_state: str, text_calls: Iterable[bool]) -> Verdict:
+def verdict(
+    turn_state: str,
+    text_calls: Iterable[bool],
+    on_step: Callable[[str, str, str], None] | None = None,
+) -> Verdict:
     """The verdict of a turn from its turn machine's state and its text calls.
 
-    ``text_calls`` says, for each call read from the turn's text, whether it was refused.
-    Native calls decide through the turn machine (``executable``: pass, ``blocked``:
-    fail); a turn without native calls passes when its text calls all ran, fails when
-    one was refused, and is not applicable without any call.
+    Runs the verdict machine (:mod:`callgate.fsm.verdict`). ``text_calls`` says, for each
+    call read from the turn's text, whether it was refused. Native calls decide through
+    the turn machine (``executable``: pass, ``blocked``: fail); a turn without native
+    calls passes when its text calls all ran, fails when one was refused, and is not
+    applicable without any call. ``on_step(source, event, target)`` sees every step (a
+    recorder's, for example).
     """
-    if turn_state == "executable":
-        return "pass"
-    if turn_state == "blocked":
-        return "fail"
-    refused = list(text_calls)
-    if refused:
-        return "fail" if any(refused) else "pass"
-    return "not_applicable"
+    if turn_state in _TURN_RUNS:
+        native = "turn_runs"
+    elif turn_state in _TURN_BLOCKS:
+        native = "turn_blocked"
+    else:
+        native = "turn_open"
+    state = _VERDICT.initial
+    for event in (native, *("refused" if r else "ran" for r in text_calls), "end"):
+        target = _VERDICT.step(state, event)
+        if on_step is not None:
+            on_step(state, event, target)
+        state = target
+    return cast(Verdict, state)
 
 
 @frozen
@@ -238,7 +253,9 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
         history += [m for step in steps for m in step.response.messages]
     text = "".join(step.text for step in steps)
     text_calls = [r.refused for r in results if not isinstance(r.call.slot, int)]
-    status = verdict(buffer.turn_state, text_calls)
+    recorder = buffer.recorder
+    stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
+    status = verdict(buffer.turn_state, text_calls, stepper)
     return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
 
 

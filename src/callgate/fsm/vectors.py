@@ -79,7 +79,7 @@ def _paths(table: Table) -> dict[str, tuple[str, ...]]:
     return paths
 
 
-def _walk(interpreter: Interpreter, events: Iterable[str]) -> list[Move]:
+def _walk(interpreter: Interpreter[str], events: Iterable[str]) -> list[Move]:
     steps, state = [], interpreter.initial
     for event in events:
         state = interpreter.step(state, event)
@@ -89,7 +89,7 @@ def _walk(interpreter: Interpreter, events: Iterable[str]) -> list[Move]:
 
 def generated_runs(table: Table) -> list[Run]:
     """Runs that take every transition once and refuse every pair the table lacks."""
-    interpreter = Interpreter(table)
+    interpreter = Interpreter[str](table)
     paths = _paths(table)
     runs = []
     for t in table.transitions:
@@ -108,7 +108,7 @@ def generated_runs(table: Table) -> list[Run]:
 
 def mismatches(table: Table, runs: Sequence[Run]) -> list[str]:
     """Every place where ``table`` does not reproduce a run, as readable lines."""
-    interpreter = Interpreter(table)
+    interpreter = Interpreter[str](table)
     found = []
     for run in runs:
         if run.initial != table.initial:

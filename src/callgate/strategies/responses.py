@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from callgate.fsm.slot import SLOT
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
 from callgate.strategies.base import (
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
 
 _PREFIX = "response."
+_VALID = SLOT.tagged("valid")
+"""Slot states whose call validated: the completed response may restate it."""
 _LIFECYCLE = frozenset({"response.created", "response.queued", "response.in_progress"})
 _ENDINGS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _TERMINAL = _ENDINGS | {"error"}
@@ -373,7 +376,7 @@ class ResponsesStrategy(ExtractionStrategy):
                 )
                 continue
             slot = gate.slots.get(key)
-            if slot is None or slot.state != "validated":
+            if slot is None or slot.state not in _VALID:
                 continue
             call_id, name = item.get("call_id") or None, item.get("name") or None
             if call_id != slot.id or name != slot.name:
