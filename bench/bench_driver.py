@@ -8,7 +8,7 @@ prose without calls. Each is fed, in one run, to:
 - **buffer**: ``LLMStreamBuffer.add`` only (no text formats: no detector, no driver);
 - **loop**: the client loop: ``add``, ``driver.process_llm_response``, ``text()``, with
   the driver's buffer (the detector on its text formats) and a tool that returns at once;
-- **recording**: the same loop with a :class:`~callgate.trace.Recorder`.
+- **recording**: the same loop with a :class:`~callgate.audit.trace.Recorder`.
 
 Times are the best of three, in microseconds per chunk; growth compares each size with
 the one before (linear work shows about 10x per 10x chunks).
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from callgate import Driver, LLMStreamBuffer, Tool
-from callgate.trace import Recorder
+from callgate.audit.trace import Recorder
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 CALL = '<tool_call>{"name": "lookup", "arguments": {"q": "paris"}}</tool_call>'

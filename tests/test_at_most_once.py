@@ -1,6 +1,6 @@
 """Tools run at most once, and each started call is answered: the ledger, async tools, timeouts.
 
-Each test plays realistic OpenAI turns (``sdk_streams``) through ``run_turn`` or
+Each test plays realistic OpenAI turns (``callgate.testing.builders``) through ``run_turn`` or
 ``arun_turn`` with tools that count their runs, and checks what ran, how often, and what
 the model gets back.
 """

@@ -2,7 +2,7 @@
 
 Hypothesis draws one assistant turn (optional text, 0-4 tool calls whose arguments are
 ``json.dumps`` of generated JSON objects with unicode text, cut at random points), builds
-the provider's chunks with :mod:`sdk_streams`, and feeds the very same chunks to the SDK's
+the provider's chunks with :mod:`callgate.testing.builders`, and feeds the very same chunks to the SDK's
 accumulator and to callgate. The SDKs are the reference for what the provider's message
 is; callgate must rebuild the same message from the same stream.
 
@@ -14,7 +14,6 @@ generated calls open in index order (as both providers send them; the kit's
 from __future__ import annotations
 
 import inspect
-import itertools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,52 +30,17 @@ from pydantic import TypeAdapter
 from callgate import LLMStreamBuffer
 from callgate.testing import interleavings
 from callgate.testing.builders import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks
+from json_draws import TEXT, UNICODE, arguments, cuts
 
 SETTINGS = settings(max_examples=200, deadline=None)
 EVENT: TypeAdapter[RawMessageStreamEvent] = TypeAdapter(RawMessageStreamEvent)
 
 # -- generated turns -----------------------------------------------------------------------
 
-UNICODE = st.characters(codec="utf-8")
-"""Any code point UTF-8 can carry (astral, controls, quotes, backslashes): no lone surrogate."""
-TEXT = st.text(UNICODE, max_size=12)
-
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-    max_leaves=8,
-)
-OBJECTS = st.dictionaries(TEXT, VALUES, max_size=4)
 NAMES = st.sampled_from(["get_weather", "get_time", "search", "send_message"])
 ID_TAILS = st.text(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=8, max_size=24
 )
-
-
-@st.composite
-def cuts(draw: st.DrawFn, text: str) -> tuple[str, ...]:
-    """Text cut at random positions into non-empty fragments (none for empty text)."""
-    if not text:
-        return ()
-    points = sorted(
-        draw(st.sets(st.integers(1, len(text) - 1), max_size=12)) if len(text) > 1 else []
-    )
-    bounds = [0, *points, len(text)]
-    return tuple(text[a:b] for a, b in itertools.pairwise(bounds))
-
-
-@st.composite
-def arguments(draw: st.DrawFn) -> str:
-    """``json.dumps`` of a generated object, escaped or raw unicode, spaced or compact."""
-    separators = draw(st.sampled_from([None, (",", ":")]))
-    return json.dumps(draw(OBJECTS), ensure_ascii=draw(st.booleans()), separators=separators)
 
 
 @st.composite

@@ -21,9 +21,9 @@ from openai.types.responses import FunctionToolParam
 from pydantic import TypeAdapter
 
 from callgate import Driver, Tool, run_turn
-from callgate.schema import ToolSchemas
+from callgate.driver.tooldefs import description_of, parameter_docs, schema_from_function
+from callgate.gate.schema import ToolSchemas
 from callgate.testing.builders import Call, openai_chunks
-from callgate.tooldefs import description_of, parameter_docs, schema_from_function
 
 
 class Unit(enum.Enum):

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from callgate import LLMStreamBuffer
-from callgate.cli import examples
-from callgate.demo import scenarios
-from callgate.detector import Detector
+from callgate.audit.trace import Recorder, RecordingDetector, RecordingTurnGate, TraceStep
+from callgate.cli.demo import scenarios
+from callgate.cli.fixtures import examples
+from callgate.cli.replay import replay
 from callgate.fsm import MACHINES
-from callgate.gate import TurnGate
-from callgate.replay import replay
-from callgate.trace import Recorder, RecordingDetector, RecordingTurnGate, TraceStep
+from callgate.gate.turn import TurnGate
+from callgate.strategies.text.detector import Detector
 
 FIXTURES = {name: json.loads(text) for name, text in examples()}
 STREAMS: dict[str, tuple[list[Any], dict[str, Any], list[str] | None]] = {
@@ -46,12 +46,12 @@ def test_without_a_recorder_the_plain_machines_run() -> None:
     buffer = LLMStreamBuffer(text_formats=["tool_call_tag"])
     buffer.add({"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]})
     assert type(buffer.gate) is TurnGate
-    assert type(buffer.display.detector) is Detector
-    assert all(view.recorder is None for view in buffer.display.views.values())
+    assert type(buffer.text_queue.detector) is Detector
+    assert all(view.recorder is None for view in buffer.text_queue.views.values())
     recording = LLMStreamBuffer(text_formats=["tool_call_tag"], recorder=Recorder())
     recording.add({"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]})
     assert type(recording.gate) is RecordingTurnGate
-    assert type(recording.display.detector) is RecordingDetector
+    assert type(recording.text_queue.detector) is RecordingDetector
 
 
 @pytest.mark.parametrize("name", sorted(STREAMS))

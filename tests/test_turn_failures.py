@@ -1,6 +1,6 @@
 """A stream that fails mid-turn keeps its turn; chunks from the SDKs' helpers are read.
 
-The failing streams are realistic Anthropic and OpenAI turns (``sdk_streams``) whose
+The failing streams are realistic Anthropic and OpenAI turns (``callgate.testing.builders``) whose
 source raises part-way, as an SDK does when the connection drops.
 """
 

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from callgate import Finding, LLMStreamBuffer, TurnGate
-from callgate.check import report
-from callgate.findings import CODES
+from callgate.cli.check import report
+from callgate.gate.findings import CODES
 from callgate.testing.cuts import pieces
 
 Expectation = tuple[frozenset[str], int | None]

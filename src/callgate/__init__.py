@@ -18,11 +18,7 @@ from callgate.driver import (
     SupportsStreaming,
     Tool,
 )
-from callgate.findings import Finding
-from callgate.gate import TurnGate
-from callgate.ledger import Ledger
-from callgate.limits import Limits
-from callgate.loop import (
+from callgate.driver.loop import (
     Turn,
     TurnError,
     TurnStep,
@@ -32,12 +28,15 @@ from callgate.loop import (
     run_turn,
     stream_turn,
 )
-from callgate.schema import ToolSchemas
+from callgate.gate.findings import Finding
+from callgate.gate.limits import Limits
+from callgate.gate.schema import ToolSchemas
+from callgate.gate.turn import TurnGate
+from callgate.ledger import Ledger
 from callgate.strategies import (
     AnthropicStrategy,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     MistralStrategy,
     OpenAIStrategy,
     ToolResult,
@@ -54,7 +53,6 @@ __all__ = [
     "ExtractionChain",
     "ExtractionStrategy",
     "Finding",
-    "Forming",
     "LLMStreamBuffer",
     "Ledger",
     "Limits",

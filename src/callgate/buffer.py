@@ -6,7 +6,7 @@ builds the native message and reports tool-call primitives to the turn's
 :class:`~callgate.gate.TurnGate`, whose slot and turn machines decide whether the calls
 may run. ``as_dict()`` is what the provider returns for stream=false, unnormalised.
 
-Display: each chunk's content delta goes to the turn's :class:`~callgate.display.Display`.
+Text: each chunk's content delta goes to the turn's :class:`~callgate.textqueue.TextQueue`.
 With ``text_formats`` (a driver's ``new_stream_buffer()`` passes its own; ``"auto"``
 chooses them from the first chunk's model and wire) the content runs through the
 text-call detector, and a call block waits there until the drivers decide
@@ -23,18 +23,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from callgate.audit.trace import Recorder, RecordingTurnGate
 from callgate.chain import ExtractionChain
-from callgate.defaults import default_text_formats, model_name
-from callgate.display import Display
-from callgate.findings import Finding
-from callgate.gate import POLICIES, Slot, TurnGate
+from callgate.fsm.release import policy as release_policy
+from callgate.fsm.turn import TurnState
+from callgate.gate.findings import Finding
+from callgate.gate.limits import Limits
+from callgate.gate.schema import ToolSchemas
+from callgate.gate.turn import Slot, TurnGate
 from callgate.ledger import Ledger
-from callgate.limits import Limits
-from callgate.schema import ToolSchemas
 from callgate.strategies import default_strategies
-from callgate.strategies.base import ExtractionStrategy, Shape
+from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
+from callgate.strategies.text.defaults import default_text_formats, model_name
 from callgate.strategies.text.formats import END_FORMATS
-from callgate.trace import Recorder, RecordingTurnGate
+from callgate.textqueue import TextQueue
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 """What a strategy raises on a chunk whose fields have the wrong types: the buffer fails
@@ -134,7 +136,7 @@ class LLMStreamBuffer:
 
     def __init__(
         self,
-        strategies: ExtractionChain | Iterable[ExtractionStrategy] | None = None,
+        strategies: ExtractionChain | Iterable[MessageReader] | None = None,
         *,
         tool_schemas: ToolSchemas | Mapping[str, Mapping[str, Any]] | None = None,
         limits: Limits | None = None,
@@ -154,11 +156,11 @@ class LLMStreamBuffer:
             self.schemas = tool_schemas
         else:
             self.schemas = ToolSchemas(tool_schemas, max_steps=self.limits.max_schema_steps)
-        if policy not in POLICIES:
-            raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        self.policy_rule = release_policy(policy)
+        """The release policy's value, read off the release table (ValueError if unknown)."""
         self.policy = policy
         self.auto_formats = text_formats == "auto"
-        """Choose the text formats from the first chunk (see :mod:`callgate.defaults`)."""
+        """Choose the text formats from the first chunk (by the stream's wire and model)."""
         self.text_formats: tuple[str, ...] | None = (
             tuple(text_formats) if text_formats is not None and not self.auto_formats else None
         )
@@ -174,18 +176,18 @@ class LLMStreamBuffer:
         self.gate: TurnGate | None = None
         self._acc: Any = None
         self._content: list[str] = []
-        self._new_display(self.text_formats)
+        self._new_text_queue(self.text_formats)
         self._chosen = not self.auto_formats
         self._held = False
-        self._finished = False
+        self._done = False
         self._ended = False
         self._unread: list[UnreadableChunk] = []
         self.ledger.next_turn()
         if self.strategy is not None:
             self._start(self.strategy)
 
-    def _new_display(self, formats: tuple[str, ...] | None) -> None:
-        self.display = Display(
+    def _new_text_queue(self, formats: tuple[str, ...] | None) -> None:
+        self.text_queue = TextQueue(
             formats,
             schemas=self.schemas.raw if self.schemas is not None else None,
             reasoning_calls=self.reasoning_calls,
@@ -196,7 +198,7 @@ class LLMStreamBuffer:
         """Under ``text_formats="auto"``: the stream's model and wire choose the formats."""
         chosen = default_text_formats(strategy.name, model_name(first))
         self.text_formats = tuple(n for n in chosen if n not in END_FORMATS) or None
-        self._new_display(self.text_formats)
+        self._new_text_queue(self.text_formats)
         self._chosen = True
 
     def _start(self, strategy: ExtractionStrategy) -> None:
@@ -207,7 +209,7 @@ class LLMStreamBuffer:
             "per_call_done": strategy.per_call_done,
             "requires_id": strategy.requires_id,
             "empty_arguments_object": strategy.empty_arguments_object,
-            "preview": self.policy == "parseable",
+            "preview": self.policy_rule.early,
         }
         self.gate = (
             TurnGate(**options)
@@ -239,7 +241,7 @@ class LLMStreamBuffer:
         strategy = self.strategy
         if strategy is None:
             try:
-                strategy = self.chain.resolve(shape)
+                strategy = self.chain.resolve_stream(shape)
             except _UNREADABLE:
                 strategy = None
             if strategy is None:
@@ -279,9 +281,9 @@ class LLMStreamBuffer:
             return
         if shown:
             self._content.append(shown)
-            self.display.feed(shown)
+            self.text_queue.feed(shown)
         if done:
-            self._finished = True
+            self._done = True
             gate.finish()
 
     def _unreadable(self, chunk: UnreadableChunk) -> None:
@@ -310,7 +312,7 @@ class LLMStreamBuffer:
                 self.gate.refuse(chunk.code, chunk.reason)
         if self.gate is not None and not self._ended:
             self._gate.finish()
-        self.display.finish()
+        self.text_queue.end()
         self._ended = True
 
     @property
@@ -325,7 +327,7 @@ class LLMStreamBuffer:
         """Display text released since the last call; empty while the display is held."""
         if self._held:
             return ""
-        return self.display.text()
+        return self.text_queue.text()
 
     def hold(self) -> None:
         """Hold the display: ``text()`` returns nothing until ``release()``."""
@@ -346,7 +348,7 @@ class LLMStreamBuffer:
 
     def is_finished(self) -> bool:
         """Whether the provider's stream-completion signal has arrived."""
-        return self._finished
+        return self._done
 
     def stamp(self) -> tuple[int, int, bool, bool]:
         """What a driver's decision depends on, in brief: equal stamps, equal decision.
@@ -354,10 +356,10 @@ class LLMStreamBuffer:
         The gate's version (slots, identities, verdict; not appended fragments), the
         number of text blocks found, whether one is open, and whether the stream ended.
         """
-        detector = self.display.detector
+        detector = self.text_queue.detector
         return (
             self.gate.version if self.gate is not None else -1,
-            len(self.display.blocks),
+            len(self.text_queue.blocks),
             detector is not None and detector.block is not None,
             self._ended,
         )
@@ -385,7 +387,7 @@ class LLMStreamBuffer:
         return self.gate.releasable(self.policy) if self.gate is not None else []
 
     @property
-    def turn_state(self) -> str:
+    def turn_state(self) -> TurnState:
         """The turn machine's state (``streaming`` before the first chunk).
 
         A stream that ended with no chunk at all carried no tool call: ``not_applicable``.

@@ -220,7 +220,7 @@ class TextContent:
 
     def detected(self, deltas: Iterable[str] | None = None) -> tuple[str, list[Call]]:
         """Callgate's reading of ``deltas`` (default: the whole content): shown text, calls."""
-        from callgate.detector import Detector
+        from callgate.strategies.text.detector import Detector
 
         detector = Detector(list(self.formats) if self.formats is not None else None)
         steps = [detector.feed(piece) for piece in ([self.content] if deltas is None else deltas)]

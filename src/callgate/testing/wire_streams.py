@@ -19,6 +19,7 @@ from typing import Any, Literal
 from hypothesis import strategies as st
 
 from callgate import LLMStreamBuffer, ToolSchemas
+from callgate.buffer import UnreadableChunk
 from callgate.strategies import WIRE_STRATEGIES
 from callgate.testing.cuts import byte_splits, pieces
 from callgate.testing.forms import FORMS, raw_stream, to_sdk
@@ -84,6 +85,9 @@ class StreamExample:
     fault: Fault | None
     tools: Mapping[str, Mapping[str, Any]] = field(repr=False)
     quirks: frozenset[str] = frozenset()
+    decoded: tuple[Any, ...] = field(default=(), repr=False)
+    """What a client reads from the ``sse`` form's bytes (``callgate replay`` reads them so):
+    the dicts, a cut frame an :class:`~callgate.buffer.UnreadableChunk` in its place."""
     argument_chars: tuple[int, ...] = field(default=(), repr=False)
     """Per chunk (dict and sdk forms), how many characters of argument text it carries."""
 
@@ -107,12 +111,8 @@ class StreamExample:
         return buffer
 
     def feedable(self) -> list[Any]:
-        """The chunks as a buffer takes them (raw bytes decoded as a client would)."""
-        if self.form != "sse":
-            return list(self.chunks)
-        from callgate.capture import load_capture
-
-        return list(load_capture(b"".join(self.chunks)))
+        """The chunks as a buffer takes them: for raw bytes, :attr:`decoded`."""
+        return list(self.decoded if self.form == "sse" else self.chunks)
 
     def verdict(self) -> Verdict:
         """Callgate's verdict on the whole stream: the oracle for your adapter."""
@@ -266,10 +266,12 @@ def streams(
         pieces, fault = _break_sequence(draw, kind, enc, wire_calls, pieces)
     dicts = enc.finalise([dict(piece.chunk) for piece in pieces])
     raw_pieces: tuple[bytes, ...] = ()
+    decoded: list[Any] = list(dicts)
     if form == "sse":
         raw = raw_stream(wire, dicts)
         if kind == "cut_frame":
-            raw, fault = _cut_frame(draw, wire, dicts)
+            raw, fault, at = _cut_frame(draw, wire, dicts)
+            decoded[at] = UnreadableChunk("malformed_chunk", f"frame {at} is cut short")
         raw_pieces = tuple(draw(byte_splits(raw)))
     elif form == "sdk":
         to_sdk(wire, dicts[0])  # a missing SDK is said at once
@@ -286,6 +288,7 @@ def streams(
         fault,
         schemas,
         chosen,
+        tuple(decoded),
         tuple(piece.chars for piece in pieces),
     )
 
@@ -509,7 +512,7 @@ def _responses_delta(call: WireCall, text: str) -> list[Chunk]:
     ]
 
 
-def _cut_frame(draw: st.DrawFn, wire: str, dicts: list[Chunk]) -> tuple[bytes, Fault]:
+def _cut_frame(draw: st.DrawFn, wire: str, dicts: list[Chunk]) -> tuple[bytes, Fault, int]:
     """The raw stream with one frame's data cut short (the frame still ends)."""
     at = draw(st.integers(1, len(dicts) - 1))
     frames = [raw_stream(wire, [chunk], last=False) for chunk in dicts]
@@ -517,6 +520,5 @@ def _cut_frame(draw: st.DrawFn, wire: str, dicts: list[Chunk]) -> tuple[bytes, F
     ending = frames[at].decode()[len(body) :]
     cut = draw(st.integers(body.find("{") + 1, len(body) - 1))
     frames[at] = (body[:cut] + ending).encode()
-    return b"".join(frames) + raw_stream(wire, [], last=True), Fault(
-        "cut_frame", FAULT_KINDS["cut_frame"]
-    )
+    fault = Fault("cut_frame", FAULT_KINDS["cut_frame"])
+    return b"".join(frames) + raw_stream(wire, [], last=True), fault, at

@@ -17,11 +17,16 @@ from typing import Any
 
 from attrs import frozen
 
-from callgate.driver import Driver, Orchestrator, Tool
-from callgate.loop import stream_turn
-from callgate.replay import Arrivals
+from callgate.audit.describe import chunk_kind
+from callgate.audit.describe import quote as _quote
+from callgate.audit.trace import Recorder, TraceStep
+from callgate.cli.replay import Arrivals
+from callgate.driver.drivers import Driver, Orchestrator
+from callgate.driver.loop import stream_turn, verdict
+from callgate.driver.tools import Tool
+from callgate.fsm.turn import TurnState
+from callgate.fsm.verdict import Verdict
 from callgate.strategies.base import ToolResult
-from callgate.trace import Recorder, TraceStep
 
 
 def _weather(city: str, unit: str = "C", days: int = 1) -> str:
@@ -106,8 +111,10 @@ class Played:
 
     scenario: Scenario
     rounds: tuple[Round, ...]
-    turn: str
+    turn: TurnState
     findings: tuple[str, ...]
+    verdict: Verdict
+    """The turn's verdict (:func:`~callgate.driver.loop.verdict`): pass, fail or not_applicable."""
 
     @property
     def shown(self) -> str:
@@ -163,9 +170,11 @@ def play(scenario: Scenario, recorder: Recorder | None = None) -> Played:
         ran = tuple((owner[r.call.name], r) for r in step.response.results)
         moves = _moves(recorder.steps[seen:], list(drivers))
         seen = len(recorder.steps)
-        rounds.append(Round(step.chunk, added, step.text, buffer.display.held, moves, ran))
+        rounds.append(Round(step.chunk, added, step.text, buffer.text_queue.held, moves, ran))
     findings = tuple(f"{f.code}: {f.message}" for f in buffer.findings if f.severity == "error")
-    return Played(scenario, tuple(rounds), buffer.turn_state, findings)
+    text_calls = [r.refused for rd in rounds for _, r in rd.ran if not isinstance(r.call.slot, int)]
+    status = verdict(buffer.turn_state, text_calls, recorder.stepper("verdict", "verdict"))
+    return Played(scenario, tuple(rounds), buffer.turn_state, findings, status)
 
 
 def _moves(steps: list[TraceStep], names: list[str]) -> tuple[str, ...]:
@@ -192,37 +201,6 @@ def _added(content: str, fragments: Mapping[int, str | None], buffer: Any) -> st
         what = f"+{_quote(text)}" if text else "opens"
         parts.append(f"call {key} {names.get(key, '?')} {what}")
     return ", ".join(parts)
-
-
-def chunk_kind(chunk: Mapping[str, Any]) -> str:
-    """A chunk that added no text or fragment, named by its event type or finish reason."""
-    kind = chunk.get("type")
-    if isinstance(kind, str):
-        return kind
-    choices = chunk.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
-        reason = choices[0].get("finish_reason")
-        delta = choices[0].get("delta") or {}
-        calls = delta.get("tool_calls") if isinstance(delta, Mapping) else None
-        if isinstance(calls, list) and calls:
-            return ", ".join(_repeat(call) for call in calls if isinstance(call, Mapping))
-        return f"finish_reason {reason}" if reason else "(empty delta)"
-    return next(iter(chunk), "(empty)")
-
-
-def _repeat(call: Mapping[str, Any]) -> str:
-    """A call fragment the slot did not append (it repeats a finished call, to compare)."""
-    function = call.get("function")
-    if not isinstance(function, Mapping):
-        function = {}
-    if call.get("id") is not None:
-        return f"call {call.get('index')} {function.get('name', '?')} opens again"
-    return f"call {call.get('index')} repeats {_quote(str(function.get('arguments', '')))}"
-
-
-def _quote(text: str, width: int = 30) -> str:
-    shown = json.dumps(text, ensure_ascii=False)
-    return shown if len(shown) <= width else shown[: width - 4] + '..."'
 
 
 def format_played(played: Played, number: int, *, verbose: bool = False) -> str:
@@ -267,7 +245,7 @@ def format_played(played: Played, number: int, *, verbose: bool = False) -> str:
     lines.append("")
     lines.append(f"   the user saw: {json.dumps(played.shown, ensure_ascii=False)}")
     ran = ", ".join(played.ran) or "nothing"
-    lines.append(f"   ran: {ran}; native-call turn: {played.turn}")
+    lines.append(f"   ran: {ran}; native-call turn: {played.turn}; verdict: {played.verdict}")
     for item in played.findings:
         lines.append(f"   why: {item}")
     verdict = "as documented" if played.as_documented else "NOT as documented"

@@ -10,21 +10,26 @@ recording costs nothing when it is off.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from attrs import frozen
 
-from callgate.detector import Detector
-from callgate.fsm.detector import DETECTOR
+from callgate.fsm.detector import DETECTOR, DetectorState
 from callgate.fsm.interpreter import Interpreter
-from callgate.fsm.slot import SLOT
+from callgate.fsm.release import RELEASE, ReleaseState
+from callgate.fsm.release import policy as release_policy
+from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
-from callgate.fsm.turn import TURN
-from callgate.gate import Slot, TurnGate
+from callgate.fsm.turn import TURN, TurnState
+from callgate.gate.turn import Slot, TurnGate
+from callgate.strategies.text.detector import Detector
 
-_TURN = Interpreter(TURN)
-_DETECTOR = Interpreter(DETECTOR)
-_SLOT_ARGS = Interpreter(SLOT).transition("accumulating", "args")
+_TURN = Interpreter[TurnState](TURN)
+_DETECTOR = Interpreter[DetectorState](DETECTOR)
+_SLOTS = Interpreter[SlotState](SLOT)
+_RELEASE = Interpreter[ReleaseState](RELEASE)
+_APPENDS = SLOT.tagged("appending")
 
 
 @frozen
@@ -78,6 +83,14 @@ class Recorder:
         )
         self.steps.append(step)
 
+    def stepper(self, machine: str, instance: str) -> Callable[[str, str, str], None]:
+        """A callback recording each ``(source, event, target)`` step of one instance."""
+
+        def step(source: str, event: str, target: str) -> None:
+            self.record(machine, instance, source, event, target, output=None)
+
+        return step
+
     def of(self, machine: str) -> list[TraceStep]:
         """The steps of one machine, in order."""
         return [s for s in self.steps if s.machine == machine]
@@ -89,6 +102,28 @@ class RecordingTurnGate(TurnGate):
     def __init__(self, recorder: Recorder, **options: Any) -> None:
         super().__init__(**options)
         self.recorder = recorder
+        self._release: dict[int, ReleaseState] = {}
+
+    def releasable(self, policy: str = "turn") -> list[Slot]:
+        """As :meth:`TurnGate.releasable`, recording each call's release machine as it moves.
+
+        A call's run starts with the policy's event when it first has evidence, and ends
+        with the evidence that released or blocked it.
+        """
+        rule = release_policy(policy)
+        for slot, event in self.release_evidence(rule):
+            state = self._release.get(slot.key)
+            if state is None:
+                state = self._step_release(slot, _RELEASE.initial, rule.name)
+            if not _RELEASE.is_final(state):
+                self._step_release(slot, state, event)
+        return super().releasable(policy)
+
+    def _step_release(self, slot: Slot, state: ReleaseState, event: str) -> ReleaseState:
+        target = _RELEASE.step(state, event)
+        self.recorder.record("release", f"call {slot.key}", state, event, target, output=None)
+        self._release[slot.key] = target
+        return target
 
     def fragment(self, key: object, text: str) -> None:
         """As :meth:`TurnGate.fragment`, recording the appending self-loop too."""
@@ -98,10 +133,11 @@ class RecordingTurnGate(TurnGate):
         if (
             slot is not None
             and before is not None
-            and before[0] == slot.state == "accumulating"
+            and before[0] == slot.state
+            and slot.state in _APPENDS
             and len(slot.parts) > before[1]
         ):
-            self._record_slot(slot, _SLOT_ARGS)
+            self._record_slot(slot, _SLOTS.transition(slot.state, "args"))
 
     def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
         self._record_slot(slot, transition)
@@ -117,7 +153,7 @@ class RecordingTurnGate(TurnGate):
             output=transition.output,
         )
 
-    def _fire_turn(self, event: str, message: str = "", key: object = None) -> str:
+    def _fire_turn(self, event: str, message: str = "", key: object = None) -> TurnState:
         transition = _TURN.transition(self.turn, event)
         self.recorder.record(
             "turn", "turn", transition.source, event, transition.target, output=transition.output
@@ -141,10 +177,10 @@ class RecordingDetector(Detector):
             self.recorder.record("detector", "detector", state, "text", self.state, output=None)
         return step
 
-    def _fire(self, event: str) -> None:
+    def _fire(self, event: str, *args: Any, **effect: Any) -> None:
         transition = _DETECTOR.transition(self.state, event)
         self._fired += 1
         self.recorder.record(
             "detector", "detector", self.state, event, transition.target, output=transition.output
         )
-        super()._fire(event)
+        super()._fire(event, *args, **effect)
