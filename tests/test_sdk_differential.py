@@ -3,8 +3,8 @@
 Hypothesis draws one assistant turn (optional text, 0-4 tool calls whose arguments are
 ``json.dumps`` of generated JSON objects with unicode text, cut at random points), builds
 the provider's chunks with :mod:`callgate.testing.builders`, and feeds the very same
-chunks to the SDK's accumulator and to callgate. The SDKs are the reference for what the provider's message
-is; callgate must rebuild the same message from the same stream.
+chunks to the SDK's accumulator and to callgate. The SDKs are the reference for what the
+provider's message is; callgate must rebuild the same message from the same stream.
 
 Both SDK accumulators place a call by its position in a list, not by its key, so the
 generated calls open in index order (as both providers send them; the kit's
