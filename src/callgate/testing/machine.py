@@ -50,6 +50,13 @@ def _key(call: Any) -> CallKey:
     return call_id, name, json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
+_WHY = {
+    "blocked": "that callgate blocks ({})",
+    "executable": "that is not a call of this turn (merged?)",
+}
+"""Why a call the adapter runs is wrong, by callgate's turn state (else: too early)."""
+
+
 class AdapterMachine(RuleBasedStateMachine):
     """Checks your stream adapter against callgate's verdict after every chunk.
 
@@ -193,7 +200,7 @@ class AdapterMachine(RuleBasedStateMachine):
         return ran if self.compare_ids else [(None, name, args) for _, name, args in ran]
 
     def _released(self) -> list[CallKey]:
-        if self.buffer.turn_state != "executable":
+        if not self.buffer.executable:
             return []
         released = [_key((s.id, s.name, s.arguments)) for s in self.buffer.slots]
         return released if self.compare_ids else [(None, n, a) for _, n, a in released]
@@ -206,15 +213,9 @@ class AdapterMachine(RuleBasedStateMachine):
         extra = Counter(self._ran()) - Counter(self._released())
         if not extra:
             return
-        state = self.buffer.turn_state
         codes = sorted({f.code for f in self.buffer.findings if f.severity == "error"})
-        if state == "blocked":
-            problem = f"the adapter runs {sorted(extra)} that callgate blocks ({codes})"
-        elif state == "executable":
-            problem = f"the adapter runs {sorted(extra)}, not a call of this turn (merged?)"
-        else:
-            problem = f"the adapter runs {sorted(extra)} before the terminal evidence"
-        raise AssertionError(self._report(problem))
+        why = _WHY.get(self.buffer.turn_state, "before the terminal evidence").format(codes)
+        raise AssertionError(self._report(f"the adapter runs {sorted(extra)} {why}"))
 
     @invariant()
     def loses_and_merges_nothing(self) -> None:

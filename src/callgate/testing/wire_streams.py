@@ -58,11 +58,8 @@ class Verdict:
     turn_state: str
     calls: tuple[IntendedCall, ...]
     codes: tuple[str, ...]
-
-    @property
-    def executable(self) -> bool:
-        """Whether the turn's calls may run: complete, unambiguous, strict JSON, schema-valid."""
-        return self.turn_state == "executable"
+    executable: bool
+    """Whether the turn's calls may run: complete, unambiguous, strict JSON, schema-valid."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +116,7 @@ class StreamExample:
         buffer = self.buffer()
         calls = tuple(IntendedCall(s.id, s.name, s.arguments) for s in buffer.slots)
         codes = tuple(sorted({f.code for f in buffer.findings}))
-        return Verdict(buffer.turn_state, calls, codes)
+        return Verdict(buffer.turn_state, calls, codes, buffer.executable)
 
     def expected_state(self) -> str:
         """The turn state the ground truth implies."""

@@ -326,15 +326,15 @@ class BedrockEncoder(Encoder):
 
     wire: str = "bedrock"
     id_prefix: str = "tooluse_"
-    QUIRKS: tuple[str, ...] = ("empty_text_start", "reasoning", "metadata")
+    QUIRKS: tuple[str, ...] = ("empty_text_start", "reasoning_block", "metadata")
 
     def first_key(self, has_text: bool) -> int:
-        return int(has_text) + int("reasoning" in self.quirks)
+        return int(has_text) + int("reasoning_block" in self.quirks)
 
     def prelude(self, text_parts: Sequence[str]) -> list[Piece]:
         out = [Piece("prelude", {"messageStart": {"role": "assistant"}})]
         index = 0
-        if "reasoning" in self.quirks:
+        if "reasoning_block" in self.quirks:
             out += [
                 Piece("quirk", self._delta(index, {"reasoningContent": {"text": "Tools apply."}})),
                 Piece("quirk", self._delta(index, {"reasoningContent": {"signature": "ErUBCkgI"}})),
@@ -385,11 +385,11 @@ class ResponsesEncoder(Encoder):
     """Responses API events; quirks: a reasoning item, no argument deltas (LM Studio)."""
 
     wire: str = "openai-responses"
-    QUIRKS: tuple[str, ...] = ("reasoning", "no_argument_deltas")
+    QUIRKS: tuple[str, ...] = ("reasoning_item", "no_argument_deltas")
     RESPONSE_ID = "resp_68b1c2f0a4e88190b7f2d3c41e5a6b7c"
 
     def first_key(self, has_text: bool) -> int:
-        return int(has_text) + int("reasoning" in self.quirks)
+        return int(has_text) + int("reasoning_item" in self.quirks)
 
     def envelope(self, status: str, output: list[Any]) -> Chunk:
         """The Response object a lifecycle event carries."""
@@ -421,7 +421,7 @@ class ResponsesEncoder(Encoder):
             ),
         ]
         index = 0
-        if "reasoning" in self.quirks:
+        if "reasoning_item" in self.quirks:
             item = {"id": "rs_kit1", "type": "reasoning", "summary": []}
             out += [
                 Piece(
