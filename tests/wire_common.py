@@ -19,6 +19,7 @@ from callgate import Finding, LLMStreamBuffer, TurnGate
 from callgate.cli.check import report
 from callgate.gate.findings import CODES
 from callgate.testing.cuts import pieces
+from callgate.testing.wires import OpenAIEncoder
 
 Expectation = tuple[frozenset[str], int | None]
 """A finding a step must add: one of these codes, on this slot (None: turn-wide)."""
@@ -217,3 +218,69 @@ def codes(buffer: LLMStreamBuffer) -> list[tuple[str, Any]]:
 def reported_state(buffer: LLMStreamBuffer, state: str) -> str:
     """A call's state as the report gives it: every call of a blocked turn is blocked."""
     return "blocked" if buffer.turn_state == "blocked" else state
+
+
+# -- the stream=false message of a clean turn, per wire --------------------------------------
+
+
+KEEPALIVE: dict[str, dict[str, Any]] = {
+    "openai": OpenAIEncoder().chunk({}),
+    "anthropic": {"type": "ping"},
+}
+"""A chunk that carries nothing, on the wires that have one."""
+
+
+def function_calls(calls: list[CallModel]) -> list[dict[str, Any]]:
+    """The calls as OpenAI and Cohere messages list them: arguments as their raw text."""
+    return [
+        {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": c.raw}}
+        for c in calls
+    ]
+
+
+def wire_message(wire: str, encoder: Any, text: str, calls: list[CallModel]) -> dict[str, Any]:
+    """The message a clean turn of ``wire`` assembles into, built from the plan alone.
+
+    ``encoder`` is the kit's encoder that wrote the stream (its envelope and usage).
+    """
+    if wire == "openai":
+        return {
+            "role": "assistant",
+            "content": text or None,
+            "tool_calls": function_calls(calls),
+        }
+    if wire == "anthropic":
+        start = encoder.prelude([])[0].chunk["message"]
+        usage = {**start["usage"], **encoder.finish([c.key for c in calls])[0]["usage"]}
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [
+            {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.arguments}
+            for c in calls
+        ]
+        return {**start, "stop_reason": "tool_use", "usage": usage, "content": content}
+    if wire == "bedrock":
+        blocks: list[dict[str, Any]] = [{"text": text}] if text else []
+        blocks += [
+            {"toolUse": {"toolUseId": c.call_id, "name": c.name, "input": c.arguments}}
+            for c in calls
+        ]
+        return {
+            "output": {"message": {"role": "assistant", "content": blocks}},
+            "stopReason": "tool_use",
+            **encoder.epilogue()[0]["metadata"],
+        }
+    assert wire == "cohere", wire
+    end = encoder.finish([c.key for c in calls])[0]
+    message: dict[str, Any] = {"role": "assistant"}
+    if text:
+        message["content"] = [{"type": "text", "text": text}]
+    plan = [p.chunk for p in encoder.prelude([]) if p.chunk["type"] == "tool-plan-delta"]
+    if plan:
+        message["tool_plan"] = "".join(c["delta"]["message"]["tool_plan"] for c in plan)
+    message["tool_calls"] = function_calls(calls)
+    return {
+        "id": encoder.prelude([])[0].chunk["id"],
+        "finish_reason": end["delta"]["finish_reason"],
+        "message": message,
+        "usage": end["delta"]["usage"],
+    }
