@@ -29,7 +29,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer
+from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer, ToolSchemas
 from callgate.cli.check import report
 from callgate.testing.plans import TOOLS, StreamPlan, stream_plans
 from callgate.testing.wires import Chunk, Encoder, WireCall, chunks_of, encoder
@@ -82,6 +82,9 @@ WIRES = [
     ),
     Wire("cohere", (*COMMON, *CLOSING, "orphan"), quirks=frozenset({"tool_plan"})),
 ]
+
+SCHEMAS = ToolSchemas(TOOLS)
+"""The kit's tools, compiled once: every run's buffer shares them."""
 
 LATE_TEXT = st.sampled_from([" ", "}", '"x"', ', "late": 1}'])
 
@@ -147,7 +150,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
                 REACHED[shape] += 1
                 event(shape)
             self.encoder = wire.encoder()
-            self.buffer = LLMStreamBuffer(tool_schemas=TOOLS)
+            self.buffer = LLMStreamBuffer(tool_schemas=SCHEMAS)
             self.allowed = allowed
             self.text = "".join(plan.text_parts)
             first = self.encoder.first_key(bool(self.text))
