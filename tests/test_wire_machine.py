@@ -81,6 +81,7 @@ WIRES = [
         },
     ),
     Wire("cohere", (*COMMON, *CLOSING, "orphan"), quirks=frozenset({"tool_plan"})),
+    Wire("openai-responses", (*COMMON, *CLOSING, "second_ending", "args_mismatch")),
 ]
 
 SCHEMAS = ToolSchemas(TOOLS)
@@ -317,6 +318,13 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
         def can_end_again(self) -> bool:
             return self._may("second_ending") and self.terminal_sent
 
+        def can_restate(self) -> bool:
+            return self._may("args_mismatch") and bool(self._restatable())
+
+        def _restatable(self) -> list[MachineCall]:
+            """Open calls that streamed some text: a restatement can differ from it."""
+            return [c for c in self._open() if not c.closed and any(c.received)]
+
         def can_send_orphan(self) -> bool:
             return self._may("orphan") and not self.terminal_sent and bool(self._closed())
 
@@ -464,6 +472,19 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
             predicted += self._block_unsettled("missing_terminal")
             self._send(self._turn_end(), predicted)
 
+        @precondition(can_restate)
+        @rule(pick=st.integers(0, 3), where=st.sampled_from([0, 1]))
+        def restate_other_arguments(self, pick: int, where: int) -> None:
+            """A call's close restating arguments that differ from its fragments (Responses:
+            0 is ``function_call_arguments.done``, 1 the done item)."""
+            self.faults.add("args_mismatch")
+            candidates = self._restatable()
+            call = candidates[pick % len(candidates)]
+            call.blocked = True
+            other = WireCall(call.key, call.call_id, call.name, {}, (call.raw + " ",))
+            chunk = self.encoder.close(other)[where]
+            self._send([chunk], [(one("args_mismatch"), call.key)])
+
         @precondition(can_send_orphan)
         @rule()
         def fragment_for_a_call_never_opened(self) -> None:
@@ -509,6 +530,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
                 (self.can_end_early, self.end_turn_before_a_close),
                 (self.can_end_for_another_reason, self.end_turn_for_another_reason),
                 (self.can_send_orphan, self.fragment_for_a_call_never_opened),
+                (self.can_restate, lambda: self.restate_other_arguments(0, 0)),
                 (self.can_duplicate_terminal, lambda: self.duplicate_terminal(0)),
                 (self.can_send_late_fragment, lambda: self.late_fragment(0, " ")),
                 (self.can_finish, self.finish_turn),

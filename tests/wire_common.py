@@ -226,6 +226,7 @@ def reported_state(buffer: LLMStreamBuffer, state: str) -> str:
 KEEPALIVE: dict[str, dict[str, Any]] = {
     "openai": OpenAIEncoder().chunk({}),
     "anthropic": {"type": "ping"},
+    "openai-responses": {"type": "keepalive"},
 }
 """A chunk that carries nothing, on the wires that have one."""
 
@@ -269,6 +270,9 @@ def wire_message(wire: str, encoder: Any, text: str, calls: list[CallModel]) -> 
             "stopReason": "tool_use",
             **encoder.epilogue()[0]["metadata"],
         }
+    if wire == "openai-responses":
+        response: dict[str, Any] = encoder.finish([c.key for c in calls])[0]["response"]
+        return response
     assert wire == "cohere", wire
     end = encoder.finish([c.key for c in calls])[0]
     message: dict[str, Any] = {"role": "assistant"}
