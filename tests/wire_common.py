@@ -86,9 +86,9 @@ MACHINE_SETTINGS = settings(
 )
 
 
-def pieces_of(text: str) -> st.SearchStrategy[list[str]]:
+def fragments_of(text: str) -> st.SearchStrategy[tuple[str, ...]]:
     """``text`` cut into non-empty fragments by the kit's splits (one character to all)."""
-    return pieces(text, empty=False)
+    return pieces(text, empty=False).map(tuple)
 
 
 def one(code: str) -> frozenset[str]:

@@ -49,6 +49,24 @@ JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
 )
 """Small JSON values of every type, nested (text may hold any code point but a surrogate)."""
 
+ANY_JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+"""JSON values at their edges too: integers beyond 64 bits, any finite float, nested."""
+
+JSON_OBJECTS: st.SearchStrategy[dict[str, Any]] = st.dictionaries(
+    st.text(max_size=12), ANY_JSON_VALUES, max_size=4
+)
+"""Objects of any keys and :data:`ANY_JSON_VALUES`: arguments of a tool without a schema."""
+
 REQUIRED_ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "get_weather": {"city": st.text(max_size=12)},
     "search": {"query": st.text(max_size=12), "limit": st.integers(1, 10**6)},
@@ -112,6 +130,11 @@ def serialised(draw: st.DrawFn, arguments: Mapping[str, Any]) -> str:
     """``arguments`` as a model writes them: escaped or raw unicode, spaced or compact."""
     separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
     return json.dumps(arguments, ensure_ascii=draw(st.booleans()), separators=separators)
+
+
+def argument_texts() -> st.SearchStrategy[str]:
+    """The text of :data:`JSON_OBJECTS` as a model writes it (see :func:`serialised`)."""
+    return JSON_OBJECTS.flatmap(serialised)
 
 
 @st.composite
