@@ -20,7 +20,7 @@ from callgate.strategies import (
     OllamaStrategy,
     default_wire_strategies,
 )
-from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
+from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
 from wire_common import (
     calls_of,
     codes,

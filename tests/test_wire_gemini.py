@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -37,9 +38,12 @@ from callgate.strategies import (
     OpenAIStrategy,
     default_wire_strategies,
 )
-from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
-from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
-from wire_common import MACHINE_SETTINGS, REQUIRED, SAFE_TEXT, calls_of, check_slot_ranks, codes
+from callgate.testing.plans import REQUIRED_ARGUMENTS as REQUIRED
+from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
+from callgate.testing.plans import arguments_for
+from wire_common import calls_of, check_slot_ranks, codes
+
+TEXT = st.text(max_size=8)
 
 Chunk = dict[str, Any]
 FIXTURES = {name: json.loads(text) for name, text in examples()}
@@ -278,8 +282,11 @@ SPLIT_CASES: list[tuple[str, list[Chunk], list[tuple[Any, ...]]]] = [
     ),
     (
         "another name: two calls",
-        [chunk([call(W, {"city": "Paris"})]), chunk([call("search", {"query": "x"})], "STOP")],
-        [(0, None, W, {"city": "Paris"}), (1, None, "search", {"query": "x"})],
+        [
+            chunk([call(W, {"city": "Paris"})]),
+            chunk([call("search", {"query": "x", "limit": 1})], "STOP"),
+        ],
+        [(0, None, W, {"city": "Paris"}), (1, None, "search", {"query": "x", "limit": 1})],
     ),
     (
         "another id: two calls",
@@ -500,16 +507,12 @@ class Emitted:
 def turn_plans(draw: st.DrawFn) -> list[Piece]:
     """Thought and text, then 1-4 calls (each holding key ``seq``), some split in two."""
     with_ids = draw(st.booleans())
-    pieces: list[Piece] = [Piece("thought", t) for t in draw(st.lists(SAFE_TEXT, max_size=2))]
-    pieces += [Piece("text", t) for t in draw(st.lists(SAFE_TEXT, max_size=3))]
+    pieces: list[Piece] = [Piece("thought", t) for t in draw(st.lists(TEXT, max_size=2))]
+    pieces += [Piece("text", t) for t in draw(st.lists(TEXT, max_size=3))]
     count = draw(st.integers(1, 4))
     for n in range(count):
         name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
-        extra = draw(
-            st.dictionaries(SAFE_TEXT.filter(lambda k: k != "seq"), JSON_VALUES, max_size=3)
-        )
-        required = {key: draw(values) for key, values in REQUIRED[name].items()}
-        args = {"seq": n, **extra, **required}
+        args = {"seq": n, **{k: v for k, v in draw(arguments_for(name)).items() if k != "seq"}}
         call_id = f"fc_{n}{draw(st.text('abcdefgh0123456789', min_size=3, max_size=8))}"
         planned = PlannedCall(name, args, call_id if with_ids else None)
         keys = list(args)
@@ -523,7 +526,7 @@ def turn_plans(draw: st.DrawFn) -> list[Piece]:
         else:
             pieces.append(Piece("call", call=planned))
         if draw(st.booleans()):
-            pieces.append(Piece("text", draw(SAFE_TEXT)))
+            pieces.append(Piece("text", draw(TEXT)))
     return pieces
 
 
@@ -849,4 +852,4 @@ class GeminiMachine(RuleBasedStateMachine):
 
 
 def test_generated_turns_with_injected_faults_follow_the_model() -> None:
-    run_state_machine_as_test(GeminiMachine, settings=MACHINE_SETTINGS)
+    run_state_machine_as_test(GeminiMachine, settings=settings.get_profile("machine"))

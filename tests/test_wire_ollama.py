@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -36,9 +37,12 @@ from callgate.strategies import (
     OpenAIStrategy,
     default_wire_strategies,
 )
-from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
-from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
-from wire_common import MACHINE_SETTINGS, REQUIRED, SAFE_TEXT, calls_of, check_slot_ranks, codes
+from callgate.testing.plans import REQUIRED_ARGUMENTS as REQUIRED
+from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
+from callgate.testing.plans import arguments_for
+from wire_common import calls_of, check_slot_ranks, codes
+
+TEXT = st.text(max_size=8)
 
 Chunk = dict[str, Any]
 FIXTURES = {name: json.loads(text) for name, text in examples()}
@@ -339,20 +343,18 @@ class Line:
 def turn_plans(draw: st.DrawFn) -> list[tuple[str, Any]]:
     """Thinking, then content and 1-4 whole calls in a drawn order."""
     with_ids, with_index = draw(st.booleans()), draw(st.booleans())
-    pieces: list[tuple[str, Any]] = [("thinking", t) for t in draw(st.lists(SAFE_TEXT, max_size=3))]
+    pieces: list[tuple[str, Any]] = [("thinking", t) for t in draw(st.lists(TEXT, max_size=3))]
     for n in range(draw(st.integers(1, 4))):
         name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
-        extra = draw(st.dictionaries(SAFE_TEXT, JSON_VALUES, max_size=3))
-        required = {key: draw(values) for key, values in REQUIRED[name].items()}
         call_id = f"call_{n}{draw(st.text('abcdefgh0123456789', min_size=3, max_size=8))}"
         planned = PlannedCall(
             name,
-            {**extra, **required},
+            draw(arguments_for(name)),
             call_id if with_ids else None,
             n if with_index else None,
         )
         pieces.append(("call", planned))
-        pieces += [("content", t) for t in draw(st.lists(SAFE_TEXT, max_size=2))]
+        pieces += [("content", t) for t in draw(st.lists(TEXT, max_size=2))]
     return pieces
 
 
@@ -640,4 +642,4 @@ class OllamaMachine(RuleBasedStateMachine):
 
 
 def test_generated_turns_with_injected_faults_follow_the_model() -> None:
-    run_state_machine_as_test(OllamaMachine, settings=MACHINE_SETTINGS)
+    run_state_machine_as_test(OllamaMachine, settings=settings.get_profile("machine"))

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from callgate import Finding, LLMStreamBuffer, TurnGate
@@ -43,47 +42,6 @@ SLOT_RANK = {
     "validated": 3,
     "blocked": 4,
 }
-
-SAFE_TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
-"""Text of any UTF-8 character (no surrogates): the gemini, cohere and ollama tests' values."""
-
-
-# The gemini, cohere and ollama tests use looser schemas than the ones above.
-LOOSE_TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
-        "required": ["city"],
-    },
-    "search": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-        "required": ["query"],
-    },
-    "ping": {"type": "object"},
-}
-
-
-LOOSE_JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers() | SAFE_TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(SAFE_TEXT, inner, max_size=3),
-    max_leaves=6,
-)
-
-
-REQUIRED: dict[str, dict[str, st.SearchStrategy[Any]]] = {
-    "get_weather": {"city": SAFE_TEXT},
-    "search": {"query": SAFE_TEXT},
-    "ping": {},
-}
-
-
-MACHINE_SETTINGS = settings(
-    max_examples=100,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 
 
 def fragments_of(text: str) -> st.SearchStrategy[tuple[str, ...]]:
