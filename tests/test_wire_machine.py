@@ -114,21 +114,30 @@ REACHED: Counter[str] = Counter()
 """Degenerate shapes the machine has drawn, counted across runs (see the reach test)."""
 
 
+SHAPES = (
+    "one-character fragment",
+    "empty fragment",
+    "whole arguments at once",
+    "zero calls",
+    "the most calls",
+    "no text",
+)
+"""The degenerate cases every wire's machine must draw; bedrock also a call with no fragment."""
+
+
 def degenerate_shapes(plan: StreamPlan) -> list[str]:
     """Which degenerate cases a plan holds: one-character or empty fragments, and so on."""
-    shapes = []
     fragments = [f for call in plan.calls for f in call.fragments]
-    if any(len(f) == 1 for f in fragments):
-        shapes.append("one-character fragment")
-    if any(not call.fragments for call in plan.calls):
-        shapes.append("no fragment at all")
-    if any(len(call.fragments) == 1 and len(call.raw) > 2 for call in plan.calls):
-        shapes.append("whole arguments at once")
-    if not plan.text_parts:
-        shapes.append("no text")
-    if len(plan.calls) == 4:
-        shapes.append("the most calls")
-    return shapes
+    held = {
+        "one-character fragment": any(len(f) == 1 for f in fragments),
+        "empty fragment": "" in fragments,
+        "whole arguments at once": any(len(c.fragments) == 1 and c.raw for c in plan.calls),
+        "zero calls": not plan.calls,
+        "the most calls": len(plan.calls) == 4,
+        "no text": not plan.text_parts,
+        "no fragment at all": any(not call.fragments for call in plan.calls),
+    }
+    return [shape for shape, holds in held.items() if holds]
 
 
 def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
@@ -140,7 +149,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
     pair can exclude itself: a truncated turn has no terminal to duplicate).
     """
     menus = fault_menus(wire.faults)
-    plans = stream_plans(**(wire.plans or {}))
+    plans = stream_plans(calls=(0, 4), empty_fragments=True, **(wire.plans or {}))
 
     class WireMachine(RuleBasedStateMachine):
         buffer: LLMStreamBuffer
@@ -249,7 +258,9 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
         def _model_turn(self) -> str:
             if self.truncated or self.turn_blocked or any(c.blocked for c in self.calls):
                 return "blocked"
-            return "executable" if self.terminal_sent else "streaming"
+            if not self.terminal_sent:
+                return "streaming"
+            return "executable" if self.calls else "not_applicable"
 
         def _may(self, fault: str) -> bool:
             return not self.ended and fault in self.allowed and fault not in self.faults
@@ -578,8 +589,9 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
 
         def check_clean_turn(self, result: dict[str, Any]) -> None:
             """A clean turn passes, assembles into the stream=false message, reads back."""
-            assert self.buffer.executable
-            assert (result["status"], result["findings"]) == ("pass", [])
+            assert self.buffer.executable is bool(self.calls)
+            status, codes = ("pass", []) if self.calls else ("not_applicable", ["no_tool_calls"])
+            assert (result["status"], [f["code"] for f in result["findings"]]) == (status, codes)
             message = self.buffer.as_dict()
             expected = wire_message(wire.name, self.encoder, self.text, self.calls)
             assert canonical(message) == canonical(expected)
@@ -596,4 +608,8 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
 
 @pytest.mark.parametrize("wire", WIRES, ids=lambda w: w.name)
 def test_interleaved_calls_with_injected_faults_follow_the_model(wire: Wire) -> None:
+    """The machine follows its model, and its runs reached every degenerate case."""
+    REACHED.clear()
     run_state_machine_as_test(wire_machine(wire), settings=settings.get_profile("machine"))
+    wanted = {*SHAPES, *(["no fragment at all"] if wire.plans else [])}
+    assert wanted <= set(REACHED), f"never drawn: {sorted(wanted - set(REACHED))}"

@@ -202,21 +202,24 @@ def wire_message(wire: str, encoder: Any, text: str, calls: list[CallModel]) -> 
 
     ``encoder`` is the kit's encoder that wrote the stream (its envelope and usage).
     """
+    end = encoder.finish([c.key for c in calls])
     if wire == "openai":
-        return {
-            "role": "assistant",
-            "content": text or None,
-            "tool_calls": function_calls(calls),
-        }
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        return {**message, "tool_calls": function_calls(calls)} if calls else message
     if wire == "anthropic":
         start = encoder.prelude([])[0].chunk["message"]
-        usage = {**start["usage"], **encoder.finish([c.key for c in calls])[0]["usage"]}
+        usage = {**start["usage"], **end[0]["usage"]}
         content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
         content += [
             {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.arguments}
             for c in calls
         ]
-        return {**start, "stop_reason": "tool_use", "usage": usage, "content": content}
+        return {
+            **start,
+            "stop_reason": end[0]["delta"]["stop_reason"],
+            "usage": usage,
+            "content": content,
+        }
     if wire == "bedrock":
         blocks: list[dict[str, Any]] = [{"text": text}] if text else []
         blocks += [
@@ -225,24 +228,24 @@ def wire_message(wire: str, encoder: Any, text: str, calls: list[CallModel]) -> 
         ]
         return {
             "output": {"message": {"role": "assistant", "content": blocks}},
-            "stopReason": "tool_use",
+            "stopReason": end[0]["messageStop"]["stopReason"],
             **encoder.epilogue()[0]["metadata"],
         }
     if wire == "openai-responses":
-        response: dict[str, Any] = encoder.finish([c.key for c in calls])[0]["response"]
+        response: dict[str, Any] = end[0]["response"]
         return response
     assert wire == "cohere", wire
-    end = encoder.finish([c.key for c in calls])[0]
-    message: dict[str, Any] = {"role": "assistant"}
+    message = {"role": "assistant"}
     if text:
         message["content"] = [{"type": "text", "text": text}]
     plan = [p.chunk for p in encoder.prelude([]) if p.chunk["type"] == "tool-plan-delta"]
     if plan:
         message["tool_plan"] = "".join(c["delta"]["message"]["tool_plan"] for c in plan)
-    message["tool_calls"] = function_calls(calls)
+    if calls:
+        message["tool_calls"] = function_calls(calls)
     return {
         "id": encoder.prelude([])[0].chunk["id"],
-        "finish_reason": end["delta"]["finish_reason"],
+        "finish_reason": end[0]["delta"]["finish_reason"],
         "message": message,
-        "usage": end["delta"]["usage"],
+        "usage": end[0]["delta"]["usage"],
     }

@@ -147,10 +147,12 @@ def stream_plans(
     alphabet: str = ID_ALPHABET,
     id_size: tuple[int, int] = (4, 24),
     empty_arguments: bool = False,
+    empty_fragments: bool = False,
 ) -> StreamPlan:
     """Optional text, then ``calls`` calls with distinct ids and fragmented JSON arguments.
 
-    ``empty_arguments``: a call with no arguments may stream no fragment at all.
+    ``empty_arguments``: a call with no arguments may stream no fragment at all;
+    ``empty_fragments``: a call's fragments may include empty ones (as servers send them).
     """
     schemas = TOOLS if tools is None else tools
     body = draw(st.just("") | st.text(min_size=1, max_size=16)) if text else ""
@@ -167,7 +169,7 @@ def stream_plans(
     for suffix in suffixes:
         name = draw(st.sampled_from(sorted(schemas)))
         arguments = draw(arguments_for(name, schemas[name]))
-        fragments = draw(pieces(draw(serialised(arguments)), empty=False))
+        fragments = draw(pieces(draw(serialised(arguments)), empty=empty_fragments))
         if empty_arguments and not arguments and draw(st.booleans()):
             fragments = []
         planned.append(CallPlan(suffix, name, arguments, tuple(fragments)))
