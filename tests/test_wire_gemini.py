@@ -20,9 +20,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine,
     initialize,
-    invariant,
     precondition,
     rule,
     run_state_machine_as_test,
@@ -41,7 +39,7 @@ from callgate.strategies import (
 from callgate.testing.plans import REQUIRED_ARGUMENTS as REQUIRED
 from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
 from callgate.testing.plans import arguments_for
-from wire_common import calls_of, check_slot_ranks, codes
+from wire_common import WireInvariants, calls_of, codes
 
 TEXT = st.text(max_size=8)
 
@@ -530,7 +528,7 @@ def turn_plans(draw: st.DrawFn) -> list[Piece]:
     return pieces
 
 
-class GeminiMachine(RuleBasedStateMachine):
+class GeminiMachine(WireInvariants):
     """Emits one planned Gemini turn part by part; chunk boundaries and faults are drawn."""
 
     @initialize(plan=turn_plans())
@@ -772,26 +770,13 @@ class GeminiMachine(RuleBasedStateMachine):
         self.current.kinds.append(("late", PlannedCall(name, args, None)))
         self._send()
 
-    # -- invariants --------------------------------------------------------------------
+    # -- the model's view, for the shared invariants (wire_common.WireInvariants) --------
 
-    @invariant()
-    def slot_states_never_move_back(self) -> None:
-        if self.buffer.gate is not None:
-            check_slot_ranks(self.buffer.gate, self.ranks)
+    def model_slots(self) -> dict[int, str]:
+        return {s.key: s.state for s in self.slots}
 
-    @invariant()
-    def never_executable_before_the_finish_reason(self) -> None:
-        if self.buffer.executable:
-            assert self.terminal_sent
-            assert not [f for f in self.buffer.findings if f.severity == "error"]
-
-    @invariant()
-    def slots_follow_the_model(self) -> None:
-        if self.buffer.gate is None:
-            return
-        actual = {key: slot.state for key, slot in self.buffer.gate.slots.items()}
-        assert actual == {s.key: s.state for s in self.slots}
-        assert self.buffer.turn_state == self.turn
+    def model_turn(self) -> str:
+        return self.turn
 
     # -- the end of the turn -----------------------------------------------------------
 

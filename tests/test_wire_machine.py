@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
-    invariant,
     precondition,
     rule,
     run_state_machine_as_test,
@@ -38,8 +37,8 @@ from wire_common import (
     KEEPALIVE,
     CallModel,
     Expectation,
+    WireInvariants,
     canonical,
-    check_slot_ranks,
     match_findings,
     one,
     reported_state,
@@ -151,7 +150,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
     menus = fault_menus(wire.faults)
     plans = stream_plans(calls=(0, 4), empty_fragments=True, **(wire.plans or {}))
 
-    class WireMachine(RuleBasedStateMachine):
+    class WireMachine(WireInvariants):
         buffer: LLMStreamBuffer
 
         @initialize(plan=plans, allowed=st.sampled_from(menus))
@@ -505,30 +504,13 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
             chunks = self.encoder.fragment(stranger, '{"x": 1}')
             self._send(chunks, [(one("orphan_event"), None)])
 
-        # -- invariants ----------------------------------------------------------------
+        # -- the model's view, for the shared invariants ------------------------------
 
-        @invariant()
-        def slot_states_never_move_back(self) -> None:
-            assert self.buffer.gate is not None
-            check_slot_ranks(self.buffer.gate, self.ranks)
+        def model_slots(self) -> dict[int, str]:
+            return {c.key: c.state for c in self.calls if c.started}
 
-        @invariant()
-        def never_executable_before_terminal_evidence(self) -> None:
-            if self.buffer.executable:
-                assert self.terminal_sent
-                assert not [f for f in self.buffer.findings if f.severity == "error"]
-
-        @invariant()
-        def slots_and_turn_follow_the_model(self) -> None:
-            assert self.buffer.gate is not None
-            actual = {key: slot.state for key, slot in self.buffer.gate.slots.items()}
-            assert actual == {c.key: c.state for c in self.calls if c.started}
-            assert self.buffer.turn_state == self._model_turn()
-
-        def recheck_invariants(self) -> None:
-            self.slot_states_never_move_back()
-            self.never_executable_before_terminal_evidence()
-            self.slots_and_turn_follow_the_model()
+        def model_turn(self) -> str:
+            return self._model_turn()
 
         # -- the end of the turn -------------------------------------------------------
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant
 
 from callgate import Finding, LLMStreamBuffer, TurnGate
 from callgate.cli.check import report
@@ -161,6 +162,52 @@ def check_slot_ranks(gate: TurnGate, ranks: dict[int, int]) -> None:
         rank = SLOT_RANK[slot.state]
         assert rank >= ranks.get(key, 0), f"slot {key} moved back to {slot.state}"
         ranks[key] = rank
+
+
+class WireInvariants(RuleBasedStateMachine):
+    """The invariants every wire machine checks after each step, against its own model.
+
+    A machine keeps ``buffer``, ``ranks`` (``{}`` at the start) and ``terminal_sent``, and
+    says what its model expects: ``model_slots()`` and ``model_turn()``.
+    """
+
+    buffer: LLMStreamBuffer
+    ranks: dict[int, int]
+    terminal_sent: bool
+
+    def model_slots(self) -> dict[int, str]:
+        """Each started call's expected slot state, by slot key."""
+        raise NotImplementedError
+
+    def model_turn(self) -> str:
+        """The turn state the model expects."""
+        raise NotImplementedError
+
+    @invariant()
+    def slot_states_never_move_back(self) -> None:
+        if self.buffer.gate is not None:
+            check_slot_ranks(self.buffer.gate, self.ranks)
+
+    @invariant()
+    def never_executable_before_terminal_evidence(self) -> None:
+        if self.buffer.executable:
+            assert self.terminal_sent
+            assert not [f for f in self.buffer.findings if f.severity == "error"]
+
+    @invariant()
+    def slots_and_turn_follow_the_model(self) -> None:
+        if self.buffer.gate is None:
+            assert not self.model_slots()
+            return
+        actual = {key: slot.state for key, slot in self.buffer.gate.slots.items()}
+        assert actual == self.model_slots()
+        assert self.buffer.turn_state == self.model_turn()
+
+    def recheck_invariants(self) -> None:
+        """The invariants, run between the steps a teardown takes by itself."""
+        self.slot_states_never_move_back()
+        self.never_executable_before_terminal_evidence()
+        self.slots_and_turn_follow_the_model()
 
 
 def calls_of(buffer: LLMStreamBuffer) -> list[tuple[Any, ...]]:
