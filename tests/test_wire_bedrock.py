@@ -17,12 +17,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from callgate import ExtractedCall, LLMStreamBuffer, ToolResult
-from callgate.cli.check import check_stream, report
+from callgate.cli.check import report
 from callgate.cli.commands import examples
 from callgate.strategies import BedrockStrategy, default_wire_strategies
 from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
 from wire_common import (
     JUNK,
+    checked,
+    fed,
+    fixtures,
+    stream_of,
 )
 from wire_common import (
     value_paths as _paths,
@@ -31,28 +35,9 @@ from wire_common import (
 Event = dict[str, Any]
 
 PROFILE = "bedrock"
-FIXTURES = {name: json.loads(text) for name, text in examples() if name.startswith("bedrock_")}
+FIXTURES = fixtures("bedrock_")
 USAGE = {"inputTokens": 412, "outputTokens": 68, "totalTokens": 480}
 METRICS = {"latencyMs": 1874}
-
-
-def events_of(name: str) -> list[Event]:
-    events: list[Event] = FIXTURES[name]["events"]
-    return events
-
-
-def fed(events: list[Any], schemas: Mapping[str, Any] | None = None) -> LLMStreamBuffer:
-    buffer = LLMStreamBuffer(tool_schemas=schemas if schemas is not None else TOOL_SCHEMAS)
-    for event in events:
-        buffer.add(event)
-    buffer.end()
-    return buffer
-
-
-def checked(name: str) -> dict[str, Any]:
-    """The check report for a bundled fixture, run through check_stream."""
-    events: list[Mapping[str, Any]] = list(events_of(name))
-    return check_stream(events, FIXTURES[name]["tool_schemas"])
 
 
 # -- ConverseStream events ---------------------------------------------------------------------
@@ -84,7 +69,7 @@ def message_end(reason: str) -> list[Event]:
 def test_single_call_is_the_converse_response_with_an_object_input() -> None:
     buffer = LLMStreamBuffer(tool_schemas=FIXTURES["bedrock_single_call.json"]["tool_schemas"])
     shown = []
-    for event in events_of("bedrock_single_call.json"):
+    for event in stream_of("bedrock_single_call.json"):
         buffer.add(event)
         shown.append(buffer.text())
     buffer.end()
@@ -125,7 +110,7 @@ def test_reasoning_stays_in_the_message_and_is_not_display_text() -> None:
     name = "bedrock_reasoning_then_call.json"
     buffer = LLMStreamBuffer(tool_schemas=FIXTURES[name]["tool_schemas"])
     shown = []
-    for event in events_of(name):
+    for event in stream_of(name):
         buffer.add(event)
         shown.append(buffer.text())
     assert "".join(shown) == ""
@@ -167,7 +152,7 @@ def test_redacted_reasoning_keeps_its_bytes() -> None:
 
 def test_an_empty_input_stream_is_an_empty_object() -> None:
     name = "bedrock_empty_input.json"
-    buffer = fed(events_of(name), FIXTURES[name]["tool_schemas"])
+    buffer = fed(stream_of(name), FIXTURES[name]["tool_schemas"])
     assert buffer.executable
     [block] = buffer.as_dict()["output"]["message"]["content"]
     assert block["toolUse"]["input"] == {}
@@ -192,14 +177,14 @@ def test_input_in_progress_is_read_leniently_and_is_not_a_call_yet() -> None:
 
 def test_a_blocked_call_keeps_its_raw_input_text() -> None:
     name = "bedrock_malformed_json.json"
-    buffer = fed(events_of(name), FIXTURES[name]["tool_schemas"])
+    buffer = fed(stream_of(name), FIXTURES[name]["tool_schemas"])
     [block] = buffer.as_dict()["output"]["message"]["content"]
     assert block["toolUse"]["input"] == '{"city": "Paris",}'
     assert BedrockStrategy().extract(buffer.as_dict()) == []
 
 
 def test_parseable_input_is_not_executable_before_the_stop_and_message_stop() -> None:
-    events = events_of("bedrock_single_call.json")
+    events = stream_of("bedrock_single_call.json")
     buffer = LLMStreamBuffer(tool_schemas=FIXTURES["bedrock_single_call.json"]["tool_schemas"])
     executable = []
     for event in events:
@@ -212,7 +197,7 @@ def test_server_side_tool_use_stays_in_the_message_and_is_not_gated() -> None:
     name = "bedrock_server_tool_use.json"
     result = checked(name)
     assert (result["status"], result["calls"]) == ("not_applicable", [])
-    buffer = fed(events_of(name), FIXTURES[name]["tool_schemas"])
+    buffer = fed(stream_of(name), FIXTURES[name]["tool_schemas"])
     tool = buffer.as_dict()["output"]["message"]["content"][0]["toolUse"]
     assert tool == {
         "toolUseId": "tooluse_SeRvErToOlAbCdEfGhIjKl",
@@ -254,7 +239,7 @@ def test_result_messages_are_one_user_message_of_tool_results() -> None:
 def test_only_this_strategy_claims_converse_events_and_responses() -> None:
     strategies = default_wire_strategies()
     name = "bedrock_interleaved_two_calls.json"
-    events = events_of(name)
+    events = stream_of(name)
     for shape in [*events, fed(events, FIXTURES[name]["tool_schemas"]).as_dict()]:
         claims = [s.name for s in strategies if s.recognizes(shape)]
         assert claims == [PROFILE], (claims, shape)
@@ -357,7 +342,7 @@ def through_botocore(events: list[Event]) -> tuple[list[Any], str | None]:
     sorted(n for n in FIXTURES if n not in ("bedrock_malformed_chunk.json",)),
 )
 def test_bundled_events_are_exactly_what_boto3_yields(name: str) -> None:
-    events = events_of(name)
+    events = stream_of(name)
     parsed, raised = through_botocore(events)
     if name == "bedrock_stream_exception.json":
         assert parsed == events[:-1]
@@ -372,7 +357,7 @@ def test_bundled_events_are_exactly_what_boto3_yields(name: str) -> None:
 def test_a_field_of_the_wrong_type_or_missing_is_refused_not_a_crash(
     name: str, data: st.DataObject
 ) -> None:
-    events = copy.deepcopy(events_of(name))
+    events = copy.deepcopy(stream_of(name))
     for _ in range(data.draw(st.integers(1, 3))):
         event = events[data.draw(st.integers(0, len(events) - 1))]
         paths = [p for p in _paths(event) if p]

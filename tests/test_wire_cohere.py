@@ -5,14 +5,11 @@ The generated streams with injected faults run in tests/test_wire_machine.py.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from callgate import LLMStreamBuffer, ToolResult
-from callgate.cli.commands import examples
 from callgate.strategies import (
     AnthropicStrategy,
     CohereStrategy,
@@ -22,34 +19,20 @@ from callgate.strategies import (
 )
 from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
 from wire_common import (
+    FIXTURES,
     calls_of,
     codes,
+    fed,
+    fed_fixture,
+    stream_of,
 )
 
 Chunk = dict[str, Any]
-FIXTURES = {name: json.loads(text) for name, text in examples()}
 MESSAGE_ID = "fba98ad3-e5a1-413c-a8de-84fbf9baabf7"
 USAGE = {
     "billed_units": {"input_tokens": 37, "output_tokens": 28},
     "tokens": {"input_tokens": 1380, "output_tokens": 70},
 }
-
-
-def events(name: str) -> list[Chunk]:
-    stream: list[Chunk] = FIXTURES[name]["events"]
-    return stream
-
-
-def fed(stream: list[Chunk], schemas: Mapping[str, Any] | None = None) -> LLMStreamBuffer:
-    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS if schemas is None else schemas)
-    for event in stream:
-        buffer.add(event)
-    buffer.end()
-    return buffer
-
-
-def fed_fixture(name: str) -> LLMStreamBuffer:
-    return fed(events(name), FIXTURES[name]["tool_schemas"])
 
 
 def message_start() -> Chunk:
@@ -147,7 +130,7 @@ def test_tool_plan_and_thinking_are_kept_but_never_displayed() -> None:
     buffer = LLMStreamBuffer(
         tool_schemas=FIXTURES["cohere_thinking_then_call.json"]["tool_schemas"]
     )
-    for event in events("cohere_thinking_then_call.json"):
+    for event in stream_of("cohere_thinking_then_call.json"):
         buffer.add(event)
         assert buffer.text() == ""
     message = buffer.as_dict()["message"]
@@ -159,7 +142,7 @@ def test_tool_plan_and_thinking_are_kept_but_never_displayed() -> None:
 def test_text_content_is_displayed() -> None:
     buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
     shown = []
-    for event in events("cohere_text_only.json"):
+    for event in stream_of("cohere_text_only.json"):
         buffer.add(event)
         shown.append(buffer.text())
     assert "".join(shown) == "Paris is the capital of France."
@@ -302,7 +285,7 @@ def test_profile_attributes() -> None:
 
 def test_recognition_is_disjoint_from_every_other_wire_strategy() -> None:
     strategies = default_wire_strategies()
-    own = [e for name in FIXTURES if name.startswith("cohere_") for e in events(name)]
+    own = [e for name in FIXTURES if name.startswith("cohere_") for e in stream_of(name)]
     own.append(fed_fixture("cohere_parallel_calls.json").as_dict())
     for shape in own:
         claimed = [s.name for s in strategies if s.recognizes(shape)]

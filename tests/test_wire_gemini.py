@@ -10,8 +10,6 @@ every slot and builds the expected stream=false response from what it sent.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -28,7 +26,6 @@ from hypothesis.stateful import (
 
 from callgate import BufferUsageError, LLMStreamBuffer, ToolResult
 from callgate.cli.check import report
-from callgate.cli.commands import examples
 from callgate.strategies import (
     AnthropicStrategy,
     ExtractedCall,
@@ -39,30 +36,12 @@ from callgate.strategies import (
 from callgate.testing.plans import REQUIRED_ARGUMENTS as REQUIRED
 from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
 from callgate.testing.plans import arguments_for
-from wire_common import WireInvariants, calls_of, codes
+from wire_common import FIXTURES, WireInvariants, calls_of, codes, fed, fed_fixture, stream_of
 
 TEXT = st.text(max_size=8)
 
 Chunk = dict[str, Any]
-FIXTURES = {name: json.loads(text) for name, text in examples()}
 META = {"modelVersion": "gemini-2.5-flash", "responseId": "mK3aaNaeBcOxz7IP8ZPUoQw"}
-
-
-def stream(name: str) -> list[Chunk]:
-    chunks: list[Chunk] = FIXTURES[name]["chunks"]
-    return chunks
-
-
-def fed(chunks: list[Any], schemas: Mapping[str, Any] | None = None) -> LLMStreamBuffer:
-    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS if schemas is None else schemas)
-    for chunk in chunks:
-        buffer.add(chunk)
-    buffer.end()
-    return buffer
-
-
-def fed_fixture(name: str) -> LLMStreamBuffer:
-    return fed(stream(name), FIXTURES[name]["tool_schemas"])
 
 
 def chunk(parts: list[Chunk], finish: str | None = None, tokens: int = 5) -> Chunk:
@@ -141,7 +120,7 @@ def test_parallel_calls_assemble_into_the_stream_false_response() -> None:
 def test_thought_parts_are_kept_but_never_displayed() -> None:
     buffer = LLMStreamBuffer(tool_schemas=FIXTURES["gemini_parallel_calls.json"]["tool_schemas"])
     shown = []
-    for item in stream("gemini_parallel_calls.json"):
+    for item in stream_of("gemini_parallel_calls.json"):
         buffer.add(item)
         shown.append(buffer.text())
     assert shown[:4] == ["", "", "I'll look both up", " for you."]
@@ -419,7 +398,7 @@ def test_prompt_blocked_response_ends_the_turn_without_calls() -> None:
 
 
 def own_shapes() -> list[Chunk]:
-    shapes = [c for name in FIXTURES if name.startswith("gemini_") for c in stream(name)]
+    shapes = [c for name in FIXTURES if name.startswith("gemini_") for c in stream_of(name)]
     return [*shapes, fed_fixture("gemini_parallel_calls.json").as_dict()]
 
 
@@ -431,7 +410,7 @@ def other_shapes() -> list[Chunk]:
         for c in data.get("chunks", data.get("events"))
     ]
     messages = [
-        fed(stream("openai_single_call.json")).as_dict(),
+        fed(stream_of("openai_single_call.json")).as_dict(),
         fed(FIXTURES["anthropic_single_call.json"]["events"]).as_dict(),
     ]
     return others + messages

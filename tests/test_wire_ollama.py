@@ -11,7 +11,6 @@ model of every slot and builds the expected stream=false response from what it s
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +26,6 @@ from hypothesis.stateful import (
 
 from callgate import BufferUsageError, LLMStreamBuffer, ToolResult
 from callgate.cli.check import report
-from callgate.cli.commands import examples
 from callgate.strategies import (
     CohereStrategy,
     ExtractedCall,
@@ -38,12 +36,11 @@ from callgate.strategies import (
 from callgate.testing.plans import REQUIRED_ARGUMENTS as REQUIRED
 from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
 from callgate.testing.plans import arguments_for
-from wire_common import WireInvariants, calls_of, codes
+from wire_common import FIXTURES, WireInvariants, calls_of, codes, fed, fed_fixture, stream_of
 
 TEXT = st.text(max_size=8)
 
 Chunk = dict[str, Any]
-FIXTURES = {name: json.loads(text) for name, text in examples()}
 MODEL = "qwen3:8b"
 COUNTERS = {
     "total_duration": 2815468125,
@@ -53,23 +50,6 @@ COUNTERS = {
     "eval_count": 61,
     "eval_duration": 2462173458,
 }
-
-
-def stream(name: str) -> list[Chunk]:
-    chunks: list[Chunk] = FIXTURES[name]["chunks"]
-    return chunks
-
-
-def fed(chunks: list[Any], schemas: Mapping[str, Any] | None = None) -> LLMStreamBuffer:
-    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS if schemas is None else schemas)
-    for item in chunks:
-        buffer.add(item)
-    buffer.end()
-    return buffer
-
-
-def fed_fixture(name: str) -> LLMStreamBuffer:
-    return fed(stream(name), FIXTURES[name]["tool_schemas"])
 
 
 def line(n: int, message: Chunk, done: bool = False, reason: str | None = "stop") -> Chunk:
@@ -277,7 +257,7 @@ def test_profile_attributes() -> None:
 
 def test_recognition_is_disjoint_from_every_other_wire_strategy() -> None:
     strategies = default_wire_strategies()
-    own = [c for name in FIXTURES if name.startswith("ollama_") for c in stream(name)]
+    own = [c for name in FIXTURES if name.startswith("ollama_") for c in stream_of(name)]
     own = [c for c in own if "error" not in c]
     own.append(fed_fixture("ollama_parallel_calls.json").as_dict())
     for shape in own:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -17,13 +16,17 @@ from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from callgate import ExtractedCall, LLMStreamBuffer, ToolResult
-from callgate.cli.check import check_stream, report
+from callgate.cli.check import report
 from callgate.cli.commands import examples
 from callgate.gate.strictjson import parse_arguments
 from callgate.strategies import ResponsesStrategy, default_wire_strategies
 from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
 from wire_common import (
     JUNK,
+    checked,
+    fed,
+    fixtures,
+    stream_of,
 )
 from wire_common import (
     value_paths as _paths,
@@ -32,26 +35,7 @@ from wire_common import (
 Event = dict[str, Any]
 
 PROFILE = "openai-responses"
-FIXTURES = {name: json.loads(text) for name, text in examples() if name.startswith("responses_")}
-
-
-def events_of(name: str) -> list[Event]:
-    events: list[Event] = FIXTURES[name]["events"]
-    return events
-
-
-def fed(events: list[Any], schemas: dict[str, Any] | None = None) -> LLMStreamBuffer:
-    buffer = LLMStreamBuffer(tool_schemas=schemas if schemas is not None else TOOL_SCHEMAS)
-    for event in events:
-        buffer.add(event)
-    buffer.end()
-    return buffer
-
-
-def checked(name: str) -> dict[str, Any]:
-    """The check report for a bundled fixture, run through check_stream."""
-    events: list[Mapping[str, Any]] = list(events_of(name))
-    return check_stream(events, FIXTURES[name]["tool_schemas"])
+FIXTURES = fixtures("responses_")
 
 
 def completed_response(events: list[Event]) -> dict[str, Any]:
@@ -69,7 +53,7 @@ PASSING = sorted(name for name, data in FIXTURES.items() if data["expect"]["exit
 
 @pytest.mark.parametrize("name", [*PASSING, "responses_text_only.json"])
 def test_the_native_message_is_the_response_that_stream_false_returns(name: str) -> None:
-    events = events_of(name)
+    events = stream_of(name)
     buffer = fed(events, FIXTURES[name]["tool_schemas"])
     assert buffer.strategy is not None and buffer.strategy.name == PROFILE
     assert buffer.as_dict() == completed_response(events)
@@ -77,7 +61,7 @@ def test_the_native_message_is_the_response_that_stream_false_returns(name: str)
 
 
 def test_single_call_message_display_and_calls() -> None:
-    buffer = fed(events_of("responses_single_call.json"))
+    buffer = fed(stream_of("responses_single_call.json"))
     message = buffer.as_dict()
     assert message["output"] == [
         {
@@ -115,7 +99,7 @@ def test_single_call_message_display_and_calls() -> None:
 
 
 def test_reasoning_summaries_stay_in_the_message_and_are_not_display_text() -> None:
-    events = events_of("responses_interleaved_two_calls.json")
+    events = stream_of("responses_interleaved_two_calls.json")
     buffer = LLMStreamBuffer(
         tool_schemas=FIXTURES["responses_interleaved_two_calls.json"]["tool_schemas"]
     )
@@ -130,7 +114,7 @@ def test_reasoning_summaries_stay_in_the_message_and_are_not_display_text() -> N
 
 
 def test_mid_stream_message_shows_the_call_in_progress_with_its_arguments_so_far() -> None:
-    events = events_of("responses_single_call.json")
+    events = stream_of("responses_single_call.json")
     cut = next(
         n
         for n, e in enumerate(events)
@@ -146,7 +130,7 @@ def test_mid_stream_message_shows_the_call_in_progress_with_its_arguments_so_far
 
 
 def test_a_text_message_in_progress_is_built_from_its_deltas() -> None:
-    events = events_of("responses_text_only.json")
+    events = stream_of("responses_text_only.json")
     buffer = LLMStreamBuffer()
     for event in events:
         buffer.add(event)
@@ -166,7 +150,7 @@ def test_a_text_message_in_progress_is_built_from_its_deltas() -> None:
 
 
 def test_parseable_arguments_are_not_executable_before_the_item_done_and_completed() -> None:
-    events = events_of("responses_single_call.json")
+    events = stream_of("responses_single_call.json")
     buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
     verdicts = []
     for event in events:
@@ -179,7 +163,7 @@ def test_parseable_arguments_are_not_executable_before_the_item_done_and_complet
 def test_typed_sdk_events_give_the_same_message_and_verdict() -> None:
     adapter: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
     for name in ("responses_interleaved_two_calls.json", "responses_args_mismatch.json"):
-        events = events_of(name)
+        events = stream_of(name)
         typed = [adapter.validate_python(e) for e in events]
         assert not isinstance(typed[0], dict)
         from_objects, from_dicts = fed(typed), fed(events)
@@ -200,7 +184,7 @@ def test_result_messages_are_function_call_output_items_by_call_id() -> None:
 
 def test_only_this_strategy_claims_responses_events_and_response_objects() -> None:
     strategies = default_wire_strategies()
-    events = events_of("responses_interleaved_two_calls.json")
+    events = stream_of("responses_interleaved_two_calls.json")
     for shape in [*events, completed_response(events)]:
         claims = [s.name for s in strategies if s.recognizes(shape)]
         assert claims == [PROFILE], (claims, shape.get("type", shape))
@@ -259,7 +243,7 @@ def test_bundled_events_are_valid_sdk_events_unless_the_fault_is_a_missing_field
 ) -> None:
     adapter: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
     invalid = []
-    for event in events_of(name):
+    for event in stream_of(name):
         try:
             adapter.validate_python(event, strict=event["type"] != "error")
         except ValueError:
@@ -275,7 +259,7 @@ def test_bundled_events_are_valid_sdk_events_unless_the_fault_is_a_missing_field
 def test_a_field_of_the_wrong_type_or_missing_is_refused_not_a_crash(
     name: str, data: st.DataObject
 ) -> None:
-    events = copy.deepcopy(events_of(name))
+    events = copy.deepcopy(stream_of(name))
     for _ in range(data.draw(st.integers(1, 3))):
         event = events[data.draw(st.integers(0, len(events) - 1))]
         paths = [p for p in _paths(event) if p]

@@ -7,7 +7,7 @@ one generator of streams; what stays here is the tests' model of a call and its 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +16,47 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant
 
 from callgate import Finding, LLMStreamBuffer, TurnGate
-from callgate.cli.check import report
+from callgate.cli.check import check_stream, report
+from callgate.cli.commands import examples
 from callgate.gate.findings import CODES
 from callgate.testing.cuts import pieces
+from callgate.testing.plans import TOOLS
 from callgate.testing.wires import OpenAIEncoder
+
+FIXTURES: dict[str, dict[str, Any]] = {name: json.loads(text) for name, text in examples()}
+"""Every bundled example stream (callgate/examples), parsed once: the one fixture loader."""
+
+
+def fixtures(prefix: str) -> dict[str, dict[str, Any]]:
+    """The bundled examples whose names start with ``prefix`` (one wire's)."""
+    return {name: data for name, data in FIXTURES.items() if name.startswith(prefix)}
+
+
+def stream_of(name: str) -> list[Any]:
+    """A bundled example's chunks (or events, as its wire calls them)."""
+    data = FIXTURES[name]
+    chunks: list[Any] = data["events"] if "events" in data else data["chunks"]
+    return chunks
+
+
+def fed(chunks: list[Any], schemas: Mapping[str, Any] | None = None) -> LLMStreamBuffer:
+    """A buffer fed ``chunks`` and ended (the kit's tools unless ``schemas``)."""
+    buffer = LLMStreamBuffer(tool_schemas=TOOLS if schemas is None else schemas)
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    return buffer
+
+
+def fed_fixture(name: str) -> LLMStreamBuffer:
+    """A buffer fed a bundled example with its own tools."""
+    return fed(stream_of(name), FIXTURES[name]["tool_schemas"])
+
+
+def checked(name: str) -> dict[str, Any]:
+    """The check report of a bundled example, run through check_stream."""
+    return check_stream(stream_of(name), FIXTURES[name]["tool_schemas"])
+
 
 Expectation = tuple[frozenset[str], int | None]
 """A finding a step must add: one of these codes, on this slot (None: turn-wide)."""
