@@ -31,7 +31,7 @@ from hypothesis.stateful import (
 from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer, ToolSchemas
 from callgate.cli.check import report
 from callgate.testing.plans import TOOLS, StreamPlan, stream_plans
-from callgate.testing.wires import Chunk, Encoder, WireCall, chunks_of, encoder
+from callgate.testing.wires import Chunk, WireCall, chunks_of, encoder
 from wire_common import (
     JSON_CODES,
     KEEPALIVE,
@@ -54,11 +54,14 @@ class Wire:
     faults: tuple[str, ...]
     """The faults the machine may inject on this wire."""
     quirks: frozenset[str] = frozenset()
+    optional: tuple[str, ...] = ()
+    """Quirks each run draws whether to use."""
     plans: dict[str, Any] | None = None
     """Keyword arguments for the kit's ``stream_plans``."""
-
-    def encoder(self) -> Encoder:
-        return encoder(self.name, self.quirks)
+    reasons: tuple[str, ...] = ()
+    """The turn-end reasons that are not "tool calls" (default: the encoder's one)."""
+    numbered: bool = False
+    """Every event carries its ``sequence_number``."""
 
 
 COMMON = ("index_reuse", "truncation", "duplicate_terminal", "late_fragment", "corrupt_json")
@@ -73,14 +76,25 @@ WIRES = [
         "bedrock",
         (*COMMON, *CLOSING, "second_ending"),
         quirks=frozenset({"metadata"}),
+        reasons=("end_turn", "max_tokens", "guardrail_intervened"),
         plans={
             "alphabet": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
             "id_size": (22, 22),
             "empty_arguments": True,
         },
     ),
-    Wire("cohere", (*COMMON, *CLOSING, "orphan"), quirks=frozenset({"tool_plan"})),
-    Wire("openai-responses", (*COMMON, *CLOSING, "second_ending", "args_mismatch")),
+    Wire(
+        "cohere",
+        (*COMMON, *CLOSING, "orphan"),
+        optional=("tool_plan",),
+        reasons=("COMPLETE", "MAX_TOKENS", "ERROR"),
+    ),
+    Wire(
+        "openai-responses",
+        (*COMMON, *CLOSING, "second_ending", "args_mismatch"),
+        optional=("reasoning_item",),
+        numbered=True,
+    ),
 ]
 
 SCHEMAS = ToolSchemas(TOOLS)
@@ -142,7 +156,7 @@ def degenerate_shapes(plan: StreamPlan) -> list[str]:
 def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
     """A state machine that streams one generated turn of ``wire``.
 
-    Each run draws which faults it injects (FAULT menus above). A rule injects a fault at a
+    Each run draws which faults it injects (``fault_menus``). A rule injects a fault at a
     random moment; a fault the rules did not get to is injected by ``teardown`` at its
     first chance while it completes the turn, so short runs exercise faults too (a drawn
     pair can exclude itself: a truncated turn has no terminal to duplicate).
@@ -153,12 +167,17 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
     class WireMachine(WireInvariants):
         buffer: LLMStreamBuffer
 
-        @initialize(plan=plans, allowed=st.sampled_from(menus))
-        def open_turn(self, plan: StreamPlan, allowed: frozenset[str]) -> None:
+        @initialize(
+            plan=plans,
+            allowed=st.sampled_from(menus),
+            quirks=st.sets(st.sampled_from(wire.optional)) if wire.optional else st.just(set()),
+        )
+        def open_turn(self, plan: StreamPlan, allowed: frozenset[str], quirks: set[str]) -> None:
             for shape in degenerate_shapes(plan):
                 REACHED[shape] += 1
                 event(shape)
-            self.encoder = wire.encoder()
+            self.encoder = encoder(wire.name, wire.quirks | quirks)
+            self.sequence = 0
             self.buffer = LLMStreamBuffer(tool_schemas=SCHEMAS)
             self.allowed = allowed
             self.text = "".join(plan.text_parts)
@@ -197,10 +216,17 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
         def _send(self, chunks: list[Chunk], predicted: list[Expectation]) -> None:
             def add_all() -> None:
                 for chunk in chunks:
-                    self.buffer.add(chunk)
+                    self.buffer.add(self._numbered(chunk))
                     self.shown.append(self.buffer.text())
 
             self._step(add_all, predicted)
+
+        def _numbered(self, chunk: Chunk) -> Chunk:
+            """``chunk`` with its sequence number, on a wire that numbers its events."""
+            if not wire.numbered:
+                return chunk
+            self.sequence += 1
+            return {**chunk, "sequence_number": self.sequence - 1}
 
         def _close(self, call: MachineCall) -> list[Expectation]:
             """Model a call's terminal evidence: the checks run unless it is blocked."""
@@ -462,15 +488,16 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
             self._send(self._turn_end(), predicted)
 
         @precondition(can_end_for_another_reason)
-        @rule()
-        def end_turn_for_another_reason(self) -> None:
+        @rule(pick=st.integers(0, 2))
+        def end_turn_for_another_reason(self, pick: int) -> None:
             self.faults.add("wrong_reason")
             predicted: list[Expectation] = []
             for call in self._open():
                 call.blocked = True
                 predicted.append((one("wrong_terminal_reason"), call.key))
             self.terminal_sent = True
-            self._send(self._turn_end(self.encoder.other_reason()), predicted)
+            reasons = wire.reasons or (self.encoder.other_reason(),)
+            self._send(self._turn_end(reasons[pick % len(reasons)]), predicted)
 
         @precondition(can_end_again)
         @rule()
@@ -521,7 +548,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
                 (self.can_reuse_index, lambda: self.reuse_index(0, "ping")),
                 (self.can_truncate, self.truncate),
                 (self.can_end_early, self.end_turn_before_a_close),
-                (self.can_end_for_another_reason, self.end_turn_for_another_reason),
+                (self.can_end_for_another_reason, lambda: self.end_turn_for_another_reason(0)),
                 (self.can_send_orphan, self.fragment_for_a_call_never_opened),
                 (self.can_restate, lambda: self.restate_other_arguments(0, 0)),
                 (self.can_duplicate_terminal, lambda: self.duplicate_terminal(0)),
