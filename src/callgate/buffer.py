@@ -68,6 +68,29 @@ class UnreadableChunk(dict[str, Any]):
         return str(self["unreadable"])
 
 
+class _Strayed(Exception):
+    """Raised through a strategy's unknown-event path: the buffer dealt with the chunk.
+
+    ``wrapped`` is an SDK helper event's raw chunk, to read in its place; None: nothing
+    more is read from the chunk.
+    """
+
+    def __init__(self, wrapped: Shape | None) -> None:
+        super().__init__()
+        self.wrapped = wrapped
+
+
+class _Steady:
+    """What the common path reads a chunk with, once the stream is resolved."""
+
+    __slots__ = ("acc", "gate", "strategy")
+
+    def __init__(self, strategy: ExtractionStrategy, gate: TurnGate, acc: Any) -> None:
+        self.strategy = strategy
+        self.gate = gate
+        self.acc = acc
+
+
 class UnrecognizedStreamError(ValueError):
     """No strategy of the chain recognises the stream's first chunk."""
 
@@ -180,6 +203,10 @@ class LLMStreamBuffer:
         self._finished = False
         self._ended = False
         self._unread: list[UnreadableChunk] = []
+        self._steady: _Steady | None = None
+        """Set once the stream is resolved and its formats chosen: :meth:`add`'s common path."""
+        self._checked = False
+        """Whether the chunk being read passed the buffer's own checks (see :meth:`_stray`)."""
         self.ledger.next_turn()
         if self.strategy is not None:
             self._start(self.strategy)
@@ -198,6 +225,7 @@ class LLMStreamBuffer:
         self.text_formats = tuple(n for n in chosen if n not in END_FORMATS) or None
         self._new_display(self.text_formats)
         self._chosen = True
+        self._settle()
 
     def _start(self, strategy: ExtractionStrategy) -> None:
         self.strategy = strategy
@@ -215,11 +243,54 @@ class LLMStreamBuffer:
             else RecordingTurnGate(self.recorder, **options)
         )
         self._acc = strategy.new_accumulator(self.gate)
+        self.gate.on_stray = self._stray
         for chunk in self._unread:
             self.gate.refuse(chunk.code, chunk.reason)
+        self._settle()
+
+    def _settle(self) -> None:
+        """Open :meth:`add`'s common path once nothing but reading chunks is left to do.
+
+        That is once the wire is resolved and the formats chosen, and only for a strategy
+        that hands the chunks it cannot place to the gate (``reports_stray_chunks``); the
+        others get every check on every chunk.
+        """
+        strategy, gate = self.strategy, self.gate
+        self._steady = (
+            _Steady(strategy, gate, self._acc)
+            if strategy is not None
+            and gate is not None
+            and strategy.reports_stray_chunks
+            and self._chosen
+            and not self._ended
+            else None
+        )
 
     def add(self, chunk: object) -> None:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
+        steady = self._steady
+        if steady is None or type(chunk) is not dict or steady.gate.text_over:
+            self._add(chunk)
+            return
+        # The common chunk: plain data in a resolved stream whose text is within its limit.
+        # A chunk the strategy cannot place comes back through gate.stray() (_stray) first.
+        gate, strategy = steady.gate, steady.strategy
+        try:
+            shown = strategy.accumulate(steady.acc, chunk)
+            done = strategy.is_done(chunk)
+            if shown and not gate.text(shown):
+                shown = ""
+        except _UNREADABLE as exc:
+            return self._cannot_read(strategy, chunk, exc)
+        except _Strayed as strayed:
+            if strayed.wrapped is not None:
+                self._read(strayed.wrapped)
+            return
+        if shown or done:
+            self._take(gate, shown, done)
+
+    def _add(self, chunk: object) -> None:
+        """Any chunk, every check in turn: the first chunks, SDK objects, text past its limit."""
         if self._ended:
             raise BufferUsageError("add() after end(): call reset() to start a new turn")
         shape: Shape
@@ -236,6 +307,10 @@ class LLMStreamBuffer:
             if not isinstance(wrapped, Mapping):
                 return
             shape = wrapped
+        self._read(shape)
+
+    def _read(self, shape: Shape) -> None:
+        """A chunk (no SDK helper event): resolve the stream, refuse another wire's, read it."""
         strategy = self.strategy
         if strategy is None:
             try:
@@ -251,38 +326,71 @@ class LLMStreamBuffer:
                     "stream=True) or their .stream() helpers yield)"
                 )
             self._start(strategy)
-        elif not strategy.recognizes(shape) and not _error_frame(shape) and self._other_wire(shape):
-            self._gate.refuse(
-                "malformed_chunk",
-                f"a chunk of another wire inside this {strategy.name} stream "
-                f"(keys: {sorted(map(str, shape))[:8]})",
-            )
+        elif self._foreign(strategy, shape):
             return
         gate = self.gate
         assert gate is not None, "_start() made the gate"
         if not self._chosen:
             self._choose_formats(strategy, shape)
-        try:
-            if gate.text_over:
-                shown, done = "", strategy.is_done(shape)
-            else:
-                shown = strategy.accumulate(self._acc, shape)
-                done = strategy.is_done(shape)
-                if shown and not gate.text(shown):
-                    shown = ""
+        self._checked = True
+        try:  # past the text limit nothing more is kept: the chunk is only asked if it ends
+            shown = "" if gate.text_over else strategy.accumulate(self._acc, shape)
+            done = strategy.is_done(shape)
+            if shown and not gate.text(shown):
+                shown = ""
         except _UNREADABLE as exc:
-            gate.refuse(
-                "malformed_chunk",
-                f"{strategy.name} cannot read this chunk ({type(exc).__name__}: {exc}); "
-                f"keys: {sorted(map(str, shape))[:8]}",
-            )
+            self._cannot_read(strategy, shape, exc)
             return
+        finally:
+            self._checked = False
+        self._take(gate, shown, done)
+
+    def _take(self, gate: TurnGate, shown: str, done: bool) -> None:
+        """What a chunk added: text to show, and whether it ended the stream."""
         if shown:
             self._content.append(shown)
             self.display.feed(shown)
         if done:
             self._finished = True
             gate.finish()
+
+    def _cannot_read(self, strategy: ExtractionStrategy, shape: Shape, exc: Exception) -> None:
+        """The strategy raised on a chunk whose fields have the wrong types: fail closed."""
+        self._gate.refuse(
+            "malformed_chunk",
+            f"{strategy.name} cannot read this chunk ({type(exc).__name__}: {exc}); "
+            f"keys: {sorted(map(str, shape))[:8]}",
+        )
+
+    def _stray(self, shape: Shape) -> None:
+        """The gate's ``stray`` hook: the strategy cannot place ``shape`` (its unknown event).
+
+        On the common path nothing was checked before the strategy read the chunk, so the
+        checks of :meth:`_add` run here, in the same order: an SDK helper event is read
+        through (its raw chunk) or skipped, a chunk of another wire refused; each raises
+        :class:`_Strayed` and the strategy reads no further. Otherwise the strategy
+        handles the chunk as its own unknown event.
+        """
+        if self._checked:
+            return
+        kind = shape.get("type")
+        if isinstance(kind, str) and kind in _HELPER_EVENTS:
+            wrapped = shape.get("chunk")
+            raise _Strayed(wrapped if isinstance(wrapped, Mapping) else None)
+        strategy = self.strategy
+        if strategy is not None and self._foreign(strategy, shape):
+            raise _Strayed(None)
+
+    def _foreign(self, strategy: ExtractionStrategy, shape: Shape) -> bool:
+        """Whether ``shape`` is a chunk of another wire (then refused): it blocks the turn."""
+        if strategy.recognizes(shape) or _error_frame(shape) or not self._other_wire(shape):
+            return False
+        self._gate.refuse(
+            "malformed_chunk",
+            f"a chunk of another wire inside this {strategy.name} stream "
+            f"(keys: {sorted(map(str, shape))[:8]})",
+        )
+        return True
 
     def _unreadable(self, chunk: UnreadableChunk) -> None:
         """A chunk the capture could not read: a finding now, or once the wire is known."""
@@ -312,6 +420,7 @@ class LLMStreamBuffer:
             self._gate.finish()
         self.display.finish()
         self._ended = True
+        self._steady = None
 
     @property
     def _gate(self) -> TurnGate:

@@ -17,6 +17,7 @@ chunk does not grow with what came before.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from callgate.findings import Finding, finding
@@ -135,6 +136,8 @@ class TurnGate:
         """Whether any tool-call evidence arrived, a refused slot key included."""
         self._ids: dict[str, SlotKey] = {}
         self._refused: set[object] = set()
+        self.on_stray: Callable[[Mapping[str, Any]], None] | None = None
+        """What :meth:`stray` asks (the buffer sets it); alone, a gate knows no other wire."""
 
     # -- what the wire strategies call ------------------------------------------------
 
@@ -290,6 +293,17 @@ class TurnGate:
             self.refuse("missing_terminal", "the stream ended without the turn's terminal event")
         if self._fire_turn("end") == "complete":
             self._verdict()
+
+    def stray(self, chunk: Mapping[str, Any]) -> None:
+        """A chunk the wire strategy cannot place: its unknown-event path calls this first.
+
+        The buffer's hook (:attr:`on_stray`) refuses a chunk of another wire, and reads an
+        SDK helper event through, by raising: the strategy then reads no further. When
+        it returns, the chunk is the strategy's own unknown event. The common chunk never
+        comes here, so the check costs nothing per chunk.
+        """
+        if self.on_stray is not None:
+            self.on_stray(chunk)
 
     def note(self, code: str, message: str, slot: object = None) -> None:
         """Record a finding that does not block the turn (a warning or an info)."""

@@ -86,6 +86,7 @@ class AnthropicStrategy(ExtractionStrategy):
     per_call_done = True
     requires_id = True
     empty_arguments_object = True
+    reports_stray_chunks = True
 
     def recognizes(self, shape: Shape) -> bool:
         """A stream event, or an assembled message whose content is a block list."""
@@ -147,10 +148,15 @@ class AnthropicStrategy(ExtractionStrategy):
             reason = acc.stop_reason
             gate.turn_done(reason == "tool_use", reason)
         elif kind == "error":
+            gate.stray(chunk)
             detail = (chunk.get("error") or {}).get("type", "error")
             gate.refuse("provider_error", f"the provider reported {detail!r} mid-stream")
-        elif not isinstance(kind, str) or kind not in EVENT_TYPES | SDK_HELPER_EVENTS:
-            gate.refuse("malformed_chunk", f"not an Anthropic stream event: {dict(chunk)!r:.80}")
+        else:
+            gate.stray(chunk)
+            if not isinstance(kind, str) or kind not in EVENT_TYPES | SDK_HELPER_EVENTS:
+                gate.refuse(
+                    "malformed_chunk", f"not an Anthropic stream event: {dict(chunk)!r:.80}"
+                )
         return ""
 
     def _start(self, acc: _Accumulator, chunk: Shape) -> None:

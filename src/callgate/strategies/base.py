@@ -215,6 +215,10 @@ class ExtractionStrategy(ABC):
     """Whether every call must carry a call id (to correlate its result)."""
     empty_arguments_object: ClassVar[bool] = False
     """Whether a call whose argument stream is empty means ``{}`` in this format."""
+    reports_stray_chunks: ClassVar[bool] = False
+    """Whether :meth:`accumulate` hands every chunk this format does not recognise to
+    ``gate.stray()`` before reading anything of it. The buffer then checks a chunk for
+    another wire's only there, off the common path; without it, on every chunk."""
 
     @abstractmethod
     def recognizes(self, shape: Shape) -> bool:
