@@ -68,7 +68,10 @@ POOL = [chunk for wire in WIRES for chunk in SINGLE[wire]] + ODD
 def checked(wire: str) -> ExtractionStrategy:
     """The wire's strategy with the buffer's per-chunk check on every chunk."""
     cls = WIRE_STRATEGIES[wire]
-    return type(f"Checked{cls.__name__}", (cls,), {"reports_stray_chunks": False})()
+    variant: type[ExtractionStrategy] = type(
+        f"Checked{cls.__name__}", (cls,), {"reports_stray_chunks": False}
+    )
+    return variant()
 
 
 def played(strategy: ExtractionStrategy, chunks: list[Any], **options: Any) -> dict[str, Any]:
