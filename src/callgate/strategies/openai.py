@@ -116,7 +116,12 @@ class OpenAIStrategy(ExtractionStrategy):
                             and function.get("name") is None
                             and function.get("arguments")
                         ):
-                            gate.fragment(_key(acc, call), function["arguments"])
+                            slot = call.get("index")
+                            if type(slot) is int:
+                                acc.last = slot  # as _key() does, without the call
+                            else:
+                                slot = _key(acc, call)
+                            gate.fragment(slot, function["arguments"])
                         else:
                             self._tool_call(acc, call)
                 elif key == "role":
