@@ -20,8 +20,8 @@ buffer serves one conversation, turn after turn, and no call id runs twice in it
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, Protocol
 
 from callgate.chain import ExtractionChain
 from callgate.defaults import default_text_formats, model_name
@@ -34,7 +34,6 @@ from callgate.schema import ToolSchemas
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, Shape
 from callgate.strategies.text.formats import END_FORMATS
-from callgate.trace import Recorder, RecordingTurnGate
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 """What a strategy raises on a chunk whose fields have the wrong types: the buffer fails
@@ -89,6 +88,25 @@ class _Steady:
         self.strategy = strategy
         self.gate = gate
         self.acc = acc
+
+
+class Recording(Protocol):
+    """What a buffer asks of its ``recorder``: the turn's gate and display, built to record.
+
+    :class:`~callgate.trace.Recorder` is one; without a recorder the plain classes run,
+    with no recording branch on their path.
+    """
+
+    chunk: int | None
+    """The chunk being processed; whoever feeds the buffer sets it."""
+
+    def turn_gate(self, **options: Any) -> TurnGate:
+        """A gate that records its slot and turn transitions."""
+        ...
+
+    def display(self, formats: tuple[str, ...] | None, **options: Any) -> Display:
+        """A display whose detector and views record their transitions."""
+        ...
 
 
 class UnrecognizedStreamError(ValueError):
@@ -166,7 +184,7 @@ class LLMStreamBuffer:
         text_formats: Iterable[str] | Literal["auto"] | None = None,
         reasoning_calls: bool = False,
         ledger: Ledger | None = None,
-        recorder: Recorder | None = None,
+        recorder: Recording | None = None,
     ) -> None:
         if isinstance(strategies, ExtractionChain):
             self.chain = strategies
@@ -188,6 +206,12 @@ class LLMStreamBuffer:
         self.reasoning_calls = reasoning_calls
         self.ledger = ledger if ledger is not None else Ledger()
         self.recorder = recorder
+        self._make_gate: Callable[..., TurnGate] = (
+            TurnGate if recorder is None else recorder.turn_gate
+        )
+        self._make_display: Callable[..., Display] = (
+            Display if recorder is None else recorder.display
+        )
         self._fixed = strategy
         self.reset()
 
@@ -212,11 +236,10 @@ class LLMStreamBuffer:
             self._start(self.strategy)
 
     def _new_display(self, formats: tuple[str, ...] | None) -> None:
-        self.display = Display(
+        self.display = self._make_display(
             formats,
             schemas=self.schemas.raw if self.schemas is not None else None,
             reasoning_calls=self.reasoning_calls,
-            recorder=self.recorder,
         )
 
     def _choose_formats(self, strategy: ExtractionStrategy, first: Shape) -> None:
@@ -237,11 +260,7 @@ class LLMStreamBuffer:
             "empty_arguments_object": strategy.empty_arguments_object,
             "preview": self.policy == "parseable",
         }
-        self.gate = (
-            TurnGate(**options)
-            if self.recorder is None
-            else RecordingTurnGate(self.recorder, **options)
-        )
+        self.gate = self._make_gate(**options)
         self._acc = strategy.new_accumulator(self.gate)
         self.gate.on_stray = self._stray
         for chunk in self._unread:

@@ -24,7 +24,6 @@ from callgate.fsm.display import DISPLAY
 from callgate.fsm.interpreter import Interpreter
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.base import Schemas, TextCall
-from callgate.trace import Recorder, RecordingDetector
 
 _MACHINE = Interpreter(DISPLAY)
 
@@ -48,7 +47,6 @@ class View:
     """One driver's decisions over this stream: its display state and what it answered."""
 
     name: str
-    recorder: Recorder | None = None
     state: str = _MACHINE.initial
     answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
     """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
@@ -65,15 +63,16 @@ class View:
 
     def fire(self, event: str) -> str:
         """Step the display machine; an event the state does not accept raises."""
-        target = _MACHINE.step(self.state, event)
-        if self.recorder is not None:
-            self.recorder.record("display", self.name, self.state, event, target, output=None)
-        self.state = target
+        self.state = target = _MACHINE.step(self.state, event)
         return target
 
 
 class Display:
-    """Held and released text of one turn, and the drivers' views of it."""
+    """Held and released text of one turn, and the drivers' views of it.
+
+    The detector and the views are made by :meth:`new_detector` and :meth:`new_view`: a
+    recording display (:mod:`callgate.trace`) makes recording ones.
+    """
 
     def __init__(
         self,
@@ -81,16 +80,12 @@ class Display:
         *,
         schemas: Schemas | None = None,
         reasoning_calls: bool = False,
-        recorder: Recorder | None = None,
     ) -> None:
-        self.recorder = recorder
         self.detector: Detector | None = None
-        if formats is not None and recorder is not None:
-            self.detector = RecordingDetector(
-                recorder, formats, schemas=schemas, reasoning_calls=reasoning_calls
+        if formats is not None:
+            self.detector = self.new_detector(
+                formats, schemas=schemas, reasoning_calls=reasoning_calls
             )
-        elif formats is not None:
-            self.detector = Detector(formats, schemas=schemas, reasoning_calls=reasoning_calls)
         self.blocks: list[TextBlock] = []
         self.views: dict[int, View] = {}
         self._queue: deque[str | TextBlock] = deque()
@@ -106,8 +101,16 @@ class Display:
         view = self.views.get(key)
         if view is None:
             name = getattr(owner, "name", None) or f"driver {len(self.views) + 1}"
-            view = self.views[key] = View(name, self.recorder)
+            view = self.views[key] = self.new_view(name)
         return view
+
+    def new_detector(self, formats: Iterable[str], **options: Any) -> Detector:
+        """The text-call detector of this turn's content."""
+        return Detector(formats, **options)
+
+    def new_view(self, name: str) -> View:
+        """A driver's view, on its first step."""
+        return View(name)
 
     # -- input ------------------------------------------------------------------------
 

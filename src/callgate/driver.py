@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Literal, TypeVar, cast
 
 from attrs import Attribute, field, frozen
 
-from callgate.buffer import LLMStreamBuffer
+from callgate.buffer import LLMStreamBuffer, Recording
 from callgate.chain import ExtractionChain
 from callgate.defaults import default_text_formats, model_name
 from callgate.display import TextBlock, View
@@ -50,7 +50,6 @@ from callgate.strategies.base import ExtractedCall, ExtractionStrategy, ToolResu
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS
 from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrategy, TextStrategy
 from callgate.tooldefs import description_of, schema_from_function, tool_specs
-from callgate.trace import Recorder
 
 logger = logging.getLogger("callgate")
 """Tool failures are logged here, with their traceback, besides being answered."""
@@ -446,7 +445,7 @@ class SupportsStreaming:
         """The driver's chain: native strategies first, then its text strategies."""
         raise NotImplementedError
 
-    def new_stream_buffer(self, *, recorder: Recorder | None = None) -> LLMStreamBuffer:
+    def new_stream_buffer(self, *, recorder: Recording | None = None) -> LLMStreamBuffer:
         """A buffer seeded with this driver's chain, tools, policy and text formats."""
         raise NotImplementedError
 
@@ -474,7 +473,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """The driver's chain: native strategies first, then its text strategies."""
         return self.strategies()
 
-    def new_stream_buffer(self, *, recorder: Recorder | None = None) -> LLMStreamBuffer:
+    def new_stream_buffer(self, *, recorder: Recording | None = None) -> LLMStreamBuffer:
         """A buffer seeded with this driver's chain, tools, policy and text formats.
 
         A driver without text formats gets a buffer without a detector: content is shown

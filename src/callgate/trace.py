@@ -1,20 +1,23 @@
 """Recording every machine step of a stream, for audits, diagrams and the HTML replay.
 
-A :class:`Recorder` handed to an :class:`~callgate.buffer.LLMStreamBuffer` makes the
-buffer build recording variants of its gate and detector (and the display records each
-driver's view): every transition they take is appended as a :class:`TraceStep` (which
-machine, which instance such as ``slot 2``, source, event, target, the finding it
-output, and the chunk that caused it). Without a recorder the plain classes run, so
-recording costs nothing when it is off.
+A :class:`Recorder` handed to an :class:`~callgate.buffer.LLMStreamBuffer` builds the
+buffer's gate and display itself, as recording variants (the display's detector and each
+driver's view record too): every transition they take is appended as a
+:class:`TraceStep` (which machine, which instance such as ``slot 2``, source, event,
+target, the finding it output, and the chunk that caused it). The buffer, the display
+and the drivers never import this module: without a recorder the plain classes run,
+with no recording branch on their path, so recording costs nothing when it is off.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from attrs import frozen
+from attrs import define, field, frozen
 
 from callgate.detector import Detector
+from callgate.display import Display, View
 from callgate.fsm.detector import DETECTOR
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.slot import SLOT
@@ -82,6 +85,14 @@ class Recorder:
         """The steps of one machine, in order."""
         return [s for s in self.steps if s.machine == machine]
 
+    def turn_gate(self, **options: Any) -> RecordingTurnGate:
+        """The gate a buffer given this recorder runs (see :class:`~callgate.buffer.Recording`)."""
+        return RecordingTurnGate(self, **options)
+
+    def display(self, formats: tuple[str, ...] | None, **options: Any) -> RecordingDisplay:
+        """The display a buffer given this recorder runs: its detector and views record."""
+        return RecordingDisplay(self, formats, **options)
+
 
 class RecordingTurnGate(TurnGate):
     """A :class:`TurnGate` that records every slot and turn transition it takes."""
@@ -148,3 +159,33 @@ class RecordingDetector(Detector):
             "detector", "detector", self.state, event, transition.target, output=transition.output
         )
         super()._fire(event)
+
+
+@define(eq=False)
+class RecordingView(View):
+    """A driver's :class:`~callgate.display.View` that records each display transition."""
+
+    recorder: Recorder = field(kw_only=True)
+
+    def fire(self, event: str) -> str:
+        """As :meth:`View.fire`, recording the step under the driver's name."""
+        source = self.state
+        target = super().fire(event)
+        self.recorder.record("display", self.name, source, event, target, output=None)
+        return target
+
+
+class RecordingDisplay(Display):
+    """A :class:`~callgate.display.Display` whose detector and driver views record."""
+
+    def __init__(self, recorder: Recorder, formats: Iterable[str] | None, **options: Any) -> None:
+        self.recorder = recorder
+        super().__init__(formats, **options)
+
+    def new_detector(self, formats: Iterable[str], **options: Any) -> Detector:
+        """A :class:`RecordingDetector`."""
+        return RecordingDetector(self.recorder, formats, **options)
+
+    def new_view(self, name: str) -> View:
+        """A :class:`RecordingView`."""
+        return RecordingView(name, recorder=self.recorder)

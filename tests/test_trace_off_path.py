@@ -1,0 +1,57 @@
+"""Recording stays off the main path: the recorder builds its own variants of the machines."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from callgate import Driver, LLMStreamBuffer, Tool
+from callgate.detector import Detector
+from callgate.display import Display, View
+from callgate.gate import TurnGate
+from callgate.trace import Recorder, RecordingDetector, RecordingDisplay, RecordingTurnGate
+
+SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
+CHUNK = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]}
+
+
+def test_the_buffer_display_driver_and_loop_run_without_the_recorder_loaded() -> None:
+    code = (
+        "import sys, callgate, callgate.buffer, callgate.display, callgate.driver, "
+        "callgate.loop; print('callgate.trace' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"
+
+
+def test_a_recorder_builds_every_machine_a_buffer_and_its_drivers_run() -> None:
+    driver = Driver([Tool("lookup", SCHEMA, lambda q: "ok")], text_formats=["tool_call_tag"])
+    plain, recording = driver.new_stream_buffer(), driver.new_stream_buffer(recorder=Recorder())
+    for buffer in (plain, recording):
+        buffer.add(dict(CHUNK))
+        driver.process_llm_response(buffer)
+    assert (type(plain.gate), type(plain.display), type(plain.display.detector)) == (
+        TurnGate,
+        Display,
+        Detector,
+    )
+    assert [type(v) for v in plain.display.views.values()] == [View]
+    assert (
+        type(recording.gate),
+        type(recording.display),
+        type(recording.display.detector),
+    ) == (RecordingTurnGate, RecordingDisplay, RecordingDetector)
+    recorder = recording.recorder
+    assert isinstance(recorder, Recorder)
+    [view] = recording.display.views.values()
+    assert [s.machine for s in recorder.steps] == ["detector", "display"]
+    assert recorder.of("display")[0].instance == view.name
+
+
+def test_a_buffer_without_text_formats_records_its_gate_only() -> None:
+    recorder = Recorder()
+    buffer = LLMStreamBuffer(recorder=recorder)
+    buffer.add(dict(CHUNK))
+    buffer.end()
+    assert buffer.display.detector is None
+    assert {s.machine for s in recorder.steps} == {"turn"}
