@@ -6,12 +6,15 @@ fragments; prose in 1-8 character deltas with a text-embedded call every 2 KB; t
 prose without calls. Each is fed, in one run, to:
 
 - **buffer**: ``LLMStreamBuffer.add`` only (no text formats: no detector, no driver);
+- **buffer + detector**: the driver's own buffer (the detector on its text formats), fed
+  with ``add`` and read with ``text()``, no driver: what the loop does minus the driver;
 - **loop**: the client loop: ``add``, ``driver.process_llm_response``, ``text()``, with
-  the driver's buffer (the detector on its text formats) and a tool that returns at once;
+  the driver's buffer and a tool that returns at once;
 - **recording**: the same loop with a :class:`~callgate.trace.Recorder`.
 
 Times are the best of three, in microseconds per chunk; growth compares each size with
-the one before (linear work shows about 10x per 10x chunks).
+the one before (linear work shows about 10x per 10x chunks). ``loop / buffer+det`` is the
+driver's own cost per chunk over the buffer it reads.
 """
 
 from __future__ import annotations
@@ -88,11 +91,24 @@ def driver() -> Driver:
     return Driver([Tool("lookup", SCHEMA, lambda q: "ok")])
 
 
+DRIVER = driver()
+"""A driver for the buffer-with-detector runs (its buffer takes its tools and formats)."""
+
+
 def buffer_only(chunks: list[dict[str, Any]]) -> None:
     buffer = LLMStreamBuffer(tool_schemas={"lookup": SCHEMA})
     for c in chunks:
         buffer.add(c)
     buffer.end()
+
+
+def buffer_detector(chunks: list[dict[str, Any]]) -> None:
+    buffer = DRIVER.new_stream_buffer()
+    for c in chunks:
+        buffer.add(c)
+        buffer.text()
+    buffer.end()
+    buffer.text()
 
 
 def loop(chunks: list[dict[str, Any]], recorder: Recorder | None = None) -> None:
@@ -127,20 +143,23 @@ def main() -> None:
         "prose + text calls": lambda n: prose(n, True),
         "prose only": lambda n: prose(n, False),
     }
-    print("| stream | size | chunks | buffer µs | loop µs | recording µs "
-          "| loop / buffer | recording / loop | loop growth |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| stream | size | chunks | buffer µs | buffer+det µs | loop µs | recording µs "
+          "| loop / buffer | loop / buffer+det | recording / loop | loop growth |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, build in streams.items():
         previous = None
         for size in sizes:
             chunks = build(size)
-            plain, full, rec = (best(f, chunks) for f in (buffer_only, loop, recording))
+            plain, detected, full, rec = (
+                best(f, chunks) for f in (buffer_only, buffer_detector, loop, recording)
+            )
             total = full * len(chunks)
             growth = f"{total / previous:.1f}x" if previous else "-"
             previous = total
             print(
-                f"| {name} | {size // 1000} KB | {len(chunks):,} | {plain:.2f} | {full:.2f} "
-                f"| {rec:.2f} | {full / plain:.2f} | {rec / full:.2f} | {growth} |"
+                f"| {name} | {size // 1000} KB | {len(chunks):,} | {plain:.2f} | {detected:.2f} "
+                f"| {full:.2f} | {rec:.2f} | {full / plain:.2f} | {full / detected:.2f} "
+                f"| {rec / full:.2f} | {growth} |"
             )
 
 

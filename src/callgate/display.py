@@ -66,6 +66,10 @@ class View:
         self.state = target = _MACHINE.step(self.state, event)
         return target
 
+    def again(self) -> str:
+        """Repeat :attr:`repeat`, a self-loop the state took last step: the state stays."""
+        return self.state
+
 
 class Display:
     """Held and released text of one turn, and the drivers' views of it.
@@ -182,6 +186,9 @@ class Display:
     def text(self) -> str:
         """The text that may be shown now, in order, up to the first undecided block."""
         detector = self.detector
+        queue = self._queue
+        if not queue and (detector is None or detector.block is None):
+            return ""  # nothing queued and no open block to drop: the common step
         if (
             detector is not None
             and detector.block is not None
@@ -190,7 +197,6 @@ class Display:
         ):
             self._take(detector.abandon())
         out: list[str] = []
-        queue = self._queue
         while queue:
             head = queue[0]
             if isinstance(head, str):

@@ -166,6 +166,10 @@ class DriverResponse:
         return tuple(r.call for r in self.results)
 
 
+_QUIET = {status: DriverResponse(cast("Status | None", status)) for status in STATUS.values()}
+"""A quiet step's response by status: nothing answered, so one (immutable) value each."""
+
+
 def merge(
     responses: Sequence[DriverResponse], strategy: ExtractionStrategy | None = None
 ) -> DriverResponse:
@@ -521,7 +525,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """The repeated decision of a step that cannot differ from the last, or None."""
         view = buffer.display.view(self)
         if view.repeat is not None and view.stamp == buffer.stamp():
-            return DriverResponse(cast("Status | None", STATUS[view.fire(view.repeat)]))
+            return _QUIET[STATUS[view.again()]]
         return None
 
 

@@ -174,6 +174,11 @@ class RecordingView(View):
         self.recorder.record("display", self.name, source, event, target, output=None)
         return target
 
+    def again(self) -> str:
+        """As :meth:`View.again`, recording the repeated self-loop."""
+        assert self.repeat is not None, "a quiet step repeats an observation"
+        return self.fire(self.repeat)
+
 
 class RecordingDisplay(Display):
     """A :class:`~callgate.display.Display` whose detector and driver views record."""
