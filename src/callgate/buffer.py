@@ -296,6 +296,8 @@ class LLMStreamBuffer:
         gate, strategy = steady.gate, steady.strategy
         try:
             shown = strategy.accumulate(steady.acc, chunk)
+            if shown is None:
+                return  # no text, and certainly not the end (see ExtractionStrategy.accumulate)
             done = strategy.is_done(chunk)
             if shown and not gate.text(shown):
                 shown = ""
@@ -362,7 +364,7 @@ class LLMStreamBuffer:
             return
         finally:
             self._checked = False
-        self._take(gate, shown, done)
+        self._take(gate, shown or "", done)
 
     def _take(self, gate: TurnGate, shown: str, done: bool) -> None:
         """What a chunk added: text to show, and whether it ended the stream."""

@@ -185,17 +185,16 @@ class TurnGate:
     def fragment(self, key: object, text: str) -> None:
         """An argument fragment for a slot; an empty one only opens an unseen slot."""
         slot = self.slots.get(key) if type(key) is int else None
+        if slot is not None and text and slot.scan is None and slot.state in _APPENDING:
+            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            nbytes, turn = slot.nbytes + size, self.turn_bytes + size
+            if nbytes <= self._max_argument_bytes and turn <= self._max_turn:
+                slot.parts.append(text)  # the self-loop: nothing else to record
+                slot.nbytes, self.turn_bytes = nbytes, turn
+                return
         if slot is None:
             slot = self._slot(key)
             if slot is None:
-                return
-        elif slot.state in _APPENDING and text and slot.scan is None:
-            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-            nbytes = slot.nbytes + size
-            if nbytes <= self._max_argument_bytes and self.turn_bytes + size <= self._max_turn:
-                slot.parts.append(text)
-                slot.nbytes = nbytes
-                self.turn_bytes += size
                 return
         state = slot.state
         if slot.rejected and text:

@@ -103,8 +103,11 @@ class AnthropicStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
-        """Apply one event; report tool-call primitives to the gate; return new text."""
+    def accumulate(self, acc: Any, chunk: Shape) -> str | None:
+        """Apply one event; report tool-call primitives to the gate; return new text.
+
+        A delta event is never the stream's end: one that shows nothing returns None.
+        """
         kind = chunk.get("type")
         if kind == "content_block_delta":
             delta = chunk.get("delta")
@@ -112,12 +115,12 @@ class AnthropicStrategy(ExtractionStrategy):
                 index = chunk.get("index")
                 if index in acc.tools:
                     acc.gate.fragment(index, delta.get("partial_json", ""))
-                    return ""
+                    return None
                 server = acc.server.get(index) if type(index) is int else None
                 if server is not None:
                     server.append(_text_of(acc, delta.get("partial_json", "")))
-                    return ""
-            return self._delta(acc, chunk)
+                    return None
+            return self._delta(acc, chunk) or None
         gate = acc.gate
         if kind == "content_block_start":
             self._start(acc, chunk)

@@ -229,8 +229,12 @@ class ExtractionStrategy(ABC):
         """A fresh native accumulator for one turn, reporting primitives to ``gate``."""
 
     @abstractmethod
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
-        """Add ``chunk`` to ``acc``; return the content text it adds for display."""
+    def accumulate(self, acc: Any, chunk: Shape) -> str | None:
+        """Add ``chunk`` to ``acc``; return the content text it adds for display.
+
+        None says more than ``""``: the chunk adds no text and is certainly not the
+        stream's end (:meth:`is_done` is false for it), so the buffer does not ask.
+        """
 
     @abstractmethod
     def is_done(self, chunk: Shape) -> bool:
