@@ -12,8 +12,9 @@ prose without calls. Each is fed, in one run, to:
   the driver's buffer and a tool that returns at once;
 - **recording**: the same loop with a :class:`~callgate.trace.Recorder`.
 
-Times are the best of three, in microseconds per chunk; growth compares each size with
-the one before (linear work shows about 10x per 10x chunks). ``loop / buffer+det`` is the
+Times are the best CPU time of three rounds (each round runs the four in turn, so their
+ratios are taken under the same load), in microseconds per chunk; growth compares each
+size with the one before (linear work shows about 10x per 10x chunks). ``loop / buffer+det`` is the
 driver's own cost per chunk over the buffer it reads.
 """
 
@@ -127,13 +128,17 @@ def recording(chunks: list[dict[str, Any]]) -> None:
     loop(chunks, Recorder())
 
 
-def best(run: Callable[[list[dict[str, Any]]], None], chunks: list[dict[str, Any]]) -> float:
-    times = []
+def alternating(
+    runs: list[Callable[[list[dict[str, Any]]], None]], chunks: list[dict[str, Any]]
+) -> list[float]:
+    """Each run's best CPU time over three rounds, in microseconds per chunk."""
+    times = [float("inf")] * len(runs)
     for _ in range(3):
-        start = time.perf_counter()
-        run(chunks)
-        times.append(time.perf_counter() - start)
-    return min(times) / len(chunks) * 1e6
+        for i, run in enumerate(runs):
+            start = time.process_time()
+            run(chunks)
+            times[i] = min(times[i], time.process_time() - start)
+    return [t / len(chunks) * 1e6 for t in times]
 
 
 def main() -> None:
@@ -150,8 +155,8 @@ def main() -> None:
         previous = None
         for size in sizes:
             chunks = build(size)
-            plain, detected, full, rec = (
-                best(f, chunks) for f in (buffer_only, buffer_detector, loop, recording)
+            plain, detected, full, rec = alternating(
+                [buffer_only, buffer_detector, loop, recording], chunks
             )
             total = full * len(chunks)
             growth = f"{total / previous:.1f}x" if previous else "-"
