@@ -499,9 +499,9 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
     ) -> DriverResponse:
         """One step of a stream (a buffer), or one whole message (a string or dict)."""
         if isinstance(response, LLMStreamBuffer):
-            quiet = self._quiet(response)
-            if quiet is not None:
-                return quiet
+            view = response.display.view(self)
+            if view.repeat is not None and view.stamp == response.stamp():
+                return _QUIET[STATUS[view.again()]]  # a quiet step, as _quiet() without a call
             step = _Step(self, response)
             plan = step.plan()
             ledger = response.ledger
