@@ -20,7 +20,7 @@ import json
 import random
 import time
 
-from callgate.detector import Detector
+from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.formats import FORMATS
 from callgate.strategies.text.invoke_payloads import DSML
 

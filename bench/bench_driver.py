@@ -10,7 +10,7 @@ prose without calls. Each is fed, in one run, to:
   with ``add`` and read with ``text()``, no driver: what the loop does minus the driver;
 - **loop**: the client loop: ``add``, ``driver.process_llm_response``, ``text()``, with
   the driver's buffer and a tool that returns at once;
-- **recording**: the same loop with a :class:`~callgate.trace.Recorder`.
+- **recording**: the same loop with a :class:`~callgate.audit.trace.Recorder`.
 
 Times are the best CPU time of three rounds (each round runs the four in turn, so their
 ratios are taken under the same load), in microseconds per chunk; growth compares each
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from callgate import Driver, LLMStreamBuffer, Tool
-from callgate.trace import Recorder
+from callgate.audit.trace import Recorder
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 CALL = '<tool_call>{"name": "lookup", "arguments": {"q": "paris"}}</tool_call>'

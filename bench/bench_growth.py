@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from callgate import Driver, Tool, run_turn
-from callgate.schema import ToolSchemas
+from callgate.gate.schema import ToolSchemas
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from growth_shapes import (

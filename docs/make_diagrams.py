@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from callgate.conformance import vector_files
+from callgate.cli.conformance import vector_files
 from callgate.diagrams import render, to_dot
 from callgate.fsm import MACHINES
 from callgate.fsm.export import EXPORTS, SUFFIXES

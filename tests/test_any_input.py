@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from callgate.cli import examples, main
+from callgate.cli.commands import examples, main
 from callgate.strategies import default_strategies
 
 SECONDS_BASE = 10.0

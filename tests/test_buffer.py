@@ -20,9 +20,9 @@ from callgate import (
     ToolResult,
     UnrecognizedStreamError,
 )
-from callgate.cli import examples
+from callgate.cli.commands import examples
 from callgate.fsm.interpreter import TransitionError
-from callgate.gate import TurnGate
+from callgate.gate.turn import TurnGate
 
 FIXTURES = {name: json.loads(text) for name, text in examples()}
 

@@ -34,8 +34,8 @@ from hypothesis.stateful import (
 )
 
 from callgate import BufferUsageError, LLMStreamBuffer
-from callgate.check import report
-from callgate.strictjson import parse_arguments
+from callgate.cli.check import report
+from callgate.gate.strictjson import parse_arguments
 from wire_common import (
     JSON_CODES,
     TOOL_SCHEMAS,

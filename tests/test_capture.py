@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from callgate.buffer import UnreadableChunk
-from callgate.capture import CaptureError, SSEDecoder, load_capture, sse_chunks
+from callgate.cli.capture import CaptureError, SSEDecoder, load_capture, sse_chunks
 
 CHUNKS = [
     {"type": "message_start", "message": {"id": "msg_1"}},

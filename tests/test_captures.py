@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from callgate import LLMStreamBuffer
-from callgate.capture import load_capture
-from callgate.check import check_stream
-from callgate.replay import replay
+from callgate.cli.capture import load_capture
+from callgate.cli.check import check_stream
+from callgate.cli.replay import replay
 from callgate.strategies import WIRE_STRATEGIES
 
 HERE = Path(__file__).resolve().parent / "captures"

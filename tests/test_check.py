@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from callgate.check import EXIT_CODES, check_fixture, check_stream, format_text
-from callgate.cli import examples, main
-from callgate.findings import CODES
+from callgate.cli.check import EXIT_CODES, check_fixture, check_stream, format_text
+from callgate.cli.commands import examples, main
+from callgate.gate.findings import CODES
 
 EXAMPLES = examples()
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from callgate import progress
-from callgate.cli import EXIT_BROKEN_PIPE, examples, main
-from callgate.demo import scenarios
-from callgate.progress import Counted, Progress
+from callgate.cli import progress
+from callgate.cli.commands import EXIT_BROKEN_PIPE, examples, main
+from callgate.cli.demo import scenarios
+from callgate.cli.progress import Counted, Progress
 from test_trace_views import capture
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from callgate.cli import main
-from callgate.conformance import vector_files
+from callgate.cli.commands import main
+from callgate.cli.conformance import vector_files
 from callgate.diagrams import to_dot
 from callgate.fsm import MACHINES
 from callgate.fsm.export import EXPORTS, dumps, loads

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from callgate import Driver, Tool, Turn, run_turn
-from callgate.defaults import OPT_IN_FORMATS, default_text_formats, model_name
-from callgate.replay import replay
+from callgate.cli.replay import replay
+from callgate.strategies.text.defaults import OPT_IN_FORMATS, default_text_formats, model_name
 from sdk_streams import Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

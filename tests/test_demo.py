@@ -5,9 +5,10 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from callgate import cli, demo
-from callgate.cli import main
-from callgate.demo import Played, play, scenarios
+from callgate.cli import commands as cli
+from callgate.cli import demo
+from callgate.cli.commands import main
+from callgate.cli.demo import Played, play, scenarios
 
 SCENARIOS = {s.name: s for s in scenarios()}
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from callgate.detector import Detector, Step
 from callgate.fsm.interpreter import TransitionError
+from callgate.strategies.text.detector import Detector, Step
 from callgate.strategies.text.formats import DEFAULT_FORMATS, FORMATS, FormatMemory
 from callgate.strategies.text.invoke_payloads import DSML
 from callgate.strategies.text.markup_payloads import CALL_BEGIN, CALL_END, SEP

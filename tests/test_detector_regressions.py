@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from callgate import Driver, Tool
-from callgate.detector import Detector
-from callgate.loop import run_turn
+from callgate.driver.loop import run_turn
+from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.markup_payloads import (
     CALL_BEGIN,
     CALL_END,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from callgate.detector import Detector
+from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS, FORMATS
 from splits import fixed
 from text_samples import AFTER, BEFORE, SAMPLES, TAIL_SAMPLES

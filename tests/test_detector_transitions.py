@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from callgate.trace import Recorder, RecordingDetector
+from callgate.audit.trace import Recorder, RecordingDetector
 
 TC = '{"name": "f", "arguments": {}}'
 F = [("f", {})]

@@ -25,7 +25,7 @@ def test_committed_finding_catalogue_matches_the_code_and_fixtures() -> None:
 
 
 def test_every_finding_code_is_in_the_catalogue() -> None:
-    from callgate.findings import CODES
+    from callgate.gate.findings import CODES
 
     text = (DOCS / "findings.md").read_text(encoding="utf-8")
     assert all(f"| `{code}` |" in text for code in CODES)

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-import callgate.gate
+import callgate.gate.turn
 from callgate import LLMStreamBuffer
-from callgate.jsonscan import StructureScanner
+from callgate.gate.jsonscan import StructureScanner
 from growth_shapes import (
     Chunk,
     anthropic_signature,
@@ -44,7 +44,7 @@ class Counter:
 def counting(monkeypatch: pytest.MonkeyPatch) -> tuple[Counter, Counter]:
     """Count what the gate parses whole and what the structure scanner reads."""
     parsed, scanned = Counter(), Counter()
-    parse, feed = callgate.gate.is_complete_object, StructureScanner.feed
+    parse, feed = callgate.gate.turn.is_complete_object, StructureScanner.feed
 
     def counted_parse(text: str) -> bool:
         parsed.calls += 1
@@ -56,7 +56,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> tuple[Counter, Counter]:
         scanned.chars += len(text)
         feed(self, text)
 
-    monkeypatch.setattr(callgate.gate, "is_complete_object", counted_parse)
+    monkeypatch.setattr(callgate.gate.turn, "is_complete_object", counted_parse)
     monkeypatch.setattr(StructureScanner, "feed", counted_feed)
     return parsed, scanned
 

@@ -13,8 +13,8 @@ import pytest
 
 import callgate
 from callgate import LLMStreamBuffer
-from callgate.driver import Tool
-from callgate.limits import Limits
+from callgate.driver.core import Tool
+from callgate.gate.limits import Limits
 
 Chunk = dict[str, Any]
 LIMIT = 1000

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from callgate.detector import Detector
 from callgate.fsm.interpreter import TransitionError
+from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.formats import FormatMemory
 
 TC = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'

@@ -1,6 +1,6 @@
 """Behaviour of strict argument parsing that the mutation run found unobserved.
 
-Each test states one rule of :func:`callgate.strictjson.parse_arguments` through its public
+Each test states one rule of :func:`callgate.gate.strictjson.parse_arguments` through its public
 result (the object, or the finding's code and message), never through private helpers.
 """
 
@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from callgate.findings import Finding
-from callgate.strictjson import MAX_INT_DIGITS, parse_arguments
+from callgate.gate.findings import Finding
+from callgate.gate.strictjson import MAX_INT_DIGITS, parse_arguments
 
 
 def refused(text: str, max_depth: int = 128) -> Finding:

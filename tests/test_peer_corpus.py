@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from callgate.detector import Detector
+from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS, FORMATS
 from corpus.peer_text import CASES, LLAMA_CPP, SGLANG, VLLM, Case
 from splits import at_points, fixed

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from callgate.capture import CaptureError, load_capture
-from callgate.cli import examples, main
-from callgate.replay import format_replay, replay
+from callgate.cli.capture import CaptureError, load_capture
+from callgate.cli.commands import examples, main
+from callgate.cli.replay import format_replay, replay
 
 FIXTURES = {name: json.loads(text) for name, text in examples()}
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from callgate import LLMStreamBuffer
-from callgate.cli import examples
-from callgate.results import corrective_result
+from callgate.cli.commands import examples
+from callgate.driver.results import corrective_result
 from callgate.strategies import WIRE_STRATEGIES
 from callgate.strategies.base import ExtractedCall, ToolResult
 

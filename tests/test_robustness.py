@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callgate import LLMStreamBuffer
-from callgate.capture import CaptureError, load_capture
-from callgate.check import check_stream
-from callgate.cli import examples
-from callgate.detector import Detector
+from callgate.cli.capture import CaptureError, load_capture
+from callgate.cli.check import check_stream
+from callgate.cli.commands import examples
 from callgate.strategies import WIRE_STRATEGIES
+from callgate.strategies.text.detector import Detector
 
 SCALARS = st.one_of(
     st.none(),

@@ -22,10 +22,11 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from callgate.check import check_fixture
-from callgate.cli import examples
-from callgate.conformance import RecordingError, all_runs, runs_of, vector_files
-from callgate.demo import scenarios
+from callgate.audit.trace import TraceStep
+from callgate.cli.check import check_fixture
+from callgate.cli.commands import examples
+from callgate.cli.conformance import RecordingError, all_runs, runs_of, vector_files
+from callgate.cli.demo import scenarios
 from callgate.fsm import MACHINES, SLOT, TURN, State, Table, TableError, Transition
 from callgate.fsm.export import EXPORTS, SUFFIXES, to_dict
 from callgate.fsm.scxml import NAME, NAMESPACE, scxml_event, to_scxml
@@ -39,7 +40,6 @@ from callgate.fsm.vectors import (
     mismatches,
 )
 from callgate.fsm.xstate import to_xstate
-from callgate.trace import TraceStep
 from test_export import tables
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callgate.findings import Finding
-from callgate.schema import CHECKED_FORMATS, ToolSchemas
-from callgate.strictjson import parse_arguments
+from callgate.gate.findings import Finding
+from callgate.gate.schema import CHECKED_FORMATS, ToolSchemas
+from callgate.gate.strictjson import parse_arguments
 
 WEATHER: dict[str, Any] = {
     "type": "object",

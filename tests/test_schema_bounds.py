@@ -16,10 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import callgate
-from callgate.cli import main
-from callgate.driver import Tool
-from callgate.limits import Limits
-from callgate.schema import ToolSchemas
+from callgate.cli.commands import main
+from callgate.driver.core import Tool
+from callgate.gate.limits import Limits
+from callgate.gate.schema import ToolSchemas
 
 REDOS = r"^([a-zA-Z0-9]+\s?)*$"
 

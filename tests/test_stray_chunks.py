@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from callgate import LLMStreamBuffer
-from callgate.limits import Limits
+from callgate.gate.limits import Limits
 from callgate.strategies import WIRE_STRATEGIES, ExtractionStrategy
 
 EXAMPLES = Path(__file__).parents[1] / "src/callgate/examples"

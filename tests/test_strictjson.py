@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from callgate.findings import CODES, Finding, UnknownCodeError, finding
-from callgate.strictjson import MAX_INT_DIGITS, is_complete_object, parse_arguments
+from callgate.gate.findings import CODES, Finding, UnknownCodeError, finding
+from callgate.gate.strictjson import MAX_INT_DIGITS, is_complete_object, parse_arguments
 
 
 def only_finding(text: str, **kwargs: Any) -> Finding:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from callgate.cli import main
+from callgate.cli.commands import main
 from callgate.strategies.text.formats import FORMATS
 
 CONTENT = (

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from callgate import ExtractedCall, ExtractionChain, LLMStreamBuffer
-from callgate.cli import main
-from callgate.replay import replay
+from callgate.cli.commands import main
+from callgate.cli.replay import replay
 from callgate.strategies import default_strategies
 from callgate.strategies.text.formats import FORMATS, formats_for_model
 from callgate.strategies.text.strategy import TEXT_STRATEGIES, claiming_format

@@ -21,8 +21,8 @@ from openai.types.responses import FunctionToolParam
 from pydantic import TypeAdapter
 
 from callgate import Driver, Tool, run_turn
-from callgate.schema import ToolSchemas
-from callgate.tooldefs import description_of, parameter_docs, schema_from_function
+from callgate.driver.tooldefs import description_of, parameter_docs, schema_from_function
+from callgate.gate.schema import ToolSchemas
 from sdk_streams import Call, openai_chunks
 
 

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from callgate import LLMStreamBuffer
-from callgate.cli import examples
-from callgate.demo import scenarios
-from callgate.detector import Detector
+from callgate.audit.trace import Recorder, RecordingDetector, RecordingTurnGate, TraceStep
+from callgate.cli.commands import examples
+from callgate.cli.demo import scenarios
+from callgate.cli.replay import replay
 from callgate.fsm import MACHINES
-from callgate.gate import TurnGate
-from callgate.replay import replay
-from callgate.trace import Recorder, RecordingDetector, RecordingTurnGate, TraceStep
+from callgate.gate.turn import TurnGate
+from callgate.strategies.text.detector import Detector
 
 FIXTURES = {name: json.loads(text) for name, text in examples()}
 STREAMS: dict[str, tuple[list[Any], dict[str, Any], list[str] | None]] = {

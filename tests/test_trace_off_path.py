@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 from callgate import Driver, LLMStreamBuffer, Tool
-from callgate.detector import Detector
+from callgate.audit.trace import Recorder, RecordingDetector, RecordingDisplay, RecordingTurnGate
 from callgate.display import Display, View
-from callgate.gate import TurnGate
-from callgate.trace import Recorder, RecordingDetector, RecordingDisplay, RecordingTurnGate
+from callgate.gate.turn import TurnGate
+from callgate.strategies.text.detector import Detector
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 CHUNK = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]}
@@ -18,7 +18,7 @@ CHUNK = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": N
 def test_the_buffer_display_driver_and_loop_run_without_the_recorder_loaded() -> None:
     code = (
         "import sys, callgate, callgate.buffer, callgate.display, callgate.driver, "
-        "callgate.loop; print('callgate.trace' in sys.modules)"
+        "callgate.driver.loop; print('callgate.audit.trace' in sys.modules)"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"

@@ -15,13 +15,13 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
-from callgate.cli import main
-from callgate.demo import scenarios
+from callgate.audit.page import replay_page
+from callgate.audit.trace import Recorder
+from callgate.cli.commands import main
+from callgate.cli.demo import scenarios
+from callgate.cli.replay import replay
 from callgate.diagrams import trace_dot
 from callgate.fsm import SLOT, TURN
-from callgate.page import replay_page
-from callgate.replay import replay
-from callgate.trace import Recorder
 
 SCENARIOS = {s.name: s for s in scenarios()}
 

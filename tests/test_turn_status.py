@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from callgate import Driver, Tool, Turn, run_turn
-from callgate.replay import format_replay, replay
+from callgate.cli.replay import format_replay, replay
 from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -65,7 +65,7 @@ def test_a_text_call_that_ran_is_a_pass_not_not_applicable() -> None:
 def test_status_is_a_literal_of_the_contract_vocabulary() -> None:
     from typing import get_args, get_type_hints
 
-    from callgate.loop import Verdict
+    from callgate.driver.loop import Verdict
 
     assert get_type_hints(Turn)["status"] == Verdict
     assert set(get_args(Verdict)) == {"pass", "fail", "not_applicable"}

@@ -32,8 +32,8 @@ from hypothesis.stateful import (
 )
 
 from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer, ToolResult
-from callgate.check import check_stream, report
-from callgate.cli import examples
+from callgate.cli.check import check_stream, report
+from callgate.cli.commands import examples
 from callgate.strategies import BedrockStrategy, Forming, default_wire_strategies
 from wire_common import (
     JSON_CODES,

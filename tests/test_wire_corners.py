@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from callgate import LLMStreamBuffer
-from callgate.capture import load_capture
-from callgate.check import check_fixture, check_stream
-from callgate.cli import main
-from callgate.replay import replay
-from callgate.schema import ToolSchemas
+from callgate.cli.capture import load_capture
+from callgate.cli.check import check_fixture, check_stream
+from callgate.cli.commands import main
+from callgate.cli.replay import replay
+from callgate.gate.schema import ToolSchemas
 
 CAPTURES = Path(__file__).resolve().parent / "captures"
 

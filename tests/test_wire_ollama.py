@@ -27,8 +27,8 @@ from hypothesis.stateful import (
 )
 
 from callgate import BufferUsageError, LLMStreamBuffer, ToolResult
-from callgate.check import report
-from callgate.cli import examples
+from callgate.cli.check import report
+from callgate.cli.commands import examples
 from callgate.strategies import (
     CohereStrategy,
     ExtractedCall,

@@ -33,10 +33,10 @@ from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer, ToolResult
-from callgate.check import check_stream, report
-from callgate.cli import examples
+from callgate.cli.check import check_stream, report
+from callgate.cli.commands import examples
+from callgate.gate.strictjson import parse_arguments
 from callgate.strategies import Forming, ResponsesStrategy, default_wire_strategies
-from callgate.strictjson import parse_arguments
 from wire_common import (
     JSON_CODES,
     JUNK,

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from callgate import Finding, LLMStreamBuffer, TurnGate
-from callgate.check import report
-from callgate.findings import CODES
+from callgate.cli.check import report
+from callgate.gate.findings import CODES
 
 Expectation = tuple[frozenset[str], int | None]
 """A finding a step must add: one of these codes, on this slot (None: turn-wide)."""

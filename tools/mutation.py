@@ -71,10 +71,10 @@ _NATIVE = (
 
 MODULES = {
     "strictjson": Module(
-        "src/callgate/strictjson.py",
+        "src/callgate/gate/strictjson.py",
         ("tests/test_strictjson.py", "tests/test_mutation_strictjson.py"),
     ),
-    "gate": Module("src/callgate/gate.py", (*_NATIVE, "tests/test_mutation_gate.py")),
+    "gate": Module("src/callgate/gate/turn.py", (*_NATIVE, "tests/test_mutation_gate.py")),
     "openai": Module(
         "src/callgate/strategies/openai.py", (*_NATIVE, "tests/test_mutation_openai.py")
     ),
@@ -83,7 +83,7 @@ MODULES = {
         (*_NATIVE, "tests/test_mutation_anthropic.py"),
     ),
     "detector": Module(
-        "src/callgate/detector.py",
+        "src/callgate/strategies/text/detector.py",
         (
             "tests/test_detector.py",
             "tests/test_text_strategies.py",

@@ -20,7 +20,7 @@ _RESLOTTED = "a check finding without a slot is given the slot's key before it i
 _COUNTER = "the version is a change counter: readers compare it for equality, not by value"
 _AND_OR = "parse_arguments returns exactly one of (object, finding), so 'and' and 'or' agree"
 _SAME_LOOKUP = "the fallback Interpreter.transition does the same (state, event) lookup"
-_G = "callgate.gate.xǁTurnGateǁ"
+_G = "callgate.gate.turn.xǁTurnGateǁ"
 _O = "callgate.strategies.openai.xǁOpenAIStrategyǁ"
 _OPENAI_FAST = (
     "the fast path for a fragment-only entry short-cuts _tool_call, which does the same "
@@ -33,7 +33,7 @@ _ANTHROPIC_FAST = (
     "same fragment to the same slot"
 )
 _NONE_FRAGMENT = "a missing partial_json as None or '' only opens the slot: no text either way"
-_D = "callgate.detector.xǁDetectorǁ"
+_D = "callgate.strategies.text.detector.xǁDetectorǁ"
 _HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
 _UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
 
@@ -69,37 +69,37 @@ transition and edit."""
 
 EQUIVALENT: dict[str, str] = {
     # strictjson
-    "callgate.strictjson.xǁ_DuplicateKeyǁ__init____mutmut_1": _INTERNAL_ARGS,
-    "callgate.strictjson.xǁ_NonFiniteǁ__init____mutmut_1": _INTERNAL_ARGS,
-    "callgate.strictjson.xǁ_IntTooLongǁ__init____mutmut_1": _INTERNAL_ARGS,
-    "callgate.strictjson.x__exceeds_depth__mutmut_6": (
+    "callgate.gate.strictjson.xǁ_DuplicateKeyǁ__init____mutmut_1": _INTERNAL_ARGS,
+    "callgate.gate.strictjson.xǁ_NonFiniteǁ__init____mutmut_1": _INTERNAL_ARGS,
+    "callgate.gate.strictjson.xǁ_IntTooLongǁ__init____mutmut_1": _INTERNAL_ARGS,
+    "callgate.gate.strictjson.x__exceeds_depth__mutmut_6": (
         "the bracket count is only a shortcut: at count == limit the exact scan also says no"
     ),
-    "callgate.strictjson.x__exceeds_depth__mutmut_33": (
+    "callgate.gate.strictjson.x__exceeds_depth__mutmut_33": (
         "'X' is not a structural character, so 'XX[{XX' and '[{' select the same characters"
     ),
-    "callgate.strictjson.x__where__mutmut_4": "str.count with start None is start 0",
-    "callgate.strictjson.x__where__mutmut_15": "str.rfind with start None is start 0",
-    "callgate.strictjson.x__decode__mutmut_5": "re.match with no pos starts at 0",
-    "callgate.strictjson.x__decode__mutmut_9": _WHITESPACE_MATCHES,
-    "callgate.strictjson.x__decode__mutmut_10": _WHITESPACE_MATCHES,
-    "callgate.strictjson.x__decode__mutmut_92": _WHITESPACE_MATCHES,
+    "callgate.gate.strictjson.x__where__mutmut_4": "str.count with start None is start 0",
+    "callgate.gate.strictjson.x__where__mutmut_15": "str.rfind with start None is start 0",
+    "callgate.gate.strictjson.x__decode__mutmut_5": "re.match with no pos starts at 0",
+    "callgate.gate.strictjson.x__decode__mutmut_9": _WHITESPACE_MATCHES,
+    "callgate.gate.strictjson.x__decode__mutmut_10": _WHITESPACE_MATCHES,
+    "callgate.gate.strictjson.x__decode__mutmut_92": _WHITESPACE_MATCHES,
     # gate
-    "callgate.gate.xǁSlotǁ__init____mutmut_8": (
+    "callgate.gate.turn.xǁSlotǁ__init____mutmut_8": (
         "replay is only read in the replaying state, entered after restart assigns it"
     ),
     **{
-        f"callgate.gate.xǁSlotǁ__init____mutmut_{n}": (
+        f"callgate.gate.turn.xǁSlotǁ__init____mutmut_{n}": (
             "the repeat and its position are assigned when the slot restarts, before any read"
         )
         for n in (9, 10, 11)
     },
-    "callgate.gate.xǁTurnGateǁ__init____mutmut_23": _COUNTER,
-    "callgate.gate.xǁTurnGateǁ_arguments_complete__mutmut_1": (
+    "callgate.gate.turn.xǁTurnGateǁ__init____mutmut_23": _COUNTER,
+    "callgate.gate.turn.xǁTurnGateǁ_arguments_complete__mutmut_1": (
         "a fresh scanner fed the whole text reaches the state of the one that followed the "
         "fragments"
     ),
-    "callgate.gate.xǁTurnGateǁ__init____mutmut_31": "None and False are both false",
+    "callgate.gate.turn.xǁTurnGateǁ__init____mutmut_31": "None and False are both false",
     **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (54, 60, 72, 78)},
     **{
         f"{_G}identity__mutmut_{n}": (
@@ -212,13 +212,15 @@ EQUIVALENT: dict[str, str] = {
         f"{_D}_parse__mutmut_{n}": "only whether any call was extracted is read, not how many"
         for n in (14, 15, 16)
     },
-    "callgate.detector.xǁ_Blockǁ__init____mutmut_10": (
+    "callgate.strategies.text.detector.xǁ_Blockǁ__init____mutmut_10": (
         "only a block open at the start has no partial tokens, and its head is never cut"
     ),
-    "callgate.detector.xǁ_Blockǁ__init____mutmut_17": (
+    "callgate.strategies.text.detector.xǁ_Blockǁ__init____mutmut_17": (
         "a tail of characters that no token contains completes none"
     ),
-    "callgate.detector.xǁ_Blockǁpayload__mutmut_1": "joining a single part gives that part",
+    "callgate.strategies.text.detector.xǁ_Blockǁpayload__mutmut_1": (
+        "joining a single part gives that part"
+    ),
     f"{_D}_printing__mutmut_51": "a tail of characters that no token contains completes none",
     f"{_D}_printing__mutmut_63": (
         "with nothing to show, the text event is a self-loop before the prefix event"

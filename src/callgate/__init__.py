@@ -8,7 +8,7 @@ when the policy allows; :func:`run_turn` is that loop.
 
 from callgate.buffer import BufferUsageError, LLMStreamBuffer, UnrecognizedStreamError, as_shape
 from callgate.chain import ExtractionChain
-from callgate.driver import (
+from callgate.driver.core import (
     BaseDriver,
     Driver,
     DriverMeta,
@@ -18,11 +18,7 @@ from callgate.driver import (
     SupportsStreaming,
     Tool,
 )
-from callgate.findings import Finding
-from callgate.gate import TurnGate
-from callgate.ledger import Ledger
-from callgate.limits import Limits
-from callgate.loop import (
+from callgate.driver.loop import (
     Turn,
     TurnError,
     TurnStep,
@@ -32,7 +28,11 @@ from callgate.loop import (
     run_turn,
     stream_turn,
 )
-from callgate.schema import ToolSchemas
+from callgate.gate.findings import Finding
+from callgate.gate.limits import Limits
+from callgate.gate.schema import ToolSchemas
+from callgate.gate.turn import TurnGate
+from callgate.ledger import Ledger
 from callgate.strategies import (
     AnthropicStrategy,
     ExtractedCall,

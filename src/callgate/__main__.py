@@ -2,6 +2,6 @@
 
 import sys
 
-from callgate.cli import main
+from callgate.cli.commands import main
 
 sys.exit(main())

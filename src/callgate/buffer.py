@@ -24,15 +24,15 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol
 
 from callgate.chain import ExtractionChain
-from callgate.defaults import default_text_formats, model_name
 from callgate.display import Display
-from callgate.findings import Finding
-from callgate.gate import POLICIES, Slot, TurnGate
+from callgate.gate.findings import Finding
+from callgate.gate.limits import Limits
+from callgate.gate.schema import ToolSchemas
+from callgate.gate.turn import POLICIES, Slot, TurnGate
 from callgate.ledger import Ledger
-from callgate.limits import Limits
-from callgate.schema import ToolSchemas
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, Shape
+from callgate.strategies.text.defaults import default_text_formats, model_name
 from callgate.strategies.text.formats import END_FORMATS
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
@@ -93,7 +93,7 @@ class _Steady:
 class Recording(Protocol):
     """What a buffer asks of its ``recorder``: the turn's gate and display, built to record.
 
-    :class:`~callgate.trace.Recorder` is one; without a recorder the plain classes run,
+    :class:`~callgate.audit.trace.Recorder` is one; without a recorder the plain classes run,
     with no recording branch on their path.
     """
 
@@ -199,7 +199,7 @@ class LLMStreamBuffer:
             raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.policy = policy
         self.auto_formats = text_formats == "auto"
-        """Choose the text formats from the first chunk (see :mod:`callgate.defaults`)."""
+        """Choose the text formats from the first chunk (by the stream's wire and model)."""
         self.text_formats: tuple[str, ...] | None = (
             tuple(text_formats) if text_formats is not None and not self.auto_formats else None
         )

@@ -2,8 +2,8 @@
 
 The buffer owns one :class:`Display` per turn; drivers stay stateless and keep their
 per-stream decisions here (a :class:`View` each, holding the display machine's state).
-Content deltas go through the :class:`~callgate.detector.Detector` when the buffer has
-text formats; its output is queued in order as text and :class:`TextBlock` entries.
+Content deltas go through the :class:`~callgate.strategies.text.detector.Detector` when the
+buffer has text formats; its output is queued in order as text and :class:`TextBlock` entries.
 ``text()`` hands out the queue up to the first block not yet decided: a block is hidden
 when some driver claims it (the call is that driver's), and shown as ordinary text when
 every driver looking at the stream declined it. An open block whose name every driver
@@ -19,11 +19,11 @@ from typing import Any
 
 from attrs import define, field
 
-from callgate.detector import Detector, Step
 from callgate.fsm.display import DISPLAY
 from callgate.fsm.interpreter import Interpreter
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.base import Schemas, TextCall
+from callgate.strategies.text.detector import Detector, Step
 
 _MACHINE = Interpreter(DISPLAY)
 
@@ -75,7 +75,7 @@ class Display:
     """Held and released text of one turn, and the drivers' views of it.
 
     The detector and the views are made by :meth:`new_detector` and :meth:`new_view`: a
-    recording display (:mod:`callgate.trace`) makes recording ones.
+    recording display (:mod:`callgate.audit.trace`) makes recording ones.
     """
 
     def __init__(

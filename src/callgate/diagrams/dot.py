@@ -15,7 +15,7 @@ from callgate.fsm.table import Table, Transition
 
 
 class TraceLike(Protocol):
-    """What a trace diagram reads of a step (:class:`callgate.trace.TraceStep` has it)."""
+    """What a trace diagram reads of a step (:class:`callgate.audit.trace.TraceStep` has it)."""
 
     @property
     def instance(self) -> str: ...

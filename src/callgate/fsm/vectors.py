@@ -11,7 +11,7 @@ A run starts in ``initial`` (the table's initial state) and feeds ``steps`` in o
 ``state`` is the state after the step. A refused step names an event that the state
 before it does not accept: the runtime must refuse it (raise, report) and its state must
 not change, so ``state`` repeats the state before. Recorded runs (``fixture``, ``demo``)
-come from :mod:`callgate.conformance`; the generated runs here reach every transition
+come from :mod:`callgate.cli.conformance`; the generated runs here reach every transition
 (``transition``) and refuse every ``(state, event)`` pair the table does not accept
 (``refusal``), each along a shortest path from the initial state.
 """

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from attrs import evolve, frozen
 
-from callgate.findings import Finding, finding
-from callgate.strictjson import parse_arguments
+from callgate.gate.findings import Finding, finding
+from callgate.gate.strictjson import parse_arguments
 
 if TYPE_CHECKING:
-    from callgate.gate import TurnGate
+    from callgate.gate.turn import TurnGate
 
 Shape = Mapping[str, Any]
 """A raw chunk or event, or an assembled message, as plain data."""

@@ -42,7 +42,7 @@ from callgate.strategies.base import (
 )
 
 if TYPE_CHECKING:
-    from callgate.gate import TurnGate
+    from callgate.gate.turn import TurnGate
 
 EXCEPTIONS = frozenset(
     {

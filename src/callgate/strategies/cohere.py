@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from callgate.findings import Finding
+from callgate.gate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
@@ -43,7 +43,7 @@ from callgate.strategies.base import (
 )
 
 if TYPE_CHECKING:
-    from callgate.gate import TurnGate
+    from callgate.gate.turn import TurnGate
 
 EVENT_TYPES = frozenset(
     {

@@ -72,7 +72,7 @@ from callgate.strategies.base import (
 )
 
 if TYPE_CHECKING:
-    from callgate.gate import TurnGate
+    from callgate.gate.turn import TurnGate
 
 _CALL_KEYS = ("functionCall", "function_call")
 _REASON_KEYS = ("finishReason", "finish_reason")

@@ -43,7 +43,7 @@ from callgate.strategies.base import (
 )
 
 if TYPE_CHECKING:
-    from callgate.gate import TurnGate
+    from callgate.gate.turn import TurnGate
 
 _DISPLAY = "content"
 _JOINED = ("content", "thinking")

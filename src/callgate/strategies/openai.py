@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from callgate.findings import Finding
+from callgate.gate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
@@ -29,7 +29,7 @@ from callgate.strategies.base import (
 )
 
 if TYPE_CHECKING:
-    from callgate.gate import TurnGate
+    from callgate.gate.turn import TurnGate
 
 _DISPLAY = "content"
 

@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from callgate.findings import Finding, finding
+from callgate.gate.findings import Finding, finding
+from callgate.gate.strictjson import parse_arguments
 from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
@@ -41,10 +42,9 @@ from callgate.strategies.base import (
     Shape,
     ToolResult,
 )
-from callgate.strictjson import parse_arguments
 
 if TYPE_CHECKING:
-    from callgate.gate import TurnGate
+    from callgate.gate.turn import TurnGate
 
 _PREFIX = "response."
 _LIFECYCLE = frozenset({"response.created", "response.queued", "response.in_progress"})

@@ -36,8 +36,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from callgate.gate.strictjson import parse_arguments
 from callgate.strategies.text.base import Schemas
-from callgate.strictjson import parse_arguments
 
 __all__ = ["coerce", "coerce_types", "property_types", "strict_json_value"]
 
@@ -49,7 +49,7 @@ _WRAP_KEY = "v"
 def strict_json_value(text: str, *, max_depth: int = 128) -> tuple[bool, Any]:
     """Decode ``text`` as exactly one strict JSON value (any type): (True, value) or (False, None).
 
-    Reuses :func:`callgate.strictjson.parse_arguments` by wrapping the text as the single
+    Reuses :func:`callgate.gate.strictjson.parse_arguments` by wrapping the text as the single
     member of an object, so every strictness rule applies to values of any type.
     """
     value, problem = parse_arguments('{"' + _WRAP_KEY + '":' + text + "}", max_depth=max_depth + 1)

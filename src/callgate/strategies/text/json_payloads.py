@@ -54,9 +54,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from callgate.schema import ToolSchemas
+from callgate.gate.schema import ToolSchemas
+from callgate.gate.strictjson import parse_arguments
 from callgate.strategies.text.base import Parser, Schemas, TextCall
-from callgate.strictjson import parse_arguments
 
 __all__ = [
     "JSON_PARSERS",

@@ -39,6 +39,7 @@ import math
 import re
 from typing import Any
 
+from callgate.gate.strictjson import MAX_INT_DIGITS, parse_arguments
 from callgate.strategies.text.base import Parser, Schemas, TextCall
 from callgate.strategies.text.coerce import (
     coerce,
@@ -46,7 +47,6 @@ from callgate.strategies.text.coerce import (
     property_types,
     strict_json_value,
 )
-from callgate.strictjson import MAX_INT_DIGITS, parse_arguments
 
 __all__ = [
     "CALLS_BEGIN",

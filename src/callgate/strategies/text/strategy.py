@@ -2,7 +2,7 @@
 
 A text strategy reads an assembled message whose content is a string (a wire strategy
 did the reassembly) and extracts the calls of its format by running a fresh
-:class:`~callgate.detector.Detector` over the content. It claims only plain string
+:class:`~callgate.strategies.text.detector.Detector` over the content. It claims only plain string
 content, so it can never claim a native shape (a message with ``tool_calls``, a block
 list); that is what keeps the chain's move-to-front optimisation harmless.
 """
@@ -17,7 +17,7 @@ from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming,
 from callgate.strategies.text.formats import END_FORMATS, FORMATS
 
 if TYPE_CHECKING:
-    from callgate.gate import TurnGate
+    from callgate.gate.turn import TurnGate
 
 _NATIVE_KEYS = ("tool_calls", "choices", "candidates", "output", "type")
 
@@ -62,7 +62,7 @@ class TextStrategy(ExtractionStrategy):
         raise TypeError(f"{self.name} is a text format: reassemble with a wire strategy")
 
     def _detect(self, message: Shape) -> list[ExtractedCall]:
-        from callgate.detector import Detector
+        from callgate.strategies.text.detector import Detector
 
         stream = [n for n in self.formats if n not in END_FORMATS]
         end = [n for n in self.formats if n in END_FORMATS]
@@ -117,7 +117,7 @@ def claiming_format(content: str) -> str | None:
     the end-of-stream format whose parser reads it (``[`` opens both bare JSON lists and
     pythonic lists), else to the first whose opener (``{``, ``[``) it starts with.
     """
-    from callgate.detector import Detector
+    from callgate.strategies.text.detector import Detector
 
     match = _OPENERS.search(content)
     if match is not None:

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
+from callgate.gate.strictjson import parse_arguments
 from callgate.strategies.text.base import Parser, Schemas, TextCall
-from callgate.strictjson import parse_arguments
 
 __all__ = [
     "HARMONY_HEAD",

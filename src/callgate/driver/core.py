@@ -36,20 +36,20 @@ from attrs import Attribute, field, frozen
 
 from callgate.buffer import LLMStreamBuffer, Recording
 from callgate.chain import ExtractionChain
-from callgate.defaults import default_text_formats, model_name
 from callgate.display import TextBlock, View
-from callgate.findings import Finding, finding
+from callgate.driver.results import refusal
+from callgate.driver.tooldefs import description_of, schema_from_function, tool_specs
 from callgate.fsm.display import DISPLAY, STATUS
-from callgate.gate import POLICIES
+from callgate.gate.findings import Finding, finding
+from callgate.gate.limits import Limits
+from callgate.gate.schema import ToolSchemas
+from callgate.gate.turn import POLICIES
 from callgate.ledger import Ledger
-from callgate.limits import Limits
-from callgate.results import refusal
-from callgate.schema import ToolSchemas
 from callgate.strategies import default_wire_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, ToolResult
+from callgate.strategies.text.defaults import default_text_formats, model_name
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS
 from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrategy, TextStrategy
-from callgate.tooldefs import description_of, schema_from_function, tool_specs
 
 logger = logging.getLogger("callgate")
 """Tool failures are logged here, with their traceback, besides being answered."""
@@ -91,7 +91,7 @@ class Tool:
 
     ``function`` is the caller's; callgate runs nothing else. Without one the call is
     answered with a note that it was not run (a dry run, as in ``callgate replay``).
-    An ``async def`` function is awaited by :func:`~callgate.loop.arun_turn` (the sync
+    An ``async def`` function is awaited by :func:`~callgate.driver.loop.arun_turn` (the sync
     loop refuses it); ``in_thread`` runs a sync function in a worker thread there, so a
     slow tool does not block the event loop. ``timeout`` (seconds; the driver's
     ``tool_timeout`` when None) is enforced by the async loop: a call past it is answered
@@ -124,7 +124,7 @@ class Tool:
         """A tool defined by ``function`` alone: its name, schema and description.
 
         The schema comes from the signature and type hints
-        (:func:`~callgate.tooldefs.schema_from_function`), the description from the
+        (:func:`~callgate.driver.tooldefs.schema_from_function`), the description from the
         docstring's first paragraph; ``name`` and ``description`` override them.
         """
         return cls(
@@ -283,7 +283,7 @@ class BaseDriver(metaclass=DriverMeta):
 
     chooses_formats: ClassVar[bool] = False
     """Whether ``text_formats=None`` means "chosen from each stream's model and wire"
-    (:mod:`callgate.defaults`) rather than every stream-detected format."""
+    (:mod:`callgate.strategies.text.defaults`) rather than every stream-detected format."""
 
     def formats_for(self, message: Mapping[str, Any], wire: str | None) -> tuple[str, ...]:
         """The text formats read in ``message`` (from ``wire``): the driver's, or the defaults."""
@@ -458,8 +458,8 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
     """A driver with native tool calls and streaming: what most clients use.
 
     Without ``text_formats`` it reads text-embedded calls only in the formats of the
-    stream's model and the wire's documented leaks (:mod:`callgate.defaults`): prose that
-    quotes a call runs nothing. Name the formats to fix them (``()``: none).
+    stream's model and the wire's documented leaks (:mod:`callgate.strategies.text.defaults`):
+    prose that quotes a call runs nothing. Name the formats to fix them (``()``: none).
     """
 
     chooses_formats = True

@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate.buffer import LLMStreamBuffer, UnrecognizedStreamError
-from callgate.capture import CaptureError, checked_chunk, load_capture, loads
-from callgate.findings import finding
-from callgate.schema import ToolSchemas
+from callgate.cli.capture import CaptureError, checked_chunk, load_capture, loads
+from callgate.gate.findings import finding
+from callgate.gate.schema import ToolSchemas
 from callgate.strategies import WIRE_STRATEGIES
 
 EXIT_CODES = {"pass": 0, "fail": 1, "not_applicable": 2, "invalid": 2}

@@ -27,9 +27,9 @@ from typing import NamedTuple
 
 from attrs import frozen
 
-from callgate.findings import Finding, finding
 from callgate.fsm.detector import DETECTOR
 from callgate.fsm.interpreter import Interpreter
+from callgate.gate.findings import Finding, finding
 from callgate.strategies.text.base import Schemas, TextCall
 from callgate.strategies.text.formats import (
     END_FORMATS,

@@ -20,15 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from callgate.findings import Finding, finding
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.slot import SLOT
 from callgate.fsm.table import Transition
 from callgate.fsm.turn import TURN
-from callgate.jsonscan import StructureScanner
-from callgate.limits import Limits
-from callgate.schema import ToolSchemas
-from callgate.strictjson import is_complete_object, parse_arguments
+from callgate.gate.findings import Finding, finding
+from callgate.gate.jsonscan import StructureScanner
+from callgate.gate.limits import Limits
+from callgate.gate.schema import ToolSchemas
+from callgate.gate.strictjson import is_complete_object, parse_arguments
 
 SlotKey = int
 _MESSAGES = {

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from callgate.demo import chunk_kind
+from callgate.audit.describe import chunk_kind
+from callgate.audit.trace import TraceStep
 from callgate.fsm.detector import DETECTOR
-from callgate.trace import TraceStep
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1d1d1f; }

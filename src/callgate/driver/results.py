@@ -8,8 +8,8 @@ answer, and the wire strategy's ``result_messages`` shapes it.
 
 from __future__ import annotations
 
-from callgate.findings import Finding
-from callgate.gate import Slot
+from callgate.gate.findings import Finding
+from callgate.gate.turn import Slot
 from callgate.strategies.base import ExtractedCall, ToolResult
 
 _ADVICE = {

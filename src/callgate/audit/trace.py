@@ -16,14 +16,14 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from callgate.detector import Detector
 from callgate.display import Display, View
 from callgate.fsm.detector import DETECTOR
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.slot import SLOT
 from callgate.fsm.table import Transition
 from callgate.fsm.turn import TURN
-from callgate.gate import Slot, TurnGate
+from callgate.gate.turn import Slot, TurnGate
+from callgate.strategies.text.detector import Detector
 
 _TURN = Interpreter(TURN)
 _DETECTOR = Interpreter(DETECTOR)

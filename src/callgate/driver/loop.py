@@ -16,10 +16,11 @@ from typing import Any, Literal
 from attrs import evolve, frozen
 
 from callgate.buffer import LLMStreamBuffer
-from callgate.driver import Driver, DriverResponse, merge
-from callgate.findings import Finding, finding
-from callgate.gate import Slot
-from callgate.results import refusal
+from callgate.driver.core import Driver, DriverResponse, merge
+from callgate.driver.results import refusal
+from callgate.gate.findings import Finding, finding
+from callgate.gate.strictjson import parse_arguments
+from callgate.gate.turn import Slot
 from callgate.strategies.base import (
     NO_NAME,
     ExtractedCall,
@@ -27,7 +28,6 @@ from callgate.strategies.base import (
     ToolResult,
     stand_in_id,
 )
-from callgate.strictjson import parse_arguments
 
 Verdict = Literal["pass", "fail", "not_applicable"]
 """A played turn's verdict, in the words of ``callgate check`` and ``callgate replay``."""

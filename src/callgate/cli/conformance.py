@@ -2,7 +2,7 @@
 
 Each bundled fixture (``examples/*.json``) is replayed through a buffer and a dry-run
 driver listening for the default text formats, and each demo scenario is played through
-its drivers, with a :class:`~callgate.trace.Recorder`. The recorder's steps are split
+its drivers, with a :class:`~callgate.audit.trace.Recorder`. The recorder's steps are split
 per machine instance (``slot 0``, ``turn``, ``detector``, a driver's display) into
 :class:`~callgate.fsm.vectors.Run` values; :func:`~callgate.fsm.vectors.generated_runs`
 adds the runs that reach every transition and every refusal. :func:`write_vectors` is
@@ -17,10 +17,10 @@ from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
+from callgate.audit.trace import Recorder, TraceStep
+from callgate.cli.progress import Progress
 from callgate.fsm import MACHINES
 from callgate.fsm.vectors import Run, Step, dumps, generated_runs
-from callgate.progress import Progress
-from callgate.trace import Recorder, TraceStep
 
 
 class RecordingError(RuntimeError):
@@ -55,8 +55,8 @@ def runs_of(steps: Sequence[TraceStep], name: str, source: str) -> dict[str, lis
 
 def _fixture_steps(text: str) -> list[TraceStep]:
     """Replay one fixture's stream with a recorder; an unusable stream records what it got."""
-    from callgate.check import FixtureError, load_fixture
-    from callgate.replay import replay
+    from callgate.cli.check import FixtureError, load_fixture
+    from callgate.cli.replay import replay
     from callgate.strategies.text.formats import DEFAULT_FORMATS
 
     recorder = Recorder()
@@ -80,7 +80,7 @@ def recorded_runs(progress: Progress | None = None) -> Mapping[str, tuple[Run, .
     Computed once per process: the bundled streams and the code that plays them are fixed.
     ``progress`` (a terminal's, for the command line) counts the streams played.
     """
-    from callgate.demo import play, scenarios
+    from callgate.cli.demo import play, scenarios
 
     found: dict[str, list[Run]] = {name: [] for name in MACHINES}
     folder = resources.files("callgate") / "examples"

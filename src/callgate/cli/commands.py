@@ -17,13 +17,13 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from callgate.check import EXIT_CODES, check_capture, check_fixture, format_text
+from callgate.audit.trace import Recorder
+from callgate.cli.check import EXIT_CODES, check_capture, check_fixture, format_text
+from callgate.cli.progress import Counted, Progress
 from callgate.diagrams.render import DiagramError
 from callgate.fsm import MACHINES
 from callgate.fsm.export import EXPORTS
-from callgate.gate import POLICIES
-from callgate.progress import Counted, Progress
-from callgate.trace import Recorder
+from callgate.gate.turn import POLICIES
 
 EXIT_BROKEN_PIPE = 141
 """The exit status when the reader of stdout went away (128 + SIGPIPE, as a shell reports)."""
@@ -62,11 +62,11 @@ def examples() -> list[tuple[str, str]]:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from callgate.demo import play, scenarios
+    from callgate.cli.demo import play, scenarios
 
     played = [play(scenario) for scenario in scenarios()]
     if not args.fixtures:
-        from callgate.demo import format_played
+        from callgate.cli.demo import format_played
 
         for number, item in enumerate(played, 1):
             print(format_played(item, number, verbose=args.verbose), end="\n\n")
@@ -130,7 +130,7 @@ _PROGRESS_FROM = 1000
 
 def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
     """The capture's chunks, the --tools schemas and the --text-formats of a command."""
-    from callgate.capture import CaptureError, load_capture
+    from callgate.cli.capture import CaptureError, load_capture
     from callgate.strategies.text.formats import DEFAULT_FORMATS
 
     chunks: Sequence[Any] = load_capture(Path(args.capture).read_bytes())
@@ -156,7 +156,7 @@ def _done(chunks: Sequence[Any]) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from callgate.replay import format_replay, replay
+    from callgate.cli.replay import format_replay, replay
 
     try:
         chunks, tools, formats = _stream_options(args)
@@ -164,7 +164,7 @@ def _replay(args: argparse.Namespace) -> int:
         result = replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
         _done(chunks)
         if recorder is not None:
-            from callgate.page import replay_page
+            from callgate.audit.page import replay_page
 
             diagrams, missing = _trace_svgs(recorder)
             page = replay_page(
@@ -194,8 +194,8 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _diagram(args: argparse.Namespace) -> int:
+    from callgate.cli.replay import replay
     from callgate.diagrams import render, trace_dot
-    from callgate.replay import replay
 
     dot = None
     if args.trace:
@@ -233,7 +233,7 @@ def _export(args: argparse.Namespace) -> int:
         return 2
     try:
         if args.vectors is not None:
-            from callgate.conformance import write_vectors
+            from callgate.cli.conformance import write_vectors
 
             progress = Progress("export", 0, "streams recorded")
             try:

@@ -12,12 +12,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from callgate.audit.trace import Recorder
 from callgate.buffer import LLMStreamBuffer
-from callgate.check import report
-from callgate.driver import Driver, Tool
-from callgate.loop import stream_turn, verdict
-from callgate.schema import ToolSchemas
-from callgate.trace import Recorder
+from callgate.cli.check import report
+from callgate.driver.core import Driver, Tool
+from callgate.driver.loop import stream_turn, verdict
+from callgate.gate.schema import ToolSchemas
 
 
 class DryRunDriver(Driver):
@@ -101,7 +101,7 @@ def replay(
     Without schemas every named call is accepted once its arguments are strict JSON
     (``tools`` is then ``null``). The content runs through the text-call detector in
     ``text_formats``, or, when None, in the formats a :class:`Driver` chooses by default
-    (the stream's model and wire, :mod:`callgate.defaults`): ``display`` is what the
+    (the stream's model and wire, :mod:`callgate.strategies.text.defaults`): ``display`` is what the
     driver let through, and ``text_calls`` lists the calls found in the text (checked
     against the schemas) with the chunk that completed them. A ``recorder`` receives
     every machine step, stamped with its chunk.

@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from callgate.findings import Finding, finding
+from callgate.gate.findings import Finding, finding
 
 MAX_INT_DIGITS = 4300
 """Integers with more digits than this are refused (CPython's own default conversion limit)."""

@@ -17,11 +17,13 @@ from typing import Any
 
 from attrs import frozen
 
-from callgate.driver import Driver, Orchestrator, Tool
-from callgate.loop import stream_turn
-from callgate.replay import Arrivals
+from callgate.audit.describe import chunk_kind
+from callgate.audit.describe import quote as _quote
+from callgate.audit.trace import Recorder, TraceStep
+from callgate.cli.replay import Arrivals
+from callgate.driver.core import Driver, Orchestrator, Tool
+from callgate.driver.loop import stream_turn
 from callgate.strategies.base import ToolResult
-from callgate.trace import Recorder, TraceStep
 
 
 def _weather(city: str, unit: str = "C", days: int = 1) -> str:
@@ -192,37 +194,6 @@ def _added(content: str, fragments: Mapping[int, str | None], buffer: Any) -> st
         what = f"+{_quote(text)}" if text else "opens"
         parts.append(f"call {key} {names.get(key, '?')} {what}")
     return ", ".join(parts)
-
-
-def chunk_kind(chunk: Mapping[str, Any]) -> str:
-    """A chunk that added no text or fragment, named by its event type or finish reason."""
-    kind = chunk.get("type")
-    if isinstance(kind, str):
-        return kind
-    choices = chunk.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
-        reason = choices[0].get("finish_reason")
-        delta = choices[0].get("delta") or {}
-        calls = delta.get("tool_calls") if isinstance(delta, Mapping) else None
-        if isinstance(calls, list) and calls:
-            return ", ".join(_repeat(call) for call in calls if isinstance(call, Mapping))
-        return f"finish_reason {reason}" if reason else "(empty delta)"
-    return next(iter(chunk), "(empty)")
-
-
-def _repeat(call: Mapping[str, Any]) -> str:
-    """A call fragment the slot did not append (it repeats a finished call, to compare)."""
-    function = call.get("function")
-    if not isinstance(function, Mapping):
-        function = {}
-    if call.get("id") is not None:
-        return f"call {call.get('index')} {function.get('name', '?')} opens again"
-    return f"call {call.get('index')} repeats {_quote(str(function.get('arguments', '')))}"
-
-
-def _quote(text: str, width: int = 30) -> str:
-    shown = json.dumps(text, ensure_ascii=False)
-    return shown if len(shown) <= width else shown[: width - 4] + '..."'
 
 
 def format_played(played: Played, number: int, *, verbose: bool = False) -> str:

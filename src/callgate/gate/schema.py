@@ -15,9 +15,9 @@ from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from callgate.findings import Finding, finding
-from callgate.limits import Limits
-from callgate.schema_linear import (
+from callgate.gate.findings import Finding, finding
+from callgate.gate.limits import Limits
+from callgate.gate.schema_linear import (
     BoundedValidator,
     Budget,
     BudgetExceeded,
