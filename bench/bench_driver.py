@@ -93,11 +93,12 @@ def driver() -> Driver:
 
 
 DRIVER = driver()
-"""A driver for the buffer-with-detector runs (its buffer takes its tools and formats)."""
+"""The driver every run uses: its tool schema is checked and compiled once, as in an
+application (a driver keeps no state of a stream; the stream's buffer does)."""
 
 
 def buffer_only(chunks: list[dict[str, Any]]) -> None:
-    buffer = LLMStreamBuffer(tool_schemas={"lookup": SCHEMA})
+    buffer = LLMStreamBuffer(tool_schemas=DRIVER.schemas)
     for c in chunks:
         buffer.add(c)
     buffer.end()
@@ -113,7 +114,7 @@ def buffer_detector(chunks: list[dict[str, Any]]) -> None:
 
 
 def loop(chunks: list[dict[str, Any]], recorder: Recorder | None = None) -> None:
-    d = driver()
+    d = DRIVER
     buffer = d.new_stream_buffer(recorder=recorder)
     for c in chunks:
         buffer.add(c)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from callgate import LLMStreamBuffer
-from callgate.schema import ToolSchemas
+from callgate.gate.schema import ToolSchemas
 
 Chunk = dict[str, Any]
 SCHEMA = {"type": "object", "properties": {"blob": {"type": "string"}}, "required": ["blob"]}
