@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from callgate.cli.check import EXIT_CODES, check_fixture
-from callgate.cli.commands import examples
+from callgate.cli.fixtures import examples
 from callgate.gate.findings import CODES
 from callgate.strategies.text.detector import Detector
 

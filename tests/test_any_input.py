@@ -23,7 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from callgate.cli.commands import examples, main
+from callgate.cli.commands import main
+from callgate.cli.fixtures import examples
 from callgate.strategies import default_strategies
 
 SECONDS_BASE = 10.0

@@ -20,7 +20,7 @@ from callgate import (
     ToolResult,
     UnrecognizedStreamError,
 )
-from callgate.cli.commands import examples
+from callgate.cli.fixtures import examples
 from callgate.fsm.interpreter import TransitionError
 from callgate.gate.turn import TurnGate
 
@@ -194,7 +194,6 @@ def test_strategies_read_calls_and_text_back_from_the_native_message() -> None:
     [call] = openai.extract(message)
     assert call == ExtractedCall("call_w1", "get_weather", {"city": "Paris", "unit": "C"}, 0)
     assert openai.content_text(message) == "Let me check. "
-    assert openai.forming(message).name == "get_weather"
     assert openai.result_messages([ToolResult(call, "18 C")]) == [
         {"role": "tool", "tool_call_id": "call_w1", "content": "18 C"}
     ]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from callgate.cli.check import EXIT_CODES, check_fixture, check_stream, format_text
-from callgate.cli.commands import examples, main
+from callgate.cli.commands import main
+from callgate.cli.fixtures import examples
 from callgate.gate.findings import CODES
 
 EXAMPLES = examples()

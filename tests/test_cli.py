@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from callgate.cli import progress
-from callgate.cli.commands import EXIT_BROKEN_PIPE, examples, main
+from callgate.cli.commands import EXIT_BROKEN_PIPE, main
 from callgate.cli.demo import scenarios
+from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
 from test_trace_views import capture
 
@@ -255,7 +256,8 @@ def test_exporting_vectors_shows_progress_only_on_a_terminal(
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert main(["export", "--vectors", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        f"{name}.vectors.json" for name in ("detector", "display", "slot", "turn")
+        f"{name}.vectors.json"
+        for name in ("detector", "display", "release", "slot", "turn", "verdict", "vote")
     ]
     if terminal:
         streams = len(examples()) + len(scenarios())

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from callgate.fsm.interpreter import TransitionError
-from callgate.strategies.text.detector import Detector, Step
+from callgate.strategies.text.detector import Detected, Detector
 from callgate.strategies.text.formats import DEFAULT_FORMATS, FORMATS, FormatMemory
 from callgate.strategies.text.invoke_payloads import DSML
 from callgate.strategies.text.markup_payloads import CALL_BEGIN, CALL_END, SEP
@@ -151,7 +151,7 @@ def split(data: st.DataObject, text: str) -> list[str]:
 
 def run(deltas: list[str], detector: Detector | None = None) -> tuple[str, list[Any]]:
     detector = detector or Detector()
-    steps: list[Step] = [detector.feed(d) for d in deltas]
+    steps: list[Detected] = [detector.feed(d) for d in deltas]
     steps.append(detector.finish())
     shown = "".join(s.shown for s in steps)
     calls = [(b.format, c.name, c.arguments) for s in steps for b in s.blocks for c in b.calls]

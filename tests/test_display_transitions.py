@@ -36,7 +36,7 @@ def play(pieces: list[str]) -> tuple[list[Round], list[dict[str, Any]]]:
         else:
             buffer.end()
         status = driver.process_llm_response(buffer).status
-        rounds.append((buffer.display.view(driver).state, status, buffer.text()))
+        rounds.append((buffer.text_queue.view(driver).state, status, buffer.text()))
     return rounds, runs
 
 
@@ -124,7 +124,7 @@ def test_after_the_end_the_view_stays_ended_and_answers_nothing() -> None:
         buffer.add(chunk)
     buffer.end()
     assert driver.process_llm_response(buffer).status is None
-    assert buffer.display.view(driver).state == "ended"
+    assert buffer.text_queue.view(driver).state == "ended"
     again = driver.process_llm_response(buffer)
     assert (again.status, again.results) == (None, ())
-    assert buffer.display.view(driver).state == "ended"
+    assert buffer.text_queue.view(driver).state == "ended"

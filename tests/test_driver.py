@@ -28,7 +28,7 @@ from callgate import (
     run_turn,
     stream_turn,
 )
-from callgate.driver.core import DriverResponse
+from callgate.driver.responses import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
 from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from callgate import Driver, Orchestrator, Tool
-from callgate.driver.core import DriverResponse
+from callgate.driver.responses import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
 from sdk_streams import Chunk
 from splits import deltas

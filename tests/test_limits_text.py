@@ -13,7 +13,7 @@ import pytest
 
 import callgate
 from callgate import LLMStreamBuffer
-from callgate.driver.core import Tool
+from callgate.driver.tools import Tool
 from callgate.gate.limits import Limits
 
 Chunk = dict[str, Any]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from callgate import AnthropicStrategy, ExtractedCall, Limits, LLMStreamBuffer, ToolResult
-from callgate.strategies.base import Forming, HistoryCall
+from callgate.strategies.base import HistoryCall
 
 START = {
     "type": "message_start",
@@ -337,13 +337,6 @@ def test_content_text_joins_text_blocks_only() -> None:
     assert AnthropicStrategy().content_text({}) == ""
 
 
-def test_forming_names_the_last_tool_block() -> None:
-    strategy = AnthropicStrategy()
-    assert strategy.forming({"content": [{"type": "text"}]}) == Forming(False, None)
-    message = {"content": [{"type": "tool_use", "name": "a"}, {"type": "tool_use", "name": "b"}]}
-    assert strategy.forming(message) == Forming(True, "b")
-
-
 def test_history_keeps_the_blocks_without_the_envelope() -> None:
     blocks = [{"type": "text", "text": "a"}]
     assert AnthropicStrategy().history({"id": "m", "content": blocks}) == [
@@ -438,11 +431,6 @@ def test_the_wrong_stop_reason_is_named() -> None:
             "the turn ended with reason 'max_tokens', not a tool-call reason",
         )
     ]
-
-
-def test_forming_names_the_last_of_several_tool_blocks() -> None:
-    message = {"content": [{"type": "tool_use", "name": n} for n in ("a", "b", "c")]}
-    assert AnthropicStrategy().forming(message) == Forming(True, "c")
 
 
 def test_text_streamed_into_a_block_follows_the_text_it_started_with() -> None:

@@ -20,7 +20,7 @@ from callgate import (
     OpenAIStrategy,
     ToolResult,
 )
-from callgate.strategies.base import Forming, HistoryCall
+from callgate.strategies.base import HistoryCall
 
 
 def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, index: int = 0) -> Any:
@@ -227,18 +227,6 @@ def test_content_text_is_the_content_string_or_empty() -> None:
     assert strategy.content_text({"content": "hi"}) == "hi"
     assert strategy.content_text({"content": None}) == ""
     assert strategy.content_text({"content": [{"type": "text"}]}) == ""
-
-
-def test_forming_names_the_last_call() -> None:
-    strategy = OpenAIStrategy()
-    assert strategy.forming({}) == Forming(False)
-    assert strategy.forming({"tool_calls": []}) == Forming(False)
-    assert strategy.forming({"tool_calls": [{"function": {"name": "a"}}, {}]}) == Forming(
-        True, None
-    )
-    assert strategy.forming(
-        {"tool_calls": [{"function": {"name": "a"}}, {"function": {"name": "b"}}]}
-    ) == Forming(True, "b")
 
 
 def test_result_messages_are_tool_messages_by_call_id() -> None:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from callgate.cli.capture import CaptureError, load_capture
-from callgate.cli.commands import examples, main
+from callgate.cli.commands import main
+from callgate.cli.fixtures import examples
 from callgate.cli.replay import format_replay, replay
 
 FIXTURES = {name: json.loads(text) for name, text in examples()}

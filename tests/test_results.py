@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from callgate import LLMStreamBuffer
-from callgate.cli.commands import examples
+from callgate.cli.fixtures import examples
 from callgate.driver.results import corrective_result
 from callgate.strategies import WIRE_STRATEGIES
 from callgate.strategies.base import ExtractedCall, ToolResult

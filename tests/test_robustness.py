@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from callgate import LLMStreamBuffer
 from callgate.cli.capture import CaptureError, load_capture
 from callgate.cli.check import check_stream
-from callgate.cli.commands import examples
+from callgate.cli.fixtures import examples
 from callgate.strategies import WIRE_STRATEGIES
 from callgate.strategies.text.detector import Detector
 

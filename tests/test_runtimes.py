@@ -24,15 +24,15 @@ from hypothesis import strategies as st
 
 from callgate.audit.trace import TraceStep
 from callgate.cli.check import check_fixture
-from callgate.cli.commands import examples
 from callgate.cli.conformance import RecordingError, all_runs, runs_of, vector_files
 from callgate.cli.demo import scenarios
+from callgate.cli.fixtures import examples
 from callgate.fsm import MACHINES, SLOT, TURN, State, Table, TableError, Transition
 from callgate.fsm.export import EXPORTS, SUFFIXES, to_dict
 from callgate.fsm.scxml import NAME, NAMESPACE, scxml_event, to_scxml
 from callgate.fsm.vectors import (
+    Move,
     Run,
-    Step,
     VectorError,
     dumps,
     generated_runs,
@@ -201,32 +201,30 @@ def check_scxml(table: Table) -> None:
     assert all(any(d in c for c in comments) for d in readable)
 
 
-def test_scxml_comments_never_hold_a_double_hyphen() -> None:
+def odd_scxml(doc: str, state_doc: str, transition_doc: str) -> str:
+    """The SCXML of a two-state table whose docs are ``doc``, ``state_doc``, ``transition_doc``
+    (parsed once, so it is well-formed XML)."""
     table = Table(
         name="odd",
-        doc="a -- b --- c-",
-        states=[State("a", "x--y"), State("b", "z", final=True)],
+        doc=doc,
+        states=[State("a", state_doc), State("b", "z", final=True)],
         events=TURN.events[:1],
-        transitions=[Transition("a", "call", "b", "--->")],
+        transitions=[Transition("a", "call", "b", transition_doc)],
         initial="a",
     )
     text = to_scxml(table)
     ET.fromstring(text.encode())
+    return text
+
+
+def test_scxml_comments_never_hold_a_double_hyphen() -> None:
+    text = odd_scxml("a -- b --- c-", "x--y", "--->")
     for comment in text.split("<!--")[1:]:
         assert "--" not in comment.split("-->")[0]
 
 
 def test_scxml_comments_replace_characters_xml_forbids() -> None:
-    table = Table(
-        name="odd",
-        doc="nul \x00 and \x1b escape",
-        states=[State("a", "\ufffe"), State("b", "z", final=True)],
-        events=TURN.events[:1],
-        transitions=[Transition("a", "call", "b", "\x0b")],
-        initial="a",
-    )
-    text = to_scxml(table)
-    ET.fromstring(text.encode())
+    text = odd_scxml("nul \x00 and \x1b escape", "\ufffe", "\x0b")
     assert "nul \ufffd and \ufffd escape" in text
 
 
@@ -317,9 +315,9 @@ def test_a_recording_whose_steps_do_not_chain_is_an_error() -> None:
 
 
 def test_mismatches_name_the_run_the_step_and_both_outcomes() -> None:
-    wrong = Run("r", "transition", "streaming", (Step("done", "blocked"),))
-    refused = Run("q", "refusal", "streaming", (Step("pass", "streaming", refused=True),))
-    accepted = Run("p", "refusal", "streaming", (Step("call", "streaming", refused=True),))
+    wrong = Run("r", "transition", "streaming", (Move("done", "blocked"),))
+    refused = Run("q", "refusal", "streaming", (Move("pass", "streaming", refused=True),))
+    accepted = Run("p", "refusal", "streaming", (Move("call", "streaming", refused=True),))
     assert mismatches(TURN, [wrong, refused, accepted]) == [
         "r: step 0 'done' in 'streaming': expected -> blocked, the table gives -> complete",
         "p: step 0 'call' in 'streaming': expected refused, the table gives -> streaming",

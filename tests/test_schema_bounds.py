@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import callgate
 from callgate.cli.commands import main
-from callgate.driver.core import Tool
+from callgate.driver.tools import Tool
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
 

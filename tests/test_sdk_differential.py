@@ -14,7 +14,6 @@ interleave freely.
 from __future__ import annotations
 
 import inspect
-import itertools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from openai.types.chat import ChatCompletionChunk
 from pydantic import TypeAdapter
 
 from callgate import LLMStreamBuffer
+from json_draws import TEXT, UNICODE, arguments, cuts
 from sdk_streams import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks
 
 SETTINGS = settings(max_examples=200, deadline=None)
@@ -36,46 +36,10 @@ EVENT: TypeAdapter[RawMessageStreamEvent] = TypeAdapter(RawMessageStreamEvent)
 
 # -- generated turns -----------------------------------------------------------------------
 
-UNICODE = st.characters(codec="utf-8")
-"""Any code point UTF-8 can carry (astral, controls, quotes, backslashes): no lone surrogate."""
-TEXT = st.text(UNICODE, max_size=12)
-
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-    max_leaves=8,
-)
-OBJECTS = st.dictionaries(TEXT, VALUES, max_size=4)
 NAMES = st.sampled_from(["get_weather", "get_time", "search", "send_message"])
 ID_TAILS = st.text(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=8, max_size=24
 )
-
-
-@st.composite
-def cuts(draw: st.DrawFn, text: str) -> tuple[str, ...]:
-    """Text cut at random positions into non-empty fragments (none for empty text)."""
-    if not text:
-        return ()
-    points = sorted(
-        draw(st.sets(st.integers(1, len(text) - 1), max_size=12)) if len(text) > 1 else []
-    )
-    bounds = [0, *points, len(text)]
-    return tuple(text[a:b] for a, b in itertools.pairwise(bounds))
-
-
-@st.composite
-def arguments(draw: st.DrawFn) -> str:
-    """``json.dumps`` of a generated object, escaped or raw unicode, spaced or compact."""
-    separators = draw(st.sampled_from([None, (",", ":")]))
-    return json.dumps(draw(OBJECTS), ensure_ascii=draw(st.booleans()), separators=separators)
 
 
 @st.composite

@@ -19,7 +19,6 @@ deltas is covered by its own fixtures, not here.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from callgate import LLMStreamBuffer
+from json_draws import UNICODE, arguments, cuts
 
 SETTINGS = settings(max_examples=150, deadline=None)
 EVENT: TypeAdapter[ResponseStreamEvent] = TypeAdapter(ResponseStreamEvent)
@@ -41,23 +41,6 @@ Event = dict[str, Any]
 
 # -- generated turns -----------------------------------------------------------------------
 
-UNICODE = st.characters(codec="utf-8")
-"""Any code point UTF-8 can carry (astral, controls, quotes, backslashes): no lone surrogate."""
-TEXT = st.text(UNICODE, max_size=12)
-
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-    max_leaves=8,
-)
-OBJECTS = st.dictionaries(TEXT, VALUES, max_size=4)
 TOOL_NAMES = ("get_weather", "get_time", "search", "send_message")
 NAMES = st.sampled_from(TOOL_NAMES)
 ID_TAILS = st.text(
@@ -116,25 +99,6 @@ class ResponsesTurn:
     def calls(self) -> list[FunctionCall]:
         """The function calls, in output order."""
         return [item for item in self.items if isinstance(item, FunctionCall)]
-
-
-@st.composite
-def cuts(draw: st.DrawFn, text: str) -> tuple[str, ...]:
-    """Text cut at random positions into non-empty fragments (none for empty text)."""
-    if not text:
-        return ()
-    points = sorted(
-        draw(st.sets(st.integers(1, len(text) - 1), max_size=12)) if len(text) > 1 else []
-    )
-    bounds = [0, *points, len(text)]
-    return tuple(text[a:b] for a, b in itertools.pairwise(bounds))
-
-
-@st.composite
-def arguments(draw: st.DrawFn) -> str:
-    """``json.dumps`` of a generated object, escaped or raw unicode, spaced or compact."""
-    separators = draw(st.sampled_from([None, (",", ":")]))
-    return json.dumps(draw(OBJECTS), ensure_ascii=draw(st.booleans()), separators=separators)
 
 
 @st.composite

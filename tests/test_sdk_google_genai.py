@@ -9,7 +9,7 @@ import pytest
 from google.genai import types
 
 from callgate import LLMStreamBuffer
-from callgate.cli.commands import examples
+from callgate.cli.fixtures import examples
 
 FIXTURES = {name: json.loads(text) for name, text in examples() if name.startswith("gemini_")}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from callgate.cli.commands import main
-from callgate.strategies.text.formats import FORMATS
+from callgate.strategies.text.formats import DEFAULT_FORMATS, FORMATS
 
 CONTENT = (
     'Checking.<tool_call>{"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}'
@@ -49,6 +49,24 @@ def test_replay_of_a_one_character_stream_hides_the_markup_and_reports_the_call(
     assert "<tool_call>" not in text
     assert "NOT_APPLICABLE" not in text
     assert "get_time" in text
+
+
+def test_all_reads_every_standing_format_and_default_is_its_old_spelling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``all`` (not the model-based defaults) and the old ``default`` give the same replay."""
+    capture = one_char_capture(tmp_path / "capture.jsonl", CONTENT)
+    outputs = []
+    for spelling in ("all", "default"):
+        assert main(["replay", str(capture), "--text-formats", spelling, "--json"]) == 0
+        outputs.append(json.loads(capsys.readouterr().out))
+    assert outputs[0] == outputs[1]
+    assert outputs[0]["text_formats"] == list(DEFAULT_FORMATS)
+    assert [c["name"] for c in outputs[0]["text_calls"]] == ["get_time"]
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "'all'" in help_text and "'default' is the old spelling" in help_text
 
 
 def test_replay_help_names_every_text_format(capsys: pytest.CaptureFixture[str]) -> None:

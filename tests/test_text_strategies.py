@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from callgate import ExtractedCall, ExtractionChain, LLMStreamBuffer
+from callgate import ExtractedCall, ExtractionChain, LLMStreamBuffer, UnrecognizedStreamError
 from callgate.cli.commands import main
 from callgate.cli.replay import replay
-from callgate.strategies import default_strategies
+from callgate.strategies import MessageReader, StreamReader, default_strategies
 from callgate.strategies.text.formats import FORMATS, formats_for_model
 from callgate.strategies.text.strategy import TEXT_STRATEGIES, claiming_format
 
@@ -63,10 +63,22 @@ def test_text_strategies_never_claim_a_native_message_or_a_chunk() -> None:
         assert not strategy().recognizes(chunk)
 
 
-def test_a_text_strategy_refuses_to_reassemble_chunks() -> None:
-    strategy = TEXT_STRATEGIES["codec"]()
-    with pytest.raises(TypeError, match="text format"):
-        strategy.accumulate(None, {})
+def test_a_text_strategy_reads_messages_and_has_no_stream_part() -> None:
+    for cls in TEXT_STRATEGIES.values():
+        strategy = cls()
+        assert isinstance(strategy, MessageReader)
+        assert not isinstance(strategy, StreamReader)
+        assert not hasattr(strategy, "accumulate") and not hasattr(strategy, "new_accumulator")
+
+
+def test_a_text_message_given_as_a_chunk_is_no_stream_and_leaves_the_buffer_unstarted() -> None:
+    """Only wire strategies take a stream's first chunk; text strategies read messages."""
+    buffer = LLMStreamBuffer()
+    with pytest.raises(UnrecognizedStreamError, match="no strategy"):
+        buffer.add({"role": "assistant", "content": HERMES})
+    assert buffer.strategy is None and buffer.gate is None
+    buffer.add({"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]})
+    assert buffer.strategy is not None and buffer.strategy.name == "openai"
 
 
 def test_buffer_default_chain_still_resolves_wire_chunks() -> None:

@@ -11,8 +11,8 @@ import pytest
 
 from callgate import LLMStreamBuffer
 from callgate.audit.trace import Recorder, RecordingDetector, RecordingTurnGate, TraceStep
-from callgate.cli.commands import examples
 from callgate.cli.demo import scenarios
+from callgate.cli.fixtures import examples
 from callgate.cli.replay import replay
 from callgate.fsm import MACHINES
 from callgate.gate.turn import TurnGate
@@ -46,12 +46,12 @@ def test_without_a_recorder_the_plain_machines_run() -> None:
     buffer = LLMStreamBuffer(text_formats=["tool_call_tag"])
     buffer.add({"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]})
     assert type(buffer.gate) is TurnGate
-    assert type(buffer.display.detector) is Detector
-    assert all(view.recorder is None for view in buffer.display.views.values())
+    assert type(buffer.text_queue.detector) is Detector
+    assert all(view.recorder is None for view in buffer.text_queue.views.values())
     recording = LLMStreamBuffer(text_formats=["tool_call_tag"], recorder=Recorder())
     recording.add({"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]})
     assert type(recording.gate) is RecordingTurnGate
-    assert type(recording.display.detector) is RecordingDetector
+    assert type(recording.text_queue.detector) is RecordingDetector
 
 
 @pytest.mark.parametrize("name", sorted(STREAMS))

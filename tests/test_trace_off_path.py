@@ -6,18 +6,26 @@ import subprocess
 import sys
 
 from callgate import Driver, LLMStreamBuffer, Tool
-from callgate.audit.trace import Recorder, RecordingDetector, RecordingDisplay, RecordingTurnGate
-from callgate.display import Display, View
+from callgate.audit.trace import (
+    Recorder,
+    RecordingDetector,
+    RecordingTextQueue,
+    RecordingTurnGate,
+    RecordingView,
+)
 from callgate.gate.turn import TurnGate
 from callgate.strategies.text.detector import Detector
+from callgate.textqueue import TextQueue
+from callgate.view import View
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 CHUNK = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]}
 
 
-def test_the_buffer_display_driver_and_loop_run_without_the_recorder_loaded() -> None:
+def test_the_buffer_text_queue_driver_and_loop_run_without_the_recorder_loaded() -> None:
     code = (
-        "import sys, callgate, callgate.buffer, callgate.display, callgate.driver, "
+        "import sys, callgate, callgate.buffer, callgate.textqueue, callgate.view, "
+        "callgate.driver, "
         "callgate.driver.loop; print('callgate.audit.trace' in sys.modules)"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -30,20 +38,21 @@ def test_a_recorder_builds_every_machine_a_buffer_and_its_drivers_run() -> None:
     for buffer in (plain, recording):
         buffer.add(dict(CHUNK))
         driver.process_llm_response(buffer)
-    assert (type(plain.gate), type(plain.display), type(plain.display.detector)) == (
+    assert (type(plain.gate), type(plain.text_queue), type(plain.text_queue.detector)) == (
         TurnGate,
-        Display,
+        TextQueue,
         Detector,
     )
-    assert [type(v) for v in plain.display.views.values()] == [View]
+    assert [type(v) for v in plain.text_queue.views.values()] == [View]
     assert (
         type(recording.gate),
-        type(recording.display),
-        type(recording.display.detector),
-    ) == (RecordingTurnGate, RecordingDisplay, RecordingDetector)
+        type(recording.text_queue),
+        type(recording.text_queue.detector),
+    ) == (RecordingTurnGate, RecordingTextQueue, RecordingDetector)
     recorder = recording.recorder
     assert isinstance(recorder, Recorder)
-    [view] = recording.display.views.values()
+    [view] = recording.text_queue.views.values()
+    assert type(view) is RecordingView
     assert [s.machine for s in recorder.steps] == ["detector", "display"]
     assert recorder.of("display")[0].instance == view.name
 
@@ -53,5 +62,5 @@ def test_a_buffer_without_text_formats_records_its_gate_only() -> None:
     buffer = LLMStreamBuffer(recorder=recorder)
     buffer.add(dict(CHUNK))
     buffer.end()
-    assert buffer.display.detector is None
+    assert buffer.text_queue.detector is None
     assert {s.machine for s in recorder.steps} == {"turn"}

@@ -34,7 +34,7 @@ from hypothesis.stateful import (
 from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer, ToolResult
 from callgate.cli.check import check_stream, report
 from callgate.cli.commands import examples
-from callgate.strategies import BedrockStrategy, Forming, default_wire_strategies
+from callgate.strategies import BedrockStrategy, default_wire_strategies
 from wire_common import (
     JSON_CODES,
     JUNK,
@@ -511,7 +511,6 @@ def test_single_call_is_the_converse_response_with_an_object_input() -> None:
             "tooluse_Jp7xE2pRQ3eZ4VmXn9bKcA", "get_weather", {"city": "Paris", "unit": "C"}, 1
         )
     ]
-    assert strategy.forming(message) == Forming(True, "get_weather")
     assert strategy.content_text(message) == "Let me check the weather in Paris."
 
 
@@ -578,7 +577,6 @@ def test_input_in_progress_is_read_leniently_and_is_not_a_call_yet() -> None:
     [block] = buffer.as_dict()["output"]["message"]["content"]
     assert block["toolUse"]["input"] == '{"city": '
     assert BedrockStrategy().extract(buffer.as_dict()) == []
-    assert BedrockStrategy().forming(buffer.as_dict()) == Forming(True, "get_weather")
     buffer.add(input_delta(0, '"Paris"}'))
     [block] = buffer.as_dict()["output"]["message"]["content"]
     assert block["toolUse"]["input"] == {"city": "Paris"}
@@ -616,7 +614,6 @@ def test_server_side_tool_use_stays_in_the_message_and_is_not_gated() -> None:
         "input": {"query": "weather Paris"},
     }
     assert BedrockStrategy().extract(buffer.as_dict()) == []
-    assert BedrockStrategy().forming(buffer.as_dict()) == Forming(False)
 
 
 def test_result_messages_are_one_user_message_of_tool_results() -> None:
@@ -791,6 +788,5 @@ def test_a_field_of_the_wrong_type_or_missing_is_refused_not_a_crash(
     message = buffer.as_dict()
     strategy.extract(message)
     strategy.content_text(message)
-    strategy.forming(message)
     if buffer.executable:
         assert all(slot.state == "validated" for slot in buffer.slots)

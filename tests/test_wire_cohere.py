@@ -228,18 +228,8 @@ def test_calls_are_not_executable_before_message_end() -> None:
         buffer.add(event)
         assert not buffer.executable
     assert buffer.slots[0].state == "validated"
-    assert CohereStrategy().forming(buffer.as_dict()).name == "get_weather"
     buffer.add(message_end())
     assert buffer.executable and buffer.is_finished()
-
-
-def test_a_tool_plan_means_a_call_is_forming() -> None:
-    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
-    buffer.add(message_start())
-    assert not CohereStrategy().forming(buffer.as_dict()).forming
-    buffer.add(plan_delta("I will look that up."))
-    forming = CohereStrategy().forming(buffer.as_dict())
-    assert (forming.forming, forming.name) == (True, None)
 
 
 @pytest.mark.parametrize("reason", ["COMPLETE", "MAX_TOKENS", "STOP_SEQUENCE", "ERROR"])
@@ -308,7 +298,6 @@ def test_extract_reads_the_response_and_its_message() -> None:
     ]
     assert strategy.extract(response) == expected
     assert strategy.extract(response["message"]) == expected
-    assert strategy.forming(response).name == "get_time"
     assert strategy.extract(fed_fixture("cohere_malformed_json.json").as_dict()) == []
 
 

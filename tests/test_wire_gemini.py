@@ -231,7 +231,6 @@ def test_calls_are_not_executable_before_the_finish_reason() -> None:
     buffer.add(chunk([{"text": ""}]))
     assert not buffer.executable and not buffer.is_finished()
     assert buffer.slots[0].state == "accumulating"
-    assert GeminiStrategy().forming(buffer.as_dict()).name == "get_weather"
     buffer.add(chunk([], "STOP"))
     assert buffer.executable and buffer.is_finished()
 
@@ -368,7 +367,7 @@ def test_only_stop_ends_a_turn_with_calls(reason: str) -> None:
 # -- reading messages, results, recognition ------------------------------------------------
 
 
-def test_extract_content_text_and_forming_read_the_response() -> None:
+def test_extract_and_content_text_read_the_response() -> None:
     strategy = GeminiStrategy()
     message = fed_fixture("gemini_parallel_calls.json").as_dict()
     assert strategy.extract(message) == [
@@ -376,10 +375,8 @@ def test_extract_content_text_and_forming_read_the_response() -> None:
         ExtractedCall("fc_9xk1", "get_time", {"tz": "Europe/Paris"}, 1),
         ExtractedCall("fc_3mz8", "search", {"query": "café near Louvre", "limit": 3}, 2),
     ]
-    assert strategy.forming(message).name == "search"
     text_only = fed_fixture("gemini_text_only.json").as_dict()
     assert strategy.extract(text_only) == []
-    assert not strategy.forming(text_only).forming
     assert strategy.content_text(text_only) == "Paris is the capital of France."
     assert strategy.extract({"role": "model", "parts": [call("ping", None)]}) == [
         ExtractedCall(None, "ping", {}, 0)

@@ -189,7 +189,6 @@ def test_calls_are_not_executable_before_the_done_line() -> None:
     buffer.add(line(1, {"tool_calls": [tool_call("get_weather", {"city": "Paris"})]}))
     buffer.add(line(2, {}))
     assert not buffer.executable and not buffer.is_finished()
-    assert OllamaStrategy().forming(buffer.as_dict()).name == "get_weather"
     buffer.add(line(3, {}, done=True))
     assert buffer.executable and buffer.is_finished()
 
@@ -238,7 +237,7 @@ def test_an_error_line_blocks_the_turn() -> None:
 # -- reading messages, results, recognition ------------------------------------------------
 
 
-def test_extract_and_forming_read_the_response() -> None:
+def test_extract_reads_the_response() -> None:
     strategy = OllamaStrategy()
     message = fed_fixture("ollama_parallel_calls.json").as_dict()
     assert strategy.extract(message) == [
@@ -246,11 +245,9 @@ def test_extract_and_forming_read_the_response() -> None:
         ExtractedCall(None, "get_time", {"tz": "Europe/Paris"}, 1),
         ExtractedCall(None, "search", {"query": "café near Louvre", "limit": 3}, 2),
     ]
-    assert strategy.forming(message).name == "search"
     assert strategy.extract(message["message"]) == strategy.extract(message)
     text_only = fed_fixture("ollama_text_only.json").as_dict()
     assert strategy.extract(text_only) == []
-    assert not strategy.forming(text_only).forming
 
 
 def test_result_messages_are_tool_messages_naming_the_tool() -> None:

@@ -36,7 +36,7 @@ from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer, ToolResul
 from callgate.cli.check import check_stream, report
 from callgate.cli.commands import examples
 from callgate.gate.strictjson import parse_arguments
-from callgate.strategies import Forming, ResponsesStrategy, default_wire_strategies
+from callgate.strategies import ResponsesStrategy, default_wire_strategies
 from wire_common import (
     JSON_CODES,
     JUNK,
@@ -652,7 +652,6 @@ def test_single_call_message_display_and_calls() -> None:
             "call_Fq4Jx2VhY8mN3tR7wZ1bK6dP", "get_weather", {"city": "Paris", "unit": "C"}, 1
         )
     ]
-    assert strategy.forming(message) == Forming(True, "get_weather")
 
 
 def test_reasoning_summaries_stay_in_the_message_and_are_not_display_text() -> None:
@@ -683,7 +682,6 @@ def test_mid_stream_message_shows_the_call_in_progress_with_its_arguments_so_far
     item = buffer.as_dict()["output"][1]
     assert (item["status"], item["arguments"]) == ("in_progress", '{"city":"Par')
     assert ResponsesStrategy().extract(buffer.as_dict()) == []
-    assert ResponsesStrategy().forming(buffer.as_dict()).name == "get_weather"
     assert not buffer.executable
 
 
@@ -840,6 +838,5 @@ def test_a_field_of_the_wrong_type_or_missing_is_refused_not_a_crash(
     message = buffer.as_dict()
     strategy.extract(message)
     strategy.content_text(message)
-    strategy.forming(message)
     if buffer.executable:
         assert all(slot.state == "validated" for slot in buffer.slots)

@@ -116,6 +116,9 @@ TABLES = {
         "src/callgate/fsm/display.py",
         ("tests/test_display_transitions.py", "tests/test_driver.py"),
     ),
+    "release": Module("src/callgate/fsm/release.py", ("tests/test_release_transitions.py",)),
+    "vote": Module("src/callgate/fsm/vote.py", ("tests/test_vote_transitions.py",)),
+    "verdict": Module("src/callgate/fsm/verdict.py", ("tests/test_verdict_transitions.py",)),
 }
 """The machine tables (data, which mutmut leaves alone) and the behaviour tests that run them."""
 

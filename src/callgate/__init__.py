@@ -8,7 +8,7 @@ when the policy allows; :func:`run_turn` is that loop.
 
 from callgate.buffer import BufferUsageError, LLMStreamBuffer, UnrecognizedStreamError, as_shape
 from callgate.chain import ExtractionChain
-from callgate.driver.core import (
+from callgate.driver import (
     BaseDriver,
     Driver,
     DriverMeta,
@@ -37,7 +37,6 @@ from callgate.strategies import (
     AnthropicStrategy,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     MistralStrategy,
     OpenAIStrategy,
     ToolResult,
@@ -54,7 +53,6 @@ __all__ = [
     "ExtractionChain",
     "ExtractionStrategy",
     "Finding",
-    "Forming",
     "LLMStreamBuffer",
     "Ledger",
     "Limits",

@@ -6,7 +6,7 @@ builds the native message and reports tool-call primitives to the turn's
 :class:`~callgate.gate.TurnGate`, whose slot and turn machines decide whether the calls
 may run. ``as_dict()`` is what the provider returns for stream=false, unnormalised.
 
-Display: each chunk's content delta goes to the turn's :class:`~callgate.display.Display`.
+Text: each chunk's content delta goes to the turn's :class:`~callgate.textqueue.TextQueue`.
 With ``text_formats`` (a driver's ``new_stream_buffer()`` passes its own; ``"auto"``
 chooses them from the first chunk's model and wire) the content runs through the
 text-call detector, and a call block waits there until the drivers decide
@@ -24,16 +24,18 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol
 
 from callgate.chain import ExtractionChain
-from callgate.display import Display
+from callgate.fsm.release import policy as release_policy
+from callgate.fsm.turn import TurnState
 from callgate.gate.findings import Finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
-from callgate.gate.turn import POLICIES, Slot, TurnGate
+from callgate.gate.turn import Slot, TurnGate
 from callgate.ledger import Ledger
 from callgate.strategies import default_strategies
-from callgate.strategies.base import ExtractionStrategy, Shape
+from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
 from callgate.strategies.text.defaults import default_text_formats, model_name
 from callgate.strategies.text.formats import END_FORMATS
+from callgate.textqueue import TextQueue
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 """What a strategy raises on a chunk whose fields have the wrong types: the buffer fails
@@ -91,7 +93,7 @@ class _Steady:
 
 
 class Recording(Protocol):
-    """What a buffer asks of its ``recorder``: the turn's gate and display, built to record.
+    """What a buffer asks of its ``recorder``: the turn's gate and text queue, built to record.
 
     :class:`~callgate.audit.trace.Recorder` is one; without a recorder the plain classes run,
     with no recording branch on their path.
@@ -104,8 +106,12 @@ class Recording(Protocol):
         """A gate that records its slot and turn transitions."""
         ...
 
-    def display(self, formats: tuple[str, ...] | None, **options: Any) -> Display:
-        """A display whose detector and views record their transitions."""
+    def stepper(self, machine: str, instance: str) -> Callable[[str, str, str], None]:
+        """A callback recording each ``(source, event, target)`` step of one instance."""
+        ...
+
+    def text_queue(self, formats: tuple[str, ...] | None, **options: Any) -> TextQueue:
+        """A text queue whose detector, votes and views record their transitions."""
         ...
 
 
@@ -175,7 +181,7 @@ class LLMStreamBuffer:
 
     def __init__(
         self,
-        strategies: ExtractionChain | Iterable[ExtractionStrategy] | None = None,
+        strategies: ExtractionChain | Iterable[MessageReader] | None = None,
         *,
         tool_schemas: ToolSchemas | Mapping[str, Mapping[str, Any]] | None = None,
         limits: Limits | None = None,
@@ -195,8 +201,8 @@ class LLMStreamBuffer:
             self.schemas = tool_schemas
         else:
             self.schemas = ToolSchemas(tool_schemas, max_steps=self.limits.max_schema_steps)
-        if policy not in POLICIES:
-            raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        self.policy_rule = release_policy(policy)
+        """The release policy's value, read off the release table (ValueError if unknown)."""
         self.policy = policy
         self.auto_formats = text_formats == "auto"
         """Choose the text formats from the first chunk (by the stream's wire and model)."""
@@ -209,8 +215,8 @@ class LLMStreamBuffer:
         self._make_gate: Callable[..., TurnGate] = (
             TurnGate if recorder is None else recorder.turn_gate
         )
-        self._make_display: Callable[..., Display] = (
-            Display if recorder is None else recorder.display
+        self._make_text_queue: Callable[..., TextQueue] = (
+            TextQueue if recorder is None else recorder.text_queue
         )
         self._fixed = strategy
         self.reset()
@@ -221,10 +227,10 @@ class LLMStreamBuffer:
         self.gate: TurnGate | None = None
         self._acc: Any = None
         self._content: list[str] = []
-        self._new_display(self.text_formats)
+        self._new_text_queue(self.text_formats)
         self._chosen = not self.auto_formats
         self._held = False
-        self._finished = False
+        self._done = False
         self._ended = False
         self._unread: list[UnreadableChunk] = []
         self._steady: _Steady | None = None
@@ -235,8 +241,8 @@ class LLMStreamBuffer:
         if self.strategy is not None:
             self._start(self.strategy)
 
-    def _new_display(self, formats: tuple[str, ...] | None) -> None:
-        self.display = self._make_display(
+    def _new_text_queue(self, formats: tuple[str, ...] | None) -> None:
+        self.text_queue = self._make_text_queue(
             formats,
             schemas=self.schemas.raw if self.schemas is not None else None,
             reasoning_calls=self.reasoning_calls,
@@ -246,7 +252,7 @@ class LLMStreamBuffer:
         """Under ``text_formats="auto"``: the stream's model and wire choose the formats."""
         chosen = default_text_formats(strategy.name, model_name(first))
         self.text_formats = tuple(n for n in chosen if n not in END_FORMATS) or None
-        self._new_display(self.text_formats)
+        self._new_text_queue(self.text_formats)
         self._chosen = True
         self._settle()
 
@@ -258,7 +264,7 @@ class LLMStreamBuffer:
             "per_call_done": strategy.per_call_done,
             "requires_id": strategy.requires_id,
             "empty_arguments_object": strategy.empty_arguments_object,
-            "preview": self.policy == "parseable",
+            "preview": self.policy_rule.early,
         }
         self.gate = self._make_gate(**options)
         self._acc = strategy.new_accumulator(self.gate)
@@ -335,7 +341,7 @@ class LLMStreamBuffer:
         strategy = self.strategy
         if strategy is None:
             try:
-                strategy = self.chain.resolve(shape)
+                strategy = self.chain.resolve_stream(shape)
             except _UNREADABLE:
                 strategy = None
             if strategy is None:
@@ -370,9 +376,9 @@ class LLMStreamBuffer:
         """What a chunk added: text to show, and whether it ended the stream."""
         if shown:
             self._content.append(shown)
-            self.display.feed(shown)
+            self.text_queue.feed(shown)
         if done:
-            self._finished = True
+            self._done = True
             gate.finish()
 
     def _cannot_read(self, strategy: ExtractionStrategy, shape: Shape, exc: Exception) -> None:
@@ -439,7 +445,7 @@ class LLMStreamBuffer:
                 self.gate.refuse(chunk.code, chunk.reason)
         if self.gate is not None and not self._ended:
             self._gate.finish()
-        self.display.finish()
+        self.text_queue.end()
         self._ended = True
         self._steady = None
 
@@ -455,7 +461,7 @@ class LLMStreamBuffer:
         """Display text released since the last call; empty while the display is held."""
         if self._held:
             return ""
-        return self.display.text()
+        return self.text_queue.text()
 
     def hold(self) -> None:
         """Hold the display: ``text()`` returns nothing until ``release()``."""
@@ -476,7 +482,7 @@ class LLMStreamBuffer:
 
     def is_finished(self) -> bool:
         """Whether the provider's stream-completion signal has arrived."""
-        return self._finished
+        return self._done
 
     def stamp(self) -> tuple[int, int, bool, bool]:
         """What a driver's decision depends on, in brief: equal stamps, equal decision.
@@ -484,10 +490,10 @@ class LLMStreamBuffer:
         The gate's version (slots, identities, verdict; not appended fragments), the
         number of text blocks found, whether one is open, and whether the stream ended.
         """
-        detector = self.display.detector
+        detector = self.text_queue.detector
         return (
             self.gate.version if self.gate is not None else -1,
-            len(self.display.blocks),
+            len(self.text_queue.blocks),
             detector is not None and detector.block is not None,
             self._ended,
         )
@@ -515,7 +521,7 @@ class LLMStreamBuffer:
         return self.gate.releasable(self.policy) if self.gate is not None else []
 
     @property
-    def turn_state(self) -> str:
+    def turn_state(self) -> TurnState:
         """The turn machine's state (``streaming`` before the first chunk).
 
         A stream that ended with no chunk at all carried no tool call: ``not_applicable``.

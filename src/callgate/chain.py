@@ -10,32 +10,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from callgate.strategies.base import ExtractionStrategy, Shape
+from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
 
 
 class ExtractionChain:
     """Resolve which strategy a chunk or message belongs to."""
 
-    def __init__(self, strategies: Iterable[ExtractionStrategy]) -> None:
+    def __init__(self, strategies: Iterable[MessageReader]) -> None:
         self._strategies = list(strategies)
         if not self._strategies:
             raise ValueError("an ExtractionChain needs at least one strategy")
 
-    def resolve(self, shape: Shape) -> ExtractionStrategy | None:
+    def resolve(self, shape: Shape) -> MessageReader | None:
         """The first strategy that recognises ``shape``, promoted to the front; or None."""
         for position, strategy in enumerate(self._strategies):
             if strategy.recognizes(shape):
-                if position:
-                    del self._strategies[position]
-                    self._strategies.insert(0, strategy)
+                self._promote(position)
                 return strategy
         return None
 
-    def by_name(self, name: str) -> ExtractionStrategy | None:
-        """The strategy whose profile name is ``name``."""
-        return next((s for s in self._strategies if s.name == name), None)
+    def resolve_stream(self, chunk: Shape) -> ExtractionStrategy | None:
+        """The first wire strategy that recognises ``chunk``, promoted; or None.
 
-    def __iter__(self) -> Iterator[ExtractionStrategy]:
+        Text strategies read assembled messages only: they never take a stream's chunk.
+        """
+        for position, strategy in enumerate(self._strategies):
+            if isinstance(strategy, ExtractionStrategy) and strategy.recognizes(chunk):
+                self._promote(position)
+                return strategy
+        return None
+
+    def _promote(self, position: int) -> None:
+        if position:
+            self._strategies.insert(0, self._strategies.pop(position))
+
+    def __iter__(self) -> Iterator[MessageReader]:
         return iter(list(self._strategies))
 
     def __len__(self) -> int:

@@ -1848,40 +1848,45 @@ _ESCAPED_PRETTY_CALL = (
 # -- granite / granite_tool_call: IBM Granite 3.0 and 3.1+ ---------------------------------
 
 _GR = (VLLM, "tests/tool_parsers/test_granite_tool_parser.py")
-case(
-    "granite-no-calls",
-    "granite",
-    "This is a regular response without any tool calls.",
-    source=(*_GR, "test_no_tool_calls"),
-)
-case(
-    "granite-single",
-    "granite",
-    '<|tool_call|> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]',
-    [("get_weather", {"city": "Tokyo"})],
-    source=(*_GR, "test_single_tool_call_simple_args"),
-)
-case(
-    "granite-parallel",
-    "granite",
-    '<|tool_call|> [\n  {"name": "get_weather", "arguments": {"city": "Tokyo"}},\n'
-    '  {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}\n]',
-    [("get_weather", {"city": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
-    source=(*_GR, "test_parallel_tool_calls"),
-)
+_PH = (VLLM, "tests/tool_parsers/test_phi4mini_tool_parser.py")
+for _slug, _format, _opener, _source in (
+    ("granite", "granite", "<|tool_call|> ", _GR),
+    ("phi4", "phi4_functools", "functools", _PH),
+):
+    case(
+        f"{_slug}-no-calls",
+        _format,
+        "This is a regular response without any tool calls.",
+        source=(*_source, "test_no_tool_calls"),
+    )
+    case(
+        f"{_slug}-single",
+        _format,
+        _opener + '[{"name": "get_weather", "arguments": {"city": "Tokyo"}}]',
+        [("get_weather", {"city": "Tokyo"})],
+        source=(*_source, "test_single_tool_call_simple_args"),
+    )
+    case(
+        f"{_slug}-parallel",
+        _format,
+        _opener + '[\n  {"name": "get_weather", "arguments": {"city": "Tokyo"}},\n'
+        '  {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}\n]',
+        [("get_weather", {"city": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+        source=(*_source, "test_parallel_tool_calls"),
+    )
+    case(
+        f"{_slug}-empty-arguments",
+        _format,
+        _opener + '[{"name": "refresh", "arguments": {}}]',
+        [("refresh", {})],
+        source=(*_source, "test_empty_arguments"),
+    )
 case(
     "granite31-various-types",
     "granite_tool_call",
     "<tool_call> " + _PRETTY_VARIOUS,
     [("test_function", _VARIOUS)],
     source=(*_GR, "test_various_data_types"),
-)
-case(
-    "granite-empty-arguments",
-    "granite",
-    '<|tool_call|> [{"name": "refresh", "arguments": {}}]',
-    [("refresh", {})],
-    source=(*_GR, "test_empty_arguments"),
 )
 case(
     "granite-surrounding-text",
@@ -1942,41 +1947,12 @@ case(
 
 # -- phi4_functools: Phi-4-mini ------------------------------------------------------------
 
-_PH = (VLLM, "tests/tool_parsers/test_phi4mini_tool_parser.py")
-case(
-    "phi4-no-calls",
-    "phi4_functools",
-    "This is a regular response without any tool calls.",
-    source=(*_PH, "test_no_tool_calls"),
-)
-case(
-    "phi4-single",
-    "phi4_functools",
-    'functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}]',
-    [("get_weather", {"city": "Tokyo"})],
-    source=(*_PH, "test_single_tool_call_simple_args"),
-)
-case(
-    "phi4-parallel",
-    "phi4_functools",
-    'functools[\n  {"name": "get_weather", "arguments": {"city": "Tokyo"}},\n'
-    '  {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}\n]',
-    [("get_weather", {"city": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
-    source=(*_PH, "test_parallel_tool_calls"),
-)
 case(
     "phi4-various-types",
     "phi4_functools",
     "functools" + _PRETTY_VARIOUS,
     [("test_function", _VARIOUS)],
     source=(*_PH, "test_various_data_types"),
-)
-case(
-    "phi4-empty-arguments",
-    "phi4_functools",
-    'functools[{"name": "refresh", "arguments": {}}]',
-    [("refresh", {})],
-    source=(*_PH, "test_empty_arguments"),
 )
 case(
     "phi4-surrounding-text",

@@ -60,7 +60,7 @@ const files = readdirSync(vectorsDir).filter((name) => name.endsWith('.vectors.j
 test('there are vectors for every machine', () => {
   assert.deepEqual(
     files.map((name) => name.replace('.vectors.json', '')),
-    ['detector', 'display', 'slot', 'turn'],
+    ['detector', 'display', 'release', 'slot', 'turn', 'verdict', 'vote'],
   );
 });
 

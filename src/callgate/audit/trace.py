@@ -1,33 +1,40 @@
 """Recording every machine step of a stream, for audits, diagrams and the HTML replay.
 
 A :class:`Recorder` handed to an :class:`~callgate.buffer.LLMStreamBuffer` builds the
-buffer's gate and display itself, as recording variants (the display's detector and each
-driver's view record too): every transition they take is appended as a
+buffer's gate and text queue itself, as recording variants (the queue's detector, votes
+and each driver's view record too): every transition they take is appended as a
 :class:`TraceStep` (which machine, which instance such as ``slot 2``, source, event,
-target, the finding it output, and the chunk that caused it). The buffer, the display
-and the drivers never import this module: without a recorder the plain classes run,
-with no recording branch on their path, so recording costs nothing when it is off.
+target, the finding it output, and the chunk that caused it). The buffer, the text queue,
+the views and the drivers never import this module: without a recorder the plain classes
+run, with no recording branch on their path, so recording costs nothing when it is off.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from attrs import define, field, frozen
 
-from callgate.display import Display, View
-from callgate.fsm.detector import DETECTOR
+from callgate.fsm.detector import DETECTOR, DetectorState
+from callgate.fsm.display import DisplayState
 from callgate.fsm.interpreter import Interpreter
-from callgate.fsm.slot import SLOT
+from callgate.fsm.release import RELEASE, ReleaseState
+from callgate.fsm.release import policy as release_policy
+from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
-from callgate.fsm.turn import TURN
+from callgate.fsm.turn import TURN, TurnState
+from callgate.fsm.vote import VoteState
 from callgate.gate.turn import Slot, TurnGate
 from callgate.strategies.text.detector import Detector
+from callgate.textqueue import TextQueue
+from callgate.view import TextBlock, View
 
-_TURN = Interpreter(TURN)
-_DETECTOR = Interpreter(DETECTOR)
-_SLOT_ARGS = Interpreter(SLOT).transition("accumulating", "args")
+_TURN = Interpreter[TurnState](TURN)
+_DETECTOR = Interpreter[DetectorState](DETECTOR)
+_SLOTS = Interpreter[SlotState](SLOT)
+_RELEASE = Interpreter[ReleaseState](RELEASE)
+_APPENDS = SLOT.tagged("appending")
 
 
 @frozen
@@ -81,6 +88,14 @@ class Recorder:
         )
         self.steps.append(step)
 
+    def stepper(self, machine: str, instance: str) -> Callable[[str, str, str], None]:
+        """A callback recording each ``(source, event, target)`` step of one instance."""
+
+        def step(source: str, event: str, target: str) -> None:
+            self.record(machine, instance, source, event, target, output=None)
+
+        return step
+
     def of(self, machine: str) -> list[TraceStep]:
         """The steps of one machine, in order."""
         return [s for s in self.steps if s.machine == machine]
@@ -89,9 +104,9 @@ class Recorder:
         """The gate a buffer given this recorder runs (see :class:`~callgate.buffer.Recording`)."""
         return RecordingTurnGate(self, **options)
 
-    def display(self, formats: tuple[str, ...] | None, **options: Any) -> RecordingDisplay:
-        """The display a buffer given this recorder runs: its detector and views record."""
-        return RecordingDisplay(self, formats, **options)
+    def text_queue(self, formats: tuple[str, ...] | None, **options: Any) -> RecordingTextQueue:
+        """The text queue a buffer given this recorder runs: detector, votes and views record."""
+        return RecordingTextQueue(self, formats, **options)
 
 
 class RecordingTurnGate(TurnGate):
@@ -100,6 +115,28 @@ class RecordingTurnGate(TurnGate):
     def __init__(self, recorder: Recorder, **options: Any) -> None:
         super().__init__(**options)
         self.recorder = recorder
+        self._release: dict[int, ReleaseState] = {}
+
+    def releasable(self, policy: str = "turn") -> list[Slot]:
+        """As :meth:`TurnGate.releasable`, recording each call's release machine as it moves.
+
+        A call's run starts with the policy's event when it first has evidence, and ends
+        with the evidence that released or blocked it.
+        """
+        rule = release_policy(policy)
+        for slot, event in self.release_evidence(rule):
+            state = self._release.get(slot.key)
+            if state is None:
+                state = self._step_release(slot, _RELEASE.initial, rule.name)
+            if not _RELEASE.is_final(state):
+                self._step_release(slot, state, event)
+        return super().releasable(policy)
+
+    def _step_release(self, slot: Slot, state: ReleaseState, event: str) -> ReleaseState:
+        target = _RELEASE.step(state, event)
+        self.recorder.record("release", f"call {slot.key}", state, event, target, output=None)
+        self._release[slot.key] = target
+        return target
 
     def fragment(self, key: object, text: str) -> None:
         """As :meth:`TurnGate.fragment`, recording the appending self-loop too."""
@@ -109,10 +146,11 @@ class RecordingTurnGate(TurnGate):
         if (
             slot is not None
             and before is not None
-            and before[0] == slot.state == "accumulating"
+            and before[0] == slot.state
+            and slot.state in _APPENDS
             and len(slot.parts) > before[1]
         ):
-            self._record_slot(slot, _SLOT_ARGS)
+            self._record_slot(slot, _SLOTS.transition(slot.state, "args"))
 
     def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
         self._record_slot(slot, transition)
@@ -128,7 +166,7 @@ class RecordingTurnGate(TurnGate):
             output=transition.output,
         )
 
-    def _fire_turn(self, event: str, message: str = "", key: object = None) -> str:
+    def _fire_turn(self, event: str, message: str = "", key: object = None) -> TurnState:
         transition = _TURN.transition(self.turn, event)
         self.recorder.record(
             "turn", "turn", transition.source, event, transition.target, output=transition.output
@@ -152,36 +190,36 @@ class RecordingDetector(Detector):
             self.recorder.record("detector", "detector", state, "text", self.state, output=None)
         return step
 
-    def _fire(self, event: str) -> None:
+    def _fire(self, event: str, *args: Any, **effect: Any) -> None:
         transition = _DETECTOR.transition(self.state, event)
         self._fired += 1
         self.recorder.record(
             "detector", "detector", self.state, event, transition.target, output=transition.output
         )
-        super()._fire(event)
+        super()._fire(event, *args, **effect)
 
 
 @define(eq=False)
 class RecordingView(View):
-    """A driver's :class:`~callgate.display.View` that records each display transition."""
+    """A driver's :class:`~callgate.view.View` that records each display transition."""
 
     recorder: Recorder = field(kw_only=True)
 
-    def fire(self, event: str) -> str:
+    def fire(self, event: str) -> DisplayState:
         """As :meth:`View.fire`, recording the step under the driver's name."""
         source = self.state
         target = super().fire(event)
         self.recorder.record("display", self.name, source, event, target, output=None)
         return target
 
-    def again(self) -> str:
+    def again(self) -> DisplayState:
         """As :meth:`View.again`, recording the repeated self-loop."""
         assert self.repeat is not None, "a quiet step repeats an observation"
         return self.fire(self.repeat)
 
 
-class RecordingDisplay(Display):
-    """A :class:`~callgate.display.Display` whose detector and driver views record."""
+class RecordingTextQueue(TextQueue):
+    """A :class:`~callgate.textqueue.TextQueue` whose detector, votes and views record."""
 
     def __init__(self, recorder: Recorder, formats: Iterable[str] | None, **options: Any) -> None:
         self.recorder = recorder
@@ -194,3 +232,10 @@ class RecordingDisplay(Display):
     def new_view(self, name: str) -> View:
         """A :class:`RecordingView`."""
         return RecordingView(name, recorder=self.recorder)
+
+    def vote(self, block: TextBlock, event: str) -> VoteState:
+        """As :meth:`TextQueue.vote`, recording the block's vote machine."""
+        source = block.vote
+        target = super().vote(block, event)
+        self.recorder.record("vote", f"block {block.index}", source, event, target, output=None)
+        return target

@@ -18,6 +18,7 @@ from typing import Any
 
 from callgate.buffer import LLMStreamBuffer, UnrecognizedStreamError
 from callgate.cli.capture import CaptureError, checked_chunk, load_capture, loads
+from callgate.fsm.turn import TURN
 from callgate.gate.findings import finding
 from callgate.gate.schema import ToolSchemas
 from callgate.strategies import WIRE_STRATEGIES
@@ -151,25 +152,29 @@ def check_stream(
     return report(buffer)
 
 
+_RUNS = TURN.tagged("runs")
+_BLOCKS = TURN.tagged("blocks")
+_NO_CALLS = TURN.tagged("no_calls")
+
+
 def report(buffer: LLMStreamBuffer) -> dict[str, Any]:
-    """The contract report for a buffer whose turn has ended."""
+    """The contract report for a buffer whose turn has ended.
+
+    The status is the turn state's in the turn table (``pass`` only when executable).
+    """
     findings = buffer.findings
     slots = buffer.slots
     turn = buffer.turn_state
-    if turn == "executable":
-        status = "pass"
-    elif turn == "not_applicable":
-        status = "not_applicable"
+    status = TURN.status(turn)
+    if turn in _NO_CALLS:
         findings.append(finding("no_tool_calls", "the turn carried no streamed tool call"))
-    else:
-        status = "fail"
     calls = [
         {
             "slot": slot.key,
             "id": slot.id,
             "name": slot.name,
             "arguments": slot.arguments if slot.arguments is not None else slot.raw_arguments,
-            "state": "blocked" if turn == "blocked" else slot.state,
+            "state": "blocked" if turn in _BLOCKS else slot.state,
         }
         for slot in slots
     ]
@@ -177,7 +182,7 @@ def report(buffer: LLMStreamBuffer) -> dict[str, Any]:
     return {
         "status": status,
         "applicable": bool(slots) or evidence,
-        "executable": status == "pass",
+        "executable": turn in _RUNS,
         "profile": buffer.strategy.name if buffer.strategy is not None else None,
         "calls": calls,
         "findings": [f.as_dict() for f in findings],

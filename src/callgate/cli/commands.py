@@ -12,13 +12,13 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from callgate.audit.trace import Recorder
 from callgate.cli.check import EXIT_CODES, check_capture, check_fixture, format_text
+from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
 from callgate.diagrams.render import DiagramError
 from callgate.fsm import MACHINES
@@ -49,16 +49,6 @@ def _check(args: argparse.Namespace) -> int:
     else:
         print(format_text(result))
     return EXIT_CODES[result["status"]]
-
-
-def examples() -> list[tuple[str, str]]:
-    """The bundled example fixtures as (name, JSON text), sorted by name."""
-    folder = resources.files("callgate") / "examples"
-    return sorted(
-        (entry.name, entry.read_text(encoding="utf-8"))
-        for entry in folder.iterdir()
-        if entry.name.endswith(".json")
-    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -128,6 +118,10 @@ _PROGRESS_FROM = 1000
 """Captures of at least this many chunks report progress on a terminal."""
 
 
+ALL_FORMATS = ("all", "default")
+"""The --text-formats values for the detector's whole standing set ("default": the old spelling)."""
+
+
 def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
     """The capture's chunks, the --tools schemas and the --text-formats of a command."""
     from callgate.cli.capture import CaptureError, load_capture
@@ -142,7 +136,7 @@ def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | Non
         if not isinstance(tools, dict):
             raise CaptureError("--tools must be a JSON object of {tool name: JSON Schema}")
     formats = None
-    if args.text_formats == "default":
+    if args.text_formats in ALL_FORMATS:
         formats = list(DEFAULT_FORMATS)
     elif args.text_formats is not None:
         formats = [name.strip() for name in args.text_formats.split(",") if name.strip()]
@@ -262,7 +256,8 @@ def _stream_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--text-formats",
         help="text formats to detect in the content, comma-separated (tool_call_tag,deepseek),"
-        " or 'default' for the default set; one of: " + ", ".join(FORMATS),
+        " or 'all' for every stream format prose rarely writes ('default' is the old spelling);"
+        " without it, the formats of the stream's model and wire; one of: " + ", ".join(FORMATS),
     )
 
 

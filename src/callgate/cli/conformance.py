@@ -20,7 +20,7 @@ from types import MappingProxyType
 from callgate.audit.trace import Recorder, TraceStep
 from callgate.cli.progress import Progress
 from callgate.fsm import MACHINES
-from callgate.fsm.vectors import Run, Step, dumps, generated_runs
+from callgate.fsm.vectors import Move, Run, dumps, generated_runs
 
 
 class RecordingError(RuntimeError):
@@ -47,7 +47,7 @@ def runs_of(steps: Sequence[TraceStep], name: str, source: str) -> dict[str, lis
             f"{source} {name}: {instance}",
             source,
             initial,
-            tuple(Step(s.event, s.target) for s in taken),
+            tuple(Move(s.event, s.target) for s in taken),
         )
         found.setdefault(machine, []).append(run)
     return found

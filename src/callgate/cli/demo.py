@@ -21,8 +21,11 @@ from callgate.audit.describe import chunk_kind
 from callgate.audit.describe import quote as _quote
 from callgate.audit.trace import Recorder, TraceStep
 from callgate.cli.replay import Arrivals
-from callgate.driver.core import Driver, Orchestrator, Tool
-from callgate.driver.loop import stream_turn
+from callgate.driver.drivers import Driver, Orchestrator
+from callgate.driver.loop import stream_turn, verdict
+from callgate.driver.tools import Tool
+from callgate.fsm.turn import TurnState
+from callgate.fsm.verdict import Verdict
 from callgate.strategies.base import ToolResult
 
 
@@ -108,8 +111,10 @@ class Played:
 
     scenario: Scenario
     rounds: tuple[Round, ...]
-    turn: str
+    turn: TurnState
     findings: tuple[str, ...]
+    verdict: Verdict
+    """The turn's verdict (:func:`~callgate.driver.loop.verdict`): pass, fail or not_applicable."""
 
     @property
     def shown(self) -> str:
@@ -165,9 +170,11 @@ def play(scenario: Scenario, recorder: Recorder | None = None) -> Played:
         ran = tuple((owner[r.call.name], r) for r in step.response.results)
         moves = _moves(recorder.steps[seen:], list(drivers))
         seen = len(recorder.steps)
-        rounds.append(Round(step.chunk, added, step.text, buffer.display.held, moves, ran))
+        rounds.append(Round(step.chunk, added, step.text, buffer.text_queue.held, moves, ran))
     findings = tuple(f"{f.code}: {f.message}" for f in buffer.findings if f.severity == "error")
-    return Played(scenario, tuple(rounds), buffer.turn_state, findings)
+    text_calls = [r.refused for rd in rounds for _, r in rd.ran if not isinstance(r.call.slot, int)]
+    status = verdict(buffer.turn_state, text_calls, recorder.stepper("verdict", "verdict"))
+    return Played(scenario, tuple(rounds), buffer.turn_state, findings, status)
 
 
 def _moves(steps: list[TraceStep], names: list[str]) -> tuple[str, ...]:
@@ -238,7 +245,7 @@ def format_played(played: Played, number: int, *, verbose: bool = False) -> str:
     lines.append("")
     lines.append(f"   the user saw: {json.dumps(played.shown, ensure_ascii=False)}")
     ran = ", ".join(played.ran) or "nothing"
-    lines.append(f"   ran: {ran}; native-call turn: {played.turn}")
+    lines.append(f"   ran: {ran}; native-call turn: {played.turn}; verdict: {played.verdict}")
     for item in played.findings:
         lines.append(f"   why: {item}")
     verdict = "as documented" if played.as_documented else "NOT as documented"

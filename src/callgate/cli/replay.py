@@ -15,9 +15,16 @@ from typing import Any
 from callgate.audit.trace import Recorder
 from callgate.buffer import LLMStreamBuffer
 from callgate.cli.check import report
-from callgate.driver.core import Driver, Tool
+from callgate.driver.drivers import Driver
 from callgate.driver.loop import stream_turn, verdict
+from callgate.driver.tools import Tool
+from callgate.fsm.verdict import VERDICT
 from callgate.gate.schema import ToolSchemas
+
+_APPLICABLE = VERDICT.tagged("applicable")
+"""Verdicts of a turn that had a call (``no_tool_calls`` is then no finding)."""
+_PASSES = VERDICT.tagged("runs")
+"""Verdicts under which every call ran."""
 
 
 class DryRunDriver(Driver):
@@ -117,7 +124,7 @@ def replay(
         for answer in step.response.results:
             if not answer.refused:
                 released.setdefault(answer.call.slot, position)
-        completed += [position] * (len(buffer.display.blocks) - len(completed))
+        completed += [position] * (len(buffer.text_queue.blocks) - len(completed))
         added, fragments = arrivals.since_last(buffer)
         timeline.append(
             {
@@ -125,8 +132,8 @@ def replay(
                 "added": added,
                 "arguments": {str(k): v for k, v in fragments.items()},
                 "shown": step.text,
-                "held": buffer.display.held,
-                "state": buffer.display.view(driver).state,
+                "held": buffer.text_queue.held,
+                "state": buffer.text_queue.view(driver).state,
                 "answered": [r.call.name for r in step.response.results],
             }
         )
@@ -135,7 +142,7 @@ def replay(
         call["released_at"] = released.get(call["slot"])
         call["source"] = "native"
     text_calls = []
-    for block, at in zip(buffer.display.blocks, completed, strict=True):
+    for block, at in zip(buffer.text_queue.blocks, completed, strict=True):
         for n, call in enumerate(block.calls):
             problem = driver.schemas.check(call.name, call.arguments)
             text_calls.append(
@@ -151,11 +158,13 @@ def replay(
                 }
             )
     findings = result["findings"]
-    detector = buffer.display.detector
+    detector = buffer.text_queue.detector
     if detector is not None:
         findings += [f.as_dict() for f in detector.findings]
-    status = verdict(buffer.turn_state, [c["finding"] is not None for c in text_calls])
-    if status != "not_applicable":
+    refused = [c["finding"] is not None for c in text_calls]
+    stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
+    status = verdict(buffer.turn_state, refused, stepper)
+    if status in _APPLICABLE:
         findings = [f for f in findings if f["code"] != "no_tool_calls"]
     calls = result["calls"] + [
         {
@@ -163,7 +172,7 @@ def replay(
             "id": call["id"],
             "name": call["name"],
             "arguments": call["arguments"],
-            "state": "validated" if status == "pass" else "blocked",
+            "state": "validated" if status in _PASSES else "blocked",
             "released_at": call["released_at"],
             "source": call["format"],
         }
@@ -180,10 +189,10 @@ def replay(
         "text_formats": _formats(text_formats, buffer),
         "text_calls": text_calls,
         "status": status,
-        "executable": result["executable"] or (bool(text_calls) and status == "pass"),
+        "executable": result["executable"] or (bool(text_calls) and status in _PASSES),
         "findings": findings,
         "timeline": timeline,
-        "hidden": [b.markup for b in buffer.display.blocks if b.claims and not b.shown],
+        "hidden": [b.markup for b in buffer.text_queue.blocks if b.claims and not b.shown],
     }
 
 

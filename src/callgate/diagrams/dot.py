@@ -29,11 +29,11 @@ class TraceLike(Protocol):
     def output(self) -> str | None: ...
 
 
-BLOCKED = "blocked"
-"""Edges into a state with this name are drawn in :data:`BLOCKED_COLOR`."""
+BLOCKS = "blocks"
+"""Edges into a state the table tags with this are drawn in :data:`BLOCKED_COLOR`."""
 
 BLOCKED_COLOR = "red"
-"""The colour of edges (and their labels) that lead into :data:`BLOCKED`."""
+"""The colour of edges (and their labels) that lead into a state tagged :data:`BLOCKS`."""
 
 FONT = "Helvetica"
 """The font of every label."""
@@ -125,9 +125,10 @@ def to_dot(table: Table) -> str:
         ]
         lines.append(f"  {_quote(state.name)} {_attrs(pairs)};")
     lines.append(f"  {_quote(start)} -> {_quote(table.initial)};")
+    blocking = table.tagged(BLOCKS)
     for source, target, label in _edges(table):
         pairs = [("label", _quote(label))]
-        if target == BLOCKED:
+        if target in blocking:
             pairs += [("color", BLOCKED_COLOR), ("fontcolor", BLOCKED_COLOR)]
         lines.append(f"  {_quote(source)} -> {_quote(target)} {_attrs(pairs)};")
     lines.append("}")
@@ -190,6 +191,7 @@ def trace_dot(table: Table, steps: Sequence[TraceLike], *, title: str = "") -> s
         f"label={_quote(heading + chr(10) + (legend or 'no step taken'))}",
     )
     visited = {s.source for s in steps} | {s.target for s in steps}
+    blocking = table.tagged(BLOCKS)
     for state in table.states:
         if state.name in visited:
             lines.append(f"  {_quote(state.name)} [style=filled, fillcolor={_quote('#eef4ff')}];")
@@ -207,7 +209,7 @@ def trace_dot(table: Table, steps: Sequence[TraceLike], *, title: str = "") -> s
                 counts[key] = counts.get(key, 0) + 1
             events = ", ".join(f"{e} x{n}" if n > 1 else e for e, n in counts.items())
             label = f"{name}: {events} ({_order([n for n, _, _ in uses])})"
-            blocked = target == BLOCKED and source != BLOCKED
+            blocked = target in blocking and source not in blocking
             pairs = [
                 ("label", _quote(label)),
                 ("color", _quote(BLOCKED_COLOR if blocked else colour[name])),

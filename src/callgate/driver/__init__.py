@@ -1,16 +1,16 @@
 """Tools and drivers: the per-step decision, answers and history, the ledger, the loops."""
 
-from callgate.driver.core import (
+from callgate.driver.drivers import (
     BaseDriver,
     Driver,
     DriverMeta,
-    DriverResponse,
     Orchestrator,
     SupportsNativeTools,
     SupportsStreaming,
-    Tool,
 )
 from callgate.driver.loop import Turn, TurnError, TurnStep, arun_turn, run_turn, stream_turn
+from callgate.driver.responses import DriverResponse
+from callgate.driver.tools import Tool
 
 __all__ = [
     "BaseDriver",

@@ -10,14 +10,18 @@ over an async iterator of chunks (an SDK's async stream).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from typing import Any, cast
 
 from attrs import evolve, frozen
 
 from callgate.buffer import LLMStreamBuffer
-from callgate.driver.core import Driver, DriverResponse, merge
+from callgate.driver.drivers import Driver
+from callgate.driver.responses import DriverResponse, merge
 from callgate.driver.results import refusal
+from callgate.fsm.interpreter import Interpreter
+from callgate.fsm.turn import TURN
+from callgate.fsm.verdict import VERDICT, Verdict, VerdictState
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
 from callgate.gate.turn import Slot
@@ -29,26 +33,38 @@ from callgate.strategies.base import (
     stand_in_id,
 )
 
-Verdict = Literal["pass", "fail", "not_applicable"]
-"""A played turn's verdict, in the words of ``callgate check`` and ``callgate replay``."""
+_VERDICT = Interpreter[VerdictState](VERDICT)
+_TURN_RUNS = TURN.tagged("runs")
+_TURN_BLOCKS = TURN.tagged("blocks")
 
 
-def verdict(turn_state: str, text_calls: Iterable[bool]) -> Verdict:
+def verdict(
+    turn_state: str,
+    text_calls: Iterable[bool],
+    on_step: Callable[[str, str, str], None] | None = None,
+) -> Verdict:
     """The verdict of a turn from its turn machine's state and its text calls.
 
-    ``text_calls`` says, for each call read from the turn's text, whether it was refused.
-    Native calls decide through the turn machine (``executable``: pass, ``blocked``:
-    fail); a turn without native calls passes when its text calls all ran, fails when
-    one was refused, and is not applicable without any call.
+    Runs the verdict machine (:mod:`callgate.fsm.verdict`). ``text_calls`` says, for each
+    call read from the turn's text, whether it was refused. Native calls decide through
+    the turn machine (``executable``: pass, ``blocked``: fail); a turn without native
+    calls passes when its text calls all ran, fails when one was refused, and is not
+    applicable without any call. ``on_step(source, event, target)`` sees every step (a
+    recorder's, for example).
     """
-    if turn_state == "executable":
-        return "pass"
-    if turn_state == "blocked":
-        return "fail"
-    refused = list(text_calls)
-    if refused:
-        return "fail" if any(refused) else "pass"
-    return "not_applicable"
+    if turn_state in _TURN_RUNS:
+        native = "turn_runs"
+    elif turn_state in _TURN_BLOCKS:
+        native = "turn_blocked"
+    else:
+        native = "turn_open"
+    state = _VERDICT.initial
+    for event in (native, *("refused" if r else "ran" for r in text_calls), "end"):
+        target = _VERDICT.step(state, event)
+        if on_step is not None:
+            on_step(state, event, target)
+        state = target
+    return cast(Verdict, state)
 
 
 @frozen
@@ -87,20 +103,66 @@ def _drivers(drivers: Driver | Sequence[Driver]) -> list[Driver]:
     return [drivers] if isinstance(drivers, Driver) else list(drivers)
 
 
-def _stamp(buffer: LLMStreamBuffer, chunk: int | None) -> None:
-    """Tell the buffer's recorder, if any, which chunk the next steps belong to."""
-    if buffer.recorder is not None:
-        buffer.recorder.chunk = chunk
+class _Play:
+    """One turn being played: the per-chunk bookkeeping the sync and async loops share.
+
+    The loops differ only in how they read chunks and ask the drivers; each chunk is
+    :meth:`add`-ed, the drivers' responses gathered, and :meth:`took` makes the round's
+    :class:`TurnStep`. A chunk source that raises ends the turn (:attr:`failure`).
+    """
+
+    def __init__(self, buffer: LLMStreamBuffer) -> None:
+        buffer.reset()
+        self.buffer = buffer
+        self.played: list[TurnStep] = []
+        self.failure: Exception | None = None
+        self._chunk: int | None = None
+
+    def add(self, chunk: object) -> None:
+        """Feed the next chunk (a buffer with a recorder learns which chunk it is)."""
+        self._chunk = len(self.played)
+        self._mark_chunk(self._chunk)
+        self.buffer.add(chunk)
+
+    def end(self) -> None:
+        """No more chunks: end the buffer (its recorder's steps now belong to the end)."""
+        self._chunk = None
+        self._mark_chunk(None)
+        self.buffer.end()
+
+    def took(self, responses: Sequence[DriverResponse]) -> TurnStep:
+        """The round's step: the drivers' merged responses and the text now shown."""
+        response = merge(responses, self.buffer.strategy)
+        self.played.append(TurnStep(self._chunk, self.buffer.text(), response))
+        return self.played[-1]
+
+    def close(self) -> None:
+        """Raise :class:`TurnError` with the partial turn if the chunk source failed."""
+        if self.failure is not None:
+            raise TurnError(finish_turn(self.buffer, self.played), self.failure) from self.failure
+
+    def _mark_chunk(self, chunk: int | None) -> None:
+        if self.buffer.recorder is not None:
+            self.buffer.recorder.chunk = chunk
 
 
-def _round(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) -> TurnStep:
-    response = merge([d.process_llm_response(buffer) for d in drivers], buffer.strategy)
-    return TurnStep(chunk, buffer.text(), response)
+def _read(chunks: Iterable[object], play: _Play) -> Iterator[object]:
+    """The chunks until the source ends or raises (the exception is the play's failure)."""
+    source = iter(chunks)
+    try:
+        yield from source
+    except Exception as exc:  # the stream's own failure ends the turn here
+        play.failure = exc
 
 
-async def _around(buffer: LLMStreamBuffer, drivers: list[Driver], chunk: int | None) -> TurnStep:
-    responses = [await d.aprocess_llm_response(buffer) for d in drivers]
-    return TurnStep(chunk, buffer.text(), merge(responses, buffer.strategy))
+async def _aread(chunks: AsyncIterable[object], play: _Play) -> AsyncIterator[object]:
+    """:func:`_read` over an async iterator of chunks."""
+    source = aiter(chunks)
+    try:
+        async for chunk in source:
+            yield chunk
+    except Exception as exc:  # the stream's own failure ends the turn here
+        play.failure = exc
 
 
 def _sync_only(drivers: list[Driver]) -> None:
@@ -143,27 +205,13 @@ def stream_turn(
     """
     chosen = _drivers(drivers)
     _sync_only(chosen)
-    buffer.reset()
-    played: list[TurnStep] = []
-    source, failure = iter(chunks), None
-    while True:
-        try:
-            chunk = next(source)
-        except StopIteration:
-            break
-        except Exception as exc:  # the stream's own failure ends the turn here
-            failure = exc
-            break
-        _stamp(buffer, len(played))
-        buffer.add(chunk)
-        played.append(_round(buffer, chosen, len(played)))
-        yield played[-1]
-    _stamp(buffer, None)
-    buffer.end()
-    played.append(_round(buffer, chosen, None))
-    yield played[-1]
-    if failure is not None:
-        raise TurnError(finish_turn(buffer, played), failure) from failure
+    play = _Play(buffer)
+    for chunk in _read(chunks, play):
+        play.add(chunk)
+        yield play.took([d.process_llm_response(buffer) for d in chosen])
+    play.end()
+    yield play.took([d.process_llm_response(buffer) for d in chosen])
+    play.close()
 
 
 async def astream_turn(
@@ -171,27 +219,13 @@ async def astream_turn(
 ) -> AsyncIterator[TurnStep]:
     """:func:`stream_turn` over an async iterator of chunks."""
     chosen = _drivers(drivers)
-    buffer.reset()
-    played: list[TurnStep] = []
-    source, failure = chunks.__aiter__(), None
-    while True:
-        try:
-            chunk = await source.__anext__()
-        except StopAsyncIteration:
-            break
-        except Exception as exc:  # the stream's own failure ends the turn here
-            failure = exc
-            break
-        _stamp(buffer, len(played))
-        buffer.add(chunk)
-        played.append(await _around(buffer, chosen, len(played)))
-        yield played[-1]
-    _stamp(buffer, None)
-    buffer.end()
-    played.append(await _around(buffer, chosen, None))
-    yield played[-1]
-    if failure is not None:
-        raise TurnError(finish_turn(buffer, played), failure) from failure
+    play = _Play(buffer)
+    async for chunk in _aread(chunks, play):
+        play.add(chunk)
+        yield play.took([await d.aprocess_llm_response(buffer) for d in chosen])
+    play.end()
+    yield play.took([await d.aprocess_llm_response(buffer) for d in chosen])
+    play.close()
 
 
 def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
@@ -219,7 +253,9 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
         history += [m for step in steps for m in step.response.messages]
     text = "".join(step.text for step in steps)
     text_calls = [r.refused for r in results if not isinstance(r.call.slot, int)]
-    status = verdict(buffer.turn_state, text_calls)
+    recorder = buffer.recorder
+    stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
+    status = verdict(buffer.turn_state, text_calls, stepper)
     return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
 
 

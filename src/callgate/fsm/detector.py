@@ -20,7 +20,12 @@ scanned for calls; a call-shaped marker in it is reported (``reasoning_marker``,
 
 from __future__ import annotations
 
+from typing import Literal
+
 from callgate.fsm.table import Event, State, Table, Transition
+
+DetectorState = Literal["printing", "matching_prefix", "in_block", "reasoning", "ended"]
+"""The detector machine's state names (a test checks them against :data:`DETECTOR`)."""
 
 EVENTS = (
     Event("text", "text that cannot start a delimiter: shown"),
@@ -39,13 +44,16 @@ EVENTS = (
     Event("finish_text", "the stream ended in a block that is no call"),
 )
 
+# fmt: off
 STATES = (
-    State("printing", "text flows to the display"),
-    State("matching_prefix", "a possible opening delimiter is held back"),
-    State("in_block", "inside a confirmed block: nothing is shown"),
-    State("reasoning", "inside <think>: shown, never scanned for calls"),
+    State("printing", "text flows to the display", tags={"scans", "passes"}),
+    State("matching_prefix", "a possible opening delimiter is held back",
+          tags={"scans", "holds"}),
+    State("in_block", "inside a confirmed block: nothing is shown", tags={"collects", "holds"}),
+    State("reasoning", "inside <think>: shown, never scanned for calls", tags={"reasons"}),
     State("ended", "the stream is over", final=True),
 )
+# fmt: on
 
 # fmt: off
 TRANSITIONS = (

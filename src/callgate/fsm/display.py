@@ -15,7 +15,12 @@ The state after a step is the driver's status for that step (:data:`STATUS`).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from callgate.fsm.table import Event, State, Table, Transition
+
+DisplayState = Literal["flowing", "holding", "pending", "released", "executed", "failed", "ended"]
+"""The display machine's state names (a test checks them against :data:`DISPLAY`)."""
 
 EVENTS = (
     Event("text", "nothing of this driver's is forming: prose flows"),
@@ -28,18 +33,26 @@ EVENTS = (
     Event("end", "the stream is over and nothing of this driver's is pending"),
 )
 
+# fmt: off
 STATES = (
-    State("flowing", "prose flows to the user"),
-    State("holding", "a call is forming: the display is held until its tool is known"),
-    State("pending", "the call is this driver's: held until the policy lets it run"),
-    State("released", "the call is not this driver's, or was no call: held text flows"),
-    State("executed", "this driver's calls ran in this step"),
-    State("failed", "this driver's call was blocked and answered with an error result"),
+    State("flowing", "prose flows to the user", tags={"settled"}),
+    State("holding", "a call is forming: the display is held until its tool is known",
+          tags={"holds"}, status="call_pending"),
+    State("pending", "the call is this driver's: held until the policy lets it run",
+          tags={"holds"}, status="call_pending"),
+    State("released", "the call is not this driver's, or was no call: held text flows",
+          tags={"settled"}),
+    State("executed", "this driver's calls ran in this step", tags={"settled"},
+          status="call_executed"),
+    State("failed", "this driver's call was blocked and answered with an error result",
+          tags={"settled"}, status="call_failed"),
     State("ended", "the stream is over", final=True),
 )
+# fmt: on
 
-_SETTLED = ("flowing", "released", "executed", "failed")
-"""States in which nothing of the driver's is held: each new observation starts afresh."""
+_SETTLED = tuple(s.name for s in STATES if "settled" in s.tags)
+"""States in which nothing of the driver's is held (tag ``settled``): each new observation
+starts afresh."""
 
 # fmt: off
 TRANSITIONS = (
@@ -80,16 +93,8 @@ DISPLAY = Table(
     initial="flowing",
 )
 
-STATUS: dict[str, str | None] = {
-    "flowing": None,
-    "holding": "call_pending",
-    "pending": "call_pending",
-    "released": None,
-    "executed": "call_executed",
-    "failed": "call_failed",
-    "ended": None,
-}
-"""The driver status each display state stands for (``None``: no call)."""
+STATUS: dict[str, str | None] = {s.name: s.status for s in STATES}
+"""The driver status each display state stands for (``None``: no call), from the table."""
 
-HOLDS = frozenset({"holding", "pending"})
-"""States in which the driver holds the display."""
+HOLDS = DISPLAY.tagged("holds")
+"""States in which the driver holds the display (tag ``holds``)."""

@@ -4,12 +4,15 @@ The format (version 1) is one JSON object, meant to be loaded by other runtimes:
 
     {"format": "callgate.table", "version": 1,
      "name": str, "doc": str, "initial": str,
-     "states": [{"name": str, "doc": str, "final": bool}, ...],
+     "states": [{"name": str, "doc": str, "final": bool,
+                 "tags": [str, ...], "status": str}, ...],
      "events": [{"name": str, "doc": str}, ...],
      "transitions": [{"source": str, "event": str, "target": str, "doc": str,
                       "guard": str | null, "output": str | null}, ...]}
 
-Order is definition order, so the text is deterministic and ``load(dump(t)) == t``.
+A state's ``tags`` (sorted) and ``status`` are written only when it has them, and read as
+none when absent. Order is definition order, so the text is deterministic and
+``load(dump(t)) == t``.
 A runtime reading it needs only the rule of :mod:`callgate.fsm.interpreter`: look up
 ``(state, event)``; no entry means the event is an error in that state. The format's JSON
 Schema is ``docs/machines/table.schema.json``. :data:`EXPORTS` also names the XState
@@ -42,7 +45,7 @@ def to_dict(table: Table) -> dict[str, Any]:
         "name": table.name,
         "doc": table.doc,
         "initial": table.initial,
-        "states": [{"name": s.name, "doc": s.doc, "final": s.final} for s in table.states],
+        "states": [_state(s) for s in table.states],
         "events": [{"name": e.name, "doc": e.doc} for e in table.events],
         "transitions": [
             {
@@ -56,6 +59,15 @@ def to_dict(table: Table) -> dict[str, Any]:
             for t in table.transitions
         ],
     }
+
+
+def _state(state: State) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": state.name, "doc": state.doc, "final": state.final}
+    if state.tags:
+        data["tags"] = sorted(state.tags)
+    if state.status is not None:
+        data["status"] = state.status
+    return data
 
 
 def dumps(table: Table) -> str:
@@ -84,8 +96,17 @@ def from_dict(data: Any) -> Table:
         for s in data["states"]:
             if not isinstance(s["final"], bool):
                 raise ExportFormatError(f"state {s['name']!r}: 'final' must be true or false")
+            tags = s.get("tags", [])
+            if not isinstance(tags, list):
+                raise ExportFormatError(f"state {s['name']!r}: 'tags' must be a list")
             states.append(
-                State(_text(s["name"], "a state name"), _text(s["doc"], "a doc"), s["final"])
+                State(
+                    _text(s["name"], "a state name"),
+                    _text(s["doc"], "a doc"),
+                    s["final"],
+                    tags=[_text(tag, "a tag") for tag in tags],
+                    status=_text(s.get("status"), "a status", optional=True),
+                )
             )
         return Table(
             name=_text(data["name"], "the machine name"),

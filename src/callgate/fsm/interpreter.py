@@ -8,12 +8,12 @@ per-instance state is a single string. An event the current state does not accep
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Generic, TypeVar, cast
 
 from callgate.fsm.table import Table, Transition
 
-Observer = Callable[[str, str, Transition], None]
-"""Called as ``observer(instance, event, transition)`` after each step, when recording."""
+S = TypeVar("S", bound=str)
+"""A machine's state names (its ``Literal`` alias, such as ``SlotState``)."""
 
 
 class TransitionError(RuntimeError):
@@ -26,15 +26,22 @@ class TransitionError(RuntimeError):
         self.event = event
 
 
-class Interpreter:
-    """The fast runner of one table: ``step(state, event)`` is a single dict lookup."""
+class Interpreter(Generic[S]):
+    """The fast runner of one table: ``step(state, event)`` is a single dict lookup.
 
-    __slots__ = ("_final", "_lookup", "initial", "table")
+    Typed by the machine's state names: ``Interpreter[SlotState](SLOT)`` steps to a
+    ``SlotState``. Besides stepping it answers what the table says of a state (final,
+    tags, status) through lookups precomputed once.
+    """
+
+    __slots__ = ("_final", "_lookup", "_status", "_tags", "initial", "table")
 
     def __init__(self, table: Table) -> None:
         self.table = table
-        self.initial = table.initial
+        self.initial: S = cast(S, table.initial)
         self._final = table.final_states
+        self._tags = {s.name: s.tags for s in table.states}
+        self._status = {s.name: s.status for s in table.states}
         self._lookup: dict[tuple[str, str], Transition] = {
             (t.source, t.event): t for t in table.transitions
         }
@@ -46,10 +53,14 @@ class Interpreter:
         except KeyError:
             raise TransitionError(self.table.name, state, event) from None
 
-    def step(self, state: str, event: str) -> str:
+    def find(self, state: str, event: str) -> Transition | None:
+        """The transition taken from ``state`` on ``event``, or None if there is none."""
+        return self._lookup.get((state, event))
+
+    def step(self, state: str, event: str) -> S:
         """The state reached from ``state`` on ``event``; raises if there is none."""
         try:
-            return self._lookup[state, event].target
+            return cast(S, self._lookup[state, event].target)
         except KeyError:
             raise TransitionError(self.table.name, state, event) from None
 
@@ -57,9 +68,13 @@ class Interpreter:
         """Whether ``state`` has a transition for ``event``."""
         return (state, event) in self._lookup
 
-    def run(self, events: list[str] | tuple[str, ...], state: str | None = None) -> str:
+    def target(self, transition: Transition) -> S:
+        """The state ``transition`` leads to, typed as this machine's state."""
+        return cast(S, transition.target)
+
+    def run(self, events: list[str] | tuple[str, ...], state: str | None = None) -> S:
         """Feed ``events`` in order from ``state`` (default: initial); the state reached."""
-        current = self.initial if state is None else state
+        current: S = self.initial if state is None else cast(S, state)
         for event in events:
             current = self.step(current, event)
         return current
@@ -67,3 +82,11 @@ class Interpreter:
     def is_final(self, state: str) -> bool:
         """Whether ``state`` is one of the table's final states."""
         return state in self._final
+
+    def has(self, state: str, tag: str) -> bool:
+        """Whether ``state`` carries ``tag`` in the table."""
+        return tag in self._tags[state]
+
+    def status(self, state: str) -> str | None:
+        """The status ``state`` stands for in the table (None: none)."""
+        return self._status[state]

@@ -1,8 +1,9 @@
 """Write a :class:`~callgate.fsm.table.Table` as a W3C SCXML document.
 
 One top-level ``<state>`` per table state, one ``<transition event target>`` per table
-transition, the docs (and a transition's guard and output names) as XML comments. SCXML
-evaluates no guard here: the caller classifies its input into events, as in callgate.
+transition, the docs (a state's tags and status, a transition's guard and output names)
+as XML comments. SCXML evaluates no guard here: the caller classifies its input into
+events, as in callgate.
 
 Event names: an SCXML transition's ``event`` matches by dotted prefix, and the engine
 raises its own ``done.state.ID`` and ``error.*`` events, so a bare ``done`` or ``error``
@@ -27,7 +28,7 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import quoteattr
 
-from callgate.fsm.table import Table, Transition
+from callgate.fsm.table import State, Table, Transition
 
 NAMESPACE = "http://www.w3.org/2005/07/scxml"
 
@@ -72,6 +73,15 @@ def _transition(machine: str, t: Transition, indent: str) -> list[str]:
     ]
 
 
+def _state_note(state: State) -> str:
+    notes = [f"{state.name}: {state.doc}"]
+    if state.tags:
+        notes.append(f"tags: {', '.join(sorted(state.tags))}")
+    if state.status is not None:
+        notes.append(f"status: {state.status}")
+    return "; ".join(notes)
+
+
 def to_scxml(table: Table) -> str:
     """The table as SCXML text, ending in a newline.
 
@@ -102,7 +112,7 @@ def to_scxml(table: Table) -> str:
     for state in table.states:
         outgoing = table.outgoing(state.name)
         ident = quoteattr(state.name)
-        lines.append(f"  {_comment(f'{state.name}: {state.doc}')}")
+        lines.append(f"  {_comment(_state_note(state))}")
         if state.final and not outgoing:
             lines.append(f"  <final id={ident}/>")
             continue

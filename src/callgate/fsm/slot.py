@@ -20,7 +20,12 @@ and compares the repeat with the original; an identical repeat is dropped
 
 from __future__ import annotations
 
+from typing import Literal
+
 from callgate.fsm.table import Event, State, Table, Transition
+
+SlotState = Literal["unseen", "accumulating", "replaying", "terminal", "validated", "blocked"]
+"""The slot machine's state names (a test checks them against :data:`SLOT`)."""
 
 EVENTS = (
     Event("identity", "an id and/or name for the slot, consistent with what it already has"),
@@ -41,14 +46,18 @@ EVENTS = (
     Event("overflow", "a hard limit was hit (bytes, depth)"),
 )
 
+# fmt: off
 STATES = (
     State("unseen", "no primitive has named this slot yet"),
-    State("accumulating", "identity known or pending; fragments are appended"),
-    State("replaying", "a repeat of a complete call is compared with the original"),
-    State("terminal", "terminal evidence arrived; checks pending"),
-    State("validated", "strict JSON, known tool, schema-valid", final=True),
-    State("blocked", "this call (and so its turn) must not run", final=True),
+    State("accumulating", "identity known or pending; fragments are appended",
+          tags={"appending"}),
+    State("replaying", "a repeat of a complete call is compared with the original",
+          tags={"replaying"}),
+    State("terminal", "terminal evidence arrived; checks pending", tags={"checking"}),
+    State("validated", "strict JSON, known tool, schema-valid", final=True, tags={"valid"}),
+    State("blocked", "this call (and so its turn) must not run", final=True, tags={"blocks"}),
 )
+# fmt: on
 
 _ABSORB = tuple(
     Transition("blocked", e.name, "blocked", "after blocked nothing changes") for e in EVENTS

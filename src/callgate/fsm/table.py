@@ -30,13 +30,26 @@ class TableError(ValueError):
         self.problem = problem
 
 
+def _tags(items: Iterable[str]) -> frozenset[str]:
+    return frozenset(items)
+
+
 @frozen
 class State:
-    """One state of a machine; ``final`` marks a state where a run may end."""
+    """One state of a machine and its properties, which the code above the tables asks.
+
+    ``final`` marks a state where a run may end. ``tags`` name what else holds in the
+    state (``holds``: the display is held; ``settled``: nothing is held; ``blocks``: the
+    run is refused), so code asks ``table.tagged("holds")`` instead of listing state names.
+    ``status`` is the word the state stands for outside the machine, if any (the display
+    state's driver status, for example).
+    """
 
     name: str
     doc: str
     final: bool = False
+    tags: frozenset[str] = field(default=frozenset(), converter=_tags)
+    status: str | None = None
 
 
 @frozen
@@ -92,6 +105,23 @@ class Table:
         """Names of the states where a run may end."""
         return frozenset(s.name for s in self.states if s.final)
 
+    def is_final(self, name: str) -> bool:
+        """Whether the state called ``name`` is final; KeyError if the machine has none."""
+        return self.state(name).final
+
+    def tagged(self, tag: str) -> frozenset[str]:
+        """Names of the states that carry ``tag`` (empty when none does)."""
+        return frozenset(s.name for s in self.states if tag in s.tags)
+
+    @property
+    def tag_names(self) -> tuple[str, ...]:
+        """Every tag some state carries, sorted."""
+        return tuple(sorted({t for s in self.states for t in s.tags}))
+
+    def status(self, name: str) -> str | None:
+        """The status the state called ``name`` stands for (None: none)."""
+        return self.state(name).status
+
     def state(self, name: str) -> State:
         """The state called ``name``; KeyError if the machine has none."""
         for s in self.states:
@@ -117,6 +147,12 @@ class Table:
             repeated = sorted({n for n in listed if listed.count(n) > 1})
             if repeated:
                 fail(f"{kind} names are not unique: {', '.join(repeated)}")
+        for s in self.states:
+            for tag in sorted(s.tags):
+                if not isinstance(tag, str) or not tag:
+                    fail(f"state {s.name!r} has a tag that is not a non-empty string: {tag!r}")
+                if tag == "final":
+                    fail(f"state {s.name!r}: the tag 'final' is the final flag's, not a tag")
         if not any(s.final for s in self.states):
             fail("no final state")
         known_states, known_events = set(names), set(self.event_names)

@@ -8,11 +8,19 @@ when every slot validated, ``fail`` when one
 did not, or ``empty`` when the turn had no tool call at all (``not_applicable``). The
 gate is atomic: one blocked slot blocks every call of the turn, also after the turn was
 found executable (a fragment after the end, for example).
+
+A state's ``status`` is what ``callgate check`` reports for a turn in it: ``pass`` only
+when executable, ``not_applicable`` without any call, otherwise ``fail``.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from callgate.fsm.table import Event, State, Table, Transition
+
+TurnState = Literal["streaming", "complete", "executable", "blocked", "not_applicable"]
+"""The turn machine's state names (a test checks them against :data:`TURN`)."""
 
 EVENTS = (
     Event("call", "a slot of this turn opened"),
@@ -24,13 +32,19 @@ EVENTS = (
     Event("empty", "the complete turn has no tool call"),
 )
 
+# fmt: off
 STATES = (
-    State("streaming", "chunks are arriving"),
-    State("complete", "the turn ended; the verdict is being taken"),
-    State("executable", "every call is complete, unambiguous and valid", final=True),
-    State("blocked", "no call of this turn may run", final=True),
-    State("not_applicable", "the turn carried no tool call", final=True),
+    State("streaming", "chunks are arriving", tags={"receiving"}, status="fail"),
+    State("complete", "the turn ended; the verdict is being taken", tags={"deciding"},
+          status="fail"),
+    State("executable", "every call is complete, unambiguous and valid", final=True,
+          tags={"runs"}, status="pass"),
+    State("blocked", "no call of this turn may run", final=True, tags={"blocks"},
+          status="fail"),
+    State("not_applicable", "the turn carried no tool call", final=True, tags={"no_calls"},
+          status="not_applicable"),
 )
+# fmt: on
 
 # fmt: off
 TRANSITIONS = (

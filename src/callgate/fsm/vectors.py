@@ -37,7 +37,7 @@ class VectorError(ValueError):
 
 
 @frozen
-class Step:
+class Move:
     """One event fed to a machine and the state after it (unchanged when refused)."""
 
     event: str
@@ -52,7 +52,7 @@ class Run:
     name: str
     source: str
     initial: str
-    steps: tuple[Step, ...]
+    steps: tuple[Move, ...]
 
     def as_dict(self) -> dict[str, Any]:
         """The run as plain JSON-ready data."""
@@ -79,17 +79,17 @@ def _paths(table: Table) -> dict[str, tuple[str, ...]]:
     return paths
 
 
-def _walk(interpreter: Interpreter, events: Iterable[str]) -> list[Step]:
+def _walk(interpreter: Interpreter[str], events: Iterable[str]) -> list[Move]:
     steps, state = [], interpreter.initial
     for event in events:
         state = interpreter.step(state, event)
-        steps.append(Step(event, state))
+        steps.append(Move(event, state))
     return steps
 
 
 def generated_runs(table: Table) -> list[Run]:
     """Runs that take every transition once and refuse every pair the table lacks."""
-    interpreter = Interpreter(table)
+    interpreter = Interpreter[str](table)
     paths = _paths(table)
     runs = []
     for t in table.transitions:
@@ -101,14 +101,14 @@ def generated_runs(table: Table) -> list[Run]:
         for event in table.event_names:
             if not interpreter.accepts(state, event):
                 steps = _walk(interpreter, paths[state])
-                steps.append(Step(event, state, refused=True))
+                steps.append(Move(event, state, refused=True))
                 runs.append(Run(f"{state} refuses {event}", "refusal", table.initial, tuple(steps)))
     return runs
 
 
 def mismatches(table: Table, runs: Sequence[Run]) -> list[str]:
     """Every place where ``table`` does not reproduce a run, as readable lines."""
-    interpreter = Interpreter(table)
+    interpreter = Interpreter[str](table)
     found = []
     for run in runs:
         if run.initial != table.initial:
@@ -148,7 +148,7 @@ def loads(text: str) -> tuple[str, list[Run]]:
                 run["name"],
                 run["source"],
                 run["initial"],
-                tuple(Step(s["event"], s["state"], s["refused"]) for s in run["steps"]),
+                tuple(Move(s["event"], s["state"], s["refused"]) for s in run["steps"]),
             )
             for run in data["runs"]
         ]

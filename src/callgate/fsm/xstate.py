@@ -10,7 +10,8 @@ Final states: callgate's final states may still accept events (``blocked`` absor
 event, ``validated`` can still be blocked), while an XState ``type: "final"`` state at
 the root stops the actor. So every final state carries the tag ``final`` (test it with
 ``snapshot.hasTag("final")``) and only a final state that accepts no event at all is
-also ``type: "final"``.
+also ``type: "final"``. A state's table tags are XState tags too (``holds``, ``blocks``,
+...), and its status, if any, is its ``meta.status``.
 
 XState ignores an event that a state does not accept; callgate never does. A runtime
 embedding the config must check ``snapshot.can(event)`` first and treat ``false`` as an
@@ -45,10 +46,13 @@ def to_xstate(table: Table) -> dict[str, Any]:
     for state in table.states:
         outgoing = table.outgoing(state.name)
         node: dict[str, Any] = {"description": state.doc}
-        if state.final:
-            node["tags"] = [FINAL_TAG]
-            if not outgoing:
-                node["type"] = "final"
+        tags = sorted({FINAL_TAG, *state.tags} if state.final else state.tags)
+        if tags:
+            node["tags"] = tags
+        if state.final and not outgoing:
+            node["type"] = "final"
+        if state.status is not None:
+            node["meta"] = {"status": state.status}
         if outgoing:
             node["on"] = {t.event: _transition(t) for t in outgoing}
         states[state.name] = node

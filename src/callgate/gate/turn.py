@@ -21,9 +21,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from callgate.fsm.interpreter import Interpreter
-from callgate.fsm.slot import SLOT
+from callgate.fsm.release import POLICIES as _POLICIES
+from callgate.fsm.release import Policy
+from callgate.fsm.release import policy as release_policy
+from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
-from callgate.fsm.turn import TURN
+from callgate.fsm.turn import TURN, TurnState
 from callgate.gate.findings import Finding, finding
 from callgate.gate.jsonscan import StructureScanner
 from callgate.gate.limits import Limits
@@ -36,18 +39,28 @@ _MESSAGES = {
     "duplicate_terminal": "slot {key}: a second terminal for this call",
 }
 """Messages for findings whose cause the table already says, by finding code."""
-POLICIES = ("turn", "call", "parseable")
-"""When calls are released: after the turn's terminal evidence (default, safe), after each
-call's own done (formats that have one), or as soon as arguments parse (unsafe)."""
-_SLOTS = Interpreter(SLOT)
-_TURN = Interpreter(TURN)
-_SLOT_LOOKUP: dict[tuple[str, str], Transition] = {(t.source, t.event): t for t in SLOT.transitions}
+POLICIES = tuple(_POLICIES)
+"""When calls are released (the release table, :mod:`callgate.fsm.release`): after the
+turn's terminal evidence (default, safe), after each call's own done (formats that have
+one), or as soon as arguments parse (unsafe)."""
+_SLOTS = Interpreter[SlotState](SLOT)
+_TURN = Interpreter[TurnState](TURN)
+_APPENDS = SLOT.tagged("appending")
+"""Slot states in which an argument fragment is appended."""
 _APPENDING = frozenset(
     t.source
     for t in SLOT.transitions
-    if t.event == "args" and t.source == t.target == "accumulating" and t.output is None
+    if t.event == "args" and t.source == t.target and t.target in _APPENDS and t.output is None
 )
 """States whose ``args`` transition is a plain self-loop: the hot path appends and returns."""
+_REPLAYING = SLOT.tagged("replaying")
+_CHECKING = SLOT.tagged("checking")
+_VALID = SLOT.tagged("valid")
+_SLOT_BLOCKS = SLOT.tagged("blocks")
+_RECEIVING = TURN.tagged("receiving")
+_DECIDING = TURN.tagged("deciding")
+_RUNS = TURN.tagged("runs")
+_TURN_BLOCKS = TURN.tagged("blocks")
 
 
 class Slot:
@@ -72,7 +85,7 @@ class Slot:
 
     def __init__(self, key: SlotKey) -> None:
         self.key = key
-        self.state = _SLOTS.initial
+        self.state: SlotState = _SLOTS.initial
         self.id: str | None = None
         self.name: str | None = None
         self.parts: list[str] = []
@@ -121,7 +134,7 @@ class TurnGate:
         self.empty_arguments_object = empty_arguments_object
         self.preview = preview
         self.slots: dict[SlotKey, Slot] = {}
-        self.turn = _TURN.initial
+        self.turn: TurnState = _TURN.initial
         self.version = 0
         """Counts the transitions taken outside the appending hot path: a reader that saw
         the same version saw the same slots, identities and verdict (only more fragments)."""
@@ -214,8 +227,8 @@ class TurnGate:
         if self.turn_bytes + size > limits.max_turn_bytes:
             self._fire(slot, "overflow", f"the turn exceeds {limits.max_turn_bytes} bytes")
             return
-        transition = _SLOT_LOOKUP.get((state, "args")) or self._transition(slot, "args")
-        if transition.target == "accumulating":
+        transition = _SLOTS.find(state, "args") or self._transition(slot, "args")
+        if transition.target in _APPENDS:
             slot.parts.append(text)
             slot.nbytes += size
             self.turn_bytes += size
@@ -225,7 +238,7 @@ class TurnGate:
                 if scan.deepest > limits.max_depth:
                     self._fire(slot, "overflow", f"arguments nest deeper than {limits.max_depth}")
                     return
-            if transition.source == "accumulating":
+            if transition.source in _APPENDS:
                 return  # the self-loop: nothing else to record
         self._apply(slot, transition, f"fragment {text[:40]!r} after terminal")
 
@@ -234,7 +247,7 @@ class TurnGate:
         slot = self._slot(key)
         if slot is None:
             return
-        received = slot.replay if slot.state == "replaying" else slot.raw_arguments
+        received = slot.replay if slot.state in _REPLAYING else slot.raw_arguments
         if arguments == received:
             self._fire(slot, "restate", f"full arguments for slot {slot.key}, never opened")
             return
@@ -261,7 +274,7 @@ class TurnGate:
         slot = self._slot(key)
         if slot is None:
             return
-        if self._fire(slot, "close", "").target == "terminal":
+        if self._fire(slot, "close", "").target in _CHECKING:
             self._check(slot)
 
     def turn_done(self, tool_reason: bool, reason: str | None) -> None:
@@ -288,9 +301,9 @@ class TurnGate:
         """The stream ended: nothing more will come for this turn."""
         for slot in list(self.slots.values()):
             self._fire(slot, "stream_end", "the stream ended before this call's terminal")
-        if self.turn == "streaming" and self.slots:
+        if self.turn in _RECEIVING and self.slots:
             self.refuse("missing_terminal", "the stream ended without the turn's terminal event")
-        if self._fire_turn("end") == "complete":
+        if self._fire_turn("end") in _DECIDING:
             self._verdict()
 
     def stray(self, chunk: Mapping[str, Any]) -> None:
@@ -337,31 +350,51 @@ class TurnGate:
     @property
     def executable(self) -> bool:
         """Whether the turn's calls may run now (the turn policy)."""
-        return self.turn == "executable"
+        return self.turn in _RUNS
 
     def releasable(self, policy: str = "turn") -> list[Slot]:
         """The slots a caller may execute now under ``policy`` (see :data:`POLICIES`).
 
-        ``call`` releases a call at its own done only in formats that have one (elsewhere
-        it is ``turn``); atomicity then covers only calls not yet released. ``parseable``
-        needs ``preview=True`` and releases a call once its arguments close, parse and
-        validate, before any terminal evidence: it is unsafe and opt-in.
+        Each slot's evidence is an event of the release table (:mod:`callgate.fsm.release`):
+        the turn's verdict (``turn_pass``, ``turn_block``), a validated slot's own done
+        (``call_valid``, in formats that have one; elsewhere ``args_valid``), arguments
+        that closed, parse and validate early (``args_valid``). ``call`` releases a call
+        at its own done; atomicity then covers only calls not yet released. ``parseable``
+        needs ``preview=True`` and releases a call once its arguments parse, before any
+        terminal evidence: it is unsafe and opt-in.
         """
-        if policy not in POLICIES:
-            raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
-        if self.turn == "executable":
-            return self.ordered_slots()
-        if self.turn == "blocked" or policy == "turn":
+        rule = release_policy(policy)
+        return [slot for slot, event in self.release_evidence(rule) if rule.releases(event)]
+
+    def release_evidence(self, rule: Policy) -> list[tuple[Slot, str]]:
+        """Each slot with release evidence now, and its release-table event, by slot key.
+
+        Only what ``rule`` reads is gathered (the events its waiting state accepts): under
+        ``turn`` nothing but the turn's verdict; arguments are parsed early only where
+        ``rule`` reads them. A validated slot's evidence is its own done where the format
+        has one, otherwise that its arguments validated.
+        """
+        turn = self.turn
+        if turn in _RUNS:
+            return [(slot, "turn_pass") for slot in self.ordered_slots()]
+        if turn in _TURN_BLOCKS:
+            return [(slot, "turn_block") for slot in self.ordered_slots()]
+        if not (rule.per_call or rule.early):
             return []
-        if policy == "call":
-            if not self.per_call_done:
-                return []
-            return [s for s in self.ordered_slots() if s.state == "validated"]
-        return [s for s in self.ordered_slots() if s.state == "validated" or self._early(s)]
+        own = "call_valid" if self.per_call_done else "args_valid"
+        read = rule.reads(own)
+        found = []
+        for slot in self.ordered_slots():
+            if slot.state in _VALID:
+                if read:
+                    found.append((slot, own))
+            elif rule.early and self._early(slot):
+                found.append((slot, "args_valid"))
+        return found
 
     def _early(self, slot: Slot) -> bool:
         scan = slot.scan
-        if scan is None or not scan.closed or slot.state != "accumulating":
+        if scan is None or not scan.closed or slot.state not in _APPENDS:
             return False
         if slot.early is None:
             arguments, problem = parse_arguments(
@@ -497,10 +530,7 @@ class TurnGate:
             self._fire_turn("block")
 
     def _transition(self, slot: Slot, event: str) -> Transition:
-        transition = _SLOT_LOOKUP.get((slot.state, event))
-        if transition is None:
-            return _SLOTS.transition(slot.state, event)  # raises, naming machine/state/event
-        return transition
+        return _SLOTS.transition(slot.state, event)  # raises, naming machine/state/event
 
     def _fire(self, slot: Slot, event: str, message: str) -> Transition:
         transition = self._transition(slot, event)
@@ -509,28 +539,28 @@ class TurnGate:
 
     def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
         self.version += 1
-        slot.state = transition.target
+        slot.state = _SLOTS.target(transition)
         output = transition.output
         if output is not None and output != "check_finding":
             text = message or _MESSAGES.get(output, output).format(key=slot.key)
             self._record(finding(output, text, slot.key))
-        if transition.target == "blocked" and transition.source != "blocked":
+        if transition.target in _SLOT_BLOCKS and transition.source not in _SLOT_BLOCKS:
             self._fire_turn("block")
 
-    def _fire_turn(self, event: str, message: str = "", key: object = None) -> str:
+    def _fire_turn(self, event: str, message: str = "", key: object = None) -> TurnState:
         transition = _TURN.transition(self.turn, event)
         self.version += 1
-        self.turn = transition.target
+        self.turn = _TURN.target(transition)
         if transition.output is not None:
             self._record(finding(transition.output, message, key if type(key) is int else None))
         return self.turn
 
     def _verdict(self) -> None:
-        if self.turn != "complete":
+        if self.turn not in _DECIDING:
             return
         if not self.slots:
             self._fire_turn("empty")
-        elif all(s.state == "validated" for s in self.slots.values()):
+        elif all(s.state in _VALID for s in self.slots.values()):
             self._fire_turn("pass")
         else:
             self._fire_turn("fail")

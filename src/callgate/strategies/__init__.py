@@ -4,8 +4,9 @@ from callgate.strategies.anthropic import AnthropicStrategy
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
+    MessageReader,
     Shape,
+    StreamReader,
     ToolResult,
 )
 from callgate.strategies.bedrock import BedrockStrategy
@@ -14,6 +15,7 @@ from callgate.strategies.gemini import GeminiStrategy
 from callgate.strategies.ollama import OllamaStrategy
 from callgate.strategies.openai import MistralStrategy, OpenAIStrategy
 from callgate.strategies.responses import ResponsesStrategy
+from callgate.strategies.text.strategy import TEXT_STRATEGIES
 
 WIRE_STRATEGIES: dict[str, type[ExtractionStrategy]] = {
     "openai": OpenAIStrategy,
@@ -28,10 +30,8 @@ WIRE_STRATEGIES: dict[str, type[ExtractionStrategy]] = {
 """Every wire strategy, by the profile name the command line and fixtures use."""
 
 
-def default_strategies() -> list[ExtractionStrategy]:
+def default_strategies() -> list[MessageReader]:
     """The default chain: every wire strategy, then a text strategy per text format."""
-    from callgate.strategies.text.strategy import TEXT_STRATEGIES
-
     return [*default_wire_strategies(), *(cls() for cls in TEXT_STRATEGIES.values())]
 
 
@@ -55,13 +55,14 @@ __all__ = [
     "CohereStrategy",
     "ExtractedCall",
     "ExtractionStrategy",
-    "Forming",
     "GeminiStrategy",
+    "MessageReader",
     "MistralStrategy",
     "OllamaStrategy",
     "OpenAIStrategy",
     "ResponsesStrategy",
     "Shape",
+    "StreamReader",
     "ToolResult",
     "default_strategies",
     "default_wire_strategies",

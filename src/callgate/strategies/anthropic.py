@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
-    block_messages,
+    repaired_blocks,
 )
 
 if TYPE_CHECKING:
@@ -103,7 +102,7 @@ class AnthropicStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str | None:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str | None:
         """Apply one event; report tool-call primitives to the gate; return new text.
 
         A delta event is never the stream's end: one that shows nothing returns None.
@@ -139,11 +138,11 @@ class AnthropicStrategy(ExtractionStrategy):
             delta = chunk.get("delta") or {}
             acc.envelope.update(delta)
             if chunk.get("usage"):
-                if acc.usage is None or acc.envelope.get("usage") is not acc.usage:
-                    usage: dict[str, Any] = acc.envelope.get("usage") or {}
-                    acc.usage = dict(usage)
-                    acc.envelope["usage"] = acc.usage
-                acc.usage.update(chunk["usage"])
+                usage, stored = acc.usage, cast(object, acc.envelope.get("usage"))
+                if usage is None or stored is not usage:
+                    usage = acc.usage = dict(acc.envelope.get("usage") or {})
+                    acc.envelope["usage"] = usage
+                usage.update(chunk["usage"])
             reason = delta.get("stop_reason")
             if reason is not None:
                 acc.stop_reason = reason
@@ -233,7 +232,7 @@ class AnthropicStrategy(ExtractionStrategy):
         """``message_stop`` ends the stream."""
         return chunk.get("type") == "message_stop"
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false message: the envelope and every block in index order."""
         content = []
         for index in sorted(acc.blocks):
@@ -248,8 +247,8 @@ class AnthropicStrategy(ExtractionStrategy):
                 block["input"] = _server_input(acc.server[index], block.get("input"))
             content.append(block)
         message: dict[str, Any] = {**acc.envelope, "content": content}
-        usage = message.get("usage")
-        if usage is not None and usage is acc.usage:
+        usage, stored = acc.usage, cast(object, message.get("usage"))
+        if usage is not None and stored is usage:
             message["usage"] = dict(usage)
         return message
 
@@ -271,15 +270,6 @@ class AnthropicStrategy(ExtractionStrategy):
             if block.get("type") == "text"
         )
 
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once a ``tool_use`` block exists; its name comes with it."""
-        names = [
-            block.get("name")
-            for block in message.get("content") or ()
-            if block.get("type") == "tool_use"
-        ]
-        return Forming(bool(names), names[-1] if names else None)
-
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assistant turn: role and content blocks (the envelope stays behind)."""
         return [{"role": "assistant", "content": list(message.get("content") or ())}]
@@ -292,13 +282,12 @@ class AnthropicStrategy(ExtractionStrategy):
         Empty text blocks, and a message left with no block, are left out: the API
         refuses them.
         """
-        pairing = CallPairing(calls)
-        repaired = block_messages(
+        return repaired_blocks(
             history,
+            calls,
             lambda block: block.get("type") != "text" or bool(block.get("text")),
-            lambda block: _answerable_block(block, pairing),
+            _answerable_block,
         )
-        return repaired, pairing.placed
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``tool_result`` block per result, by ``tool_use_id``."""

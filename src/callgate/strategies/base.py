@@ -1,16 +1,20 @@
-"""The shape every format expert has: :class:`ExtractionStrategy` and what it returns.
+"""The shapes every format expert has, and what they return.
 
-A strategy owns one format end to end, in that format's own native shape: it recognises
-the format's chunks and messages, reassembles chunks into the provider's stream=false
-message, reports each tool-call primitive (slot, identity, fragment, done) to the turn's
-:class:`~callgate.gate.TurnGate`, and reads calls and text back out of the message.
+A wire strategy (:class:`ExtractionStrategy`) owns one wire end to end, in its own native
+shape: it recognises the wire's chunks and messages, reassembles chunks into the
+provider's stream=false message (its :class:`StreamReader` part, over an accumulator of
+the wire's own type), reports each tool-call primitive (slot, identity, fragment, done) to
+the turn's :class:`~callgate.gate.TurnGate`, and reads calls and text back out of the
+message (its :class:`MessageReader` part). A text format reads messages only: it is a
+:class:`MessageReader` and nothing more, so it has no stream method to refuse.
 """
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from attrs import evolve, frozen
 
@@ -32,14 +36,6 @@ class ExtractedCall:
     name: str
     arguments: dict[str, Any]
     slot: int | str | None = None
-
-
-@frozen
-class Forming:
-    """Whether a call is coming in a message being assembled, and its name once known."""
-
-    forming: bool
-    name: str | None = None
 
 
 @frozen
@@ -114,20 +110,32 @@ class CallPairing:
         return match
 
 
-def block_messages(
+def repaired_blocks(
     history: Sequence[dict[str, Any]],
+    calls: Sequence[HistoryCall],
     keep: Callable[[dict[str, Any]], bool],
-    answerable: Callable[[dict[str, Any]], dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """Messages of content blocks: the blocks ``keep`` accepts, each made ``answerable``.
+    repair: Callable[[dict[str, Any], CallPairing], dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+    """Block messages whose blocks ``keep`` accepts, each repaired; and their calls, in order.
 
-    A message left without a block is left out (providers refuse it).
+    Each kept block is made answerable by ``repair`` against ``calls`` (a
+    :class:`CallPairing`); a message left without a block is left out (providers refuse it).
     """
+    pairing = CallPairing(calls)
     repaired = [
-        {**message, "content": [answerable(b) for b in message["content"] if keep(b)]}
+        {**message, "content": [repair(b, pairing) for b in message["content"] if keep(b)]}
         for message in history
     ]
-    return [message for message in repaired if message["content"]]
+    return [message for message in repaired if message["content"]], pairing.placed
+
+
+def whole_call(call_id: Any, name: Any, arguments: Any, position: int) -> ExtractedCall | None:
+    """A call whose arguments arrive as an object (null: ``{}``), or None without a name."""
+    if arguments is None:
+        arguments = {}
+    if isinstance(name, str) and name and isinstance(arguments, Mapping):
+        return ExtractedCall(call_id, name, dict(arguments), position)
+    return None
 
 
 def function_call_entries(
@@ -138,13 +146,27 @@ def function_call_entries(
     Unreadable arguments go back as ``{}``. An assistant message with neither content nor
     calls (a stream cut before either) is left out: the APIs refuse it.
     """
+    return repaired_tool_calls(history, calls, _function_entry, drop_empty=True)
+
+
+def repaired_tool_calls(
+    history: Sequence[dict[str, Any]],
+    calls: Sequence[HistoryCall],
+    repair: Callable[[dict[str, Any], CallPairing], dict[str, Any]],
+    *,
+    drop_empty: bool,
+) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
+    """``history`` with each ``tool_calls`` entry made answerable by ``repair``, and its calls.
+
+    ``drop_empty`` leaves out an assistant message with neither content nor calls.
+    """
     pairing = CallPairing(calls)
     repaired = [
-        {**m, "tool_calls": [_function_entry(e, pairing) for e in m["tool_calls"]]}
+        {**m, "tool_calls": [repair(e, pairing) for e in m["tool_calls"]]}
         if m.get("tool_calls")
         else m
         for m in history
-        if m.get("content") or m.get("tool_calls")
+        if not drop_empty or m.get("content") or m.get("tool_calls")
     ]
     return repaired, pairing.placed
 
@@ -202,47 +224,65 @@ def function_calls(tool_calls: Any, *, empty_object: bool = False) -> list[Extra
     return [call for call, problem in read if problem is None]
 
 
-class ExtractionStrategy(ABC):
-    """One format's expert: recognise, reassemble, extract, and shape results."""
+def report_whole_arguments(
+    gate: TurnGate, reported: set[int], key: int, arguments: object, word: str
+) -> None:
+    """Hand the gate a call's arguments that arrived whole, once, as one JSON fragment.
+
+    For wires whose calls carry their arguments as an object (Gemini ``args``, Ollama
+    ``arguments``, named by ``word``): None reports nothing; an object that JSON cannot
+    write is refused (``limit_exceeded`` when it nests too deeply).
+    """
+    if key in reported:
+        return
+    reported.add(key)
+    if arguments is None:
+        return
+    try:
+        text = json.dumps(arguments, ensure_ascii=False)
+    except RecursionError:
+        gate.refuse("limit_exceeded", f"call {key}: {word} nest too deeply to read")
+        return
+    except (TypeError, ValueError) as error:
+        gate.refuse("malformed_chunk", f"call {key}: {word} are not JSON data: {error}")
+        return
+    gate.fragment(key, text)
+
+
+def text_field(
+    refuse: Callable[[str, str], object], shape: Mapping[str, Any], field: str, what: str
+) -> str | None:
+    """A call's id or name field: a non-empty string, or None; anything else is refused."""
+    value = shape.get(field)
+    if isinstance(value, str):
+        return value or None
+    if value is not None:
+        refuse("malformed_chunk", f"{what} {field} is not a string: {value!r:.40}")
+    return None
+
+
+class Recognizer(ABC):
+    """What the chain resolves: a format that knows its own shapes by sight."""
 
     name: ClassVar[str]
-    """The profile name (``openai``, ``anthropic``, ...)."""
-    leaks_into_text: ClassVar[bool] = False
-    """Whether a message of this format that has no native call may carry one as text."""
-    per_call_done: ClassVar[bool] = False
-    """Whether the format ends each call with its own done event."""
-    requires_id: ClassVar[bool] = True
-    """Whether every call must carry a call id (to correlate its result)."""
-    empty_arguments_object: ClassVar[bool] = False
-    """Whether a call whose argument stream is empty means ``{}`` in this format."""
-    reports_stray_chunks: ClassVar[bool] = False
-    """Whether :meth:`accumulate` hands every chunk this format does not recognise to
-    ``gate.stray()`` before reading anything of it. The buffer then checks a chunk for
-    another wire's only there, off the common path; without it, on every chunk."""
+    """The profile name (``openai``, ``anthropic``, ``hermes``, ...)."""
 
     @abstractmethod
     def recognizes(self, shape: Shape) -> bool:
         """Whether ``shape`` (a raw chunk or an assembled message) is this format."""
 
-    @abstractmethod
-    def new_accumulator(self, gate: TurnGate) -> Any:
-        """A fresh native accumulator for one turn, reporting primitives to ``gate``."""
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
 
-    @abstractmethod
-    def accumulate(self, acc: Any, chunk: Shape) -> str | None:
-        """Add ``chunk`` to ``acc``; return the content text it adds for display.
 
-        None says more than ``""``: the chunk adds no text and is certainly not the
-        stream's end (:meth:`is_done` is false for it), so the buffer does not ask.
-        """
+class MessageReader(Recognizer):
+    """Reads an assembled message: its calls, its text, and the results shaped for the next turn.
 
-    @abstractmethod
-    def is_done(self, chunk: Shape) -> bool:
-        """Whether ``chunk`` is the format's stream-completion signal."""
+    Every strategy has this part; a text format (:mod:`callgate.strategies.text`) has only it.
+    """
 
-    @abstractmethod
-    def message(self, acc: Any) -> dict[str, Any]:
-        """The provider's own stream=false message for what ``acc`` holds so far."""
+    leaks_into_text: ClassVar[bool] = False
+    """Whether a message of this format that has no native call may carry one as text."""
 
     @abstractmethod
     def extract(self, message: Shape) -> list[ExtractedCall]:
@@ -261,12 +301,55 @@ class ExtractionStrategy(ABC):
         """The plain text content of an assembled message."""
 
     @abstractmethod
-    def forming(self, message: Shape) -> Forming:
-        """Whether a call is forming in ``message``, and its name if it has streamed."""
-
-    @abstractmethod
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """The tool results, shaped as the messages this provider expects next."""
+
+
+Acc = TypeVar("Acc")
+"""A stream reader's own accumulator type (one per wire)."""
+
+
+class StreamReader(Recognizer, Generic[Acc]):
+    """Reassembles a wire's chunks into its stream=false message, reporting to the gate."""
+
+    per_call_done: ClassVar[bool] = False
+    """Whether the format ends each call with its own done event."""
+    requires_id: ClassVar[bool] = True
+    """Whether every call must carry a call id (to correlate its result)."""
+    empty_arguments_object: ClassVar[bool] = False
+    """Whether a call whose argument stream is empty means ``{}`` in this format."""
+    reports_stray_chunks: ClassVar[bool] = False
+    """Whether :meth:`accumulate` hands every chunk this format does not recognise to
+    ``gate.stray()`` before reading anything of it. The buffer then checks a chunk for
+    another wire's only there, off the common path; without it, on every chunk."""
+
+    @abstractmethod
+    def new_accumulator(self, gate: TurnGate) -> Acc:
+        """A fresh native accumulator for one turn, reporting primitives to ``gate``."""
+
+    @abstractmethod
+    def accumulate(self, acc: Acc, chunk: Shape) -> str | None:
+        """Add ``chunk`` to ``acc``; return the content text it adds for display.
+
+        None says more than ``""``: the chunk adds no text and is certainly not the
+        stream's end (:meth:`is_done` is false for it), so the buffer does not ask.
+        """
+
+    @abstractmethod
+    def is_done(self, chunk: Shape) -> bool:
+        """Whether ``chunk`` is the format's stream-completion signal."""
+
+    @abstractmethod
+    def message(self, acc: Acc) -> dict[str, Any]:
+        """The provider's own stream=false message for what ``acc`` holds so far."""
+
+
+class ExtractionStrategy(StreamReader[Any], MessageReader):
+    """One wire format's expert: recognise, reassemble, extract, shape results and history.
+
+    Each wire names its own accumulator type in its :meth:`new_accumulator`,
+    :meth:`accumulate` and :meth:`message`.
+    """
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assembled turn as this provider takes it back in the next request's history."""
@@ -286,6 +369,3 @@ class ExtractionStrategy(ABC):
         """
         opened = [c for c in calls if c.given_id is not None or c.name != NO_NAME]
         return history, [evolve(c, id=c.given_id) for c in opened]
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r}>"

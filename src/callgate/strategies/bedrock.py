@@ -34,11 +34,11 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
-    block_messages,
+    repaired_blocks,
+    text_field,
 )
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ class BedrockStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one event; report tool-call primitives to the gate; return new text."""
         body = chunk.get("contentBlockDelta")
         if type(body) is dict and len(chunk) == 1:
@@ -263,7 +263,7 @@ class BedrockStrategy(ExtractionStrategy):
         """``messageStop`` ends the turn (``metadata`` may follow); so does an exception."""
         return "messageStop" in chunk or not EXCEPTIONS.isdisjoint(chunk)
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false Converse response: ``output.message`` plus what the stream added."""
         content = [_built(acc, index) for index in sorted(acc.blocks)]
         response: dict[str, Any] = {"output": {"message": {"role": acc.role, "content": content}}}
@@ -300,12 +300,6 @@ class BedrockStrategy(ExtractionStrategy):
                     texts.append(text)
         return "".join(texts)
 
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once a client-side ``toolUse`` block exists; its name with it."""
-        tools = [tool for tool in map(_client_tool, _content(message)) if tool is not None]
-        name = tools[-1].get("name") if tools else None
-        return Forming(bool(tools), name if isinstance(name, str) else None)
-
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assistant message inside ``output``."""
         return [{"role": "assistant", "content": [dict(b) for b in _content(message)]}]
@@ -317,13 +311,12 @@ class BedrockStrategy(ExtractionStrategy):
 
         Empty text blocks, and a message left with no block, are left out.
         """
-        pairing = CallPairing(calls)
-        repaired = block_messages(
+        return repaired_blocks(
             history,
+            calls,
             lambda block: "text" not in block or bool(block["text"]),
-            lambda block: _answerable_block(block, pairing),
+            _answerable_block,
         )
-        return repaired, pairing.placed
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message holding a ``toolResult`` block per result, by ``toolUseId``."""
@@ -344,12 +337,7 @@ class BedrockStrategy(ExtractionStrategy):
 
 def _text(gate: TurnGate, tool: Mapping[str, Any], field: str) -> str | None:
     """A toolUse id or name: a non-empty string, or None; anything else is refused."""
-    value = tool.get(field)
-    if isinstance(value, str):
-        return value or None
-    if value is not None:
-        gate.refuse("malformed_chunk", f"a toolUse {field} is not a string: {value!r:.40}")
-    return None
+    return text_field(gate.refuse, tool, field, "a toolUse")
 
 
 def _apply(gate: TurnGate, block: _Block, index: int, delta: Mapping[str, Any]) -> str:

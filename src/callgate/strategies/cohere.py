@@ -33,7 +33,6 @@ from callgate.gate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
@@ -62,6 +61,19 @@ EVENT_TYPES = frozenset(
     }
 )
 _TOOL_REASON = "TOOL_CALL"
+
+
+def _tool_call(gate: TurnGate, event: Shape, kind: str) -> Mapping[str, Any] | None:
+    """The ``delta.message.tool_calls`` object of a tool-call event, or None (refused)."""
+    call = _delta_message(event).get("tool_calls")
+    if isinstance(call, Mapping):
+        return call
+    gate.refuse(
+        "malformed_chunk",
+        f"{kind} for index {event.get('index')!r}: delta.message.tool_calls is not an "
+        f"object: {call!r:.60}",
+    )
+    return None
 
 
 def _delta_message(event: Shape) -> Mapping[str, Any]:
@@ -142,7 +154,7 @@ class CohereStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one event; report tool-call primitives to the gate; return new text."""
         kind = chunk.get("type")
         if kind == "tool-call-delta":
@@ -229,13 +241,8 @@ class CohereStrategy(ExtractionStrategy):
     def _tool_start(acc: _Accumulator, event: Shape) -> None:
         gate = acc.gate
         index = event.get("index")
-        call = _delta_message(event).get("tool_calls")
-        if not isinstance(call, Mapping):
-            gate.refuse(
-                "malformed_chunk",
-                f"tool-call-start for index {index!r}: delta.message.tool_calls is not an "
-                f"object: {call!r:.60}",
-            )
+        call = _tool_call(gate, event, "tool-call-start")
+        if call is None:
             return
         if not _is_index(index):
             gate.refuse("malformed_chunk", f"tool call index {index!r} is not an integer")
@@ -253,13 +260,8 @@ class CohereStrategy(ExtractionStrategy):
     def _tool_delta(acc: _Accumulator, event: Shape) -> None:
         gate = acc.gate
         index = event.get("index")
-        call = _delta_message(event).get("tool_calls")
-        if not isinstance(call, Mapping):
-            gate.refuse(
-                "malformed_chunk",
-                f"tool-call-delta for index {index!r}: delta.message.tool_calls is not an "
-                f"object: {call!r:.60}",
-            )
+        call = _tool_call(gate, event, "tool-call-delta")
+        if call is None:
             return
         if _is_index(index) and index not in acc.started:
             if index not in acc.orphans:
@@ -277,7 +279,7 @@ class CohereStrategy(ExtractionStrategy):
         """``message-end`` ends the stream."""
         return chunk.get("type") == "message-end"
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false ChatResponse."""
         message: dict[str, Any] = {"role": acc.role}
         if acc.blocks:
@@ -333,14 +335,6 @@ class CohereStrategy(ExtractionStrategy):
             for item in content or ()
             if isinstance(item, Mapping) and item.get("type") == "text"
         )
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once a tool call exists (name known) or a tool plan streams."""
-        inner = _message(message)
-        calls = inner.get("tool_calls") or ()
-        if calls:
-            return Forming(True, (calls[-1].get("function") or {}).get("name"))
-        return Forming(bool(inner.get("tool_plan")))
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assistant message (a ChatResponse's ``message``, or the message itself)."""

@@ -56,7 +56,6 @@ strategies (``leaks_into_text``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -65,10 +64,11 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    report_whole_arguments,
+    whole_call,
 )
 
 if TYPE_CHECKING:
@@ -225,7 +225,7 @@ class GeminiStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one chunk; report calls to the gate (args at the turn done); return text."""
         gate = acc.gate
         if "candidates" not in chunk:
@@ -376,20 +376,7 @@ class GeminiStrategy(ExtractionStrategy):
             )
             acc.streaming = None
         for entry in acc.calls:
-            if entry.key in acc.reported:
-                continue
-            acc.reported.add(entry.key)
-            if entry.args is None:
-                continue
-            try:
-                text = json.dumps(entry.args, ensure_ascii=False)
-            except RecursionError:
-                gate.refuse("limit_exceeded", f"call {entry.key}: args nest too deeply to read")
-                continue
-            except (TypeError, ValueError) as error:
-                gate.refuse("malformed_chunk", f"call {entry.key}: args are not JSON data: {error}")
-                continue
-            gate.fragment(entry.key, text)
+            report_whole_arguments(gate, acc.reported, entry.key, entry.args, "args")
         acc.ended = True
         acc.adjacent = False
         gate.turn_done(tool_reason, reason)
@@ -406,7 +393,7 @@ class GeminiStrategy(ExtractionStrategy):
             feedback.get("blockReason", feedback.get("block_reason")) is not None
         )
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false response: one candidate with merged parts, then the envelope."""
         response: dict[str, Any] = {}
         if acc.candidate is not None:
@@ -428,14 +415,11 @@ class GeminiStrategy(ExtractionStrategy):
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """The ``functionCall`` parts that have a name and object args (absent args: ``{}``)."""
-        calls = []
-        for position, call in enumerate(_function_calls(message)):
-            name, args = call.get("name"), call.get("args", {})
-            if args is None:
-                args = {}
-            if isinstance(name, str) and name and isinstance(args, Mapping):
-                calls.append(ExtractedCall(call.get("id"), name, dict(args), position))
-        return calls
+        found = (
+            whole_call(call.get("id"), call.get("name"), call.get("args"), position)
+            for position, call in enumerate(_function_calls(message))
+        )
+        return [call for call in found if call is not None]
 
     def content_text(self, message: Shape) -> str:
         """The text of every non-thought text part of the first candidate, joined."""
@@ -444,14 +428,6 @@ class GeminiStrategy(ExtractionStrategy):
             for part in _parts(message)
             if isinstance(part.get("text"), str) and part.get("thought") is not True
         )
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once a ``functionCall`` part exists; its name comes with it."""
-        calls = _function_calls(message)
-        if not calls:
-            return Forming(False)
-        name = calls[-1].get("name")
-        return Forming(True, name if isinstance(name, str) else None)
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The first candidate's content, role ``model``."""

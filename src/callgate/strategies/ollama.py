@@ -28,7 +28,6 @@ the text strategies (``leaks_into_text``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -36,10 +35,12 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    repaired_tool_calls,
+    report_whole_arguments,
+    whole_call,
 )
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class OllamaStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one line; report calls to the gate (arguments at the done); return text."""
         gate = acc.gate
         if "done" not in chunk or "message" not in chunk:
@@ -172,29 +173,14 @@ class OllamaStrategy(ExtractionStrategy):
     def _turn_done(acc: _Accumulator, reason: Any) -> None:
         gate = acc.gate
         for call in acc.calls:
-            if call.key in acc.reported:
-                continue
-            acc.reported.add(call.key)
-            if call.arguments is None:
-                continue
-            try:
-                text = json.dumps(call.arguments, ensure_ascii=False)
-            except RecursionError:
-                gate.refuse("limit_exceeded", f"call {call.key}: arguments nest too deeply to read")
-                continue
-            except (TypeError, ValueError) as error:
-                gate.refuse(
-                    "malformed_chunk", f"call {call.key}: arguments are not JSON data: {error}"
-                )
-                continue
-            gate.fragment(call.key, text)
+            report_whole_arguments(gate, acc.reported, call.key, call.arguments, "arguments")
         gate.turn_done(reason in _TOOL_REASONS, reason)
 
     def is_done(self, chunk: Shape) -> bool:
         """The ``done: true`` line ends the stream."""
         return chunk.get("done") is True
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false chat response."""
         message: dict[str, Any] = {"role": acc.role, "content": "".join(acc.pieces["content"])}
         thinking = "".join(acc.pieces["thinking"])
@@ -212,25 +198,16 @@ class OllamaStrategy(ExtractionStrategy):
         calls = []
         for position, entry in enumerate(_tool_calls(message)):
             function = entry.get("function") or {}
-            name, arguments = function.get("name"), function.get("arguments", {})
-            if arguments is None:
-                arguments = {}
-            if isinstance(name, str) and name and isinstance(arguments, Mapping):
-                calls.append(ExtractedCall(entry.get("id"), name, dict(arguments), position))
+            arguments = function.get("arguments")
+            call = whole_call(entry.get("id"), function.get("name"), arguments, position)
+            if call is not None:
+                calls.append(call)
         return calls
 
     def content_text(self, message: Shape) -> str:
         """The message ``content``, or empty."""
         content = _inner(message).get("content")
         return content if isinstance(content, str) else ""
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once ``tool_calls`` has an entry; its name comes with it."""
-        calls = _tool_calls(message)
-        if not calls:
-            return Forming(False)
-        name = (calls[-1].get("function") or {}).get("name")
-        return Forming(True, name if isinstance(name, str) else None)
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The chat response's message."""
@@ -241,14 +218,7 @@ class OllamaStrategy(ExtractionStrategy):
         self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]
     ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
         """Each ``tool_calls`` entry with its call's name and object ``arguments``."""
-        pairing = CallPairing(calls)
-        repaired = [
-            {**m, "tool_calls": [_answerable_call(c, pairing) for c in m["tool_calls"]]}
-            if m.get("tool_calls")
-            else m
-            for m in history
-        ]
-        return repaired, pairing.placed
+        return repaired_tool_calls(history, calls, _answerable_call, drop_empty=False)
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, naming its tool in ``tool_name``.

@@ -19,7 +19,6 @@ from callgate.gate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
@@ -77,7 +76,7 @@ class OpenAIStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one chunk; report tool-call primitives to the gate; return new content."""
         shown = ""
         gate = acc.gate
@@ -157,7 +156,7 @@ class OpenAIStrategy(ExtractionStrategy):
         choices = chunk.get("choices")
         return choices is not None and bool(choices) and choices[0].get("finish_reason") is not None
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false assistant message (content as parts if the server sent parts)."""
         message: dict[str, Any] = {
             "role": acc.role,
@@ -194,13 +193,6 @@ class OpenAIStrategy(ExtractionStrategy):
             texts = (p.get("text") for p in content if isinstance(p, Mapping))
             return "".join(t for t in texts if isinstance(t, str))
         return content if isinstance(content, str) else ""
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once ``tool_calls`` has an entry; its name once streamed."""
-        calls = message.get("tool_calls") or ()
-        if not calls:
-            return Forming(False)
-        return Forming(True, (calls[-1].get("function") or {}).get("name"))
 
     def answerable(
         self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]

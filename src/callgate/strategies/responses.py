@@ -31,22 +31,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from callgate.fsm.slot import SLOT
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
 from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
-    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    text_field,
 )
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
 
 _PREFIX = "response."
+_VALID = SLOT.tagged("valid")
+"""Slot states whose call validated: the completed response may restate it."""
 _LIFECYCLE = frozenset({"response.created", "response.queued", "response.in_progress"})
 _ENDINGS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _TERMINAL = _ENDINGS | {"error"}
@@ -155,7 +158,7 @@ class ResponsesStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one event; report tool-call primitives to the gate; return new text."""
         kind = chunk.get("type")
         if not isinstance(kind, str):
@@ -224,11 +227,7 @@ class ResponsesStrategy(ExtractionStrategy):
     def _item_added(self, acc: _Accumulator, chunk: Shape) -> None:
         key, item = chunk.get("output_index"), chunk.get("item")
         if not _is_index(key) or not isinstance(item, Mapping):
-            acc.refuse(
-                "malformed_chunk",
-                f"output_item.added needs an output_index and an item: {dict(chunk)!r:.80}",
-                key,
-            )
+            _refuse_item(acc, chunk, "added")
             return
         kind = item.get("type")
         if key in acc.items:
@@ -326,11 +325,7 @@ class ResponsesStrategy(ExtractionStrategy):
     def _item_done(self, acc: _Accumulator, chunk: Shape) -> None:
         key, item = chunk.get("output_index"), chunk.get("item")
         if not _is_index(key) or not isinstance(item, Mapping):
-            acc.refuse(
-                "malformed_chunk",
-                f"output_item.done needs an output_index and an item: {dict(chunk)!r:.80}",
-                key,
-            )
+            _refuse_item(acc, chunk, "done")
             return
         is_call = item.get("type") == "function_call"
         if is_call != (key in acc.calls) and key in acc.items:
@@ -391,7 +386,7 @@ class ResponsesStrategy(ExtractionStrategy):
                 )
                 continue
             slot = gate.slots.get(key)
-            if slot is None or slot.state != "validated":
+            if slot is None or slot.state not in _VALID:
                 continue
             call_id, name = item.get("call_id") or None, item.get("name") or None
             if call_id != slot.id or name != slot.name:
@@ -466,7 +461,7 @@ class ResponsesStrategy(ExtractionStrategy):
         kind = chunk.get("type")
         return isinstance(kind, str) and kind in _TERMINAL
 
-    def message(self, acc: Any) -> dict[str, Any]:
+    def message(self, acc: _Accumulator) -> dict[str, Any]:
         """The stream=false Response: the envelope, and every output item by output_index."""
         output = []
         for key in sorted(acc.items):
@@ -500,14 +495,6 @@ class ResponsesStrategy(ExtractionStrategy):
                 if isinstance(text, str) and part.get("type") == "output_text":
                     texts.append(text)
         return "".join(texts)
-
-    def forming(self, message: Shape) -> Forming:
-        """A call is forming once a ``function_call`` item exists; its name comes with it."""
-        names = [
-            item.get("name") for item in _output(message) if item.get("type") == "function_call"
-        ]
-        last = names[-1] if names else None
-        return Forming(bool(names), last if isinstance(last, str) else None)
 
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The Response's output items, which the next request takes as input items."""
@@ -569,14 +556,18 @@ def _output(message: Shape) -> list[Mapping[str, Any]]:
     return [item for item in output if isinstance(item, Mapping)]
 
 
+def _refuse_item(acc: _Accumulator, chunk: Shape, which: str) -> None:
+    """An ``output_item`` event without an integer output_index and an item object."""
+    acc.refuse(
+        "malformed_chunk",
+        f"output_item.{which} needs an output_index and an item: {dict(chunk)!r:.80}",
+        chunk.get("output_index"),
+    )
+
+
 def _text(acc: _Accumulator, item: Mapping[str, Any], field: str) -> str | None:
     """An item's id or name: a non-empty string, or None; anything else is refused."""
-    value = item.get(field)
-    if isinstance(value, str):
-        return value or None
-    if value is not None:
-        acc.refuse("malformed_chunk", f"a function call's {field} is not a string: {value!r:.40}")
-    return None
+    return text_field(acc.refuse, item, field, "a function call's")
 
 
 def _describe(error: Mapping[str, Any]) -> str:

@@ -22,12 +22,12 @@ are held.
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import NamedTuple
 
 from attrs import frozen
 
-from callgate.fsm.detector import DETECTOR
+from callgate.fsm.detector import DETECTOR, DetectorState
 from callgate.fsm.interpreter import Interpreter
 from callgate.gate.findings import Finding, finding
 from callgate.strategies.text.base import Schemas, TextCall
@@ -45,10 +45,16 @@ THINK_CLOSE = "</think>"
 HEAD = 64
 """How many payload characters the viability check reads before it trusts a block."""
 
-_MACHINE = Interpreter(DETECTOR)
-_PLAIN = _MACHINE.transition("printing", "text")
-"""Plain text while printing is a self-loop with no output: the fast path only shows it."""
-assert _PLAIN.target == "printing" and _PLAIN.output is None
+_MACHINE = Interpreter[DetectorState](DETECTOR)
+_PASSES = frozenset(
+    s
+    for s in DETECTOR.tagged("passes")
+    if (t := _MACHINE.find(s, "text")) is not None and t.target == s and t.output is None
+)
+"""States where plain text is a self-loop with no output: the fast path only shows it."""
+assert _PASSES, "the detector table has no state where plain text passes"
+_COLLECTS = DETECTOR.tagged("collects")
+"""States inside a block: new text is ``payload`` there, ``text`` elsewhere."""
 
 
 @frozen
@@ -61,10 +67,10 @@ class DetectedBlock:
     shown: bool = False
     """True for end-of-stream formats (bare JSON, pythonic): the text was already shown."""
     at: int = 0
-    """Where the markup sat in the step's shown text: this many shown characters precede it."""
+    """Where the markup sat in the shown text of its Detected: this many characters precede it."""
 
 
-class Step(NamedTuple):
+class Detected(NamedTuple):
     """What one delta (or the end) produced: text to show now, and finished blocks."""
 
     shown: str
@@ -191,7 +197,7 @@ class Detector:
 
     def reset(self) -> None:
         """Start a new turn; the format memory is kept."""
-        self.state = _MACHINE.initial
+        self.state: DetectorState = _MACHINE.initial
         self.held = ""
         self.block: _Block | None = None
         self._reason_tail = ""
@@ -204,32 +210,26 @@ class Detector:
 
     # -- feeding ----------------------------------------------------------------------
 
-    def feed(self, delta: str) -> Step:
+    def feed(self, delta: str) -> Detected:
         """Read one content delta; return what may be shown now and any finished blocks."""
         if (
-            self.state == "printing"
+            self.state in _PASSES
             and (self._seen_text or not self._at_start)
             and not self._starters.search(delta)
             and delta
         ):
             self._content.append(delta)
-            return Step(delta)
+            return Detected(delta)
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
         text = delta
-        _MACHINE.step(self.state, _TEXT_EVENT.get(self.state, "text"))
+        _MACHINE.step(self.state, "payload" if self.state in _COLLECTS else "text")
         self._run(text, shown, blocks)
-        return self._step(shown, blocks)
+        return self._detected(shown, blocks)
 
     def _run(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> None:
-        handlers = {
-            "printing": self._printing,
-            "matching_prefix": self._printing,
-            "in_block": self._in_block,
-            "reasoning": self._reasoning,
-        }
         while text:
-            text = handlers[self.state](text, shown, blocks)
+            text = _READERS[self.state](self, text, shown, blocks)
 
     def forming(self) -> tuple[bool, str | None]:
         """Whether a block is open, and the tool it names once the name has streamed.
@@ -243,7 +243,7 @@ class Detector:
             return False, None
         return True, leading_name(block.head)
 
-    def abandon(self) -> Step:
+    def abandon(self) -> Detected:
         """Release the open block as text now (its tool is nobody's): read it again as text.
 
         The opening delimiter is shown; the payload so far goes back through the scanner
@@ -251,20 +251,19 @@ class Detector:
         """
         block = self.block
         if block is None:
-            return Step("")
+            return Detected("")
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
         self.block = None
-        self._fire("break")
-        self._show(block.markup_open or block.opener, shown)
+        self._fire("break", shown, text=block.markup_open or block.opener)
         self._seen_text = True
         payload = block.payload()
         self._run(
             payload[len(block.opener) :] if block.formats[0].keep_open else payload, shown, blocks
         )
-        return self._step(shown, blocks)
+        return self._detected(shown, blocks)
 
-    def finish(self) -> Step:
+    def finish(self) -> Detected:
         """The stream ended: release what is held, settle an open block, check the end."""
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
@@ -277,21 +276,17 @@ class Detector:
             parsed = self._parse(block, payload, ended=True) if block.open_ended else None
             if parsed is not None:
                 fmt, calls = parsed
-                self._fire("finish_call")
                 markup = block.markup_open + payload
-                blocks.append(DetectedBlock(fmt.name, calls, markup, at=_length(shown)))
+                found = DetectedBlock(fmt.name, calls, markup, at=_length(shown))
+                self._fire("finish_call", blocks=blocks, found=found)
             else:
-                self._fire("finish_text")
-                self._show(block.markup_open + payload, shown)
+                self._fire("finish_text", shown, text=block.markup_open + payload)
             self.block = None
         else:
-            if self.held:
-                self._show(self.held, shown)
-                self.held = ""
-            self._fire("end")
+            self._fire("end", shown)
         if not blocks and not self._extracted:
             blocks.extend(self._end_formats(shown))
-        return self._step(shown, blocks)
+        return self._detected(shown, blocks)
 
     def feed_reasoning(self, delta: str) -> None:
         """A provider's separate reasoning channel: never shown, scanned only to report."""
@@ -311,30 +306,28 @@ class Detector:
             if lead < len(buf) and buf[lead] in self._at_start:
                 if lead:
                     self._show(buf[:lead], shown)
-                    self._fire("text")
-                self._fire("open")
+                    self._fire("text", shown)
                 opener = buf[lead]
-                self.block = _Block(opener, self._at_start[opener], _NO_STOPS)
+                self._fire("open", block=_Block(opener, self._at_start[opener], _NO_STOPS))
                 return buf[lead:]
         match = self._open_re.search(buf)
         if match is not None:
             before = buf[: match.start()]
             if before:
                 self._show(before, shown)
-                self._fire("text")
+                self._fire("text", shown)
             token = match.group()
             if token == THINK_OPEN:
                 self._show(token, shown)
                 self._fire("think")
                 self._reason_tail = ""
             else:
-                self._fire("open")
-                self.block = _Block(token, self._openers[token], self._stops[token])
+                self._fire("open", block=_Block(token, self._openers[token], self._stops[token]))
             return buf[match.end() :]
         keep = self._held_suffix(buf)
         if len(buf) > keep:
             self._show(buf[: len(buf) - keep], shown)
-            self._fire("text")
+            self._fire("text", shown)
         if keep:
             self.held = buf[len(buf) - keep :]
             self._fire("prefix")
@@ -369,12 +362,11 @@ class Detector:
         parsed = self._parse(block, payload)
         self.block = None
         if parsed is None:
-            self._fire("close_text")
-            self._show(markup, shown)
+            self._fire("close_text", shown, text=markup)
         else:
             fmt, calls = parsed
-            self._fire("close_call")
-            blocks.append(DetectedBlock(fmt.name, calls, markup, at=_length(shown)))
+            found = DetectedBlock(fmt.name, calls, markup, at=_length(shown))
+            self._fire("close_call", blocks=blocks, found=found)
         return rest
 
     def _reasoning(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> str:
@@ -393,16 +385,15 @@ class Detector:
             self._show(text[:end], shown)
             self._fire("unthink")
             return text[end:]
-        self._report_reasoning(token)
         if self.reasoning_calls:
             start = max(match.start() - len(tail), 0)
             if start:
                 self._show(text[:start], shown)
-            self._fire("reasoning_open")
-            self.block = _Block(token, self._openers[token], self._stops[token])
+            opened = _Block(token, self._openers[token], self._stops[token])
+            self._fire("reasoning_open", text=token, block=opened)
             return text[end:]
         self._show(text[:end], shown)
-        self._fire("reasoning_marker")
+        self._fire("reasoning_marker", text=token)
         return text[end:]
 
     # -- helpers ----------------------------------------------------------------------
@@ -435,8 +426,7 @@ class Detector:
     def _break(self, block: _Block, text: str, cut: int, shown: list[str]) -> str:
         """Release the block up to payload position ``cut``; the rest is read again."""
         combined = block.payload() + text
-        self._fire("break")
-        self._show(block.markup_open + combined[:cut], shown)
+        self._fire("break", shown, text=block.markup_open + combined[:cut])
         self.block = None
         return combined[cut:]
 
@@ -497,19 +487,101 @@ class Detector:
             if not self._seen_text and text.strip():
                 self._seen_text = True
 
-    def _fire(self, event: str) -> None:
-        self.state = _MACHINE.step(self.state, event)
+    def _fire(
+        self,
+        event: str,
+        shown: list[str] | None = None,
+        blocks: list[DetectedBlock] | None = None,
+        *,
+        text: str = "",
+        block: _Block | None = None,
+        found: DetectedBlock | None = None,
+    ) -> None:
+        """Take the table's transition for ``event`` and run the action its output names.
 
-    def _step(self, shown: list[str], blocks: list[DetectedBlock]) -> Step:
+        The arguments are what the action works on (:data:`_ACTIONS`): where text is
+        shown, where found blocks go, the text to show or the marker to report, the block
+        that opens, the block that was found.
+        """
+        transition = _MACHINE.transition(self.state, event)
+        self.state = _MACHINE.target(transition)
+        output = transition.output
+        if output is not None:
+            _ACTIONS[output](self, _Effect(shown, blocks, text, block, found))
+
+    def _detected(self, shown: list[str], blocks: list[DetectedBlock]) -> Detected:
         text = "".join(shown)
         if text:
             self._content.append(text)
-        return Step(text, tuple(blocks))
+        return Detected(text, tuple(blocks))
 
+
+class _Effect(NamedTuple):
+    """What a transition's action works on (see :meth:`Detector._fire`)."""
+
+    shown: list[str] | None
+    blocks: list[DetectedBlock] | None
+    text: str
+    block: _Block | None
+    found: DetectedBlock | None
+
+
+def _release_held(detector: Detector, effect: _Effect) -> None:
+    """``release_held``: the text held as a possible delimiter is shown."""
+    assert effect.shown is not None
+    detector._show(detector.held, effect.shown)
+    detector.held = ""
+
+
+def _drop_markup(detector: Detector, effect: _Effect) -> None:
+    """``drop_markup``: the delimiter opens a block; its markup is kept there, not shown."""
+    detector.block = effect.block
+
+
+def _extract(detector: Detector, effect: _Effect) -> None:
+    """``extract``: the block's calls are handed on; its markup is never shown."""
+    assert effect.blocks is not None and effect.found is not None
+    effect.blocks.append(effect.found)
+
+
+def _release_block(detector: Detector, effect: _Effect) -> None:
+    """``release_block``: the block (up to where it broke) is shown as ordinary text."""
+    assert effect.shown is not None
+    detector._show(effect.text, effect.shown)
+
+
+def _call_in_reasoning(detector: Detector, effect: _Effect) -> None:
+    """``call_in_reasoning``: the marker is reported; with the driver's opt-in it opens a block."""
+    detector._report_reasoning(effect.text)
+    if effect.block is not None:
+        detector.block = effect.block
+
+
+_ACTIONS: dict[str, Callable[[Detector, _Effect], None]] = {
+    "release_held": _release_held,
+    "drop_markup": _drop_markup,
+    "extract": _extract,
+    "release_block": _release_block,
+    "call_in_reasoning": _call_in_reasoning,
+}
+"""The action of each output the detector table names, run when a transition outputs it."""
+assert set(_ACTIONS) == {t.output for t in DETECTOR.transitions if t.output is not None}
+
+_Reader = Callable[[Detector, str, list[str], list[DetectedBlock]], str]
+_BY_TAG: tuple[tuple[str, _Reader], ...] = (
+    ("scans", Detector._printing),
+    ("collects", Detector._in_block),
+    ("reasons", Detector._reasoning),
+)
+_READERS: dict[str, _Reader] = {
+    state: reader for tag, reader in _BY_TAG for state in DETECTOR.tagged(tag)
+}
+"""The reader of new text in each state that reads text, chosen by the state's tag."""
+assert sorted(s for tag, _ in _BY_TAG for s in DETECTOR.tagged(tag)) == sorted(
+    set(DETECTOR.state_names) - DETECTOR.final_states
+), "every state that reads text has exactly one reader tag"
 
 _NEVER = re.compile(r"(?!)")
-_TEXT_EVENT = {"in_block": "payload"}
-"""The event new text is in each state: checked first, so a delta after the end raises."""
 
 
 def _length(pieces: list[str]) -> int:

@@ -11,23 +11,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from callgate.strategies.base import ExtractedCall, ExtractionStrategy, Forming, Shape, ToolResult
+from callgate.strategies.base import ExtractedCall, MessageReader, Shape, ToolResult
+from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.formats import END_FORMATS, FORMATS
-
-if TYPE_CHECKING:
-    from callgate.gate.turn import TurnGate
 
 _NATIVE_KEYS = ("tool_calls", "choices", "candidates", "output", "type")
 
 
-class TextStrategy(ExtractionStrategy):
-    """Calls of one text format, read from an assembled message's string content."""
+class TextStrategy(MessageReader):
+    """Calls of one text format, read from an assembled message's string content.
+
+    A message reader only: the wire strategy of the stream reassembles the chunks.
+    """
 
     format_name: ClassVar[str]
-    leaks_into_text = False
-    requires_id = False
 
     @property
     def formats(self) -> tuple[str, ...]:
@@ -45,30 +44,12 @@ class TextStrategy(ExtractionStrategy):
             return False
         return claiming_format(content) in self.formats
 
-    def new_accumulator(self, gate: TurnGate) -> Any:
-        """Text strategies read assembled messages; a wire strategy reassembles chunks."""
-        raise TypeError(f"{self.name} is a text format: reassemble with a wire strategy")
-
-    def accumulate(self, acc: Any, chunk: Shape) -> str:
-        """Not a wire format (see :meth:`new_accumulator`)."""
-        raise TypeError(f"{self.name} is a text format: reassemble with a wire strategy")
-
-    def is_done(self, chunk: Shape) -> bool:
-        """Not a wire format: never a completion signal."""
-        return False
-
-    def message(self, acc: Any) -> dict[str, Any]:
-        """Not a wire format (see :meth:`new_accumulator`)."""
-        raise TypeError(f"{self.name} is a text format: reassemble with a wire strategy")
-
     def _detect(self, message: Shape) -> list[ExtractedCall]:
-        from callgate.strategies.text.detector import Detector
-
         stream = [n for n in self.formats if n not in END_FORMATS]
         end = [n for n in self.formats if n in END_FORMATS]
         detector = Detector(stream, end_formats=end)
-        step = detector.feed(self.content_text(message))
-        blocks = [*step.blocks, *detector.finish().blocks]
+        detected = detector.feed(self.content_text(message))
+        blocks = [*detected.blocks, *detector.finish().blocks]
         calls = [c for b in blocks for c in b.calls]
         return [ExtractedCall(c.id, c.name, c.arguments, i) for i, c in enumerate(calls)]
 
@@ -80,14 +61,6 @@ class TextStrategy(ExtractionStrategy):
         """The string content."""
         content = message.get("content")
         return content if isinstance(content, str) else ""
-
-    def forming(self, message: Shape) -> Forming:
-        """Whether the content holds an opening delimiter of its formats (name if parsed)."""
-        text = self.content_text(message)
-        if not any(opener in text for name in self.formats for opener in FORMATS[name].opens):
-            return Forming(False)
-        calls = self._detect(message)
-        return Forming(True, calls[-1].name if calls else None)
 
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """A text-style continuation: one user message stating each result by tool name."""
@@ -117,8 +90,6 @@ def claiming_format(content: str) -> str | None:
     the end-of-stream format whose parser reads it (``[`` opens both bare JSON lists and
     pythonic lists), else to the first whose opener (``{``, ``[``) it starts with.
     """
-    from callgate.strategies.text.detector import Detector
-
     match = _OPENERS.search(content)
     if match is not None:
         names = _BY_OPENER[match.group()]

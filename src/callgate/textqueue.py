@@ -1,12 +1,14 @@
-"""The display state of one stream: what the user has seen, what is held, and who decided.
+"""The turn's text queue: what the user has seen, what is held, and who decided.
 
-The buffer owns one :class:`Display` per turn; drivers stay stateless and keep their
-per-stream decisions here (a :class:`View` each, holding the display machine's state).
-Content deltas go through the :class:`~callgate.strategies.text.detector.Detector` when the
-buffer has text formats; its output is queued in order as text and :class:`TextBlock` entries.
-``text()`` hands out the queue up to the first block not yet decided: a block is hidden
-when some driver claims it (the call is that driver's), and shown as ordinary text when
-every driver looking at the stream declined it. An open block whose name every driver
+The buffer owns one :class:`TextQueue` per turn; drivers stay stateless and keep their
+per-stream decisions here (a :class:`~callgate.view.View` each, holding the display
+machine's state). Content deltas go through the
+:class:`~callgate.strategies.text.detector.Detector` when the buffer has text formats; its
+output is queued in order as text and :class:`~callgate.view.TextBlock` entries.
+``text()`` hands out the queue up to the first block not yet decided; each block runs the
+vote machine (:mod:`callgate.fsm.vote`): it is hidden when some driver claims it (the call
+is that driver's), and shown as ordinary text when every driver looking at the stream
+declined it. An open block whose name every driver
 declined is dropped early (:meth:`Detector.abandon`) at the next ``text()``: it flows
 as text.
 """
@@ -17,65 +19,24 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from attrs import define, field
-
-from callgate.fsm.display import DISPLAY
+from callgate.fsm.display import DISPLAY, DisplayState
 from callgate.fsm.interpreter import Interpreter
-from callgate.strategies.base import ToolResult
-from callgate.strategies.text.base import Schemas, TextCall
-from callgate.strategies.text.detector import Detector, Step
+from callgate.fsm.vote import VOTE, VoteState
+from callgate.strategies.text.base import Schemas
+from callgate.strategies.text.detector import Detected, Detector
+from callgate.view import TextBlock, View
 
-_MACHINE = Interpreter(DISPLAY)
-
-
-@define(eq=False)
-class TextBlock:
-    """A call block found in the content: its calls, its markup, and the drivers' votes."""
-
-    index: int
-    format: str
-    calls: tuple[TextCall, ...]
-    markup: str
-    shown: bool
-    """End-of-stream formats (bare JSON): the text was shown before the block was known."""
-    claims: set[int] = field(factory=set)
-    declines: set[int] = field(factory=set)
+_MACHINE = Interpreter[DisplayState](DISPLAY)
+_VOTE = Interpreter[VoteState](VOTE)
+_HIDES = VOTE.tagged("hides")
 
 
-@define(eq=False)
-class View:
-    """One driver's decisions over this stream: its display state and what it answered."""
-
-    name: str
-    state: str = _MACHINE.initial
-    answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
-    """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
-    voted: int = 0
-    """How many of the display's blocks this driver has voted on (they are voted in order)."""
-    claimed: list[TextBlock] = field(factory=list)
-    """Blocks this driver claimed that still have a call it has not answered."""
-    open_text: int = 0
-    """How many calls of those blocks are this driver's and not answered yet."""
-    stamp: tuple[int, int, bool, bool] | None = None
-    """The buffer's stamp after this driver's last full step."""
-    repeat: str | None = None
-    """The observation to fire again while the stamp stays the same (a self-loop)."""
-
-    def fire(self, event: str) -> str:
-        """Step the display machine; an event the state does not accept raises."""
-        self.state = target = _MACHINE.step(self.state, event)
-        return target
-
-    def again(self) -> str:
-        """Repeat :attr:`repeat`, a self-loop the state took last step: the state stays."""
-        return self.state
-
-
-class Display:
+class TextQueue:
     """Held and released text of one turn, and the drivers' views of it.
 
-    The detector and the views are made by :meth:`new_detector` and :meth:`new_view`: a
-    recording display (:mod:`callgate.audit.trace`) makes recording ones.
+    The detector and the views are made by :meth:`new_detector` and :meth:`new_view`, and
+    each vote steps through :meth:`vote`: a recording text queue
+    (:mod:`callgate.audit.trace`) makes recording ones.
     """
 
     def __init__(
@@ -97,7 +58,7 @@ class Display:
         """Characters received, handed out by :meth:`text`, and dropped as owned markup."""
         self._forming: object = None
         self._forming_declines: set[int] = set()
-        self.finished = False
+        self.ended = False
 
     def view(self, owner: object) -> View:
         """The view of ``owner`` (a driver), registered on first use."""
@@ -126,15 +87,15 @@ class Display:
         else:
             self._take(self.detector.feed(delta))
 
-    def finish(self) -> None:
+    def end(self) -> None:
         """The stream ended: the detector settles what it holds."""
-        if self.detector is not None and not self.finished:
+        if self.detector is not None and not self.ended:
             self._take(self.detector.finish())
-        self.finished = True
+        self.ended = True
 
-    def _take(self, step: Step) -> None:
-        text, start = step.shown, 0
-        for found in step.blocks:
+    def _take(self, detected: Detected) -> None:
+        text, start = detected.shown, 0
+        for found in detected.blocks:
             block = TextBlock(
                 len(self.blocks), found.format, found.calls, found.markup, found.shown
             )
@@ -176,12 +137,25 @@ class Display:
     # -- output -----------------------------------------------------------------------
 
     def _decided(self, block: TextBlock) -> bool | None:
-        """True: hide (claimed); False: show as text (declined by every driver); None: wait."""
+        """True: hide (claimed); False: show as text (declined by every driver); None: wait.
+
+        The votes so far are one event of the vote machine, stepped on the block.
+        """
         if block.claims:
-            return True
-        if all(k in block.declines or v.state == "ended" for k, v in self.views.items()):
-            return False
-        return None
+            event = "claim"
+        elif all(k in block.declines or _MACHINE.is_final(v.state) for k, v in self.views.items()):
+            event = "decline"
+        else:
+            event = "wait"
+        target = self.vote(block, event)
+        if not _VOTE.is_final(target):
+            return None
+        return target in _HIDES
+
+    def vote(self, block: TextBlock, event: str) -> VoteState:
+        """Step ``block``'s vote machine on the votes so far."""
+        block.vote = target = _VOTE.step(block.vote, event)
+        return target
 
     def text(self) -> str:
         """The text that may be shown now, in order, up to the first undecided block."""

@@ -1,0 +1,373 @@
+"""Drivers: who owns a call, when it may run, and what the model gets back.
+
+A driver holds tools (a name, a JSON Schema, the caller's function) and is stateless:
+what it decided about a stream lives in the buffer's :class:`~callgate.textqueue.TextQueue`
+(a :class:`~callgate.view.View` per driver, which runs the display machine,
+:mod:`callgate.fsm.display`), and the call ids it answered live in the buffer's
+:class:`~callgate.ledger.Ledger`. ``process_llm_response(buffer)`` is called after each
+chunk (and once after ``buffer.end()``); it returns a :class:`DriverResponse` whose
+status is ``call_pending``, ``call_executed``, ``call_failed`` or None (no call).
+
+Ownership is the false-positive guard: a call naming a tool the driver does not own is
+never run by it and never counts as its failure (another driver may own it); a text
+block whose tool nobody owns flows to the user as text. Calls run only when the buffer's
+policy allows (``turn``: after the turn's terminal evidence, all together; ``call``: at
+each call's own done; ``parseable``: as soon as the arguments parse, unsafe). A call the
+gate blocked gets a corrective error result instead of a run.
+
+Text-embedded calls: on a wire whose assembled message is a plain content string
+(OpenAI Chat Completions) the chain's text strategies read them directly; on a native
+envelope that ``leaks_into_text`` (Anthropic, Responses, ...) a message with no native
+call falls through to the driver's backup text strategy, and ``None`` switches that off
+(a leak then flows as text). A turn that has native calls never runs text calls: the
+native ones are authoritative.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar, cast
+
+from callgate.buffer import LLMStreamBuffer, Recording
+from callgate.chain import ExtractionChain
+from callgate.driver.decision import Decision
+from callgate.driver.responses import DriverResponse, Status, merge
+from callgate.driver.results import refusal
+from callgate.driver.tooldefs import tool_specs
+from callgate.driver.tools import Answer, Job, Tool, arun_job, run_job
+from callgate.fsm.display import STATUS
+from callgate.fsm.release import policy as release_policy
+from callgate.gate.limits import Limits
+from callgate.gate.schema import ToolSchemas
+from callgate.ledger import Ledger
+from callgate.strategies import default_wire_strategies
+from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, ToolResult
+from callgate.strategies.text.defaults import default_text_formats, model_name
+from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS
+from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrategy, TextStrategy
+
+__all__ = [
+    "BaseDriver",
+    "Driver",
+    "DriverMeta",
+    "Orchestrator",
+    "SupportsNativeTools",
+    "SupportsStreaming",
+]
+
+
+_QUIET = {status: DriverResponse(cast("Status | None", status)) for status in STATUS.values()}
+"""A quiet step's response by status: nothing answered, so one (immutable) value each."""
+
+
+class DriverMeta(type):
+    """The drivers' metaclass: it resolves a driver's capabilities."""
+
+    C = TypeVar("C")
+
+    @staticmethod
+    def resolve_capability(driver: object, capability: type[C]) -> C | None:
+        """``driver`` as ``capability`` if it has that capability, else None."""
+        return driver if isinstance(driver, capability) else None
+
+
+class BaseDriver(metaclass=DriverMeta):
+    """A driver over text: it owns tools and reads calls of its text formats.
+
+    ``process_llm_response`` takes a whole message (a string, or a provider's stream=false
+    dict). Streaming and native tool calls are capabilities (:class:`SupportsStreaming`,
+    :class:`SupportsNativeTools`); :class:`Driver` has both.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        text_formats: Iterable[str] | None = None,
+        policy: str = "turn",
+        limits: Limits | None = None,
+        name: str | None = None,
+        tool_timeout: float | None = None,
+    ) -> None:
+        self.name = name
+        """How traces and the demo call this driver (``driver N`` when None)."""
+        self.tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self.tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            self.tools[tool.name] = tool
+        steps = (limits or Limits()).max_schema_steps
+        self.schemas = ToolSchemas({t.name: t.schema for t in self.tools.values()}, max_steps=steps)
+        self.text_formats: tuple[str, ...] | None = (
+            tuple(text_formats)
+            if text_formats is not None
+            else None
+            if self.chooses_formats
+            else DEFAULT_FORMATS
+        )
+        """The text formats read; None: chosen per stream (see :attr:`chooses_formats`)."""
+        release_policy(policy)  # ValueError naming the choices for an unknown one
+        self.policy = policy
+        self.limits = limits
+        if tool_timeout is not None and not tool_timeout >= 0:
+            raise ValueError(f"tool_timeout must be a number of seconds >= 0, not {tool_timeout!r}")
+        self.tool_timeout = tool_timeout
+        """Seconds a tool without its own ``timeout`` may take under the async loop."""
+        self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats or ())
+        """Read only by drivers with :class:`SupportsNativeTools` (the fall-through)."""
+
+    chooses_formats: ClassVar[bool] = False
+    """Whether ``text_formats=None`` means "chosen from each stream's model and wire"
+    (:mod:`callgate.strategies.text.defaults`) rather than every stream-detected format."""
+
+    def formats_for(self, message: Mapping[str, Any], wire: str | None) -> tuple[str, ...]:
+        """The text formats read in ``message`` (from ``wire``): the driver's, or the defaults."""
+        if self.text_formats is not None:
+            return self.text_formats
+        return default_text_formats(wire, model_name(message))
+
+    def owns(self, name: str | None) -> bool:
+        """Whether ``name`` is one of this driver's tools."""
+        return name in self.tools
+
+    def tool_specs(self, wire: str) -> list[Any]:
+        """The driver's tools as the ``tools`` of a request to ``wire``.
+
+        ``wire`` is a profile name: ``openai``, ``openai-responses``, ``anthropic``,
+        ``bedrock`` (the ``toolConfig.tools`` list), ``gemini``, ``cohere``, ``ollama``,
+        ``mistral``.
+        """
+        return tool_specs(wire, [(t.name, t.description, t.schema) for t in self.tools.values()])
+
+    def strategies(self) -> list[MessageReader]:
+        """The strategies this driver reads messages with: one per text format."""
+        return [TEXT_STRATEGIES[name]() for name in self.text_formats or ()]
+
+    def backup(self) -> TextStrategy | None:
+        """The text strategy for calls leaked into a native message's text (none here)."""
+        return None
+
+    # -- running calls ----------------------------------------------------------------
+
+    def timeout_of(self, tool: Tool) -> float | None:
+        """The seconds ``tool`` may take under the async loop (its own, else the driver's)."""
+        return tool.timeout if tool.timeout is not None else self.tool_timeout
+
+    def prepare(self, call: ExtractedCall, ledger: Ledger) -> Answer:
+        """What ``call`` gets: the ledger's answer, a refusal, a dry run, or a :class:`Job`.
+
+        A call already in the ledger (same id, tool and arguments) gets its recorded
+        result and does not run again; a call that fails its tool's schema is refused with
+        a corrective result.
+        """
+        known = ledger.get(call)
+        if known is not None:
+            return known
+        problem = self.schemas.check(call.name, call.arguments, call.slot)
+        if problem is not None:
+            return refusal(call, problem)
+        tool = self.tools.get(call.name)
+        if tool is None or tool.function is None:
+            result = ToolResult(call, f"(dry run: {call.name} was not executed)")
+            ledger.record(result)
+            return result
+        return Job(call, tool)
+
+    def run(self, job: Job, ledger: Ledger) -> ToolResult:
+        """Run ``job`` here and now; it is in the ledger before the function is called.
+
+        An ``async def`` tool cannot run here: a :class:`TypeError` says to use
+        ``arun_turn`` (nothing is recorded, nothing ran).
+        """
+        return run_job(job, ledger)
+
+    async def arun(self, job: Job, ledger: Ledger) -> ToolResult:
+        """Run ``job`` under the async loop: await it, within its timeout."""
+        return await arun_job(job, ledger, self.timeout_of(job.tool))
+
+    def answer(self, call: ExtractedCall, ledger: Ledger) -> ToolResult:
+        """Validate and run ``call`` once per conversation (see :meth:`prepare`)."""
+        answer = self.prepare(call, ledger)
+        return self.run(answer, ledger) if isinstance(answer, Job) else answer
+
+    # -- whole messages ---------------------------------------------------------------
+
+    def process_llm_response(self, response: str | Mapping[str, Any]) -> DriverResponse:
+        """The calls of one whole message that this driver owns, answered."""
+        return self._process_message(response, Ledger())
+
+    def _process_message(self, response: str | Mapping[str, Any], ledger: Ledger) -> DriverResponse:
+        message: Mapping[str, Any] = (
+            {"role": "assistant", "content": response} if isinstance(response, str) else response
+        )
+        chain = ExtractionChain(self.strategies())
+        strategy = chain.resolve(message)
+        if strategy is None and self.text_formats is None:
+            chosen = self.formats_for(message, None)
+            strategy = ExtractionChain([TEXT_STRATEGIES[n]() for n in chosen]).resolve(message)
+        if strategy is None:
+            return DriverResponse()
+        calls = strategy.extract(message)
+        broken = strategy.unreadable(message)
+        shaper = strategy
+        backup = self.backup()
+        if backup is not None and self.text_formats is None:
+            backup = TextFormatsStrategy(self.formats_for(message, strategy.name))
+        if not calls and not broken and strategy.leaks_into_text and backup is not None:
+            calls = backup.extract({"content": strategy.content_text(message)})
+            shaper = backup
+        owned = [c for c in calls if self.owns(c.name)]
+        refused = [refusal(c, problem) for c, problem in broken if self.owns(c.name)]
+        if not owned and not refused:
+            return DriverResponse()
+        answered = [self.answer(c, ledger) for c in owned]
+        results = tuple(sorted([*answered, *refused], key=lambda r: _position(r.call.slot)))
+        return DriverResponse(
+            "call_failed" if any(r.refused for r in results) else "call_executed",
+            results,
+            tuple(shaper.result_messages(results)),
+        )
+
+
+class SupportsNativeTools:
+    """Capability: native tool calls, plus the backup text strategy for leaked calls."""
+
+    _backup: TextStrategy | None
+
+    def native_strategies(self) -> list[ExtractionStrategy]:
+        """The wire strategies this driver contributes to the chain."""
+        return default_wire_strategies()
+
+    def set_native_backup_strategy(self, strategy: TextStrategy | None) -> None:
+        """Set the text strategy a native message without calls falls through to (None: off)."""
+        self._backup = strategy
+
+    def get_native_backup_strategy(self) -> TextStrategy | None:
+        """The text strategy for calls leaked into native text, or None when switched off."""
+        return self._backup
+
+
+class SupportsStreaming:
+    """Capability: hold/release over a stream through an :class:`LLMStreamBuffer`."""
+
+    @property
+    def extraction_strategies(self) -> list[MessageReader]:
+        """The driver's chain: native strategies first, then its text strategies."""
+        raise NotImplementedError
+
+    def new_stream_buffer(self, *, recorder: Recording | None = None) -> LLMStreamBuffer:
+        """A buffer seeded with this driver's chain, tools, policy and text formats."""
+        raise NotImplementedError
+
+
+class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
+    """A driver with native tool calls and streaming: what most clients use.
+
+    Without ``text_formats`` it reads text-embedded calls only in the formats of the
+    stream's model and the wire's documented leaks (:mod:`callgate.strategies.text.defaults`):
+    prose that quotes a call runs nothing. Name the formats to fix them (``()``: none).
+    """
+
+    chooses_formats = True
+
+    def strategies(self) -> list[MessageReader]:
+        """Native strategies first, then one text strategy per text format."""
+        return [*self.native_strategies(), *super().strategies()]
+
+    def backup(self) -> TextStrategy | None:
+        """The backup text strategy (see :meth:`set_native_backup_strategy`)."""
+        return self._backup
+
+    @property
+    def extraction_strategies(self) -> list[MessageReader]:
+        """The driver's chain: native strategies first, then its text strategies."""
+        return self.strategies()
+
+    def new_stream_buffer(self, *, recorder: Recording | None = None) -> LLMStreamBuffer:
+        """A buffer seeded with this driver's chain, tools, policy and text formats.
+
+        A driver without text formats gets a buffer without a detector: content is shown
+        as it comes.
+        """
+        return LLMStreamBuffer(
+            self.extraction_strategies,
+            tool_schemas=self.schemas,
+            limits=self.limits,
+            policy=self.policy,
+            text_formats="auto"
+            if self.text_formats is None
+            else [n for n in self.text_formats if n not in END_FORMATS] or None,
+            recorder=recorder,
+        )
+
+    def process_llm_response(
+        self, response: str | Mapping[str, Any] | LLMStreamBuffer
+    ) -> DriverResponse:
+        """One step of a stream (a buffer), or one whole message (a string or dict)."""
+        if isinstance(response, LLMStreamBuffer):
+            view = response.text_queue.view(self)
+            if view.repeat is not None and view.stamp == response.stamp():
+                return _QUIET[STATUS[view.again()]]  # a quiet step, as _quiet() without a call
+            step = Decision(self, response)
+            plan = step.plan()
+            ledger = response.ledger
+            return step.finish(
+                plan, [(k, self.run(a, ledger) if isinstance(a, Job) else a) for k, a in plan]
+            )
+        return self._process_message(response, Ledger())
+
+    async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
+        """:meth:`process_llm_response` for the async loop: async tools are awaited."""
+        quiet = self._quiet(buffer)
+        if quiet is not None:
+            return quiet
+        step = Decision(self, buffer)
+        plan = step.plan()
+        jobs = [self.arun(a, buffer.ledger) for _, a in plan if isinstance(a, Job)]
+        done = iter(await asyncio.gather(*jobs))
+        return step.finish(plan, [(k, next(done) if isinstance(a, Job) else a) for k, a in plan])
+
+    def _quiet(self, buffer: LLMStreamBuffer) -> DriverResponse | None:
+        """The repeated decision of a step that cannot differ from the last, or None."""
+        view = buffer.text_queue.view(self)
+        if view.repeat is not None and view.stamp == buffer.stamp():
+            return _QUIET[STATUS[view.again()]]
+        return None
+
+
+class Orchestrator(Driver):
+    """A driver composed of drivers: each keeps its own tools and decisions.
+
+    It owns the union of their tools; its buffer checks calls against the union. Every
+    step runs each driver over the same buffer and merges their responses.
+    """
+
+    def __init__(self, drivers: Sequence[Driver], *, policy: str = "turn") -> None:
+        formats: list[str] | None = []
+        for driver in drivers:
+            if driver.text_formats is None or formats is None:
+                formats = None
+            else:
+                formats += [n for n in driver.text_formats if n not in formats]
+        tools = [tool for driver in drivers for tool in driver.tools.values()]
+        super().__init__(tools, text_formats=formats, policy=policy)
+        self.drivers = list(drivers)
+
+    def process_llm_response(
+        self, response: str | Mapping[str, Any] | LLMStreamBuffer
+    ) -> DriverResponse:
+        """Every driver's response to the same step, merged (see :func:`merge`)."""
+        responses = [d.process_llm_response(response) for d in self.drivers]
+        strategy = response.strategy if isinstance(response, LLMStreamBuffer) else None
+        return merge(responses, strategy)
+
+    async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
+        """Every driver's async response to the same step, merged."""
+        responses = [await d.aprocess_llm_response(buffer) for d in self.drivers]
+        return merge(responses, buffer.strategy)
+
+
+def _position(slot: int | str | None) -> int:
+    """A call's position in its message, for answering in call order."""
+    return slot if isinstance(slot, int) else 0

@@ -1,0 +1,68 @@
+"""One driver's view of a stream: the display machine's state and what the driver answered.
+
+Also the :class:`TextBlock`, a call block of the turn's text that the drivers vote on.
+
+Drivers are stateless; the buffer's :class:`~callgate.textqueue.TextQueue` keeps a view per
+driver, and :mod:`callgate.driver.decision` steps it through the ``display`` machine
+(:mod:`callgate.fsm.display`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import define, field
+
+from callgate.fsm.display import DISPLAY, DisplayState
+from callgate.fsm.interpreter import Interpreter
+from callgate.fsm.vote import VOTE, VoteState
+from callgate.strategies.base import ToolResult
+from callgate.strategies.text.base import TextCall
+
+_MACHINE = Interpreter[DisplayState](DISPLAY)
+_VOTE = Interpreter[VoteState](VOTE)
+
+
+@define(eq=False)
+class TextBlock:
+    """A call block found in the content: its calls, its markup, and the drivers' votes."""
+
+    index: int
+    format: str
+    calls: tuple[TextCall, ...]
+    markup: str
+    shown: bool
+    """End-of-stream formats (bare JSON): the text was shown before the block was known."""
+    claims: set[int] = field(factory=set)
+    declines: set[int] = field(factory=set)
+    vote: VoteState = _VOTE.initial
+    """The vote machine's state: undecided until a claim, or a decline by every driver."""
+
+
+@define(eq=False)
+class View:
+    """One driver's decisions over this stream: its display state and what it answered."""
+
+    name: str
+    state: DisplayState = _MACHINE.initial
+    answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
+    """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
+    voted: int = 0
+    """How many of the display's blocks this driver has voted on (they are voted in order)."""
+    claimed: list[TextBlock] = field(factory=list)
+    """Blocks this driver claimed that still have a call it has not answered."""
+    open_text: int = 0
+    """How many calls of those blocks are this driver's and not answered yet."""
+    stamp: tuple[int, int, bool, bool] | None = None
+    """The buffer's stamp after this driver's last full step."""
+    repeat: str | None = None
+    """The observation to fire again while the stamp stays the same (a self-loop)."""
+
+    def fire(self, event: str) -> DisplayState:
+        """Step the display machine; an event the state does not accept raises."""
+        self.state = target = _MACHINE.step(self.state, event)
+        return target
+
+    def again(self) -> DisplayState:
+        """Repeat :attr:`repeat`, a self-loop the state took last step: the state stays."""
+        return self.state
