@@ -25,8 +25,16 @@ from typing import Any
 import anthropic
 import openai
 
+from callgate.testing.builders import (
+    Block,
+    Call,
+    Chunk,
+    TextBlock,
+    anthropic_events,
+    openai_chunks,
+    split,
+)
 from provider_rules import anthropic_problems, openai_problems
-from sdk_streams import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 WRITE_SIZES = (3, 1, 4, 1, 5, 9, 2, 6, 5, 3)
 """Sizes of the server's successive writes, cycled."""

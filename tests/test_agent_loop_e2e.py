@@ -19,6 +19,7 @@ import pytest
 
 import callgate
 from callgate import Tool, Turn
+from callgate.testing.builders import Call, split
 from loopback import (
     SEARCH,
     TEXT,
@@ -37,7 +38,6 @@ from loopback import (
     two_calls,
 )
 from provider_rules import validate_anthropic, validate_openai
-from sdk_streams import Call, split
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"

@@ -1,6 +1,6 @@
 """Tools run at most once, and each started call is answered: the ledger, async tools, timeouts.
 
-Each test plays realistic OpenAI turns (``sdk_streams``) through ``run_turn`` or
+Each test plays realistic OpenAI turns (``callgate.testing.builders``) through ``run_turn`` or
 ``arun_turn`` with tools that count their runs, and checks what ran, how often, and what
 the model gets back.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from callgate import Driver, Tool, arun_turn, run_turn
-from sdk_streams import Call, Chunk, openai_chunks, split
+from callgate.testing.builders import Call, Chunk, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}

@@ -36,17 +36,16 @@ from hypothesis.stateful import (
 from callgate import BufferUsageError, LLMStreamBuffer
 from callgate.cli.check import report
 from callgate.gate.strictjson import parse_arguments
+from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
+from callgate.testing.plans import StreamPlan, stream_plans
 from wire_common import (
     JSON_CODES,
-    TOOL_SCHEMAS,
     CallModel,
     Expectation,
-    StreamPlan,
     check_slot_ranks,
     match_findings,
     one,
     reported_state,
-    stream_plans,
 )
 
 Chunk = dict[str, Any]

@@ -17,7 +17,7 @@ from callgate.strategies.text.detector import Detected, Detector
 from callgate.strategies.text.formats import DEFAULT_FORMATS, FORMATS, FormatMemory
 from callgate.strategies.text.invoke_payloads import DSML
 from callgate.strategies.text.markup_payloads import CALL_BEGIN, CALL_END, SEP
-from splits import deltas
+from callgate.testing.cuts import splits
 
 Args = dict[str, Any]
 DS_BEGIN, DS_END = FORMATS["deepseek"].opens[0], FORMATS["deepseek"].close
@@ -146,7 +146,7 @@ def contents(draw: st.DrawFn) -> tuple[str, str, list[tuple[str, str, Args]]]:
 
 
 def split(data: st.DataObject, text: str) -> list[str]:
-    return data.draw(deltas(text), label="deltas")
+    return data.draw(splits(text), label="deltas")
 
 
 def run(deltas: list[str], detector: Detector | None = None) -> tuple[str, list[Any]]:

@@ -12,8 +12,8 @@ import pytest
 
 from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS, FORMATS
-from splits import fixed
-from text_samples import AFTER, BEFORE, SAMPLES, TAIL_SAMPLES
+from callgate.testing.cuts import fixed
+from callgate.testing.text import AFTER, BEFORE, SAMPLES, TAIL_SAMPLES
 
 CASES = [
     (fmt, n, BEFORE + markup + AFTER, BEFORE + AFTER, calls)

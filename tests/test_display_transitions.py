@@ -12,7 +12,7 @@ from typing import Any
 
 from callgate import Driver, Tool
 from callgate.strategies.text.formats import DEFAULT_FORMATS
-from sdk_streams import openai_chunks
+from callgate.testing.builders import openai_chunks
 
 Round = tuple[str, str | None, str]
 

@@ -1,7 +1,7 @@
 """Drivers over streams: ownership, hold/release, fall-through, policies, idempotency.
 
 Each test plays a realistic stream (OpenAI chunks or Anthropic events, built by
-``sdk_streams``) through a buffer and one or more drivers, chunk by chunk, and checks
+``callgate.testing.builders``) through a buffer and one or more drivers, chunk by chunk, and checks
 what the user saw after every chunk, which tools ran (with a counter per tool), and what
 each driver answered.
 """
@@ -30,7 +30,7 @@ from callgate import (
 )
 from callgate.driver.responses import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
-from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 EVERY = DEFAULT_FORMATS
 """Every stream-detected text format: these tests read text calls on any model."""

@@ -24,8 +24,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from callgate import Driver, Orchestrator, Tool
 from callgate.driver.responses import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
-from sdk_streams import Chunk
-from splits import deltas
+from callgate.testing.builders import Chunk
+from callgate.testing.cuts import splits as deltas
 
 SCHEMAS = {
     "alpha": {
@@ -235,7 +235,10 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         pieces = data.draw(deltas(markup), label="deltas")
         self.enqueue(lambda: [c for piece in pieces for c in self.wire.text(piece)])
         self.feeding = tag
-        self.marks = {0: "closed"}
+        last = max(i for i, piece in enumerate(pieces) if piece)
+        self.marks = {len(pieces) - 1 - last: "closed"}
+        """The markup is whole once its last non-empty piece is fed; each empty piece after it
+        is one more chunk (the text block is open by then on both wires)."""
 
     @precondition(lambda self: not self.queue and not self.text_mode)
     @rule(name=NAMES, valid=st.booleans(), cuts=st.lists(st.integers(0, 200), max_size=4))
@@ -351,3 +354,20 @@ DriversOverOneBuffer.TestCase.settings = settings(
     max_examples=150, stateful_step_count=30, deadline=None
 )
 TestDriversOverOneBuffer = DriversOverOneBuffer.TestCase
+
+
+def test_a_call_whose_markup_came_whole_may_run_before_a_trailing_empty_delta() -> None:
+    """The machine's own model: the markup is closed by its last non-empty delta."""
+
+    class Whole:
+        def draw(self, strategy: object, label: str | None = None) -> list[str]:
+            arguments = json.dumps({"n": "one", "tag": "u1"})
+            return [f'<tool_call>{{"name": "beta", "arguments": {arguments}}}</tool_call>', ""]
+
+    machine = DriversOverOneBuffer()
+    machine.start(policy="call", wire=OpenAIWire, fall_through=False)
+    machine.text_call("beta", False, Whole())  # type: ignore[arg-type]
+    while machine.queue:
+        machine.next_piece()
+        machine.no_call_runs_before_its_policy_allows()
+    assert machine.runs == [("u1", 2)] and machine.closed == {"u1": 2}

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import callgate
 from callgate import Driver, Tool, Turn, run_turn
+from callgate.testing.builders import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 from provider_rules import (
     validate_anthropic,
     validate_bedrock,
@@ -26,7 +27,6 @@ from provider_rules import (
     validate_openai,
     validate_responses,
 )
-from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 USER = {"role": "user", "content": "Weather?"}

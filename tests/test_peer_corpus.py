@@ -16,8 +16,8 @@ import pytest
 
 from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS, FORMATS
+from callgate.testing.cuts import at_points, fixed
 from corpus.peer_text import CASES, LLAMA_CPP, SGLANG, VLLM, Case
-from splits import at_points, fixed
 
 
 def splits(case: Case) -> list[list[str]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from callgate.testing.builders import Call, split
 from loopback import (
     LoopbackServer,
     anthropic_sse,
@@ -23,7 +24,6 @@ from loopback import (
     serve,
 )
 from provider_rules import validate_anthropic, validate_openai
-from sdk_streams import Call, split
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```python\n(.*?)```", README, re.DOTALL)

@@ -13,7 +13,7 @@ import pytest
 from callgate import LLMStreamBuffer
 from callgate.audit.trace import Recorder
 from callgate.fsm.release import POLICIES, RELEASE, policy
-from sdk_streams import Call, anthropic_events, openai_chunks
+from callgate.testing.builders import Call, anthropic_events, openai_chunks
 
 TOOLS = {
     "get_weather": {

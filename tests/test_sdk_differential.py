@@ -2,13 +2,13 @@
 
 Hypothesis draws one assistant turn (optional text, 0-4 tool calls whose arguments are
 ``json.dumps`` of generated JSON objects with unicode text, cut at random points), builds
-the provider's chunks with :mod:`sdk_streams`, and feeds the very same chunks to the SDK's
-accumulator and to callgate. The SDKs are the reference for what the provider's message
-is; callgate must rebuild the same message from the same stream.
+the provider's chunks with :mod:`callgate.testing.builders`, and feeds the very same
+chunks to the SDK's accumulator and to callgate. The SDKs are the reference for what the
+provider's message is; callgate must rebuild the same message from the same stream.
 
 Both SDK accumulators place a call by its position in a list, not by its key, so the
-generated calls open in index order (as both providers send them); their later fragments
-interleave freely.
+generated calls open in index order (as both providers send them; the kit's
+``interleavings``); their later fragments interleave freely.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from openai.types.chat import ChatCompletionChunk
 from pydantic import TypeAdapter
 
 from callgate import LLMStreamBuffer
+from callgate.testing import interleavings
+from callgate.testing.builders import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks
 from json_draws import TEXT, UNICODE, arguments, cuts
-from sdk_streams import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks
 
 SETTINGS = settings(max_examples=200, deadline=None)
 EVENT: TypeAdapter[RawMessageStreamEvent] = TypeAdapter(RawMessageStreamEvent)
@@ -49,21 +50,6 @@ def calls(draw: st.DrawFn, prefix: str) -> list[Call]:
     return [Call(f"{prefix}{tail}", draw(NAMES), draw(cuts(draw(arguments())))) for tail in tails]
 
 
-@st.composite
-def interleaving(draw: st.DrawFn, lengths: Sequence[int]) -> list[int]:
-    """A random merge of items with ``lengths`` pieces each, items opening in index order."""
-    remaining, opened, order = list(lengths), 0, []
-    while any(remaining):
-        ready = [i for i in range(opened) if remaining[i]]
-        if opened < len(lengths):
-            ready.append(opened)
-        choice = draw(st.sampled_from(ready))
-        opened += choice == opened
-        remaining[choice] -= 1
-        order.append(choice)
-    return order
-
-
 @dataclass(frozen=True)
 class OpenAITurn:
     calls: list[Call]
@@ -79,7 +65,7 @@ class AnthropicTurn:
 @st.composite
 def openai_turns(draw: st.DrawFn) -> OpenAITurn:
     turn_calls = draw(calls("call_"))
-    order = draw(interleaving([1 + len(call.fragments) for call in turn_calls]))
+    order = draw(interleavings([1 + len(call.fragments) for call in turn_calls]))
     opening = draw(st.sampled_from(["", None, "absent"]))
     chunks = openai_chunks(
         turn_calls,
@@ -101,7 +87,7 @@ def anthropic_turns(draw: st.DrawFn) -> AnthropicTurn:
         # Anthropic usually opens a tool_use input with an empty partial_json.
         lead = ("",) if draw(st.booleans()) else ()
         blocks.append(Call(call.id, call.name, lead + call.fragments))
-    order = draw(interleaving([2 + len(block.fragments) for block in blocks]))
+    order = draw(interleavings([2 + len(block.fragments) for block in blocks]))
     return AnthropicTurn(blocks, anthropic_events(blocks, order))
 
 

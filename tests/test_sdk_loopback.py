@@ -17,6 +17,7 @@ import pytest
 from openai.types.chat import ChatCompletionChunk
 
 from callgate import LLMStreamBuffer
+from callgate.testing.builders import Chunk
 from loopback import (
     SEARCH,
     TEXT,
@@ -33,7 +34,6 @@ from loopback import (
     serve,
     two_calls,
 )
-from sdk_streams import Chunk
 
 # -- the loopback server -------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 from callgate import Driver, Tool, run_turn
 from callgate.driver.tooldefs import description_of, parameter_docs, schema_from_function
 from callgate.gate.schema import ToolSchemas
-from sdk_streams import Call, openai_chunks
+from callgate.testing.builders import Call, openai_chunks
 
 
 class Unit(enum.Enum):

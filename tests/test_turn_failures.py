@@ -1,6 +1,6 @@
 """A stream that fails mid-turn keeps its turn; chunks from the SDKs' helpers are read.
 
-The failing streams are realistic Anthropic and OpenAI turns (``sdk_streams``) whose
+The failing streams are realistic Anthropic and OpenAI turns (``callgate.testing.builders``) whose
 source raises part-way, as an SDK does when the connection drops.
 """
 
@@ -22,8 +22,8 @@ from callgate import (
     arun_turn,
     run_turn,
 )
+from callgate.testing.builders import Call, Chunk, anthropic_events, openai_chunks, split
 from provider_rules import validate_anthropic, validate_openai
-from sdk_streams import Call, Chunk, anthropic_events, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 OSLO, LIMA = json.dumps({"city": "Oslo"}), json.dumps({"city": "Lima"})

@@ -10,7 +10,7 @@ import pytest
 
 from callgate import Driver, Tool, Turn, run_turn
 from callgate.cli.replay import format_replay, replay
-from sdk_streams import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 TAG = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'

@@ -15,7 +15,7 @@ from callgate.audit.trace import Recorder
 from callgate.cli.replay import replay
 from callgate.driver.loop import run_turn, verdict
 from callgate.fsm import TURN
-from sdk_streams import Call, openai_chunks
+from callgate.testing.builders import Call, openai_chunks
 
 RAN, REFUSED = False, True
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from callgate import Driver, Tool
 from callgate.audit.trace import Recorder
 from callgate.strategies.text.formats import DEFAULT_FORMATS
-from sdk_streams import openai_chunks
+from callgate.testing.builders import openai_chunks
 
 BLOCK = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
 TEXT = ["Checking. ", BLOCK, " Done."]

@@ -35,21 +35,22 @@ from callgate import BufferUsageError, ExtractedCall, LLMStreamBuffer, ToolResul
 from callgate.cli.check import check_stream, report
 from callgate.cli.commands import examples
 from callgate.strategies import BedrockStrategy, default_wire_strategies
+from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
+from callgate.testing.plans import StreamPlan, stream_plans
 from wire_common import (
     JSON_CODES,
     JUNK,
-    TOOL_SCHEMAS,
     CallModel,
     Expectation,
-    StreamPlan,
     canonical,
     check_slot_ranks,
     match_findings,
     one,
     reported_state,
-    stream_plans,
 )
-from wire_common import value_paths as _paths
+from wire_common import (
+    value_paths as _paths,
+)
 
 Event = dict[str, Any]
 

@@ -1,4 +1,8 @@
-"""Constants and generators shared by the wire formats' stateful tests."""
+"""Constants and models shared by the wire formats' stateful tests.
+
+The streams' content (tools, arguments, calls, fragments) comes from callgate.testing, the
+one generator of streams; what stays here is the tests' model of a call and its checks.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from hypothesis import strategies as st
 from callgate import Finding, LLMStreamBuffer, TurnGate
 from callgate.cli.check import report
 from callgate.gate.findings import CODES
+from callgate.testing.cuts import pieces
 
 Expectation = tuple[frozenset[str], int | None]
 """A finding a step must add: one of these codes, on this slot (None: turn-wide)."""
@@ -37,46 +42,6 @@ SLOT_RANK = {
     "validated": 3,
     "blocked": 4,
 }
-
-ANY_JSON_TYPE = {"type": ["null", "boolean", "integer", "number", "string", "array", "object"]}
-
-TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": True,
-    },
-    "search": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
-        "required": ["query", "limit"],
-        "additionalProperties": True,
-    },
-    "store": {
-        "type": "object",
-        "properties": {"key": {"type": "string"}, "value": ANY_JSON_TYPE},
-        "required": ["key", "value"],
-        "additionalProperties": True,
-    },
-    "ping": {"type": "object", "additionalProperties": True},
-}
-
-JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-REQUIRED_ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
-    "get_weather": {"city": st.text(max_size=12)},
-    "search": {"query": st.text(max_size=12), "limit": st.integers(1, 10**6)},
-    "store": {"key": st.text(max_size=8), "value": JSON_VALUES},
-    "ping": {},
-}
-
 
 SAFE_TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
 """Text of any UTF-8 character (no surrogates): the gemini, cohere and ollama tests' values."""
@@ -120,15 +85,9 @@ MACHINE_SETTINGS = settings(
 )
 
 
-@st.composite
-def pieces_of(draw: st.DrawFn, text: str) -> list[str]:
-    """``text`` cut into consecutive pieces of 1-8 characters."""
-    parts, pos = [], 0
-    while pos < len(text):
-        size = draw(st.integers(1, 8))
-        parts.append(text[pos : pos + size])
-        pos += size
-    return parts
+def pieces_of(text: str) -> st.SearchStrategy[list[str]]:
+    """``text`` cut into non-empty fragments by the kit's splits (one character to all)."""
+    return pieces(text, empty=False)
 
 
 def one(code: str) -> frozenset[str]:
@@ -169,70 +128,7 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-# -- the plan of one turn, and the model of each call ------------------------------------------
-
-ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-@dataclass(frozen=True)
-class CallPlan:
-    """One generated call: the unique part of its id, its tool, arguments and fragments."""
-
-    suffix: str
-    name: str
-    arguments: dict[str, Any]
-    fragments: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class StreamPlan:
-    """One generated turn: optional text, then its calls."""
-
-    text_parts: tuple[str, ...]
-    calls: tuple[CallPlan, ...]
-
-
-@st.composite
-def arguments_for(draw: st.DrawFn, name: str) -> dict[str, Any]:
-    """A JSON object for tool ``name``: its required keys plus a few generated ones."""
-    extra = draw(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3))
-    required = {key: draw(values) for key, values in REQUIRED_ARGUMENTS[name].items()}
-    return {**extra, **required}
-
-
-@st.composite
-def stream_plans(
-    draw: st.DrawFn,
-    *,
-    alphabet: str = ID_ALPHABET,
-    id_size: tuple[int, int] = (4, 24),
-    empty_arguments: bool = False,
-) -> StreamPlan:
-    """Optional text, then 1-4 calls with distinct ids and fragmented JSON arguments.
-
-    ``empty_arguments``: a call with no arguments may stream no fragment at all.
-    """
-    text = draw(st.just("") | st.text(min_size=1, max_size=16))
-    count = draw(st.integers(1, 4))
-    suffixes = draw(
-        st.lists(
-            st.text(alphabet, min_size=id_size[0], max_size=id_size[1]),
-            min_size=count,
-            max_size=count,
-            unique=True,
-        )
-    )
-    calls = []
-    for suffix in suffixes:
-        name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
-        arguments = draw(arguments_for(name))
-        separators = draw(st.sampled_from([(", ", ": "), (",", ":")]))
-        serialised = json.dumps(arguments, ensure_ascii=draw(st.booleans()), separators=separators)
-        fragments = draw(pieces_of(serialised))
-        if empty_arguments and not arguments and draw(st.booleans()):
-            fragments = []
-        calls.append(CallPlan(suffix, name, arguments, tuple(fragments)))
-    return StreamPlan(tuple(draw(pieces_of(text))), tuple(calls))
+# -- the model of each call --------------------------------------------------------------------
 
 
 @dataclass

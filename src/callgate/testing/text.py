@@ -1,12 +1,19 @@
-"""One or two sample calls per text format, as the models write them, with the calls meant.
+"""Model output with calls embedded in its text, in every format callgate reads.
 
-Shared by the exhaustive split test and the benchmark; the markup follows each format's
-public chat template or its peers' parser tests (see docs/text-formats.md).
+:data:`SAMPLES` and :data:`TAIL_SAMPLES` hold one or two sample calls per text format, as
+the models write them, with the calls meant; the markup follows each format's public chat
+template or its peers' parser tests (see docs/text-formats.md). :func:`text_contents`
+draws prose around them, or prose with a near miss (markup that opens like a call and is
+not one), and :meth:`TextContent.detected` is callgate's own reading of any cut of it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from hypothesis import strategies as st
 
 from callgate.strategies.text.invoke_payloads import DSML
 from callgate.strategies.text.markup_payloads import (
@@ -178,3 +185,80 @@ TAIL_SAMPLES: dict[str, list[tuple[str, list[Call]]]] = {
 
 BEFORE = "Sure, checking: "
 AFTER = " Done."
+
+
+NEAR_MISSES: tuple[str, ...] = (
+    "<tool_call",
+    "<tool>not a call</tool>",
+    "``` json is a format",
+    "[TOOL_CALL] is how some write it",
+    "<|python",
+    "a <function=f> in prose",
+    "<|START_",
+    "use the <tools tag",
+    "call:get_weather{city:Paris}",
+)
+"""Text that opens like a call in some format and is not one: shown unchanged, nothing runs."""
+
+PROSE = st.text(st.sampled_from("abcdefghij klmnop.,!?éß漢"), max_size=24)
+"""Prose that cannot open a call in any format."""
+
+
+@dataclass(frozen=True)
+class TextContent:
+    """Model output and its ground truth: what the user must see, and the calls it holds.
+
+    ``formats``: the format names the content is meant to be read with (None: callgate's
+    defaults).
+    """
+
+    content: str
+    shown: str
+    calls: tuple[Call, ...]
+    formats: tuple[str, ...] | None
+    format: str | None
+
+    def detected(self, deltas: Iterable[str] | None = None) -> tuple[str, list[Call]]:
+        """Callgate's reading of ``deltas`` (default: the whole content): shown text, calls."""
+        from callgate.strategies.text.detector import Detector
+
+        detector = Detector(list(self.formats) if self.formats is not None else None)
+        steps = [detector.feed(piece) for piece in ([self.content] if deltas is None else deltas)]
+        steps.append(detector.finish())
+        calls = [(c.name, c.arguments) for s in steps for b in s.blocks for c in b.calls]
+        return "".join(s.shown for s in steps), calls
+
+
+def _samples(formats: Sequence[str] | None) -> list[tuple[str, str, list[Call], bool]]:
+    chosen = None if formats is None else set(formats)
+    out = []
+    for tail, table in ((False, SAMPLES), (True, TAIL_SAMPLES)):
+        for name, samples in table.items():
+            if chosen is None or name in chosen:
+                out += [(name, markup, calls, tail) for markup, calls in samples]
+    return out
+
+
+@st.composite
+def text_contents(
+    draw: st.DrawFn, formats: Sequence[str] | None = None, *, near_misses: bool = True
+) -> TextContent:
+    """Prose around a call in one of ``formats`` (default: every format with a sample).
+
+    A call in a format without a closing delimiter ends the content. With
+    ``near_misses``, some contents hold no call but a near miss between the prose. The
+    content is read with exactly its own format, so the ground truth is unambiguous.
+    """
+    samples = _samples(formats)
+    if not samples:
+        raise ValueError(f"no sample for the formats {formats}; see SAMPLES and TAIL_SAMPLES")
+    before, after = draw(PROSE), draw(PROSE)
+    if near_misses and draw(st.integers(0, 4)) == 0:
+        miss = draw(st.sampled_from(NEAR_MISSES))
+        fmt = draw(st.sampled_from(sorted({name for name, *_ in samples})))
+        content = f"{before} {miss} {after}"
+        return TextContent(content, content, (), (fmt,), None)
+    fmt, markup, calls, tail = draw(st.sampled_from(samples))
+    if tail:
+        return TextContent(before + markup, before, tuple(calls), (fmt,), fmt)
+    return TextContent(before + markup + after, before + after, tuple(calls), (fmt,), fmt)

@@ -1,8 +1,9 @@
-"""How tests cut content into deltas: the degenerate cuts come up with real probability.
+"""Every way of cutting content into deltas, the degenerate ones with real probability.
 
 A uniform draw of cut points almost never gives one- or two-character deltas over a whole
 content, nor the content in one piece, and those are where streaming parsers break; so
-the strategy below picks the shape first.
+:func:`splits` picks the shape first: the whole content at once, deltas of 1, 2 or 3
+characters at any phase, a cycle of small sizes with empty deltas, or random cut points.
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ def at_points(text: str, points: Sequence[int]) -> list[str]:
     return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
 
 
-def deltas(text: str) -> st.SearchStrategy[list[str]]:
-    """Every delta shape a stream may take: whole, 1, 2 or 3 characters each (any phase),
-    a cycle of small sizes with empty deltas, or random cut points."""
+def splits(text: str) -> st.SearchStrategy[list[str]]:
+    """Every delta shape a stream may take of ``text``; joined, the deltas are ``text``.
+
+    The whole text in one delta, 1, 2 or 3 characters each (any phase), a cycle of
+    small sizes with empty deltas, or random cut points.
+    """
     small = st.integers(1, 3).flatmap(
         lambda n: st.integers(0, n - 1).map(lambda phase: fixed(text, n, phase))
     )
@@ -51,4 +55,25 @@ def deltas(text: str) -> st.SearchStrategy[list[str]]:
             lambda sizes: cycled(text, sizes)
         ),
         st.lists(st.integers(0, len(text)), max_size=24).map(lambda pts: at_points(text, pts)),
+    )
+
+
+def pieces(text: str, *, empty: bool = True) -> st.SearchStrategy[list[str]]:
+    """:func:`splits` of ``text``; without ``empty``, no delta is empty (none for ``""``)."""
+    if empty:
+        return splits(text)
+    return splits(text).map(lambda parts: [part for part in parts if part])
+
+
+def byte_splits(data: bytes) -> st.SearchStrategy[list[bytes]]:
+    """Raw bytes cut anywhere (inside a UTF-8 character or an SSE line included)."""
+    return st.one_of(
+        st.just([data]),
+        st.integers(1, 3).map(lambda n: [data[i : i + n] for i in range(0, len(data), n)]),
+        st.lists(st.integers(0, len(data)), max_size=24).map(
+            lambda points: [
+                data[a:b]
+                for a, b in zip([0, *sorted(points)], [*sorted(points), len(data)], strict=True)
+            ]
+        ),
     )

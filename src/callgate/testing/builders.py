@@ -1,4 +1,7 @@
-"""Builders of realistic OpenAI and Anthropic stream chunks, shared by the SDK tests.
+"""Exact OpenAI and Anthropic streams built from given calls and a given order.
+
+Where :func:`callgate.testing.streams` draws streams, these build one you describe: the
+chunks the official SDKs' own accumulators take, for a differential test or a fixture.
 
 A turn is described by its pieces (text, calls, each call's argument fragments) and by an
 ``order``: one entry per emitted piece, naming the call (or block) it belongs to. The k-th
