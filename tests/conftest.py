@@ -22,7 +22,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", deadline=None)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+PROFILE = "ci" if os.environ.get("CI") else "dev"
+settings.load_profile(PROFILE)
+settings.register_profile(
+    "machine",
+    settings(settings.get_profile(PROFILE), max_examples=100, stateful_step_count=50),
+)
+"""The budget of every stateful test of the wires: ``settings.get_profile("machine")``."""
 
 
 @pytest.hookimpl(tryfirst=True)

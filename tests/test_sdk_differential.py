@@ -28,9 +28,9 @@ from openai.types.chat import ChatCompletionChunk
 from pydantic import TypeAdapter
 
 from callgate import LLMStreamBuffer
-from callgate.testing import interleavings
+from callgate.testing import argument_texts, interleavings
 from callgate.testing.builders import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks
-from json_draws import TEXT, UNICODE, arguments, cuts
+from wire_common import fragments_of
 
 SETTINGS = settings(max_examples=200, deadline=None)
 EVENT: TypeAdapter[RawMessageStreamEvent] = TypeAdapter(RawMessageStreamEvent)
@@ -47,7 +47,10 @@ ID_TAILS = st.text(
 def calls(draw: st.DrawFn, prefix: str) -> list[Call]:
     """0-4 calls with distinct ids, each with its arguments cut into fragments."""
     tails = draw(st.lists(ID_TAILS, max_size=4, unique=True))
-    return [Call(f"{prefix}{tail}", draw(NAMES), draw(cuts(draw(arguments())))) for tail in tails]
+    return [
+        Call(f"{prefix}{tail}", draw(NAMES), draw(fragments_of(draw(argument_texts()))))
+        for tail in tails
+    ]
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def openai_turns(draw: st.DrawFn) -> OpenAITurn:
     chunks = openai_chunks(
         turn_calls,
         order,
-        text=draw(cuts(draw(st.text(UNICODE, max_size=40)))),
+        text=draw(fragments_of(draw(st.text(max_size=40)))),
         opening_content=None if opening == "absent" else opening,
         content_key=opening != "absent",
         usage=draw(st.booleans()),
@@ -82,7 +85,7 @@ def openai_turns(draw: st.DrawFn) -> OpenAITurn:
 def anthropic_turns(draw: st.DrawFn) -> AnthropicTurn:
     blocks: list[Block] = []
     if draw(st.booleans()):
-        blocks.append(TextBlock(draw(cuts(draw(TEXT)))))
+        blocks.append(TextBlock(draw(fragments_of(draw(st.text(max_size=12))))))
     for call in draw(calls("toolu_")):
         # Anthropic usually opens a tool_use input with an empty partial_json.
         lead = ("",) if draw(st.booleans()) else ()

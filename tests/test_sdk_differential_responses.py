@@ -33,7 +33,8 @@ from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from callgate import LLMStreamBuffer
-from json_draws import UNICODE, arguments, cuts
+from callgate.testing import argument_texts
+from wire_common import fragments_of
 
 SETTINGS = settings(max_examples=150, deadline=None)
 EVENT: TypeAdapter[ResponseStreamEvent] = TypeAdapter(ResponseStreamEvent)
@@ -113,16 +114,19 @@ def responses_turns(draw: st.DrawFn) -> ResponsesTurn:
     )
     items: list[Item] = [
         FunctionCall(
-            f"fc_{item_tail}", f"call_{call_tail}", draw(NAMES), draw(cuts(draw(arguments())))
+            f"fc_{item_tail}",
+            f"call_{call_tail}",
+            draw(NAMES),
+            draw(fragments_of(draw(argument_texts()))),
         )
         for item_tail, call_tail in ids
     ]
     if draw(st.booleans()):
-        message = Message(f"msg_{draw(HEX_TAILS)}", draw(cuts(draw(st.text(UNICODE, max_size=40)))))
+        message = Message(f"msg_{draw(HEX_TAILS)}", draw(fragments_of(draw(st.text(max_size=40)))))
         items.insert(draw(st.integers(0, len(items))), message)
     if draw(st.booleans()):
-        summaries = draw(st.lists(st.text(UNICODE, min_size=1, max_size=30), max_size=2))
-        summary_cuts = tuple(draw(cuts(summary)) for summary in summaries)
+        summaries = draw(st.lists(st.text(min_size=1, max_size=30), max_size=2))
+        summary_cuts = tuple(draw(fragments_of(summary)) for summary in summaries)
         items.insert(0, Reasoning(f"rs_{draw(HEX_TAILS)}", summary_cuts))
     return ResponsesTurn(items, responses_events(items))
 

@@ -1,37 +1,15 @@
-"""Cohere v2 chat stream: the native response, display, results, and a stateful fuzz.
+"""Cohere v2 chat stream: the native response, display, results, recognition.
 
-The stateful test plans one turn (a tool plan, optional text, then 1-4 calls whose JSON
-arguments are cut into fragments of 1-8 characters) and emits the calls' events in a
-random interleaving (each event names its call's index, so the gate must demultiplex
-them). Faults are injected at most once each: a tool-call-start reusing an index, a
-truncated stream, a second tool-call-end, a delta after a call's end, corrupt JSON, a
-message-end with another reason, a message-end before a call's end, and a delta for an
-index never started. The test keeps its own model of every slot and builds the expected
-stream=false response from what it sent.
+The generated streams with injected faults run in tests/test_wire_machine.py.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    initialize,
-    invariant,
-    precondition,
-    rule,
-    run_state_machine_as_test,
-)
 
-from callgate import BufferUsageError, LLMStreamBuffer, ToolResult
-from callgate.cli.check import report
-from callgate.cli.commands import examples
+from callgate import LLMStreamBuffer, ToolResult
 from callgate.strategies import (
     AnthropicStrategy,
     CohereStrategy,
@@ -39,43 +17,22 @@ from callgate.strategies import (
     OllamaStrategy,
     default_wire_strategies,
 )
+from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
 from wire_common import (
-    JSON_CODES,
-    REQUIRED,
-    SAFE_TEXT,
+    FIXTURES,
     calls_of,
-    check_slot_ranks,
     codes,
-    pieces_of,
-    reported_state,
+    fed,
+    fed_fixture,
+    stream_of,
 )
-from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
-from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
 
 Chunk = dict[str, Any]
-FIXTURES = {name: json.loads(text) for name, text in examples()}
 MESSAGE_ID = "fba98ad3-e5a1-413c-a8de-84fbf9baabf7"
 USAGE = {
     "billed_units": {"input_tokens": 37, "output_tokens": 28},
     "tokens": {"input_tokens": 1380, "output_tokens": 70},
 }
-
-
-def events(name: str) -> list[Chunk]:
-    stream: list[Chunk] = FIXTURES[name]["events"]
-    return stream
-
-
-def fed(stream: list[Chunk], schemas: Mapping[str, Any] | None = None) -> LLMStreamBuffer:
-    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS if schemas is None else schemas)
-    for event in stream:
-        buffer.add(event)
-    buffer.end()
-    return buffer
-
-
-def fed_fixture(name: str) -> LLMStreamBuffer:
-    return fed(events(name), FIXTURES[name]["tool_schemas"])
 
 
 def message_start() -> Chunk:
@@ -87,10 +44,6 @@ def message_start() -> Chunk:
         "citations": [],
     }
     return {"type": "message-start", "id": MESSAGE_ID, "delta": {"message": message}}
-
-
-def plan_delta(text: str) -> Chunk:
-    return {"type": "tool-plan-delta", "delta": {"message": {"tool_plan": text}}}
 
 
 def text_events(pieces: list[str], index: int = 0) -> list[Chunk]:
@@ -177,7 +130,7 @@ def test_tool_plan_and_thinking_are_kept_but_never_displayed() -> None:
     buffer = LLMStreamBuffer(
         tool_schemas=FIXTURES["cohere_thinking_then_call.json"]["tool_schemas"]
     )
-    for event in events("cohere_thinking_then_call.json"):
+    for event in stream_of("cohere_thinking_then_call.json"):
         buffer.add(event)
         assert buffer.text() == ""
     message = buffer.as_dict()["message"]
@@ -189,7 +142,7 @@ def test_tool_plan_and_thinking_are_kept_but_never_displayed() -> None:
 def test_text_content_is_displayed() -> None:
     buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
     shown = []
-    for event in events("cohere_text_only.json"):
+    for event in stream_of("cohere_text_only.json"):
         buffer.add(event)
         shown.append(buffer.text())
     assert "".join(shown) == "Paris is the capital of France."
@@ -332,7 +285,7 @@ def test_profile_attributes() -> None:
 
 def test_recognition_is_disjoint_from_every_other_wire_strategy() -> None:
     strategies = default_wire_strategies()
-    own = [e for name in FIXTURES if name.startswith("cohere_") for e in events(name)]
+    own = [e for name in FIXTURES if name.startswith("cohere_") for e in stream_of(name)]
     own.append(fed_fixture("cohere_parallel_calls.json").as_dict())
     for shape in own:
         claimed = [s.name for s in strategies if s.recognizes(shape)]
@@ -346,394 +299,3 @@ def test_recognition_is_disjoint_from_every_other_wire_strategy() -> None:
     assert not cohere.recognizes(anthropic_message)
     assert not AnthropicStrategy().recognizes(message_start())
     assert not OllamaStrategy().recognizes(fed_fixture("cohere_parallel_calls.json").as_dict())
-
-
-# -- the stateful test --------------------------------------------------------------------
-
-
-@dataclass
-class CallModel:
-    key: int
-    call_id: str
-    name: str
-    arguments: dict[str, Any]
-    fragments: list[str]
-    sent: int = 0
-    received: list[str] = field(default_factory=list)
-    state: str = "unseen"
-    corrupt: bool = False
-    was_validated: bool = False
-
-    @property
-    def pieces(self) -> int:
-        """Start, each fragment, end."""
-        return len(self.fragments) + 2
-
-    @property
-    def pending(self) -> bool:
-        return self.sent < self.pieces
-
-    @property
-    def raw(self) -> str:
-        return "".join(self.fragments)
-
-
-@dataclass
-class TurnPlan:
-    plan: list[str]
-    text: list[str]
-    calls: list[CallModel]
-
-
-@st.composite
-def turn_plans(draw: st.DrawFn) -> TurnPlan:
-    """A tool plan, optional text, then 1-4 calls with distinct ids and fragmented JSON."""
-    count = draw(st.integers(1, 4))
-    suffixes = draw(
-        st.lists(
-            st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max_size=12),
-            min_size=count,
-            max_size=count,
-            unique=True,
-        )
-    )
-    calls = []
-    for key, suffix in enumerate(suffixes):
-        name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
-        extra = draw(st.dictionaries(SAFE_TEXT, JSON_VALUES, max_size=3))
-        arguments = {**extra, **{k: draw(v) for k, v in REQUIRED[name].items()}}
-        text = json.dumps(arguments, ensure_ascii=draw(st.booleans()))
-        calls.append(CallModel(key, f"{name}_{suffix}", name, arguments, draw(pieces_of(text))))
-    plan = draw(st.lists(SAFE_TEXT, max_size=3))
-    text = draw(st.lists(SAFE_TEXT, max_size=3))
-    return TurnPlan(plan, text, calls)
-
-
-class CohereMachine(RuleBasedStateMachine):
-    """Streams one planned Cohere turn; the calls' events interleave; faults are drawn."""
-
-    @initialize(plan=turn_plans())
-    def open_turn(self, plan: TurnPlan) -> None:
-        self.buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
-        self.plan = plan
-        self.calls = plan.calls
-        self.turn = "streaming"
-        self.terminal_sent = False
-        self.ended = False
-        self.faults: set[str] = set()
-        self.expected: list[tuple[frozenset[str], int | None]] = []
-        self.ranks: dict[int, int] = {}
-        prelude = [message_start(), *map(plan_delta, plan.plan)]
-        if plan.text:
-            prelude += text_events(plan.text)
-        self._send(prelude)
-
-    @property
-    def streaming(self) -> bool:
-        return not self.terminal_sent and not self.ended
-
-    # -- plumbing ----------------------------------------------------------------------
-
-    def _send(self, stream: list[Chunk]) -> None:
-        for event in stream:
-            self.buffer.add(event)
-
-    def _expect(self, code: str | frozenset[str], key: int | None) -> None:
-        self.expected.append((frozenset({code}) if isinstance(code, str) else code, key))
-
-    def _block(self, call: CallModel, code: str | frozenset[str]) -> None:
-        call.state = "blocked"
-        self._expect(code, call.key)
-        self.turn = "blocked"
-
-    def _emit(self, call: CallModel) -> None:
-        piece = call.sent
-        call.sent += 1
-        if piece == 0:
-            call.state = "accumulating"
-            self._send([start(call.key, call.call_id, call.name)])
-        elif piece <= len(call.fragments):
-            text = call.fragments[piece - 1]
-            if call.state != "blocked":
-                call.received.append(text)
-            self._send([delta(call.key, text)])
-        else:
-            if call.state == "accumulating":
-                if call.corrupt:
-                    self._block(call, JSON_CODES)
-                else:
-                    call.state = "validated"
-                    call.was_validated = True
-            self._send([end(call.key)])
-
-    def _finish(self, reason: str) -> None:
-        self.terminal_sent = True
-        for call in self.calls:
-            if call.state == "accumulating":
-                code = "missing_terminal" if reason == "TOOL_CALL" else "wrong_terminal_reason"
-                self._block(call, code)
-            elif call.state == "validated" and reason != "TOOL_CALL":
-                self._block(call, "wrong_terminal_reason")
-        if self.turn == "streaming":
-            started = any(c.state != "unseen" for c in self.calls)
-            self.turn = "executable" if started else "not_applicable"
-        self._send([message_end(reason)])
-
-    def _end(self) -> None:
-        self.ended = True
-        for call in self.calls:
-            if call.state == "accumulating":
-                self._block(call, "missing_terminal")
-        if self.turn == "streaming":
-            if any(c.state != "unseen" for c in self.calls):
-                self._expect("missing_terminal", None)
-                self.turn = "blocked"
-            else:
-                self.turn = "not_applicable"
-        self.buffer.end()
-
-    def _pending(self) -> list[CallModel]:
-        return [c for c in self.calls if c.pending]
-
-    def _closed(self) -> list[CallModel]:
-        return [c for c in self.calls if c.state == "validated"]
-
-    # -- the stream --------------------------------------------------------------------
-
-    @precondition(lambda self: self.streaming and bool(self._pending()))
-    @rule(pick=st.integers(0, 3), count=st.integers(1, 10))
-    def emit_next_events(self, pick: int, count: int) -> None:
-        pending = self._pending()
-        call = pending[pick % len(pending)]
-        for _ in range(count):
-            if call.pending:
-                self._emit(call)
-
-    @precondition(lambda self: self.streaming and bool(self._pending()))
-    @rule(pick=st.integers(0, 3))
-    def emit_the_rest_of_a_call(self, pick: int) -> None:
-        pending = self._pending()
-        call = pending[pick % len(pending)]
-        while call.pending:
-            self._emit(call)
-
-    @precondition(lambda self: self.streaming and not self._pending())
-    @rule()
-    def finish_turn(self) -> None:
-        self._finish("TOOL_CALL")
-
-    @precondition(lambda self: self.terminal_sent and not self.ended)
-    @rule()
-    def end_stream(self) -> None:
-        self._end()
-
-    @precondition(lambda self: self.ended)
-    @rule()
-    def add_after_end_is_refused(self) -> None:
-        findings = self.buffer.findings
-        with pytest.raises(BufferUsageError):
-            self.buffer.add(message_end())
-        assert self.buffer.findings == findings
-
-    # -- faults, each at most once -----------------------------------------------------
-
-    @precondition(
-        lambda self: (
-            self.streaming
-            and "index_reuse" not in self.faults
-            and any(c.state in ("accumulating", "validated") for c in self.calls)
-        )
-    )
-    @rule(pick=st.integers(0, 3), name=st.sampled_from(sorted(TOOL_SCHEMAS)))
-    def reuse_an_index(self, pick: int, name: str) -> None:
-        self.faults.add("index_reuse")
-        open_calls = [c for c in self.calls if c.state in ("accumulating", "validated")]
-        call = open_calls[pick % len(open_calls)]
-        self._block(call, "identity_collision")
-        self._send([start(call.key, f"{name}_REUSED{call.key}", name)])
-
-    @precondition(
-        lambda self: (
-            self.streaming
-            and "truncation" not in self.faults
-            and any(c.state != "unseen" for c in self.calls)
-        )
-    )
-    @rule(now=st.integers(0, 9))
-    def truncate(self, now: int) -> None:
-        if now:
-            return
-        self.faults.add("truncation")
-        self._end()
-
-    @precondition(
-        lambda self: (
-            self.streaming and "duplicate_terminal" not in self.faults and bool(self._closed())
-        )
-    )
-    @rule(pick=st.integers(0, 3))
-    def second_tool_call_end(self, pick: int) -> None:
-        self.faults.add("duplicate_terminal")
-        closed = self._closed()
-        call = closed[pick % len(closed)]
-        self._block(call, "duplicate_terminal")
-        self._send([end(call.key)])
-
-    @precondition(
-        lambda self: self.streaming and "late_delta" not in self.faults and bool(self._closed())
-    )
-    @rule(pick=st.integers(0, 3), text=st.sampled_from([" ", "}", '"x"', ', "late": 1}']))
-    def delta_after_tool_call_end(self, pick: int, text: str) -> None:
-        self.faults.add("late_delta")
-        closed = self._closed()
-        call = closed[pick % len(closed)]
-        self._block(call, "delta_after_terminal")
-        self._send([delta(call.key, text)])
-
-    @precondition(
-        lambda self: (
-            self.streaming
-            and "corrupt_json" not in self.faults
-            and any(c.state != "blocked" and c.sent <= len(c.fragments) for c in self.calls)
-        )
-    )
-    @rule(
-        pick=st.integers(0, 3),
-        kind=st.sampled_from(["nul", "cut_closing_brace", "trailing_value"]),
-    )
-    def corrupt_json(self, pick: int, kind: str) -> None:
-        self.faults.add("corrupt_json")
-        targets = [c for c in self.calls if c.state != "blocked" and c.sent <= len(c.fragments)]
-        call = targets[pick % len(targets)]
-        last = len(call.fragments) - 1
-        if kind == "nul":
-            j = max(call.sent - 1, 0)
-            call.fragments[j] = "\x00" + call.fragments[j]
-        elif kind == "cut_closing_brace":
-            call.fragments[last] = call.fragments[last][:-1]
-        else:
-            call.fragments[last] += " {}"
-        call.corrupt = True
-        with pytest.raises(ValueError):
-            json.loads(call.raw)
-
-    @precondition(
-        lambda self: self.streaming and "wrong_reason" not in self.faults and not self._pending()
-    )
-    @rule(reason=st.sampled_from(["COMPLETE", "MAX_TOKENS", "ERROR"]))
-    def message_end_with_another_reason(self, reason: str) -> None:
-        self.faults.add("wrong_reason")
-        self._finish(reason)
-
-    @precondition(
-        lambda self: (
-            self.streaming
-            and "early_end" not in self.faults
-            and any(c.state == "accumulating" for c in self.calls)
-            and all(c.sent > 0 for c in self.calls)
-        )
-    )
-    @rule()
-    def message_end_before_a_tool_call_end(self) -> None:
-        self.faults.add("early_end")
-        self._finish("TOOL_CALL")
-
-    @precondition(
-        lambda self: self.streaming and "orphan" not in self.faults and bool(self._closed())
-    )
-    @rule()
-    def delta_for_an_index_never_started(self) -> None:
-        self.faults.add("orphan")
-        self._send([delta(len(self.calls) + 7, '{"x": 1}')])
-        self._expect("orphan_event", None)
-        self.turn = "blocked"
-
-    # -- invariants --------------------------------------------------------------------
-
-    @invariant()
-    def slot_states_never_move_back(self) -> None:
-        assert self.buffer.gate is not None
-        check_slot_ranks(self.buffer.gate, self.ranks)
-
-    @invariant()
-    def never_executable_before_message_end(self) -> None:
-        if self.buffer.executable:
-            assert self.terminal_sent
-            assert not [f for f in self.buffer.findings if f.severity == "error"]
-
-    @invariant()
-    def slots_follow_the_model(self) -> None:
-        assert self.buffer.gate is not None
-        actual = {key: slot.state for key, slot in self.buffer.gate.slots.items()}
-        assert actual == {c.key: c.state for c in self.calls if c.state != "unseen"}
-        assert self.buffer.turn_state == self.turn
-
-    # -- the end of the turn -----------------------------------------------------------
-
-    def teardown(self) -> None:
-        if not hasattr(self, "buffer"):
-            return
-        if not self.ended:
-            if not self.terminal_sent:
-                for call in self.calls:
-                    while call.pending:
-                        self._emit(call)
-                self._finish("TOOL_CALL")
-            self._end()
-        result = report(self.buffer)
-        started = [c for c in self.calls if c.state != "unseen"]
-        assert [(c["slot"], c["id"], c["name"]) for c in result["calls"]] == [
-            (c.key, c.call_id, c.name) for c in started
-        ]
-        assert self.buffer.get_content() == "".join(self.plan.text)
-        if not self.faults:
-            assert result["status"] == "pass", result
-            assert result["findings"] == []
-            assert [c["arguments"] for c in result["calls"]] == [c.arguments for c in self.calls]
-            assert self.buffer.as_dict() == self._expected_response()
-        else:
-            assert result["status"] == "fail", result
-            assert self.expected, f"faults {self.faults} predicted no finding"
-            found = {(f["code"], f["slot"]) for f in result["findings"]}
-            for allowed, key in self.expected:
-                assert any((code, key) in found for code in allowed), (allowed, key, found)
-            for call, entry in zip(started, result["calls"], strict=True):
-                assert entry["state"] == reported_state(self.buffer, call.state)
-                if call.was_validated:
-                    assert entry["arguments"] == call.arguments
-                else:
-                    assert entry["arguments"] == "".join(call.received)
-
-    def _expected_response(self) -> Chunk:
-        """The stream=false ChatResponse of a clean run, from the plan."""
-        message: Chunk = {"role": "assistant"}
-        if self.plan.text:
-            message["content"] = [{"type": "text", "text": "".join(self.plan.text)}]
-        if self.plan.plan:
-            message["tool_plan"] = "".join(self.plan.plan)
-        message["tool_calls"] = [
-            {
-                "id": c.call_id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": c.raw},
-            }
-            for c in self.calls
-        ]
-        return {
-            "id": MESSAGE_ID,
-            "finish_reason": "TOOL_CALL",
-            "message": message,
-            "usage": USAGE,
-        }
-
-
-MACHINE_SETTINGS = settings(
-    max_examples=100,
-    stateful_step_count=50,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-
-
-def test_interleaved_calls_with_injected_faults_follow_the_model() -> None:
-    run_state_machine_as_test(CohereMachine, settings=MACHINE_SETTINGS)

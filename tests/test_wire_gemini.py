@@ -10,18 +10,15 @@ every slot and builds the expected stream=false response from what it sent.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine,
     initialize,
-    invariant,
     precondition,
     rule,
     run_state_machine_as_test,
@@ -29,7 +26,6 @@ from hypothesis.stateful import (
 
 from callgate import BufferUsageError, LLMStreamBuffer, ToolResult
 from callgate.cli.check import report
-from callgate.cli.commands import examples
 from callgate.strategies import (
     AnthropicStrategy,
     ExtractedCall,
@@ -37,30 +33,15 @@ from callgate.strategies import (
     OpenAIStrategy,
     default_wire_strategies,
 )
-from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
-from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
-from wire_common import MACHINE_SETTINGS, REQUIRED, SAFE_TEXT, calls_of, check_slot_ranks, codes
+from callgate.testing.plans import REQUIRED_ARGUMENTS as REQUIRED
+from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
+from callgate.testing.plans import arguments_for
+from wire_common import FIXTURES, WireInvariants, calls_of, codes, fed, fed_fixture, stream_of
+
+TEXT = st.text(max_size=8)
 
 Chunk = dict[str, Any]
-FIXTURES = {name: json.loads(text) for name, text in examples()}
 META = {"modelVersion": "gemini-2.5-flash", "responseId": "mK3aaNaeBcOxz7IP8ZPUoQw"}
-
-
-def stream(name: str) -> list[Chunk]:
-    chunks: list[Chunk] = FIXTURES[name]["chunks"]
-    return chunks
-
-
-def fed(chunks: list[Any], schemas: Mapping[str, Any] | None = None) -> LLMStreamBuffer:
-    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS if schemas is None else schemas)
-    for chunk in chunks:
-        buffer.add(chunk)
-    buffer.end()
-    return buffer
-
-
-def fed_fixture(name: str) -> LLMStreamBuffer:
-    return fed(stream(name), FIXTURES[name]["tool_schemas"])
 
 
 def chunk(parts: list[Chunk], finish: str | None = None, tokens: int = 5) -> Chunk:
@@ -139,7 +120,7 @@ def test_parallel_calls_assemble_into_the_stream_false_response() -> None:
 def test_thought_parts_are_kept_but_never_displayed() -> None:
     buffer = LLMStreamBuffer(tool_schemas=FIXTURES["gemini_parallel_calls.json"]["tool_schemas"])
     shown = []
-    for item in stream("gemini_parallel_calls.json"):
+    for item in stream_of("gemini_parallel_calls.json"):
         buffer.add(item)
         shown.append(buffer.text())
     assert shown[:4] == ["", "", "I'll look both up", " for you."]
@@ -278,8 +259,11 @@ SPLIT_CASES: list[tuple[str, list[Chunk], list[tuple[Any, ...]]]] = [
     ),
     (
         "another name: two calls",
-        [chunk([call(W, {"city": "Paris"})]), chunk([call("search", {"query": "x"})], "STOP")],
-        [(0, None, W, {"city": "Paris"}), (1, None, "search", {"query": "x"})],
+        [
+            chunk([call(W, {"city": "Paris"})]),
+            chunk([call("search", {"query": "x", "limit": 1})], "STOP"),
+        ],
+        [(0, None, W, {"city": "Paris"}), (1, None, "search", {"query": "x", "limit": 1})],
     ),
     (
         "another id: two calls",
@@ -414,7 +398,7 @@ def test_prompt_blocked_response_ends_the_turn_without_calls() -> None:
 
 
 def own_shapes() -> list[Chunk]:
-    shapes = [c for name in FIXTURES if name.startswith("gemini_") for c in stream(name)]
+    shapes = [c for name in FIXTURES if name.startswith("gemini_") for c in stream_of(name)]
     return [*shapes, fed_fixture("gemini_parallel_calls.json").as_dict()]
 
 
@@ -426,7 +410,7 @@ def other_shapes() -> list[Chunk]:
         for c in data.get("chunks", data.get("events"))
     ]
     messages = [
-        fed(stream("openai_single_call.json")).as_dict(),
+        fed(stream_of("openai_single_call.json")).as_dict(),
         fed(FIXTURES["anthropic_single_call.json"]["events"]).as_dict(),
     ]
     return others + messages
@@ -500,16 +484,12 @@ class Emitted:
 def turn_plans(draw: st.DrawFn) -> list[Piece]:
     """Thought and text, then 1-4 calls (each holding key ``seq``), some split in two."""
     with_ids = draw(st.booleans())
-    pieces: list[Piece] = [Piece("thought", t) for t in draw(st.lists(SAFE_TEXT, max_size=2))]
-    pieces += [Piece("text", t) for t in draw(st.lists(SAFE_TEXT, max_size=3))]
+    pieces: list[Piece] = [Piece("thought", t) for t in draw(st.lists(TEXT, max_size=2))]
+    pieces += [Piece("text", t) for t in draw(st.lists(TEXT, max_size=3))]
     count = draw(st.integers(1, 4))
     for n in range(count):
         name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
-        extra = draw(
-            st.dictionaries(SAFE_TEXT.filter(lambda k: k != "seq"), JSON_VALUES, max_size=3)
-        )
-        required = {key: draw(values) for key, values in REQUIRED[name].items()}
-        args = {"seq": n, **extra, **required}
+        args = {"seq": n, **{k: v for k, v in draw(arguments_for(name)).items() if k != "seq"}}
         call_id = f"fc_{n}{draw(st.text('abcdefgh0123456789', min_size=3, max_size=8))}"
         planned = PlannedCall(name, args, call_id if with_ids else None)
         keys = list(args)
@@ -523,11 +503,11 @@ def turn_plans(draw: st.DrawFn) -> list[Piece]:
         else:
             pieces.append(Piece("call", call=planned))
         if draw(st.booleans()):
-            pieces.append(Piece("text", draw(SAFE_TEXT)))
+            pieces.append(Piece("text", draw(TEXT)))
     return pieces
 
 
-class GeminiMachine(RuleBasedStateMachine):
+class GeminiMachine(WireInvariants):
     """Emits one planned Gemini turn part by part; chunk boundaries and faults are drawn."""
 
     @initialize(plan=turn_plans())
@@ -769,26 +749,13 @@ class GeminiMachine(RuleBasedStateMachine):
         self.current.kinds.append(("late", PlannedCall(name, args, None)))
         self._send()
 
-    # -- invariants --------------------------------------------------------------------
+    # -- the model's view, for the shared invariants (wire_common.WireInvariants) --------
 
-    @invariant()
-    def slot_states_never_move_back(self) -> None:
-        if self.buffer.gate is not None:
-            check_slot_ranks(self.buffer.gate, self.ranks)
+    def model_slots(self) -> dict[int, str]:
+        return {s.key: s.state for s in self.slots}
 
-    @invariant()
-    def never_executable_before_the_finish_reason(self) -> None:
-        if self.buffer.executable:
-            assert self.terminal_sent
-            assert not [f for f in self.buffer.findings if f.severity == "error"]
-
-    @invariant()
-    def slots_follow_the_model(self) -> None:
-        if self.buffer.gate is None:
-            return
-        actual = {key: slot.state for key, slot in self.buffer.gate.slots.items()}
-        assert actual == {s.key: s.state for s in self.slots}
-        assert self.buffer.turn_state == self.turn
+    def model_turn(self) -> str:
+        return self.turn
 
     # -- the end of the turn -----------------------------------------------------------
 
@@ -849,4 +816,4 @@ class GeminiMachine(RuleBasedStateMachine):
 
 
 def test_generated_turns_with_injected_faults_follow_the_model() -> None:
-    run_state_machine_as_test(GeminiMachine, settings=MACHINE_SETTINGS)
+    run_state_machine_as_test(GeminiMachine, settings=settings.get_profile("machine"))

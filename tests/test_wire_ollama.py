@@ -11,16 +11,14 @@ model of every slot and builds the expected stream=false response from what it s
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine,
     initialize,
-    invariant,
     precondition,
     rule,
     run_state_machine_as_test,
@@ -28,7 +26,6 @@ from hypothesis.stateful import (
 
 from callgate import BufferUsageError, LLMStreamBuffer, ToolResult
 from callgate.cli.check import report
-from callgate.cli.commands import examples
 from callgate.strategies import (
     CohereStrategy,
     ExtractedCall,
@@ -36,12 +33,14 @@ from callgate.strategies import (
     OpenAIStrategy,
     default_wire_strategies,
 )
-from wire_common import LOOSE_JSON_VALUES as JSON_VALUES
-from wire_common import LOOSE_TOOL_SCHEMAS as TOOL_SCHEMAS
-from wire_common import MACHINE_SETTINGS, REQUIRED, SAFE_TEXT, calls_of, check_slot_ranks, codes
+from callgate.testing.plans import REQUIRED_ARGUMENTS as REQUIRED
+from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
+from callgate.testing.plans import arguments_for
+from wire_common import FIXTURES, WireInvariants, calls_of, codes, fed, fed_fixture, stream_of
+
+TEXT = st.text(max_size=8)
 
 Chunk = dict[str, Any]
-FIXTURES = {name: json.loads(text) for name, text in examples()}
 MODEL = "qwen3:8b"
 COUNTERS = {
     "total_duration": 2815468125,
@@ -51,23 +50,6 @@ COUNTERS = {
     "eval_count": 61,
     "eval_duration": 2462173458,
 }
-
-
-def stream(name: str) -> list[Chunk]:
-    chunks: list[Chunk] = FIXTURES[name]["chunks"]
-    return chunks
-
-
-def fed(chunks: list[Any], schemas: Mapping[str, Any] | None = None) -> LLMStreamBuffer:
-    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS if schemas is None else schemas)
-    for item in chunks:
-        buffer.add(item)
-    buffer.end()
-    return buffer
-
-
-def fed_fixture(name: str) -> LLMStreamBuffer:
-    return fed(stream(name), FIXTURES[name]["tool_schemas"])
 
 
 def line(n: int, message: Chunk, done: bool = False, reason: str | None = "stop") -> Chunk:
@@ -275,7 +257,7 @@ def test_profile_attributes() -> None:
 
 def test_recognition_is_disjoint_from_every_other_wire_strategy() -> None:
     strategies = default_wire_strategies()
-    own = [c for name in FIXTURES if name.startswith("ollama_") for c in stream(name)]
+    own = [c for name in FIXTURES if name.startswith("ollama_") for c in stream_of(name)]
     own = [c for c in own if "error" not in c]
     own.append(fed_fixture("ollama_parallel_calls.json").as_dict())
     for shape in own:
@@ -339,24 +321,22 @@ class Line:
 def turn_plans(draw: st.DrawFn) -> list[tuple[str, Any]]:
     """Thinking, then content and 1-4 whole calls in a drawn order."""
     with_ids, with_index = draw(st.booleans()), draw(st.booleans())
-    pieces: list[tuple[str, Any]] = [("thinking", t) for t in draw(st.lists(SAFE_TEXT, max_size=3))]
+    pieces: list[tuple[str, Any]] = [("thinking", t) for t in draw(st.lists(TEXT, max_size=3))]
     for n in range(draw(st.integers(1, 4))):
         name = draw(st.sampled_from(sorted(TOOL_SCHEMAS)))
-        extra = draw(st.dictionaries(SAFE_TEXT, JSON_VALUES, max_size=3))
-        required = {key: draw(values) for key, values in REQUIRED[name].items()}
         call_id = f"call_{n}{draw(st.text('abcdefgh0123456789', min_size=3, max_size=8))}"
         planned = PlannedCall(
             name,
-            {**extra, **required},
+            draw(arguments_for(name)),
             call_id if with_ids else None,
             n if with_index else None,
         )
         pieces.append(("call", planned))
-        pieces += [("content", t) for t in draw(st.lists(SAFE_TEXT, max_size=2))]
+        pieces += [("content", t) for t in draw(st.lists(TEXT, max_size=2))]
     return pieces
 
 
-class OllamaMachine(RuleBasedStateMachine):
+class OllamaMachine(WireInvariants):
     """Emits one planned Ollama turn piece by piece; line boundaries and faults are drawn."""
 
     @initialize(plan=turn_plans())
@@ -571,26 +551,13 @@ class OllamaMachine(RuleBasedStateMachine):
         self.current.calls.append(("late", PlannedCall(name, arguments, None, None)))
         self._send()
 
-    # -- invariants --------------------------------------------------------------------
+    # -- the model's view, for the shared invariants (wire_common.WireInvariants) --------
 
-    @invariant()
-    def slot_states_never_move_back(self) -> None:
-        if self.buffer.gate is not None:
-            check_slot_ranks(self.buffer.gate, self.ranks)
+    def model_slots(self) -> dict[int, str]:
+        return {s.key: s.state for s in self.slots}
 
-    @invariant()
-    def never_executable_before_the_done_line(self) -> None:
-        if self.buffer.executable:
-            assert self.terminal_sent
-            assert not [f for f in self.buffer.findings if f.severity == "error"]
-
-    @invariant()
-    def slots_follow_the_model(self) -> None:
-        if self.buffer.gate is None:
-            return
-        actual = {key: slot.state for key, slot in self.buffer.gate.slots.items()}
-        assert actual == {s.key: s.state for s in self.slots}
-        assert self.buffer.turn_state == self.turn
+    def model_turn(self) -> str:
+        return self.turn
 
     # -- the end of the turn -----------------------------------------------------------
 
@@ -640,4 +607,4 @@ class OllamaMachine(RuleBasedStateMachine):
 
 
 def test_generated_turns_with_injected_faults_follow_the_model() -> None:
-    run_state_machine_as_test(OllamaMachine, settings=MACHINE_SETTINGS)
+    run_state_machine_as_test(OllamaMachine, settings=settings.get_profile("machine"))

@@ -7,18 +7,56 @@ one generator of streams; what stays here is the tests' model of a call and its 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant
 
 from callgate import Finding, LLMStreamBuffer, TurnGate
-from callgate.cli.check import report
+from callgate.cli.check import check_stream, report
+from callgate.cli.commands import examples
 from callgate.gate.findings import CODES
 from callgate.testing.cuts import pieces
+from callgate.testing.plans import TOOLS
+from callgate.testing.wires import OpenAIEncoder
+
+FIXTURES: dict[str, dict[str, Any]] = {name: json.loads(text) for name, text in examples()}
+"""Every bundled example stream (callgate/examples), parsed once: the one fixture loader."""
+
+
+def fixtures(prefix: str) -> dict[str, dict[str, Any]]:
+    """The bundled examples whose names start with ``prefix`` (one wire's)."""
+    return {name: data for name, data in FIXTURES.items() if name.startswith(prefix)}
+
+
+def stream_of(name: str) -> list[Any]:
+    """A bundled example's chunks (or events, as its wire calls them)."""
+    data = FIXTURES[name]
+    chunks: list[Any] = data["events"] if "events" in data else data["chunks"]
+    return chunks
+
+
+def fed(chunks: list[Any], schemas: Mapping[str, Any] | None = None) -> LLMStreamBuffer:
+    """A buffer fed ``chunks`` and ended (the kit's tools unless ``schemas``)."""
+    buffer = LLMStreamBuffer(tool_schemas=TOOLS if schemas is None else schemas)
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    return buffer
+
+
+def fed_fixture(name: str) -> LLMStreamBuffer:
+    """A buffer fed a bundled example with its own tools."""
+    return fed(stream_of(name), FIXTURES[name]["tool_schemas"])
+
+
+def checked(name: str) -> dict[str, Any]:
+    """The check report of a bundled example, run through check_stream."""
+    return check_stream(stream_of(name), FIXTURES[name]["tool_schemas"])
+
 
 Expectation = tuple[frozenset[str], int | None]
 """A finding a step must add: one of these codes, on this slot (None: turn-wide)."""
@@ -43,51 +81,10 @@ SLOT_RANK = {
     "blocked": 4,
 }
 
-SAFE_TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
-"""Text of any UTF-8 character (no surrogates): the gemini, cohere and ollama tests' values."""
 
-
-# The gemini, cohere and ollama tests use looser schemas than the ones above.
-LOOSE_TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
-        "required": ["city"],
-    },
-    "search": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-        "required": ["query"],
-    },
-    "ping": {"type": "object"},
-}
-
-
-LOOSE_JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
-    st.none() | st.booleans() | st.integers() | SAFE_TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(SAFE_TEXT, inner, max_size=3),
-    max_leaves=6,
-)
-
-
-REQUIRED: dict[str, dict[str, st.SearchStrategy[Any]]] = {
-    "get_weather": {"city": SAFE_TEXT},
-    "search": {"query": SAFE_TEXT},
-    "ping": {},
-}
-
-
-MACHINE_SETTINGS = settings(
-    max_examples=100,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-
-
-def pieces_of(text: str) -> st.SearchStrategy[list[str]]:
+def fragments_of(text: str) -> st.SearchStrategy[tuple[str, ...]]:
     """``text`` cut into non-empty fragments by the kit's splits (one character to all)."""
-    return pieces(text, empty=False)
+    return pieces(text, empty=False).map(tuple)
 
 
 def one(code: str) -> frozenset[str]:
@@ -204,6 +201,52 @@ def check_slot_ranks(gate: TurnGate, ranks: dict[int, int]) -> None:
         ranks[key] = rank
 
 
+class WireInvariants(RuleBasedStateMachine):
+    """The invariants every wire machine checks after each step, against its own model.
+
+    A machine keeps ``buffer``, ``ranks`` (``{}`` at the start) and ``terminal_sent``, and
+    says what its model expects: ``model_slots()`` and ``model_turn()``.
+    """
+
+    buffer: LLMStreamBuffer
+    ranks: dict[int, int]
+    terminal_sent: bool
+
+    def model_slots(self) -> dict[int, str]:
+        """Each started call's expected slot state, by slot key."""
+        raise NotImplementedError
+
+    def model_turn(self) -> str:
+        """The turn state the model expects."""
+        raise NotImplementedError
+
+    @invariant()
+    def slot_states_never_move_back(self) -> None:
+        if self.buffer.gate is not None:
+            check_slot_ranks(self.buffer.gate, self.ranks)
+
+    @invariant()
+    def never_executable_before_terminal_evidence(self) -> None:
+        if self.buffer.executable:
+            assert self.terminal_sent
+            assert not [f for f in self.buffer.findings if f.severity == "error"]
+
+    @invariant()
+    def slots_and_turn_follow_the_model(self) -> None:
+        if self.buffer.gate is None:
+            assert not self.model_slots()
+            return
+        actual = {key: slot.state for key, slot in self.buffer.gate.slots.items()}
+        assert actual == self.model_slots()
+        assert self.buffer.turn_state == self.model_turn()
+
+    def recheck_invariants(self) -> None:
+        """The invariants, run between the steps a teardown takes by itself."""
+        self.slot_states_never_move_back()
+        self.never_executable_before_terminal_evidence()
+        self.slots_and_turn_follow_the_model()
+
+
 def calls_of(buffer: LLMStreamBuffer) -> list[tuple[Any, ...]]:
     """The report's calls as (slot, id, name, arguments)."""
     return [(c["slot"], c["id"], c["name"], c["arguments"]) for c in report(buffer)["calls"]]
@@ -217,3 +260,76 @@ def codes(buffer: LLMStreamBuffer) -> list[tuple[str, Any]]:
 def reported_state(buffer: LLMStreamBuffer, state: str) -> str:
     """A call's state as the report gives it: every call of a blocked turn is blocked."""
     return "blocked" if buffer.turn_state == "blocked" else state
+
+
+# -- the stream=false message of a clean turn, per wire --------------------------------------
+
+
+KEEPALIVE: dict[str, dict[str, Any]] = {
+    "openai": OpenAIEncoder().chunk({}),
+    "anthropic": {"type": "ping"},
+    "openai-responses": {"type": "keepalive"},
+}
+"""A chunk that carries nothing, on the wires that have one."""
+
+
+def function_calls(calls: list[CallModel]) -> list[dict[str, Any]]:
+    """The calls as OpenAI and Cohere messages list them: arguments as their raw text."""
+    return [
+        {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": c.raw}}
+        for c in calls
+    ]
+
+
+def wire_message(wire: str, encoder: Any, text: str, calls: list[CallModel]) -> dict[str, Any]:
+    """The message a clean turn of ``wire`` assembles into, built from the plan alone.
+
+    ``encoder`` is the kit's encoder that wrote the stream (its envelope and usage).
+    """
+    end = encoder.finish([c.key for c in calls])
+    if wire == "openai":
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        return {**message, "tool_calls": function_calls(calls)} if calls else message
+    if wire == "anthropic":
+        start = encoder.prelude([])[0].chunk["message"]
+        usage = {**start["usage"], **end[0]["usage"]}
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [
+            {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.arguments}
+            for c in calls
+        ]
+        return {
+            **start,
+            "stop_reason": end[0]["delta"]["stop_reason"],
+            "usage": usage,
+            "content": content,
+        }
+    if wire == "bedrock":
+        blocks: list[dict[str, Any]] = [{"text": text}] if text else []
+        blocks += [
+            {"toolUse": {"toolUseId": c.call_id, "name": c.name, "input": c.arguments}}
+            for c in calls
+        ]
+        return {
+            "output": {"message": {"role": "assistant", "content": blocks}},
+            "stopReason": end[0]["messageStop"]["stopReason"],
+            **encoder.epilogue()[0]["metadata"],
+        }
+    if wire == "openai-responses":
+        response: dict[str, Any] = end[0]["response"]
+        return response
+    assert wire == "cohere", wire
+    message = {"role": "assistant"}
+    if text:
+        message["content"] = [{"type": "text", "text": text}]
+    plan = [p.chunk for p in encoder.prelude([]) if p.chunk["type"] == "tool-plan-delta"]
+    if plan:
+        message["tool_plan"] = "".join(c["delta"]["message"]["tool_plan"] for c in plan)
+    if calls:
+        message["tool_calls"] = function_calls(calls)
+    return {
+        "id": encoder.prelude([])[0].chunk["id"],
+        "finish_reason": end[0]["delta"]["finish_reason"],
+        "message": message,
+        "usage": end[0]["delta"]["usage"],
+    }

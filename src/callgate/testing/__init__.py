@@ -18,10 +18,13 @@ if TYPE_CHECKING:
     from callgate.testing.cuts import at_points, byte_splits, cycled, fixed, pieces, splits
     from callgate.testing.machine import AdapterMachine
     from callgate.testing.plans import (
+        ANY_JSON_VALUES,
+        JSON_OBJECTS,
         JSON_VALUES,
         TOOLS,
         CallPlan,
         StreamPlan,
+        argument_texts,
         arguments_for,
         interleavings,
         stream_plans,
@@ -40,6 +43,9 @@ if TYPE_CHECKING:
     from callgate.testing.wires import QUIRKS, WIRES
 
 _WHERE = {
+    "ANY_JSON_VALUES": "callgate.testing.plans",
+    "JSON_OBJECTS": "callgate.testing.plans",
+    "argument_texts": "callgate.testing.plans",
     "AdapterMachine": "callgate.testing.machine",
     "CallPlan": "callgate.testing.plans",
     "FAULT_KINDS": "callgate.testing.wire_streams",
@@ -81,7 +87,9 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ANY_JSON_VALUES",
     "FAULT_KINDS",
+    "JSON_OBJECTS",
     "JSON_VALUES",
     "NEAR_MISSES",
     "QUIRKS",
@@ -97,6 +105,7 @@ __all__ = [
     "StreamPlan",
     "TextContent",
     "Verdict",
+    "argument_texts",
     "arguments_for",
     "at_points",
     "byte_splits",

@@ -49,6 +49,24 @@ JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
 )
 """Small JSON values of every type, nested (text may hold any code point but a surrogate)."""
 
+ANY_JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+"""JSON values at their edges too: integers beyond 64 bits, any finite float, nested."""
+
+JSON_OBJECTS: st.SearchStrategy[dict[str, Any]] = st.dictionaries(
+    st.text(max_size=12), ANY_JSON_VALUES, max_size=4
+)
+"""Objects of any keys and :data:`ANY_JSON_VALUES`: arguments of a tool without a schema."""
+
 REQUIRED_ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "get_weather": {"city": st.text(max_size=12)},
     "search": {"query": st.text(max_size=12), "limit": st.integers(1, 10**6)},
@@ -114,6 +132,11 @@ def serialised(draw: st.DrawFn, arguments: Mapping[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=draw(st.booleans()), separators=separators)
 
 
+def argument_texts() -> st.SearchStrategy[str]:
+    """The text of :data:`JSON_OBJECTS` as a model writes it (see :func:`serialised`)."""
+    return JSON_OBJECTS.flatmap(serialised)
+
+
 @st.composite
 def stream_plans(
     draw: st.DrawFn,
@@ -124,10 +147,12 @@ def stream_plans(
     alphabet: str = ID_ALPHABET,
     id_size: tuple[int, int] = (4, 24),
     empty_arguments: bool = False,
+    empty_fragments: bool = False,
 ) -> StreamPlan:
     """Optional text, then ``calls`` calls with distinct ids and fragmented JSON arguments.
 
-    ``empty_arguments``: a call with no arguments may stream no fragment at all.
+    ``empty_arguments``: a call with no arguments may stream no fragment at all;
+    ``empty_fragments``: a call's fragments may include empty ones (as servers send them).
     """
     schemas = TOOLS if tools is None else tools
     body = draw(st.just("") | st.text(min_size=1, max_size=16)) if text else ""
@@ -144,7 +169,7 @@ def stream_plans(
     for suffix in suffixes:
         name = draw(st.sampled_from(sorted(schemas)))
         arguments = draw(arguments_for(name, schemas[name]))
-        fragments = draw(pieces(draw(serialised(arguments)), empty=False))
+        fragments = draw(pieces(draw(serialised(arguments)), empty=empty_fragments))
         if empty_arguments and not arguments and draw(st.booleans()):
             fragments = []
         planned.append(CallPlan(suffix, name, arguments, tuple(fragments)))
