@@ -1,0 +1,193 @@
+"""The worked example of docs/testing.md, continued: AdapterMachine against LangChain.
+
+LangChain's chat models stream ``AIMessageChunk`` objects that an agent adds up
+(``full = full + chunk``); ``AIMessageChunk.__add__`` merges ``tool_call_chunks`` by
+``index`` and every chunk re-parses its calls' arguments with a partial-JSON parser into
+``.tool_calls``. langchain-openai turns Chat Completions chunks into those messages,
+langchain-anthropic the Messages events. Each machine below is that path as an adapter
+(convert each chunk as the chat model does, add it to the running message, run
+``.tool_calls`` once the stream has ended, as a LangChain agent does) and lets Hypothesis
+look for a stream where LangChain and callgate part ways. The streams shown in
+docs/testing.md are these tests' own output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+import pytest
+from hypothesis.stateful import run_state_machine_as_test
+from langchain_anthropic import ChatAnthropic
+from langchain_core.messages import AIMessageChunk
+from langchain_core.messages import ai as langchain_ai
+from langchain_core.utils.json import parse_partial_json
+from langchain_openai import ChatOpenAI
+
+from callgate.testing import AdapterMachine
+from test_testing_sdks import BOUNDED, chunks_in, found
+
+OPENAI = ChatOpenAI(model="gpt-4.1", api_key="sk-callgate-test")  # type: ignore[arg-type]
+ANTHROPIC = ChatAnthropic(model="claude-sonnet-4-5", api_key="sk-callgate-test")  # type: ignore[arg-type,call-arg]
+
+
+class LangChainAdapter(AdapterMachine):
+    """A LangChain chat model's chunks added up; ``.tool_calls`` run when the stream ends."""
+
+    text = False
+    calls_per_turn: ClassVar[int | tuple[int, int]] = (1, 2)
+    faults = False
+    parsed: ClassVar[list[int]] = [0]
+    """Characters of arguments LangChain's partial JSON parser has read (see ``counting``)."""
+
+    def convert(self, chunk: Any) -> AIMessageChunk | None:
+        """The message chunk the chat model yields for one provider chunk, if any."""
+        raise NotImplementedError
+
+    def feed(self, chunk: Any) -> None:
+        if not hasattr(self, "message"):
+            self.message: AIMessageChunk | None = None
+            self.over = False
+            self.start = self.parsed[0]
+        piece = self.convert(chunk)
+        if piece is not None:
+            self.message = piece if self.message is None else self.message + piece
+
+    def end(self) -> None:
+        self.over = True
+
+    def calls(self) -> Sequence[Any]:
+        if not getattr(self, "over", False) or self.message is None:
+            return []
+        return [(c["id"], c["name"], c["args"]) for c in self.message.tool_calls]
+
+
+class LangChainOpenAI(LangChainAdapter):
+    """langchain-openai: ``ChatOpenAI`` converting Chat Completions chunks (as dicts)."""
+
+    wire = "openai"
+
+    def convert(self, chunk: Any) -> AIMessageChunk | None:
+        generation = OPENAI._convert_chunk_to_generation_chunk(chunk, AIMessageChunk, {})
+        return None if generation is None else generation.message  # type: ignore[return-value]
+
+
+class LangChainAnthropic(LangChainAdapter):
+    """langchain-anthropic: ``ChatAnthropic`` converting the SDK's typed events."""
+
+    wire = "anthropic"
+    form = "sdk"
+
+    def convert(self, chunk: Any) -> AIMessageChunk | None:
+        if chunk.type == "ping":  # the SDK's stream drops pings before the model sees them
+            return None
+        if not hasattr(self, "started"):
+            self.started: Any = None
+        piece, self.started = ANTHROPIC._make_message_chunk_from_anthropic_event(
+            chunk, coerce_content_to_string=False, block_start_event=self.started
+        )
+        return piece
+
+
+class LangChainOpenAIGrowth(LangChainOpenAI):
+    """langchain-openai with its parsing work counted: characters parsed per one received."""
+
+    quirks = False
+    calls_per_turn = 1
+
+    def work(self) -> int | None:
+        return self.parsed[0] - self.start if hasattr(self, "start") else None
+
+
+class LangChainAnthropicGrowth(LangChainAnthropic):
+    """langchain-anthropic with its parsing work counted."""
+
+    quirks = False
+
+    def work(self) -> int | None:
+        return self.parsed[0] - self.start if hasattr(self, "start") else None
+
+
+@pytest.fixture
+def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Count the characters each message chunk hands to LangChain's partial JSON parser."""
+    parsed = LangChainAdapter.parsed
+    parsed[0] = 0
+
+    def counted(text: str, *args: Any, **kwargs: Any) -> Any:
+        parsed[0] += len(text)
+        return parse_partial_json(text, *args, **kwargs)
+
+    monkeypatch.setattr(langchain_ai, "parse_partial_json", counted)
+    yield parsed
+
+
+def openai_entries(report: str) -> list[dict[str, Any]]:
+    """The ``tool_calls`` entries of a reported Chat Completions stream, in order."""
+    return [
+        entry
+        for chunk in chunks_in(report)
+        for choice in chunk["choices"]
+        for entry in choice["delta"].get("tool_calls") or []
+    ]
+
+
+def with_(machine: type[LangChainAdapter], **attributes: Any) -> type[LangChainAdapter]:
+    """``machine`` drawing other streams (``quirks``, ``faults``: see AdapterMachine)."""
+    return type(machine.__name__, (machine,), attributes)
+
+
+@pytest.mark.parametrize("machine", [LangChainOpenAI, LangChainAnthropic])
+def test_langchain_reassembles_interleaved_calls_as_callgate_does(
+    machine: type[LangChainAdapter],
+) -> None:
+    # Clean streams without quirks, calls interleaved and cut anywhere: no difference
+    # within the bound, so the merge by index is right where every entry has one.
+    run_state_machine_as_test(with_(machine, quirks=False), settings=BOUNDED)
+
+
+def test_langchain_openai_drops_calls_without_an_index() -> None:
+    report = found(with_(LangChainOpenAI, quirks=("no_index",)))
+    assert report.startswith("the adapter loses [('call_0000', "), report
+    entries = openai_entries(report)
+    assert entries and all("index" not in entry for entry in entries), report
+
+
+@pytest.mark.parametrize("machine", [LangChainOpenAI, LangChainAnthropic])
+def test_langchain_runs_both_calls_of_a_reused_index(machine: type[LangChainAdapter]) -> None:
+    report = found(with_(machine, quirks=False, faults=("index_reuse",)))
+    assert "that callgate blocks (['identity_collision'])" in report, report
+    first_line = report.splitlines()[0]
+    assert "_reused0', 'get_weather', '{}')" in first_line, report  # the second gets nothing
+
+
+def test_langchain_runs_a_call_of_a_cut_stream() -> None:
+    report = found(with_(LangChainOpenAI, quirks=False, faults=("truncation",)))
+    assert "that callgate blocks (['missing_terminal'])" in report, report
+    assert not any(c["choices"][0]["finish_reason"] for c in chunks_in(report)), report
+
+
+def test_langchain_completes_unfinished_json_and_runs_it() -> None:
+    report = found(with_(LangChainOpenAI, quirks=False, faults=("malformed_json",)))
+    assert "'{\"city\": \"Par\"}')] that callgate blocks (['malformed_json'])" in report, report
+    arguments = "".join(e["function"].get("arguments", "") for e in openai_entries(report))
+    assert arguments == '{"city": "Par', report  # the model never closed the string
+
+
+def test_langchain_runs_non_finite_numbers() -> None:
+    report = found(with_(LangChainOpenAI, quirks=False, faults=("non_finite_number",)))
+    assert "that callgate blocks (['non_finite_number'])" in report, report
+
+
+def test_langchain_keeps_the_last_of_duplicate_keys() -> None:
+    report = found(with_(LangChainOpenAI, quirks=False, faults=("duplicate_key",)))
+    assert "'{\"city\": \"Rome\"}')] that callgate blocks (['duplicate_key'])" in report, report
+
+
+@pytest.mark.parametrize("machine", [LangChainOpenAIGrowth, LangChainAnthropicGrowth])
+def test_langchain_reparses_every_call_on_every_chunk(
+    machine: type[LangChainAdapter], counting: list[int]
+) -> None:
+    report = found(machine)
+    assert "growth faster than linear" in report, report
+    assert len(chunks_in(report)) >= 20, report
