@@ -132,7 +132,40 @@ def openai_entries(report: str) -> list[dict[str, Any]]:
     ]
 
 
-def with_(machine: type[LangChainAdapter], **attributes: Any) -> type[LangChainAdapter]:
+class LiteLLMChunkBuilder(AdapterMachine):
+    """LiteLLM: the stream's chunks kept, then ``litellm.stream_chunk_builder`` at its end.
+
+    That is how LiteLLM's documentation rebuilds a streamed response; the chunks are
+    LiteLLM's own ``ModelResponseStream``, which a Chat Completions chunk is.
+    """
+
+    wire = "openai"
+    text = False
+    calls_per_turn = (1, 2)
+    faults = False
+
+    def feed(self, chunk: Any) -> None:
+        from litellm.types.utils import ModelResponseStream
+
+        if not hasattr(self, "chunks"):
+            self.chunks: list[Any] = []
+            self.over = False
+        self.chunks.append(ModelResponseStream(**chunk))
+
+    def end(self) -> None:
+        self.over = True
+
+    def calls(self) -> Sequence[Any]:
+        import litellm
+
+        if not getattr(self, "over", False):
+            return []
+        built: Any = litellm.stream_chunk_builder(self.chunks)
+        message = built.choices[0].message
+        return [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
+
+
+def with_(machine: type[AdapterMachine], **attributes: Any) -> type[AdapterMachine]:
     """``machine`` drawing other streams (``quirks``, ``faults``: see AdapterMachine)."""
     return type(machine.__name__, (machine,), attributes)
 
@@ -191,3 +224,34 @@ def test_langchain_reparses_every_call_on_every_chunk(
     report = found(machine)
     assert "growth faster than linear" in report, report
     assert len(chunks_in(report)) >= 20, report
+
+
+@pytest.fixture
+def litellm(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """LiteLLM where it is installed (not a test dependency: ~260 MB, ~4 s to import)."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch at import
+    return pytest.importorskip(
+        "litellm", reason="LiteLLM is an optional framework: pip install litellm"
+    )
+
+
+def test_litellm_reassembles_interleaved_calls_as_callgate_does(litellm: Any) -> None:
+    run_state_machine_as_test(with_(LiteLLMChunkBuilder, quirks=False), settings=BOUNDED)
+
+
+def test_litellm_merges_calls_without_an_index_into_one(litellm: Any) -> None:
+    report = found(with_(LiteLLMChunkBuilder, quirks=("no_index",)))
+    assert report.startswith("the adapter loses [('call_0000', "), report
+    from litellm.types.utils import ModelResponseStream
+
+    rebuilt = litellm.stream_chunk_builder([ModelResponseStream(**c) for c in chunks_in(report)])
+    calls = rebuilt.choices[0].message.tool_calls
+    sent = [e["function"]["arguments"] for e in openai_entries(report)]
+    assert len(sent) == 2 and len(calls) == 1, report  # two calls in, one out
+    assert calls[0].function.arguments == "".join(sent), report
+
+
+def test_litellm_runs_the_last_id_of_a_reused_index(litellm: Any) -> None:
+    report = found(with_(LiteLLMChunkBuilder, quirks=False, faults=("index_reuse",)))
+    assert report.startswith("the adapter runs [('call_reused0', 'get_weather', "), report
+    assert "that callgate blocks (['identity_collision'])" in report, report
