@@ -20,10 +20,9 @@ buffer serves one conversation, turn after turn, and no call id runs twice in it
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, Protocol
 
-from callgate.audit.trace import Recorder, RecordingTurnGate
 from callgate.chain import ExtractionChain
 from callgate.fsm.release import policy as release_policy
 from callgate.fsm.turn import TurnState
@@ -68,6 +67,52 @@ class UnreadableChunk(dict[str, Any]):
     def reason(self) -> str:
         """Why the chunk could not be read, and where it was."""
         return str(self["unreadable"])
+
+
+class _Strayed(Exception):
+    """Raised through a strategy's unknown-event path: the buffer dealt with the chunk.
+
+    ``wrapped`` is an SDK helper event's raw chunk, to read in its place; None: nothing
+    more is read from the chunk.
+    """
+
+    def __init__(self, wrapped: Shape | None) -> None:
+        super().__init__()
+        self.wrapped = wrapped
+
+
+class _Steady:
+    """What the common path reads a chunk with, once the stream is resolved."""
+
+    __slots__ = ("acc", "gate", "strategy")
+
+    def __init__(self, strategy: ExtractionStrategy, gate: TurnGate, acc: Any) -> None:
+        self.strategy = strategy
+        self.gate = gate
+        self.acc = acc
+
+
+class Recording(Protocol):
+    """What a buffer asks of its ``recorder``: the turn's gate and text queue, built to record.
+
+    :class:`~callgate.audit.trace.Recorder` is one; without a recorder the plain classes run,
+    with no recording branch on their path.
+    """
+
+    chunk: int | None
+    """The chunk being processed; whoever feeds the buffer sets it."""
+
+    def turn_gate(self, **options: Any) -> TurnGate:
+        """A gate that records its slot and turn transitions."""
+        ...
+
+    def stepper(self, machine: str, instance: str) -> Callable[[str, str, str], None]:
+        """A callback recording each ``(source, event, target)`` step of one instance."""
+        ...
+
+    def text_queue(self, formats: tuple[str, ...] | None, **options: Any) -> TextQueue:
+        """A text queue whose detector, votes and views record their transitions."""
+        ...
 
 
 class UnrecognizedStreamError(ValueError):
@@ -145,7 +190,7 @@ class LLMStreamBuffer:
         text_formats: Iterable[str] | Literal["auto"] | None = None,
         reasoning_calls: bool = False,
         ledger: Ledger | None = None,
-        recorder: Recorder | None = None,
+        recorder: Recording | None = None,
     ) -> None:
         if isinstance(strategies, ExtractionChain):
             self.chain = strategies
@@ -167,6 +212,12 @@ class LLMStreamBuffer:
         self.reasoning_calls = reasoning_calls
         self.ledger = ledger if ledger is not None else Ledger()
         self.recorder = recorder
+        self._make_gate: Callable[..., TurnGate] = (
+            TurnGate if recorder is None else recorder.turn_gate
+        )
+        self._make_text_queue: Callable[..., TextQueue] = (
+            TextQueue if recorder is None else recorder.text_queue
+        )
         self._fixed = strategy
         self.reset()
 
@@ -182,16 +233,19 @@ class LLMStreamBuffer:
         self._done = False
         self._ended = False
         self._unread: list[UnreadableChunk] = []
+        self._steady: _Steady | None = None
+        """Set once the stream is resolved and its formats chosen: :meth:`add`'s common path."""
+        self._checked = False
+        """Whether the chunk being read passed the buffer's own checks (see :meth:`_stray`)."""
         self.ledger.next_turn()
         if self.strategy is not None:
             self._start(self.strategy)
 
     def _new_text_queue(self, formats: tuple[str, ...] | None) -> None:
-        self.text_queue = TextQueue(
+        self.text_queue = self._make_text_queue(
             formats,
             schemas=self.schemas.raw if self.schemas is not None else None,
             reasoning_calls=self.reasoning_calls,
-            recorder=self.recorder,
         )
 
     def _choose_formats(self, strategy: ExtractionStrategy, first: Shape) -> None:
@@ -200,6 +254,7 @@ class LLMStreamBuffer:
         self.text_formats = tuple(n for n in chosen if n not in END_FORMATS) or None
         self._new_text_queue(self.text_formats)
         self._chosen = True
+        self._settle()
 
     def _start(self, strategy: ExtractionStrategy) -> None:
         self.strategy = strategy
@@ -211,17 +266,58 @@ class LLMStreamBuffer:
             "empty_arguments_object": strategy.empty_arguments_object,
             "preview": self.policy_rule.early,
         }
-        self.gate = (
-            TurnGate(**options)
-            if self.recorder is None
-            else RecordingTurnGate(self.recorder, **options)
-        )
+        self.gate = self._make_gate(**options)
         self._acc = strategy.new_accumulator(self.gate)
+        self.gate.on_stray = self._stray
         for chunk in self._unread:
             self.gate.refuse(chunk.code, chunk.reason)
+        self._settle()
+
+    def _settle(self) -> None:
+        """Open :meth:`add`'s common path once nothing but reading chunks is left to do.
+
+        That is once the wire is resolved and the formats chosen, and only for a strategy
+        that hands the chunks it cannot place to the gate (``reports_stray_chunks``); the
+        others get every check on every chunk.
+        """
+        strategy, gate = self.strategy, self.gate
+        self._steady = (
+            _Steady(strategy, gate, self._acc)
+            if strategy is not None
+            and gate is not None
+            and strategy.reports_stray_chunks
+            and self._chosen
+            and not self._ended
+            else None
+        )
 
     def add(self, chunk: object) -> None:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
+        steady = self._steady
+        if steady is None or type(chunk) is not dict or steady.gate.text_over:
+            self._add(chunk)
+            return
+        # The common chunk: plain data in a resolved stream whose text is within its limit.
+        # A chunk the strategy cannot place comes back through gate.stray() (_stray) first.
+        gate, strategy = steady.gate, steady.strategy
+        try:
+            shown = strategy.accumulate(steady.acc, chunk)
+            if shown is None:
+                return  # no text, and certainly not the end (see ExtractionStrategy.accumulate)
+            done = strategy.is_done(chunk)
+            if shown and not gate.text(shown):
+                shown = ""
+        except _UNREADABLE as exc:
+            return self._cannot_read(strategy, chunk, exc)
+        except _Strayed as strayed:
+            if strayed.wrapped is not None:
+                self._read(strayed.wrapped)
+            return
+        if shown or done:
+            self._take(gate, shown, done)
+
+    def _add(self, chunk: object) -> None:
+        """Any chunk, every check in turn: the first chunks, SDK objects, text past its limit."""
         if self._ended:
             raise BufferUsageError("add() after end(): call reset() to start a new turn")
         shape: Shape
@@ -238,6 +334,10 @@ class LLMStreamBuffer:
             if not isinstance(wrapped, Mapping):
                 return
             shape = wrapped
+        self._read(shape)
+
+    def _read(self, shape: Shape) -> None:
+        """A chunk (no SDK helper event): resolve the stream, refuse another wire's, read it."""
         strategy = self.strategy
         if strategy is None:
             try:
@@ -253,38 +353,71 @@ class LLMStreamBuffer:
                     "stream=True) or their .stream() helpers yield)"
                 )
             self._start(strategy)
-        elif not strategy.recognizes(shape) and not _error_frame(shape) and self._other_wire(shape):
-            self._gate.refuse(
-                "malformed_chunk",
-                f"a chunk of another wire inside this {strategy.name} stream "
-                f"(keys: {sorted(map(str, shape))[:8]})",
-            )
+        elif self._foreign(strategy, shape):
             return
         gate = self.gate
         assert gate is not None, "_start() made the gate"
         if not self._chosen:
             self._choose_formats(strategy, shape)
-        try:
-            if gate.text_over:
-                shown, done = "", strategy.is_done(shape)
-            else:
-                shown = strategy.accumulate(self._acc, shape)
-                done = strategy.is_done(shape)
-                if shown and not gate.text(shown):
-                    shown = ""
+        self._checked = True
+        try:  # past the text limit nothing more is kept: the chunk is only asked if it ends
+            shown = "" if gate.text_over else strategy.accumulate(self._acc, shape)
+            done = strategy.is_done(shape)
+            if shown and not gate.text(shown):
+                shown = ""
         except _UNREADABLE as exc:
-            gate.refuse(
-                "malformed_chunk",
-                f"{strategy.name} cannot read this chunk ({type(exc).__name__}: {exc}); "
-                f"keys: {sorted(map(str, shape))[:8]}",
-            )
+            self._cannot_read(strategy, shape, exc)
             return
+        finally:
+            self._checked = False
+        self._take(gate, shown or "", done)
+
+    def _take(self, gate: TurnGate, shown: str, done: bool) -> None:
+        """What a chunk added: text to show, and whether it ended the stream."""
         if shown:
             self._content.append(shown)
             self.text_queue.feed(shown)
         if done:
             self._done = True
             gate.finish()
+
+    def _cannot_read(self, strategy: ExtractionStrategy, shape: Shape, exc: Exception) -> None:
+        """The strategy raised on a chunk whose fields have the wrong types: fail closed."""
+        self._gate.refuse(
+            "malformed_chunk",
+            f"{strategy.name} cannot read this chunk ({type(exc).__name__}: {exc}); "
+            f"keys: {sorted(map(str, shape))[:8]}",
+        )
+
+    def _stray(self, shape: Shape) -> None:
+        """The gate's ``stray`` hook: the strategy cannot place ``shape`` (its unknown event).
+
+        On the common path nothing was checked before the strategy read the chunk, so the
+        checks of :meth:`_add` run here, in the same order: an SDK helper event is read
+        through (its raw chunk) or skipped, a chunk of another wire refused; each raises
+        :class:`_Strayed` and the strategy reads no further. Otherwise the strategy
+        handles the chunk as its own unknown event.
+        """
+        if self._checked:
+            return
+        kind = shape.get("type")
+        if isinstance(kind, str) and kind in _HELPER_EVENTS:
+            wrapped = shape.get("chunk")
+            raise _Strayed(wrapped if isinstance(wrapped, Mapping) else None)
+        strategy = self.strategy
+        if strategy is not None and self._foreign(strategy, shape):
+            raise _Strayed(None)
+
+    def _foreign(self, strategy: ExtractionStrategy, shape: Shape) -> bool:
+        """Whether ``shape`` is a chunk of another wire (then refused): it blocks the turn."""
+        if strategy.recognizes(shape) or _error_frame(shape) or not self._other_wire(shape):
+            return False
+        self._gate.refuse(
+            "malformed_chunk",
+            f"a chunk of another wire inside this {strategy.name} stream "
+            f"(keys: {sorted(map(str, shape))[:8]})",
+        )
+        return True
 
     def _unreadable(self, chunk: UnreadableChunk) -> None:
         """A chunk the capture could not read: a finding now, or once the wire is known."""
@@ -314,6 +447,7 @@ class LLMStreamBuffer:
             self._gate.finish()
         self.text_queue.end()
         self._ended = True
+        self._steady = None
 
     @property
     def _gate(self) -> TurnGate:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from typing import Any
 
-from callgate.audit.trace import Recorder, RecordingDetector
 from callgate.fsm.display import DISPLAY, DisplayState
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.vote import VOTE, VoteState
@@ -32,7 +32,12 @@ _HIDES = VOTE.tagged("hides")
 
 
 class TextQueue:
-    """Held and released text of one turn, and the drivers' views of it."""
+    """Held and released text of one turn, and the drivers' views of it.
+
+    The detector and the views are made by :meth:`new_detector` and :meth:`new_view`, and
+    each vote steps through :meth:`vote`: a recording text queue
+    (:mod:`callgate.audit.trace`) makes recording ones.
+    """
 
     def __init__(
         self,
@@ -40,16 +45,12 @@ class TextQueue:
         *,
         schemas: Schemas | None = None,
         reasoning_calls: bool = False,
-        recorder: Recorder | None = None,
     ) -> None:
-        self.recorder = recorder
         self.detector: Detector | None = None
-        if formats is not None and recorder is not None:
-            self.detector = RecordingDetector(
-                recorder, formats, schemas=schemas, reasoning_calls=reasoning_calls
+        if formats is not None:
+            self.detector = self.new_detector(
+                formats, schemas=schemas, reasoning_calls=reasoning_calls
             )
-        elif formats is not None:
-            self.detector = Detector(formats, schemas=schemas, reasoning_calls=reasoning_calls)
         self.blocks: list[TextBlock] = []
         self.views: dict[int, View] = {}
         self._queue: deque[str | TextBlock] = deque()
@@ -65,8 +66,16 @@ class TextQueue:
         view = self.views.get(key)
         if view is None:
             name = getattr(owner, "name", None) or f"driver {len(self.views) + 1}"
-            view = self.views[key] = View(name, self.recorder)
+            view = self.views[key] = self.new_view(name)
         return view
+
+    def new_detector(self, formats: Iterable[str], **options: Any) -> Detector:
+        """The text-call detector of this turn's content."""
+        return Detector(formats, **options)
+
+    def new_view(self, name: str) -> View:
+        """A driver's view, on its first step."""
+        return View(name)
 
     # -- input ------------------------------------------------------------------------
 
@@ -138,19 +147,22 @@ class TextQueue:
             event = "decline"
         else:
             event = "wait"
-        target = _VOTE.step(block.vote, event)
-        if self.recorder is not None:
-            self.recorder.record(
-                "vote", f"block {block.index}", block.vote, event, target, output=None
-            )
-        block.vote = target
+        target = self.vote(block, event)
         if not _VOTE.is_final(target):
             return None
         return target in _HIDES
 
+    def vote(self, block: TextBlock, event: str) -> VoteState:
+        """Step ``block``'s vote machine on the votes so far."""
+        block.vote = target = _VOTE.step(block.vote, event)
+        return target
+
     def text(self) -> str:
         """The text that may be shown now, in order, up to the first undecided block."""
         detector = self.detector
+        queue = self._queue
+        if not queue and (detector is None or detector.block is None):
+            return ""  # nothing queued and no open block to drop: the common step
         if (
             detector is not None
             and detector.block is not None
@@ -159,7 +171,6 @@ class TextQueue:
         ):
             self._take(detector.abandon())
         out: list[str] = []
-        queue = self._queue
         while queue:
             head = queue[0]
             if isinstance(head, str):

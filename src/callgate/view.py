@@ -13,7 +13,6 @@ from typing import Any
 
 from attrs import define, field
 
-from callgate.audit.trace import Recorder
 from callgate.fsm.display import DISPLAY, DisplayState
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.vote import VOTE, VoteState
@@ -45,7 +44,6 @@ class View:
     """One driver's decisions over this stream: its display state and what it answered."""
 
     name: str
-    recorder: Recorder | None = None
     state: DisplayState = _MACHINE.initial
     answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
     """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
@@ -62,8 +60,9 @@ class View:
 
     def fire(self, event: str) -> DisplayState:
         """Step the display machine; an event the state does not accept raises."""
-        target = _MACHINE.step(self.state, event)
-        if self.recorder is not None:
-            self.recorder.record("display", self.name, self.state, event, target, output=None)
-        self.state = target
+        self.state = target = _MACHINE.step(self.state, event)
         return target
+
+    def again(self) -> DisplayState:
+        """Repeat :attr:`repeat`, a self-loop the state took last step: the state stays."""
+        return self.state

@@ -1,29 +1,34 @@
 """Recording every machine step of a stream, for audits, diagrams and the HTML replay.
 
-A :class:`Recorder` handed to an :class:`~callgate.buffer.LLMStreamBuffer` makes the
-buffer build recording variants of its gate and detector (and the display records each
-driver's view): every transition they take is appended as a :class:`TraceStep` (which
-machine, which instance such as ``slot 2``, source, event, target, the finding it
-output, and the chunk that caused it). Without a recorder the plain classes run, so
-recording costs nothing when it is off.
+A :class:`Recorder` handed to an :class:`~callgate.buffer.LLMStreamBuffer` builds the
+buffer's gate and text queue itself, as recording variants (the queue's detector, votes
+and each driver's view record too): every transition they take is appended as a
+:class:`TraceStep` (which machine, which instance such as ``slot 2``, source, event,
+target, the finding it output, and the chunk that caused it). The buffer, the text queue,
+the views and the drivers never import this module: without a recorder the plain classes
+run, with no recording branch on their path, so recording costs nothing when it is off.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from attrs import frozen
+from attrs import define, field, frozen
 
 from callgate.fsm.detector import DETECTOR, DetectorState
+from callgate.fsm.display import DisplayState
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.release import RELEASE, ReleaseState
 from callgate.fsm.release import policy as release_policy
 from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
 from callgate.fsm.turn import TURN, TurnState
+from callgate.fsm.vote import VoteState
 from callgate.gate.turn import Slot, TurnGate
 from callgate.strategies.text.detector import Detector
+from callgate.textqueue import TextQueue
+from callgate.view import TextBlock, View
 
 _TURN = Interpreter[TurnState](TURN)
 _DETECTOR = Interpreter[DetectorState](DETECTOR)
@@ -94,6 +99,14 @@ class Recorder:
     def of(self, machine: str) -> list[TraceStep]:
         """The steps of one machine, in order."""
         return [s for s in self.steps if s.machine == machine]
+
+    def turn_gate(self, **options: Any) -> RecordingTurnGate:
+        """The gate a buffer given this recorder runs (see :class:`~callgate.buffer.Recording`)."""
+        return RecordingTurnGate(self, **options)
+
+    def text_queue(self, formats: tuple[str, ...] | None, **options: Any) -> RecordingTextQueue:
+        """The text queue a buffer given this recorder runs: detector, votes and views record."""
+        return RecordingTextQueue(self, formats, **options)
 
 
 class RecordingTurnGate(TurnGate):
@@ -184,3 +197,45 @@ class RecordingDetector(Detector):
             "detector", "detector", self.state, event, transition.target, output=transition.output
         )
         super()._fire(event, *args, **effect)
+
+
+@define(eq=False)
+class RecordingView(View):
+    """A driver's :class:`~callgate.view.View` that records each display transition."""
+
+    recorder: Recorder = field(kw_only=True)
+
+    def fire(self, event: str) -> DisplayState:
+        """As :meth:`View.fire`, recording the step under the driver's name."""
+        source = self.state
+        target = super().fire(event)
+        self.recorder.record("display", self.name, source, event, target, output=None)
+        return target
+
+    def again(self) -> DisplayState:
+        """As :meth:`View.again`, recording the repeated self-loop."""
+        assert self.repeat is not None, "a quiet step repeats an observation"
+        return self.fire(self.repeat)
+
+
+class RecordingTextQueue(TextQueue):
+    """A :class:`~callgate.textqueue.TextQueue` whose detector, votes and views record."""
+
+    def __init__(self, recorder: Recorder, formats: Iterable[str] | None, **options: Any) -> None:
+        self.recorder = recorder
+        super().__init__(formats, **options)
+
+    def new_detector(self, formats: Iterable[str], **options: Any) -> Detector:
+        """A :class:`RecordingDetector`."""
+        return RecordingDetector(self.recorder, formats, **options)
+
+    def new_view(self, name: str) -> View:
+        """A :class:`RecordingView`."""
+        return RecordingView(name, recorder=self.recorder)
+
+    def vote(self, block: TextBlock, event: str) -> VoteState:
+        """As :meth:`TextQueue.vote`, recording the block's vote machine."""
+        source = block.vote
+        target = super().vote(block, event)
+        self.recorder.record("vote", f"block {block.index}", source, event, target, output=None)
+        return target

@@ -29,8 +29,7 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar, cast
 
-from callgate.audit.trace import Recorder
-from callgate.buffer import LLMStreamBuffer
+from callgate.buffer import LLMStreamBuffer, Recording
 from callgate.chain import ExtractionChain
 from callgate.driver.decision import Decision
 from callgate.driver.responses import DriverResponse, Status, merge
@@ -56,6 +55,10 @@ __all__ = [
     "SupportsNativeTools",
     "SupportsStreaming",
 ]
+
+
+_QUIET = {status: DriverResponse(cast("Status | None", status)) for status in STATUS.values()}
+"""A quiet step's response by status: nothing answered, so one (immutable) value each."""
 
 
 class DriverMeta(type):
@@ -253,7 +256,7 @@ class SupportsStreaming:
         """The driver's chain: native strategies first, then its text strategies."""
         raise NotImplementedError
 
-    def new_stream_buffer(self, *, recorder: Recorder | None = None) -> LLMStreamBuffer:
+    def new_stream_buffer(self, *, recorder: Recording | None = None) -> LLMStreamBuffer:
         """A buffer seeded with this driver's chain, tools, policy and text formats."""
         raise NotImplementedError
 
@@ -281,7 +284,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """The driver's chain: native strategies first, then its text strategies."""
         return self.strategies()
 
-    def new_stream_buffer(self, *, recorder: Recorder | None = None) -> LLMStreamBuffer:
+    def new_stream_buffer(self, *, recorder: Recording | None = None) -> LLMStreamBuffer:
         """A buffer seeded with this driver's chain, tools, policy and text formats.
 
         A driver without text formats gets a buffer without a detector: content is shown
@@ -303,9 +306,9 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
     ) -> DriverResponse:
         """One step of a stream (a buffer), or one whole message (a string or dict)."""
         if isinstance(response, LLMStreamBuffer):
-            quiet = self._quiet(response)
-            if quiet is not None:
-                return quiet
+            view = response.text_queue.view(self)
+            if view.repeat is not None and view.stamp == response.stamp():
+                return _QUIET[STATUS[view.again()]]  # a quiet step, as _quiet() without a call
             step = Decision(self, response)
             plan = step.plan()
             ledger = response.ledger
@@ -329,7 +332,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """The repeated decision of a step that cannot differ from the last, or None."""
         view = buffer.text_queue.view(self)
         if view.repeat is not None and view.stamp == buffer.stamp():
-            return DriverResponse(cast("Status | None", STATUS[view.fire(view.repeat)]))
+            return _QUIET[STATUS[view.again()]]
         return None
 
 

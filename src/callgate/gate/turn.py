@@ -17,6 +17,7 @@ chunk does not grow with what came before.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from callgate.fsm.interpreter import Interpreter
@@ -148,6 +149,8 @@ class TurnGate:
         """Whether any tool-call evidence arrived, a refused slot key included."""
         self._ids: dict[str, SlotKey] = {}
         self._refused: set[object] = set()
+        self.on_stray: Callable[[Mapping[str, Any]], None] | None = None
+        """What :meth:`stray` asks (the buffer sets it); alone, a gate knows no other wire."""
 
     # -- what the wire strategies call ------------------------------------------------
 
@@ -195,17 +198,16 @@ class TurnGate:
     def fragment(self, key: object, text: str) -> None:
         """An argument fragment for a slot; an empty one only opens an unseen slot."""
         slot = self.slots.get(key) if type(key) is int else None
+        if slot is not None and text and slot.scan is None and slot.state in _APPENDING:
+            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            nbytes, turn = slot.nbytes + size, self.turn_bytes + size
+            if nbytes <= self._max_argument_bytes and turn <= self._max_turn:
+                slot.parts.append(text)  # the self-loop: nothing else to record
+                slot.nbytes, self.turn_bytes = nbytes, turn
+                return
         if slot is None:
             slot = self._slot(key)
             if slot is None:
-                return
-        elif slot.state in _APPENDING and text and slot.scan is None:
-            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-            nbytes = slot.nbytes + size
-            if nbytes <= self._max_argument_bytes and self.turn_bytes + size <= self._max_turn:
-                slot.parts.append(text)
-                slot.nbytes = nbytes
-                self.turn_bytes += size
                 return
         state = slot.state
         if slot.rejected and text:
@@ -303,6 +305,17 @@ class TurnGate:
             self.refuse("missing_terminal", "the stream ended without the turn's terminal event")
         if self._fire_turn("end") in _DECIDING:
             self._verdict()
+
+    def stray(self, chunk: Mapping[str, Any]) -> None:
+        """A chunk the wire strategy cannot place: its unknown-event path calls this first.
+
+        The buffer's hook (:attr:`on_stray`) refuses a chunk of another wire, and reads an
+        SDK helper event through, by raising: the strategy then reads no further. When
+        it returns, the chunk is the strategy's own unknown event. The common chunk never
+        comes here, so the check costs nothing per chunk.
+        """
+        if self.on_stray is not None:
+            self.on_stray(chunk)
 
     def note(self, code: str, message: str, slot: object = None) -> None:
         """Record a finding that does not block the turn (a warning or an info)."""

@@ -85,6 +85,7 @@ class AnthropicStrategy(ExtractionStrategy):
     per_call_done = True
     requires_id = True
     empty_arguments_object = True
+    reports_stray_chunks = True
 
     def recognizes(self, shape: Shape) -> bool:
         """A stream event, or an assembled message whose content is a block list."""
@@ -101,8 +102,11 @@ class AnthropicStrategy(ExtractionStrategy):
         """Fresh state for one turn."""
         return _Accumulator(gate)
 
-    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
-        """Apply one event; report tool-call primitives to the gate; return new text."""
+    def accumulate(self, acc: _Accumulator, chunk: Shape) -> str | None:
+        """Apply one event; report tool-call primitives to the gate; return new text.
+
+        A delta event is never the stream's end: one that shows nothing returns None.
+        """
         kind = chunk.get("type")
         if kind == "content_block_delta":
             delta = chunk.get("delta")
@@ -110,12 +114,12 @@ class AnthropicStrategy(ExtractionStrategy):
                 index = chunk.get("index")
                 if index in acc.tools:
                     acc.gate.fragment(index, delta.get("partial_json", ""))
-                    return ""
+                    return None
                 server = acc.server.get(index) if type(index) is int else None
                 if server is not None:
                     server.append(_text_of(acc, delta.get("partial_json", "")))
-                    return ""
-            return self._delta(acc, chunk)
+                    return None
+            return self._delta(acc, chunk) or None
         gate = acc.gate
         if kind == "content_block_start":
             self._start(acc, chunk)
@@ -146,10 +150,15 @@ class AnthropicStrategy(ExtractionStrategy):
             reason = acc.stop_reason
             gate.turn_done(reason == "tool_use", reason)
         elif kind == "error":
+            gate.stray(chunk)
             detail = (chunk.get("error") or {}).get("type", "error")
             gate.refuse("provider_error", f"the provider reported {detail!r} mid-stream")
-        elif not isinstance(kind, str) or kind not in EVENT_TYPES | SDK_HELPER_EVENTS:
-            gate.refuse("malformed_chunk", f"not an Anthropic stream event: {dict(chunk)!r:.80}")
+        else:
+            gate.stray(chunk)
+            if not isinstance(kind, str) or kind not in EVENT_TYPES | SDK_HELPER_EVENTS:
+                gate.refuse(
+                    "malformed_chunk", f"not an Anthropic stream event: {dict(chunk)!r:.80}"
+                )
         return ""
 
     def _start(self, acc: _Accumulator, chunk: Shape) -> None:

@@ -318,14 +318,22 @@ class StreamReader(Recognizer, Generic[Acc]):
     """Whether every call must carry a call id (to correlate its result)."""
     empty_arguments_object: ClassVar[bool] = False
     """Whether a call whose argument stream is empty means ``{}`` in this format."""
+    reports_stray_chunks: ClassVar[bool] = False
+    """Whether :meth:`accumulate` hands every chunk this format does not recognise to
+    ``gate.stray()`` before reading anything of it. The buffer then checks a chunk for
+    another wire's only there, off the common path; without it, on every chunk."""
 
     @abstractmethod
     def new_accumulator(self, gate: TurnGate) -> Acc:
         """A fresh native accumulator for one turn, reporting primitives to ``gate``."""
 
     @abstractmethod
-    def accumulate(self, acc: Acc, chunk: Shape) -> str:
-        """Add ``chunk`` to ``acc``; return the content text it adds for display."""
+    def accumulate(self, acc: Acc, chunk: Shape) -> str | None:
+        """Add ``chunk`` to ``acc``; return the content text it adds for display.
+
+        None says more than ``""``: the chunk adds no text and is certainly not the
+        stream's end (:meth:`is_done` is false for it), so the buffer does not ask.
+        """
 
     @abstractmethod
     def is_done(self, chunk: Shape) -> bool:

@@ -122,6 +122,7 @@ class BedrockStrategy(ExtractionStrategy):
     per_call_done = True
     requires_id = True
     empty_arguments_object = True
+    reports_stray_chunks = True
 
     def recognizes(self, shape: Shape) -> bool:
         """A ConverseStream event (only event keys), or a Converse response (``output.message``)."""
@@ -145,6 +146,8 @@ class BedrockStrategy(ExtractionStrategy):
             if type(fragment) is str and type(index) is int and index in acc.tools:
                 acc.gate.fragment(index, fragment)
                 return ""
+        if not chunk or not EVENT_KEYS.issuperset(chunk):
+            acc.gate.stray(chunk)
         shown = ""
         for key, body in chunk.items():
             if key not in EVENT_KEYS:

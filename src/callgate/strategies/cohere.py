@@ -136,6 +136,7 @@ class CohereStrategy(ExtractionStrategy):
     per_call_done = True
     requires_id = True
     empty_arguments_object = True
+    reports_stray_chunks = True
 
     def recognizes(self, shape: Shape) -> bool:
         """A v2 stream event, or a v2 ChatResponse (``finish_reason`` and a ``message``)."""
@@ -180,6 +181,8 @@ class CohereStrategy(ExtractionStrategy):
             self._message_start(acc, chunk)
         elif kind == "message-end":
             self._message_end(acc, chunk)
+        else:
+            acc.gate.stray(chunk)
         return ""
 
     @staticmethod

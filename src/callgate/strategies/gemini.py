@@ -215,6 +215,7 @@ class GeminiStrategy(ExtractionStrategy):
     per_call_done = False
     requires_id = False
     empty_arguments_object = True
+    reports_stray_chunks = True
 
     def recognizes(self, shape: Shape) -> bool:
         """A response chunk or response (``candidates``, or a prompt-blocked response)."""
@@ -226,8 +227,10 @@ class GeminiStrategy(ExtractionStrategy):
 
     def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one chunk; report calls to the gate (args at the turn done); return text."""
-        acc.chunks += 1
         gate = acc.gate
+        if "candidates" not in chunk:
+            gate.stray(chunk)
+        acc.chunks += 1
         error = chunk.get("error")
         if isinstance(error, Mapping) and "candidates" not in chunk:
             detail = (

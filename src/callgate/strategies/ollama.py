@@ -93,6 +93,7 @@ class OllamaStrategy(ExtractionStrategy):
     per_call_done = False
     requires_id = False
     empty_arguments_object = True
+    reports_stray_chunks = True
 
     def recognizes(self, shape: Shape) -> bool:
         """A chat stream line or chat response: a ``message`` and a ``done`` flag."""
@@ -105,6 +106,8 @@ class OllamaStrategy(ExtractionStrategy):
     def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
         """Apply one line; report calls to the gate (arguments at the done); return text."""
         gate = acc.gate
+        if "done" not in chunk or "message" not in chunk:
+            gate.stray(chunk)
         if "error" in chunk and "done" not in chunk:
             gate.refuse("missing_terminal", f"the server reported an error: {chunk['error']!r:.80}")
             return ""

@@ -59,6 +59,7 @@ class OpenAIStrategy(ExtractionStrategy):
     leaks_into_text = False
     per_call_done = False
     requires_id = True
+    reports_stray_chunks = True
 
     def recognizes(self, shape: Shape) -> bool:
         """A completion chunk, an assistant message with ``tool_calls``, or an error frame.
@@ -79,9 +80,11 @@ class OpenAIStrategy(ExtractionStrategy):
         """Apply one chunk; report tool-call primitives to the gate; return new content."""
         shown = ""
         gate = acc.gate
-        if "choices" not in chunk and isinstance(chunk.get("error"), Mapping):
-            gate.refuse("provider_error", f"the provider reported {_describe(chunk['error'])}")
-            return ""
+        if "choices" not in chunk:
+            gate.stray(chunk)
+            if isinstance(chunk.get("error"), Mapping):
+                gate.refuse("provider_error", f"the provider reported {_describe(chunk['error'])}")
+                return ""
         choices = chunk.get("choices") or []
         if not isinstance(choices, list):
             gate.refuse("malformed_chunk", f"choices is not a list: {choices!r:.60}")
@@ -112,7 +115,12 @@ class OpenAIStrategy(ExtractionStrategy):
                             and function.get("name") is None
                             and function.get("arguments")
                         ):
-                            gate.fragment(_key(acc, call), function["arguments"])
+                            slot = call.get("index")
+                            if type(slot) is int:
+                                acc.last = slot  # as _key() does, without the call
+                            else:
+                                slot = _key(acc, call)
+                            gate.fragment(slot, function["arguments"])
                         else:
                             self._tool_call(acc, call)
                 elif key == "role":
@@ -297,6 +305,8 @@ class MistralStrategy(OpenAIStrategy):
     """
 
     name = "mistral"
+    reports_stray_chunks = False
+    """It recognises no chunk (it is chosen by name): the buffer checks every chunk."""
 
     def recognizes(self, shape: Shape) -> bool:
         """Chosen by name only."""

@@ -143,6 +143,7 @@ class ResponsesStrategy(ExtractionStrategy):
     per_call_done = True
     requires_id = True
     empty_arguments_object = False
+    reports_stray_chunks = True
 
     def recognizes(self, shape: Shape) -> bool:
         """A ``response.*`` or numbered ``error`` event, or a Response object."""
@@ -161,6 +162,7 @@ class ResponsesStrategy(ExtractionStrategy):
         """Apply one event; report tool-call primitives to the gate; return new text."""
         kind = chunk.get("type")
         if not isinstance(kind, str):
+            acc.gate.stray(chunk)
             acc.refuse("malformed_chunk", f"an event without a type: {dict(chunk)!r:.80}")
             return ""
         if kind == "response.function_call_arguments.delta":
@@ -201,16 +203,24 @@ class ResponsesStrategy(ExtractionStrategy):
             detail = _describe(error) if isinstance(error, Mapping) else repr(error)
             acc.refuse("provider_error", f"the response failed: {detail}")
         elif kind == "error":
-            nested = chunk.get("error")
-            error = nested if isinstance(nested, Mapping) else chunk
-            acc.refuse("provider_error", f"the provider reported an error: {_describe(error)}")
+            self._error(acc, chunk)
         elif kind == "response.custom_tool_call_input.delta":
             key = chunk.get("output_index")
             if type(key) is not int or key not in acc.items:
                 acc.refuse(
                     "orphan_event", f"custom tool input for output item {key!r}, never added"
                 )
+        elif not kind.startswith(_PREFIX):
+            acc.gate.stray(chunk)
         return ""
+
+    @staticmethod
+    def _error(acc: _Accumulator, chunk: Shape) -> None:
+        """An ``error`` event (Anthropic's has no sequence number: another wire's, refused)."""
+        acc.gate.stray(chunk)
+        nested = chunk.get("error")
+        error = nested if isinstance(nested, Mapping) else chunk
+        acc.refuse("provider_error", f"the provider reported an error: {_describe(error)}")
 
     # -- function calls ---------------------------------------------------------------
 
