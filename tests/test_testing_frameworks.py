@@ -1,4 +1,4 @@
-"""The worked example of docs/testing.md, continued: AdapterMachine against LangChain.
+"""The worked example of docs/testing.md, continued: AdapterMachine against the frameworks.
 
 LangChain's chat models stream ``AIMessageChunk`` objects that an agent adds up
 (``full = full + chunk``); ``AIMessageChunk.__add__`` merges ``tool_call_chunks`` by
@@ -7,15 +7,20 @@ LangChain's chat models stream ``AIMessageChunk`` objects that an agent adds up
 langchain-anthropic the Messages events. Each machine below is that path as an adapter
 (convert each chunk as the chat model does, add it to the running message, run
 ``.tool_calls`` once the stream has ended, as a LangChain agent does) and lets Hypothesis
-look for a stream where LangChain and callgate part ways. The streams shown in
-docs/testing.md are these tests' own output.
+look for a stream where LangChain and callgate part ways; where a fault shows, the shrunk
+stream is also served over a mock HTTP transport to the public ``ChatOpenAI.stream``.
+LiteLLM's ``stream_chunk_builder`` is searched the same way where LiteLLM is installed
+(it is not a test dependency). The streams shown in docs/testing.md are these tests' own
+output.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
+import httpx
 import pytest
 from hypothesis.stateful import run_state_machine_as_test
 from langchain_anthropic import ChatAnthropic
@@ -27,6 +32,7 @@ from langchain_openai import ChatOpenAI
 from callgate.testing import AdapterMachine
 from test_testing_sdks import BOUNDED, chunks_in, found
 
+SSE = {"content-type": "text/event-stream"}
 OPENAI = ChatOpenAI(model="gpt-4.1", api_key="sk-callgate-test")  # type: ignore[arg-type]
 ANTHROPIC = ChatAnthropic(model="claude-sonnet-4-5", api_key="sk-callgate-test")  # type: ignore[arg-type,call-arg]
 
@@ -63,12 +69,15 @@ class LangChainAdapter(AdapterMachine):
 
 
 class LangChainOpenAI(LangChainAdapter):
-    """langchain-openai: ``ChatOpenAI`` converting Chat Completions chunks (as dicts)."""
+    """langchain-openai: ``ChatOpenAI`` converting the SDK's typed chunks, dumped as it does."""
 
     wire = "openai"
+    form = "sdk"
 
     def convert(self, chunk: Any) -> AIMessageChunk | None:
-        generation = OPENAI._convert_chunk_to_generation_chunk(chunk, AIMessageChunk, {})
+        generation = OPENAI._convert_chunk_to_generation_chunk(
+            chunk.model_dump(), AIMessageChunk, {}
+        )
         return None if generation is None else generation.message  # type: ignore[return-value]
 
 
@@ -174,16 +183,32 @@ def with_(machine: type[AdapterMachine], **attributes: Any) -> type[AdapterMachi
 def test_langchain_reassembles_interleaved_calls_as_callgate_does(
     machine: type[LangChainAdapter],
 ) -> None:
-    # Clean streams without quirks, calls interleaved and cut anywhere: no difference
-    # within the bound, so the merge by index is right where every entry has one.
-    run_state_machine_as_test(with_(machine, quirks=False), settings=BOUNDED)
+    # Clean streams with any of the providers' quirks (whole calls without an index
+    # included), calls interleaved and cut anywhere: no difference within the bound.
+    run_state_machine_as_test(machine, settings=BOUNDED)
 
 
-def test_langchain_openai_drops_calls_without_an_index() -> None:
-    report = found(with_(LangChainOpenAI, quirks=("no_index",)))
-    assert report.startswith("the adapter loses [('call_0000', "), report
-    entries = openai_entries(report)
-    assert entries and all("index" not in entry for entry in entries), report
+def serving(chunks: list[dict[str, Any]]) -> httpx.Client:
+    """An HTTP client whose server answers any request with ``chunks`` as SSE."""
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+
+    def serve(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body + b"data: [DONE]\n\n", headers=SSE)
+
+    return httpx.Client(transport=httpx.MockTransport(serve))
+
+
+def chat_openai_stream(chunks: list[dict[str, Any]]) -> AIMessageChunk:
+    """What ``ChatOpenAI.stream`` adds up from a server that sends ``chunks`` as SSE."""
+    model = ChatOpenAI(
+        model="gpt-4.1",
+        api_key="sk-callgate-test",  # type: ignore[arg-type]
+        http_client=serving(chunks),
+    )
+    message: Any = None
+    for piece in model.stream("What is the weather?"):
+        message = piece if message is None else message + piece
+    return cast(AIMessageChunk, message)
 
 
 @pytest.mark.parametrize("machine", [LangChainOpenAI, LangChainAnthropic])
@@ -192,6 +217,12 @@ def test_langchain_runs_both_calls_of_a_reused_index(machine: type[LangChainAdap
     assert "that callgate blocks (['identity_collision'])" in report, report
     first_line = report.splitlines()[0]
     assert "_reused0', 'get_weather', '{}')" in first_line, report  # the second gets nothing
+    if machine is LangChainOpenAI:  # the public path, ChatOpenAI.stream, runs the same two
+        ran = chat_openai_stream(chunks_in(report)).tool_calls
+        assert [(c["id"], c["args"]) for c in ran] == [
+            ("call_0000", {"city": ""}),
+            ("call_reused0", {}),
+        ], report
 
 
 def test_langchain_runs_a_call_of_a_cut_stream() -> None:
@@ -244,11 +275,22 @@ def test_litellm_merges_calls_without_an_index_into_one(litellm: Any) -> None:
     assert report.startswith("the adapter loses [('call_0000', "), report
     from litellm.types.utils import ModelResponseStream
 
-    rebuilt = litellm.stream_chunk_builder([ModelResponseStream(**c) for c in chunks_in(report)])
-    calls = rebuilt.choices[0].message.tool_calls
     sent = [e["function"]["arguments"] for e in openai_entries(report)]
-    assert len(sent) == 2 and len(calls) == 1, report  # two calls in, one out
-    assert calls[0].function.arguments == "".join(sent), report
+    kept = [ModelResponseStream(**c) for c in chunks_in(report)]
+    for chunks in (kept, litellm_stream(litellm, chunks_in(report))):  # litellm.completion too
+        calls = litellm.stream_chunk_builder(chunks).choices[0].message.tool_calls
+        assert len(sent) == 2 and len(calls) == 1, report  # two calls in, one out
+        assert calls[0].function.arguments == "".join(sent), report
+
+
+def litellm_stream(litellm: Any, chunks: list[dict[str, Any]]) -> list[Any]:
+    """The chunks ``litellm.completion(stream=True)`` yields from a server sending ``chunks``."""
+    import openai
+
+    http: Any = serving(chunks)
+    client = openai.OpenAI(api_key="sk-callgate-test", http_client=http)
+    messages = [{"role": "user", "content": "What is the weather?"}]
+    return list(litellm.completion("openai/gpt-4.1", messages, stream=True, client=client))
 
 
 def test_litellm_runs_the_last_id_of_a_reused_index(litellm: Any) -> None:
