@@ -16,7 +16,9 @@ output.
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, cast
 
@@ -259,8 +261,14 @@ def test_langchain_reparses_every_call_on_every_chunk(
 
 @pytest.fixture
 def litellm(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """LiteLLM where it is installed (not a test dependency: ~260 MB, ~4 s to import)."""
+    """LiteLLM where it is installed (not a test dependency: ~260 MB, ~4 s to import).
+
+    ``CALLGATE_REQUIRE_FRAMEWORKS=1`` (set by CI, which installs the ``frameworks`` extra)
+    makes a missing LiteLLM a failure.
+    """
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch at import
+    if os.environ.get("CALLGATE_REQUIRE_FRAMEWORKS") == "1":
+        return importlib.import_module("litellm")
     return pytest.importorskip(
         "litellm", reason="LiteLLM is an optional framework: pip install litellm"
     )
