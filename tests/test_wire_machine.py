@@ -588,7 +588,8 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
             error_line = error_line and wire.error_line
             streaming = self._model_turn() == "streaming"
             predicted = self._block_unsettled("missing_terminal")
-            if streaming and (error_line or not predicted):
+            if error_line or (streaming and not predicted):
+                # the error event is the turn's own finding, blocked turn or not
                 predicted.append((one("missing_terminal"), None))
             self.truncated = True
             self.ended = True
