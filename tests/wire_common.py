@@ -21,7 +21,7 @@ from callgate.cli.commands import examples
 from callgate.gate.findings import CODES
 from callgate.testing.cuts import pieces
 from callgate.testing.plans import TOOLS
-from callgate.testing.wires import OpenAIEncoder
+from callgate.testing.wires import GeminiEncoder, OllamaEncoder, OpenAIEncoder, WireCall
 
 FIXTURES: dict[str, dict[str, Any]] = {name: json.loads(text) for name, text in examples()}
 """Every bundled example stream (callgate/examples), parsed once: the one fixture loader."""
@@ -269,6 +269,8 @@ KEEPALIVE: dict[str, dict[str, Any]] = {
     "openai": OpenAIEncoder().chunk({}),
     "anthropic": {"type": "ping"},
     "openai-responses": {"type": "keepalive"},
+    "gemini": GeminiEncoder().chunk([{"text": ""}]),
+    "ollama": OllamaEncoder().line({}),
 }
 """A chunk that carries nothing, on the wires that have one."""
 
@@ -279,6 +281,25 @@ def function_calls(calls: list[CallModel]) -> list[dict[str, Any]]:
         {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": c.raw}}
         for c in calls
     ]
+
+
+def whole_message(encoder: Any, text: str, calls: list[CallModel]) -> dict[str, Any]:
+    """The response a clean turn of a whole-call wire (Gemini, Ollama) assembles into."""
+    sent = [WireCall(c.key, c.call_id, c.name, c.arguments, ()) for c in calls]
+    if encoder.wire == "ollama":
+        message: dict[str, Any] = {"content": text}
+        if "thinking" in encoder.quirks:
+            message["thinking"] = "Tools apply."
+        if calls:
+            message["tool_calls"] = [encoder.entry(c) for c in sent]
+        response: dict[str, Any] = encoder.line(message, done=True)
+        return response
+    parts = [{"text": "Tools apply.", "thought": True}] if "thought" in encoder.quirks else []
+    parts += [{"text": text}] if text else []
+    parts += [encoder.part(c) for c in sent]
+    response = encoder.finish([])[0]
+    response["candidates"][0]["content"]["parts"] = parts
+    return response
 
 
 def wire_message(wire: str, encoder: Any, text: str, calls: list[CallModel]) -> dict[str, Any]:
@@ -315,6 +336,8 @@ def wire_message(wire: str, encoder: Any, text: str, calls: list[CallModel]) -> 
             "stopReason": end[0]["messageStop"]["stopReason"],
             **encoder.epilogue()[0]["metadata"],
         }
+    if wire in ("gemini", "ollama"):
+        return whole_message(encoder, text, calls)
     if wire == "openai-responses":
         response: dict[str, Any] = end[0]["response"]
         return response

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 Chunk = dict[str, Any]
@@ -98,6 +98,18 @@ class Encoder:
     def other_reason(self) -> str:
         """A turn-end reason that is not "tool calls"."""
         raise NotImplementedError
+
+    def pack(self, chunks: Sequence[Chunk]) -> Chunk:
+        """Several chunks as one, in order (a server's batching); whole-call wires only."""
+        raise NotImplementedError(f"{self.wire} does not pack several events into one chunk")
+
+    def nameless(self, call: WireCall) -> list[Chunk]:
+        """A whole call sent without its name (a fault); whole-call wires only."""
+        raise NotImplementedError(f"{self.wire} has no whole call to send without a name")
+
+    def error(self) -> Chunk:
+        """The event a server sends when the model fails mid-stream; where the wire has one."""
+        raise NotImplementedError(f"{self.wire} has no error event in the kit")
 
 
 # -- OpenAI Chat Completions -----------------------------------------------------------------
@@ -584,6 +596,28 @@ class GeminiEncoder(Encoder):
     def open(self, call: WireCall) -> list[Chunk]:
         return [self.chunk([self.part(call)])]
 
+    def halves(self, call: WireCall, cut: int) -> list[Chunk]:
+        """A call split over two chunks, as newer models send one.
+
+        The first chunk holds its first ``cut`` argument keys (with the id and any
+        signature), the second the rest (no id).
+        """
+        keys = list(call.arguments)
+        first = self.part(replace(call, arguments={k: call.arguments[k] for k in keys[:cut]}))
+        rest = {k: call.arguments[k] for k in keys[cut:]}
+        return [
+            self.chunk([first]),
+            self.chunk([{"functionCall": {"name": call.name, "args": rest}}]),
+        ]
+
+    def pack(self, chunks: Sequence[Chunk]) -> Chunk:
+        return self.chunk([p for c in chunks for p in c["candidates"][0]["content"]["parts"]])
+
+    def nameless(self, call: WireCall) -> list[Chunk]:
+        part = self.part(call)
+        del part["functionCall"]["name"]
+        return [self.chunk([part])]
+
     def fragment(self, call: WireCall, text: str) -> list[Chunk]:
         return []
 
@@ -736,6 +770,26 @@ class OllamaEncoder(Encoder):
 
     def open(self, call: WireCall) -> list[Chunk]:
         return [self.line({"tool_calls": [self.entry(call)]})]
+
+    def pack(self, chunks: Sequence[Chunk]) -> Chunk:
+        messages = [c["message"] for c in chunks]
+        message: Chunk = {"content": "".join(m["content"] for m in messages)}
+        thinking = "".join(m.get("thinking", "") for m in messages)
+        calls = [entry for m in messages for entry in m.get("tool_calls", [])]
+        if thinking:
+            message["thinking"] = thinking
+        if calls:
+            message["tool_calls"] = calls
+        return self.line(message)
+
+    def nameless(self, call: WireCall) -> list[Chunk]:
+        entry = self.entry(call)
+        del entry["function"]["name"]
+        return [self.line({"tool_calls": [entry]})]
+
+    def error(self) -> Chunk:
+        """The line a server sends when the model fails mid-stream (no ``done``)."""
+        return {"error": "an error was encountered while running the model"}
 
     def fragment(self, call: WireCall, text: str) -> list[Chunk]:
         return []
