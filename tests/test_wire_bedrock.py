@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from callgate import ExtractedCall, LLMStreamBuffer, ToolResult
 from callgate.cli.check import report
-from callgate.cli.commands import examples
+from callgate.cli.fixtures import examples
 from callgate.strategies import BedrockStrategy, default_wire_strategies
 from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
 from wire_common import (

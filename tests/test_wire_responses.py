@@ -17,7 +17,7 @@ from pydantic import TypeAdapter
 
 from callgate import ExtractedCall, LLMStreamBuffer, ToolResult
 from callgate.cli.check import report
-from callgate.cli.commands import examples
+from callgate.cli.fixtures import examples
 from callgate.gate.strictjson import parse_arguments
 from callgate.strategies import ResponsesStrategy, default_wire_strategies
 from callgate.testing.plans import TOOLS as TOOL_SCHEMAS

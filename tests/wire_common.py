@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant
 
 from callgate import Finding, LLMStreamBuffer, TurnGate
 from callgate.cli.check import check_stream, report
-from callgate.cli.commands import examples
+from callgate.cli.fixtures import examples
 from callgate.gate.findings import CODES
 from callgate.testing.cuts import pieces
 from callgate.testing.plans import TOOLS
