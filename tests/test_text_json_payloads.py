@@ -23,6 +23,7 @@ from callgate.strategies.text.json_payloads import (
     parse_tool_call_json,
     parse_tools_tag,
 )
+from callgate.testing.plans import JSON_OBJECTS
 
 WEATHER = TextCall("get_weather", {"city": "Paris"})
 TIME = TextCall("get_time", {"zone": "Europe/Paris"})
@@ -542,18 +543,8 @@ def test_large_hostile_payloads_never_raise(parse: Parser, payload: str) -> None
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,30}", fullmatch=True)
 IDS = st.none() | st.from_regex(r"[A-Za-z0-9]{9}", fullmatch=True)
-JSON_VALUES = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(10**20), 10**20)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=12,
-)
-ARGUMENTS = st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=5)
+ARGUMENTS = JSON_OBJECTS
+"""Arguments with JSON at its edges: the kit's own generator."""
 CALLS = st.lists(st.builds(TextCall, NAMES, ARGUMENTS, IDS), min_size=1, max_size=4)
 
 
