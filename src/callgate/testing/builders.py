@@ -14,23 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-Chunk = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Call:
-    """One tool call as it crosses the wire: id, tool name and argument fragments."""
-
-    id: str
-    name: str
-    fragments: tuple[str, ...]
-
-    @property
-    def arguments(self) -> str:
-        """The complete argument text."""
-        return "".join(self.fragments)
+from callgate.testing.wires.base import Chunk, WireCall
 
 
 def split(text: str, sizes: Sequence[int]) -> tuple[str, ...]:
@@ -72,7 +57,7 @@ def _openai_chunk(delta: Chunk, finish_reason: str | None = None) -> Chunk:
 
 
 def openai_chunks(
-    calls: Sequence[Call],
+    calls: Sequence[WireCall],
     order: Sequence[int],
     *,
     text: Sequence[str] = (),
@@ -133,7 +118,7 @@ class TextBlock:
         return "".join(self.fragments)
 
 
-Block = TextBlock | Call
+Block = TextBlock | WireCall
 
 
 def _anthropic_piece(block: Block, index: int, step: int) -> Chunk:
@@ -183,7 +168,7 @@ def anthropic_events(blocks: Sequence[Block], order: Sequence[int]) -> list[Chun
     for index in order:
         events.append(_anthropic_piece(blocks[index], index, emitted[index]))
         emitted[index] += 1
-    has_calls = any(isinstance(block, Call) for block in blocks)
+    has_calls = any(isinstance(block, WireCall) for block in blocks)
     events.append(
         {
             "type": "message_delta",

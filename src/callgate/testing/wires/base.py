@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 Chunk = dict[str, Any]
@@ -20,13 +20,20 @@ Chunk = dict[str, Any]
 
 @dataclass(frozen=True)
 class WireCall:
-    """One call as an encoder writes it: slot key, id, tool, arguments and fragments."""
+    """One tool call as it crosses the wire: id, tool name and argument fragments.
 
-    key: int
+    The encoders and :mod:`callgate.testing.builders` both take it. ``key``: the slot key
+    an encoder writes the call under (the builders number calls by position instead);
+    ``arguments``: the arguments as an object, which the wires whose calls come whole
+    (Gemini, Ollama) send in place of fragments.
+    """
+
     id: str | None
     name: str
-    arguments: Any
-    fragments: tuple[str, ...]
+    fragments: tuple[str, ...] = ()
+    _: KW_ONLY
+    key: int = 0
+    arguments: Any = None
 
     @property
     def raw(self) -> str:
