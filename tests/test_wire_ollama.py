@@ -229,6 +229,19 @@ def test_an_idle_line_after_the_done_line_is_a_finding_and_changes_no_field(
 
 
 @pytest.mark.parametrize("turn", TURNS)
+@pytest.mark.parametrize("late", [{"model": MODEL, "done": False}, {"signature": "0xff3b"}])
+def test_a_line_without_a_message_after_the_done_line_is_a_finding(turn: str, late: Chunk) -> None:
+    buffer, message, _ = ended_turn(turn)
+    buffer.add(late)
+    buffer.end()
+    assert buffer.as_dict() == message
+    late_finding = buffer.findings[-1]
+    assert (late_finding.code, late_finding.slot) == ("delta_after_terminal", None)
+    assert late_finding.message == "a line after the done line: no message"
+    assert buffer.turn_state == "blocked"
+
+
+@pytest.mark.parametrize("turn", TURNS)
 def test_text_after_the_done_line_is_kept_and_the_envelope_is_the_done_lines(turn: str) -> None:
     buffer, message, _ = ended_turn(turn)
     buffer.add(line(3, {"content": " late", "thinking": "more"}))

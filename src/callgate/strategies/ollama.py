@@ -283,6 +283,8 @@ def _call_entry(gate: TurnGate, call: _Call) -> dict[str, Any]:
 
 def _carried(message: Any) -> str:
     """What a late line's message carries, for its finding."""
+    if message is None:
+        return "no message"
     if not isinstance(message, Mapping):
         return f"message {message!r:.40}"
     texts = [f"{key} {message[key]!r:.40}" for key in _JOINED if message.get(key)]
