@@ -21,11 +21,11 @@ to the gate once, at the turn done: ``fragment(key, json.dumps(arguments))`` for
 call, then ``turn_done``, which closes every slot. The assembled message is the
 stream=false response: the envelope fields as the done line left them (its
 ``created_at``, ``done``, ``done_reason`` and the counters), and ``message`` with
-``content`` and ``thinking`` joined (``thinking`` only if any streamed) and ``tool_calls`` with each
-``arguments`` the checked object. ``thinking`` is the model's reasoning channel: it stays
-in the message and is never display text. Every line carries the envelope, so a call
-that a server's parser missed and passed through as ``content`` text is handed on to
-the text strategies (``leaks_into_text``).
+``content`` and ``thinking`` joined (``thinking`` only if any streamed) and
+``tool_calls`` with each ``arguments`` the checked object. ``thinking`` is the model's
+reasoning channel: it stays in the message and is never display text. Every line
+carries the envelope, so a call that a server's parser missed and passed through as
+``content`` text is handed on to the text strategies (``leaks_into_text``).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class OllamaStrategy(ExtractionStrategy):
         elif message is not None:
             acc.gate.refuse("malformed_chunk", f"message is not an object: {message!r:.60}")
         if chunk.get("done") is True:
-            acc.gate.turn_done(chunk.get("done_reason") in _TOOL_REASONS, chunk.get("done_reason"))
+            self._turn_done(acc, chunk.get("done_reason"))
         return shown
 
     def _message(self, acc: _Accumulator, message: Mapping[str, Any]) -> str:
