@@ -22,24 +22,7 @@ class AnthropicEncoder(Encoder):
         )
 
     def prelude(self, text_parts: Sequence[str]) -> list[Piece]:
-        out = [
-            Piece(
-                "prelude",
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": "msg_kit1",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": "claude-sonnet-4-5",
-                        "content": [],
-                        "stop_reason": None,
-                        "stop_sequence": None,
-                        "usage": {"input_tokens": 21, "output_tokens": 1},
-                    },
-                },
-            )
-        ]
+        out = [Piece("prelude", message_start("msg_kit1"))]
         if "ping" in self.quirks:
             out.append(Piece("quirk", {"type": "ping"}))
         index = 0
@@ -137,3 +120,20 @@ class AnthropicEncoder(Encoder):
 
     def other_reason(self) -> str:
         return "max_tokens"
+
+
+def message_start(message_id: str) -> Chunk:
+    """The ``message_start`` event that opens a turn: an empty assistant message."""
+    return {
+        "type": "message_start",
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 21, "output_tokens": 1},
+        },
+    }
