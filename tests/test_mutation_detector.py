@@ -150,6 +150,17 @@ def test_a_block_with_nothing_to_stop_it_runs_to_the_end_of_the_stream(
         assert result == ("x", [(fmt, [("f", {})], markup, 1, False)], []), deltas
 
 
+def test_a_block_is_not_given_up_while_its_payload_may_be_starting_its_close() -> None:
+    # "<" cannot start a tool_call_tag payload ("{" or "["), but it may start the close,
+    # after a blank or not: the block waits for it, then shows the empty block as text.
+    for blank in ("", "\n"):
+        detector = Detector(formats=["tool_call_tag"])
+        opened = "<tool_call>" + blank + "</tool_c"
+        assert [detector.feed(c).shown for c in opened] == [""] * len(opened)
+        assert detector.forming() == (True, None)
+        assert detector.feed("all> ok").shown == opened + "all> ok"
+
+
 def test_a_call_marker_inside_reasoning_is_reported_and_shown() -> None:
     for deltas in splits("<think>r " + TC + "</think>after"):
         _, _, findings = run(Detector(), deltas)

@@ -233,6 +233,10 @@ EQUIVALENT: dict[str, str] = {
         for n in (5, 6)
     },
     f"{_D}reset__mutmut_8": _NO_TOKEN,
+    f"{_D}_fire__mutmut_1": (
+        "every event whose action reads the text (release_block, call_in_reasoning) is "
+        "fired with its text"
+    ),
     **{f"{_D}reset__mutmut_{n}": _TRUTH for n in (9, 14)},
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)
