@@ -99,3 +99,36 @@ def test_the_common_path_counts_bytes_not_characters() -> None:
     gate.fragment(0, "é")  # two more: nine, over
     assert gate.slots[0].raw_arguments == "{€€"
     assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+def test_a_grant_used_to_its_last_byte_is_counted_in_full() -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=4, max_turn_bytes=100))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "a")  # opens the slot; the grant is the three bytes left
+    gate.fragment(0, "bcd")  # fills it
+    assert gate.slots[0].room == 0
+    gate.fragment(0, "e")
+    assert gate.slots[0].raw_arguments == "abcd"
+    assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+def test_the_turn_may_be_filled_to_its_last_byte() -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=2))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "a")  # half of the one byte left rounds to no grant
+    gate.fragment(0, "b")  # counted: the turn is full, not over
+    assert gate.findings == []
+    gate.fragment(0, "c")
+    assert gate.slots[0].raw_arguments == "ab"
+    assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+def test_a_fragment_after_the_terminal_is_never_appended() -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=100), per_call_done=True)
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "{}")
+    gate.close(0)
+    gate.fragment(0, "x")
+    gate.fragment(0, "y")
+    assert gate.slots[0].raw_arguments == "{}"
+    assert gate.slots[0].room == 0

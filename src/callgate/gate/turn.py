@@ -70,7 +70,6 @@ class Slot:
         "arguments",
         "early",
         "folds",
-        "grant",
         "id",
         "key",
         "name",
@@ -96,9 +95,8 @@ class Slot:
         self.rejected = False
         """Whether a check at terminal blocked the slot (a later fragment is then reported)."""
         self.nbytes = 0
-        """Argument bytes counted so far (those appended under a grant are counted at settling)."""
-        self.grant = 0
-        self.room = -1
+        """Argument bytes counted so far, an open grant's whole room included."""
+        self.room = 0
         """Bytes the common path may still append without asking (a grant, see TurnGate)."""
         self.replay = ""
         self.replay_pos = 0
@@ -554,22 +552,21 @@ class TurnGate:
         """Let the common path append to a plain accumulating slot without asking.
 
         The grant is at most the slot's own room and half the turn's unreserved room, and
-        it is counted in ``turn_bytes`` at once, so that appends within grants never pass
-        either limit; :meth:`_settle` gives back what was not used.
+        it is counted in ``nbytes`` and ``turn_bytes`` at once, so that appends within
+        grants never pass either limit; :meth:`_settle` gives back what was not used.
         """
-        if slot.room < 0 and slot.scan is None and slot.state in _APPENDING:
+        if slot.scan is None and slot.state in _APPENDING:  # settled: no grant is open
             own, turn = self._max_argument_bytes - slot.nbytes, self._max_turn - self.turn_bytes
-            grant = min(own, turn // 2)
-            slot.grant = slot.room = grant
+            grant = slot.room = min(own, turn // 2)
+            slot.nbytes += grant
             self.turn_bytes += grant
 
     def _settle(self, slot: Slot) -> None:
-        """End a slot's grant: count the bytes it appended, give back the rest."""
+        """End a slot's grant: give back the room it did not use."""
         room = slot.room
-        if room >= 0:
-            slot.nbytes += slot.grant - room
-            self.turn_bytes -= room
-            slot.grant, slot.room = 0, -1
+        slot.nbytes -= room
+        self.turn_bytes -= room
+        slot.room = 0
 
     def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
         self._settle(slot)
