@@ -99,3 +99,33 @@ def test_vertex_streamed_arguments_build_the_nested_object() -> None:
     ]
     assert recipe["steps"][1].endswith("set aside.")
     assert recipe["steps"][4] == "In a 9x13 baking dish, spread a thin layer of meat sauce."
+
+
+OLLAMA = [e for e in MANIFEST if e["wire"] == "ollama" and "profile" not in e]
+
+
+@pytest.mark.parametrize("entry", OLLAMA, ids=[e["file"] for e in OLLAMA])
+def test_an_ollama_recording_reassembles_into_its_own_final_state(entry: dict[str, Any]) -> None:
+    """The message is the done line's envelope with the lines' content joined and their
+    tool_calls as recorded; the calls released are those tool_calls, whole, in order."""
+    lines = chunks_of(entry)
+    done = lines[-1]
+    assert done["done"] is True
+    buffer = LLMStreamBuffer()
+    for line in lines:
+        buffer.add(line)
+    buffer.end()
+    response = buffer.as_dict()
+    messages = [line.get("message") or {} for line in lines]
+    calls = [call for message in messages for call in message.get("tool_calls") or ()]
+    expected: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(message.get("content") or "" for message in messages),
+    }
+    if calls:
+        expected["tool_calls"] = calls
+    assert response == {**{k: v for k, v in done.items() if k != "message"}, "message": expected}
+    released = [(slot.id, slot.name, slot.arguments) for slot in buffer.releasable()]
+    recorded = [(c.get("id"), c["function"]["name"], c["function"]["arguments"]) for c in calls]
+    assert released == recorded
+    assert buffer.executable is bool(calls)

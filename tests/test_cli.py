@@ -165,9 +165,9 @@ def test_html_says_what_it_wrote_with_diagrams_drawn_without_dot(
     page = tmp_path / "page.html"
     assert main(["replay", str(chunks), "--tools", str(tools), "--html", str(page)]) == 1
     out, err = capsys.readouterr()
-    assert err == f"callgate replay: wrote {page} (14 chunks, with 4 diagrams)\n"
+    assert err == f"callgate replay: wrote {page} (14 chunks, with 7 diagrams)\n"
     assert out.endswith("FAIL: not executable\n")
-    assert page.read_text(encoding="utf-8").count("<svg") == 4
+    assert page.read_text(encoding="utf-8").count("<svg") == 7
 
 
 def test_a_page_without_diagrams_says_why_on_stderr_and_on_the_page(

@@ -17,6 +17,7 @@ from callgate.strategies.text.formats import FormatMemory
 
 TC = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
 TG = TC.replace('"f"', '"g"')
+FG = '```json\n{"name": "g", "arguments": {}}\n```'
 
 Block = tuple[str, list[tuple[str, dict[str, Any]]], str, int, bool]
 
@@ -115,6 +116,11 @@ CASES: list[tuple[str, str, list[Block]]] = [
         "<think>r " + TC + "</think>after",
         [],
     ),
+    (  # a new fence inside an open one breaks it (its ``` is not the close): shown as text
+        'x```json\n{"name": "f", "arguments": {}}\n' + FG + "y",
+        'x```json\n{"name": "f", "arguments": {}}\ny',
+        [("fenced_json", [("g", {})], FG, 40, False)],
+    ),
 ]
 
 
@@ -125,6 +131,34 @@ def test_what_is_shown_and_found_for_any_split(
     for deltas in splits(content):
         result = run(Detector(), deltas)
         assert result[:2] == (shown, blocks), deltas
+
+
+@pytest.mark.parametrize(
+    ("fmt", "markup"),
+    [
+        ("bracket_tool_calls", '[TOOL_CALLS][{"name": "f", "arguments": {}}]'),
+        ("python_tag", '<|python_tag|>{"name": "f", "parameters": {}}'),
+    ],
+)
+def test_a_block_with_nothing_to_stop_it_runs_to_the_end_of_the_stream(
+    fmt: str, markup: str
+) -> None:
+    # The only format watched (as for a Mistral or a Llama model) has no close and repeats
+    # its opener, so nothing inside its block ends or breaks it.
+    for deltas in splits("x" + markup):
+        result = run(Detector(formats=[fmt]), deltas)
+        assert result == ("x", [(fmt, [("f", {})], markup, 1, False)], []), deltas
+
+
+def test_a_block_is_not_given_up_while_its_payload_may_be_starting_its_close() -> None:
+    # "<" cannot start a tool_call_tag payload ("{" or "["), but it may start the close,
+    # after a blank or not: the block waits for it, then shows the empty block as text.
+    for blank in ("", "\n"):
+        detector = Detector(formats=["tool_call_tag"])
+        opened = "<tool_call>" + blank + "</tool_c"
+        assert [detector.feed(c).shown for c in opened] == [""] * len(opened)
+        assert detector.forming() == (True, None)
+        assert detector.feed("all> ok").shown == opened + "all> ok"
 
 
 def test_a_call_marker_inside_reasoning_is_reported_and_shown() -> None:

@@ -68,7 +68,8 @@ def test_the_page_lays_out_at_a_laptops_width(
     assert layout["table"] <= layout["view"], "the timeline is wider than the window"
     assert layout["cells"] == [], "timeline cells whose content overflows"
     assert [d["id"] for d in layout["diagrams"]] == [
-        f"diagram-{m}" for m in ("slot", "turn", "detector", "display")
+        f"diagram-{m}"
+        for m in ("slot", "turn", "detector", "display", "release", "vote", "verdict")
     ]
     for diagram in layout["diagrams"]:
         assert diagram["shown"], diagram

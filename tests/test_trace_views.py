@@ -21,7 +21,8 @@ from callgate.cli.commands import main
 from callgate.cli.demo import scenarios
 from callgate.cli.replay import replay
 from callgate.diagrams import trace_dot
-from callgate.fsm import SLOT, TURN
+from callgate.diagrams.dot import PALETTE
+from callgate.fsm import MACHINES, SLOT, TURN
 
 SCENARIOS = {s.name: s for s in scenarios()}
 
@@ -201,3 +202,69 @@ def test_the_page_reads_as_a_person_would_write_it(tmp_path: Path) -> None:
     assert "#" not in body, "# names neither chunks nor steps"
     calls = page[page.index('<section id="calls">') : page.index('<section id="findings">')]
     assert "None" not in calls and '<span class="event">none</span>' in calls
+
+
+def figures(page: str) -> dict[str, str]:
+    """Each diagram figure of a page by machine, with what it holds."""
+    return dict(re.findall(r'<figure id="diagram-(\w+)"[^>]*>(.*?)</figure>', page, re.S))
+
+
+def test_the_page_lists_and_draws_all_seven_machines(tmp_path: Path) -> None:
+    page = page_for(tmp_path, "2_anthropic_leaked_call", "--text-formats", "tool_call_tag")
+    text = page.read_text(encoding="utf-8")
+    seven = ["slot", "turn", "detector", "display", "release", "vote", "verdict"]
+    assert list(figures(text)) == seven == list(MACHINES)
+    listed = re.findall(r'<li id="machine-(\w+)" class="(\w+)">', text)
+    assert listed == [
+        ("slot", "idle"),
+        ("turn", "exercised"),
+        ("detector", "exercised"),
+        ("display", "exercised"),
+        ("release", "idle"),
+        ("vote", "exercised"),
+        ("verdict", "exercised"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "taken"),
+    [
+        (
+            "6_bedrock_call_policy",
+            (),
+            {"release": ["call 1: turn (step 1)", "call 2: turn_pass (step 2)"]},
+        ),
+        (
+            "5_adversarial_restart",
+            (),
+            {"release": ["call 0: turn_block (step 2)"], "verdict": ["verdict: turn_blocked"]},
+        ),
+        (
+            "2_anthropic_leaked_call",
+            ("--text-formats", "tool_call_tag"),
+            {
+                "vote": ["block 0: claim (step 1)"],
+                "verdict": ["verdict: turn_open (step 1)", "verdict: ran (step 2)"],
+            },
+        ),
+    ],
+)
+def test_the_release_vote_and_verdict_steps_are_drawn_on_their_machines(
+    tmp_path: Path, name: str, extra: tuple[str, ...], taken: dict[str, list[str]]
+) -> None:
+    drawn = figures(page_for(tmp_path, name, *extra).read_text(encoding="utf-8"))
+    for machine, labels in taken.items():
+        for label in labels:
+            assert label in drawn[machine], (machine, label)
+        assert PALETTE[0][1] in drawn[machine], "the first instance's path has its colour"
+        assert "not exercised" not in drawn[machine]
+
+
+def test_a_machine_the_stream_never_entered_is_greyed_and_says_so(tmp_path: Path) -> None:
+    text = page_for(tmp_path, "5_adversarial_restart").read_text(encoding="utf-8")
+    idle = re.findall(r'<figure id="diagram-(\w+)" class="idle">', text)
+    assert idle == ["detector", "vote"]
+    for machine in idle:
+        assert f"{machine}: not exercised by this stream" in figures(text)[machine]
+        assert PALETTE[0][1] not in figures(text)[machine], "no path drawn"
+    assert '<figure id="diagram-release" class="idle">' not in text

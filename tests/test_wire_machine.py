@@ -74,9 +74,9 @@ class Wire:
     """A whole call may be split over two chunks (its first keys, then the rest)."""
     error_line: bool = False
     """The wire has an error event that ends the stream."""
-    idle_after_end: bool = True
-    """A chunk that carries nothing may follow the turn's end (Ollama's stream stops at
-    its ``done`` line: an empty line after it would restate the envelope as not done)."""
+    ends_at_terminal: bool = False
+    """Nothing follows the turn's end: a chunk that carries nothing, sent after it, is the
+    ``late_line`` fault (Ollama's stream stops at its ``done`` line)."""
 
 
 COMMON = ("index_reuse", "truncation", "duplicate_terminal", "late_fragment", "corrupt_json")
@@ -123,12 +123,12 @@ WIRES = [
     ),
     Wire(
         "ollama",
-        WHOLE,
+        (*WHOLE, "late_line"),
         optional=("thinking", "ids", "no_index"),
         reasons=("length",),
         whole=True,
         error_line=True,
-        idle_after_end=False,
+        ends_at_terminal=True,
     ),
 ]
 
@@ -432,6 +432,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
                 self.can_end_again,
                 self.can_send_orphan,
                 self.can_send_late_call,
+                self.can_send_late_line,
             )
             return self.can_end() and not any(can() for can in late)
 
@@ -456,6 +457,9 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
 
         def can_send_late_call(self) -> bool:
             return self._may("late_call") and self.terminal_sent
+
+        def can_send_late_line(self) -> bool:
+            return self._may("late_line") and self.terminal_sent
 
         def can_truncate(self) -> bool:
             started = any(c.started for c in self.calls)
@@ -537,7 +541,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
             lambda self: (
                 not self.ended
                 and wire.name in KEEPALIVE
-                and (wire.idle_after_end or not self.terminal_sent)
+                and not (wire.ends_at_terminal and self.terminal_sent)
             )
         )
         @rule()
@@ -712,6 +716,15 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
             self.calls.append(again)
             self._emit(again)
 
+        @precondition(can_send_late_line)
+        @rule()
+        def line_after_the_turn_end(self) -> None:
+            """A chunk that carries nothing, after the turn's end on a wire that ends there:
+            a finding of its own, blocked turn or not."""
+            self.faults.add("late_line")
+            self.turn_blocked = True
+            self._send([dict(KEEPALIVE[wire.name])], [(one("delta_after_terminal"), None)])
+
         def break_a_call(self, pick: int, kind: str) -> None:
             """A whole call still to come gets non-object arguments or loses its name."""
             self.faults.add("bad_call")
@@ -759,6 +772,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
                 (self.can_duplicate_terminal, lambda: self.duplicate_terminal(0)),
                 (self.can_send_late_fragment, lambda: self.late_fragment(0, " ")),
                 (self.can_send_late_call, lambda: self.call_after_the_turn_end("ping")),
+                (self.can_send_late_line, self.line_after_the_turn_end),
                 (self.can_finish, self.finish_turn),
                 (self.can_end_again, self.end_turn_again),
                 (self.can_end, self.end_stream),

@@ -197,6 +197,93 @@ def test_an_error_line_blocks_the_turn() -> None:
     assert not buffer.executable
 
 
+# -- lines after the done line ------------------------------------------------------------
+
+TURNS = {
+    "text": [line(1, {"content": "Hi"}), line(2, {}, done=True)],
+    "a call": [line(1, {"tool_calls": [tool_call("ping", {})]}), line(2, {}, done=True)],
+}
+
+
+def ended_turn(turn: str) -> tuple[LLMStreamBuffer, dict[str, Any], list[Any]]:
+    """A buffer fed a whole turn (not ended), its message and its findings so far."""
+    buffer = LLMStreamBuffer(tool_schemas=TOOL_SCHEMAS)
+    for chunk in TURNS[turn]:
+        buffer.add(chunk)
+    return buffer, buffer.as_dict(), list(buffer.findings)
+
+
+@pytest.mark.parametrize("turn", TURNS)
+@pytest.mark.parametrize("late", [{}, {"content": ""}, {"thinking": ""}])
+def test_an_idle_line_after_the_done_line_is_a_finding_and_changes_no_field(
+    turn: str, late: Chunk
+) -> None:
+    buffer, message, before = ended_turn(turn)
+    buffer.add(line(3, late))
+    buffer.end()
+    assert buffer.as_dict() == message
+    assert buffer.as_dict()["done"] is True
+    assert buffer.findings[: len(before)] == before
+    assert codes(buffer)[-1] == ("delta_after_terminal", None)
+    assert buffer.turn_state == "blocked" and not buffer.executable
+
+
+@pytest.mark.parametrize("turn", TURNS)
+@pytest.mark.parametrize("late", [{"model": MODEL, "done": False}, {"signature": "0xff3b"}])
+def test_a_line_without_a_message_after_the_done_line_is_a_finding(turn: str, late: Chunk) -> None:
+    buffer, message, _ = ended_turn(turn)
+    buffer.add(late)
+    buffer.end()
+    assert buffer.as_dict() == message
+    late_finding = buffer.findings[-1]
+    assert (late_finding.code, late_finding.slot) == ("delta_after_terminal", None)
+    assert late_finding.message == "a line after the done line: no message"
+    assert buffer.turn_state == "blocked"
+
+
+@pytest.mark.parametrize("turn", TURNS)
+def test_text_after_the_done_line_is_kept_and_the_envelope_is_the_done_lines(turn: str) -> None:
+    buffer, message, _ = ended_turn(turn)
+    buffer.add(line(3, {"content": " late", "thinking": "more"}))
+    buffer.add(line(4, {}))
+    buffer.end()
+    after = buffer.as_dict()
+    content = message["message"]["content"] + " late"
+    assert after == {
+        **message,
+        "message": {**message["message"], "content": content, "thinking": "more"},
+    }
+    assert buffer.get_content() == content
+    late = [f for f in buffer.findings if f.code == "delta_after_terminal"]
+    assert [f.slot for f in late] == [None, None]
+    assert "' late'" in late[0].message and "'more'" in late[0].message
+    assert buffer.turn_state == "blocked"
+
+
+@pytest.mark.parametrize("turn", TURNS)
+def test_a_call_after_the_done_line_keeps_the_done_lines_envelope(turn: str) -> None:
+    buffer, message, _ = ended_turn(turn)
+    buffer.add(line(3, {"tool_calls": [tool_call("get_time", {"tz": "UTC"})]}))
+    buffer.end()
+    after = buffer.as_dict()
+    assert {k: v for k, v in after.items() if k != "message"} == {
+        k: v for k, v in message.items() if k != "message"
+    }
+    late_key = len(message["message"].get("tool_calls", []))
+    assert codes(buffer) == [("delta_after_terminal", late_key), ("missing_terminal", late_key)]
+    assert after["message"]["tool_calls"][-1]["function"]["name"] == "get_time"
+
+
+def test_a_second_done_line_keeps_the_first_ones_reason_and_counters() -> None:
+    buffer, message, _ = ended_turn("a call")
+    second = line(9, {}, done=True, reason="length")
+    second["eval_count"] = 1
+    buffer.add(second)
+    buffer.end()
+    assert buffer.as_dict() == message
+    assert codes(buffer) == [("duplicate_terminal", None)]
+
+
 # -- reading messages, results, recognition ------------------------------------------------
 
 

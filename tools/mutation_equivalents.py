@@ -32,6 +32,8 @@ _NONE_FRAGMENT = "a missing partial_json as None or '' only opens the slot: no t
 _D = "callgate.strategies.text.detector.xǁDetectorǁ"
 _HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
 _UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
+_NO_TOKEN = "a tail of characters that no token contains completes none"
+_TRUTH = "only the flag's truth is read, and None is false like False"
 
 _VERDICT = (
     "unreachable: when the turn completes every slot is validated or blocked, and a "
@@ -210,7 +212,7 @@ EQUIVALENT: dict[str, str] = {
         "the cut only splits what is shown between the block and the re-read text, which is "
         "shown in the same step either way"
     ),
-    f"{_D}_reasoning__mutmut_24": "a tail of characters that no token contains completes none",
+    f"{_D}_reasoning__mutmut_24": _NO_TOKEN,
     **{
         f"{_D}_append__mutmut_{n}": "the hold is at least one character, never zero"
         for n in (7, 10)
@@ -222,16 +224,26 @@ EQUIVALENT: dict[str, str] = {
     "callgate.strategies.text.detector.xǁ_Blockǁ__init____mutmut_10": (
         "only a block open at the start has no partial tokens, and its head is never cut"
     ),
-    "callgate.strategies.text.detector.xǁ_Blockǁ__init____mutmut_17": (
-        "a tail of characters that no token contains completes none"
-    ),
+    "callgate.strategies.text.detector.xǁ_Blockǁ__init____mutmut_17": _NO_TOKEN,
     "callgate.strategies.text.detector.xǁ_Blockǁpayload__mutmut_1": (
         "joining a single part gives that part"
     ),
-    f"{_D}_printing__mutmut_51": "a tail of characters that no token contains completes none",
+    f"{_D}_printing__mutmut_51": _NO_TOKEN,
     f"{_D}_printing__mutmut_63": (
         "with nothing to show, the text event is a self-loop before the prefix event"
     ),
     f"{_D}_end_formats__mutmut_6": "at the end at most one piece of text is shown",
+    **{
+        f"{_D}reset__mutmut_{n}": (
+            "the reasoning tail is set to '' on entering reasoning, before it is ever read"
+        )
+        for n in (5, 6)
+    },
+    f"{_D}reset__mutmut_8": _NO_TOKEN,
+    f"{_D}_fire__mutmut_1": (
+        "every event whose action reads the text (release_block, call_in_reasoning) is "
+        "fired with its text"
+    ),
+    **{f"{_D}reset__mutmut_{n}": _TRUTH for n in (9, 14)},
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

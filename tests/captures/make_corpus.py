@@ -1,6 +1,6 @@
-"""Rebuild tests/captures/ from a checkout of vercel/ai (and ollama-python): the real
-recorded streams of their test fixtures, one assistant turn each, with provenance and the
-expected calls and text.
+"""Rebuild tests/captures/ from a checkout of vercel/ai (and ollama-python, ollama): the
+real recorded streams of their test fixtures and API reference, one assistant turn each,
+with provenance and the expected calls and text.
 
 Expected values come from the most authoritative reader at hand, named per capture in
 ``expect_source``: openai-python's ``ChatCompletionStreamState`` (Chat Completions and
@@ -8,7 +8,7 @@ every OpenAI-compatible server), anthropic-sdk-python's ``accumulate_event`` (An
 the stream's own ``response.completed`` output (Responses), and otherwise the capture's
 own final events read plainly (Bedrock, Gemini, Cohere, Ollama: their SDKs have no stream
 accumulator). Run: ``python tests/captures/make_corpus.py VERCEL_AI_GIT_DIR
-OLLAMA_PYTHON_GIT_DIR`` (bare git directories; nothing is fetched).
+OLLAMA_PYTHON_GIT_DIR OLLAMA_GIT_DIR`` (bare git directories; nothing is fetched).
 """
 
 from __future__ import annotations
@@ -228,11 +228,15 @@ def plain_expect(wire: str, chunks: list[dict[str, Any]]) -> tuple[list[Any], st
         ]
     elif wire == "ollama":
         for c in chunks:
-            text += c.get("message", {}).get("content", "")
+            message = c.get("message") or {}
+            text += message.get("content") or ""
+            for call in message.get("tool_calls") or ():
+                function = call["function"]
+                calls.append({"name": function["name"], "arguments": function["arguments"]})
     return calls, text, "the capture's own events, read plainly"
 
 
-def main(vercel: str, ollama: str) -> None:
+def main(vercel: str, ollama: str, ollama_server: str) -> None:
     commit = git(vercel, "rev-parse", "HEAD").strip()
     entries = []
     paths = git(vercel, "ls-tree", "-r", "--name-only", "HEAD").split()
@@ -286,6 +290,7 @@ def main(vercel: str, ollama: str) -> None:
         )
         entries.append(entry)
     entries.append(ollama_entry(ollama))
+    entries += ollama_doc_entries(ollama_server)
     (HERE / "manifest.json").write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
     print(f"{len(entries)} captures")
 
@@ -315,5 +320,60 @@ def ollama_entry(repo: str) -> dict[str, Any]:
     }
 
 
+OLLAMA_DOCS = {
+    "Chat request (Streaming)": ("api-chat-streaming", "the first and the final line"),
+    "Chat request (Streaming with tools)": ("api-chat-streaming-with-tools", None),
+    "Chat request (No streaming, with tools)": ("api-chat-no-streaming-with-tools", None),
+    "Chat request (With History)": (
+        "api-chat-with-history",
+        "the first and the final line; the final line carries no message",
+    ),
+    "Chat request (with tools)": ("api-chat-with-tools", None),
+}
+"""The /api/chat responses of ollama's API reference (docs/api.md), by section heading:
+each section's JSON blocks in order are the turn's lines. A note says when the reference
+shows only some lines of the stream; a stream=false response is one done line."""
+
+
+def doc_blocks(markdown: str, heading: str) -> list[dict[str, Any]]:
+    """The JSON code blocks of the ``#### heading`` section, parsed, in order."""
+    section = markdown.split(f"#### {heading}\n", 1)[1].split("\n#### ", 1)[0]
+    blocks = section.split("```json\n")[1:]
+    return [json.loads(block.split("```", 1)[0]) for block in blocks]
+
+
+def ollama_doc_entries(repo: str) -> list[dict[str, Any]]:
+    """ollama's own API reference: its recorded /api/chat responses, with and without tools."""
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    markdown = git(repo, "show", "HEAD:docs/api.md")
+    entries = []
+    for heading, (stem, shown) in OLLAMA_DOCS.items():
+        chunks = doc_blocks(markdown, heading)
+        calls, text, source = plain_expect("ollama", chunks)
+        file = f"ollama/ollama__{stem}.jsonl"
+        (HERE / file).write_text(
+            "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in chunks), encoding="utf-8"
+        )
+        entry: dict[str, Any] = {
+            "file": file,
+            "wire": "ollama",
+            "source": {
+                "repository": "ollama/ollama",
+                "commit": commit,
+                "path": "docs/api.md",
+                "test": f"the API reference's example response: {heading}",
+            },
+            "turn": "whole" if shown is None else f"the reference shows {shown}",
+            "expect": {
+                "status": "pass" if calls else "not_applicable",
+                "calls": calls,
+                "text": text,
+            },
+            "expect_source": source,
+        }
+        entries.append(entry)
+    return entries
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3])

@@ -3,9 +3,11 @@
 The page holds the verdict, what the user saw, the calls, the findings, a timeline with
 one row per chunk (what it added, what became of its text: shown at once, held and
 shown at a later chunk, or hidden as a call's markup; the state of every slot, the turn,
-the detector and the driver after it, and the machine steps it caused) and each machine's
-diagram with the stream's path drawn over it. Everything is inline: no script, no
-network, no external asset.
+the detector, the driver, each call's release, each text block's vote and the verdict
+after it, and the machine steps it caused) and all seven machines: what each decides, the
+steps the stream took in it, and its diagram with the stream's path drawn over it (a
+machine the stream never entered is greyed and says so). Everything is inline: no
+script, no network, no external asset.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from callgate.audit.describe import chunk_kind
 from callgate.audit.trace import TraceStep
+from callgate.fsm import MACHINES
 from callgate.fsm.detector import DETECTOR
 
 STYLE = """
@@ -32,10 +35,13 @@ pre, code { font: 12px/1.4 ui-monospace, monospace; white-space: pre-wrap;
 .shown { background: #e7f6ea; } .held { background: #fff4d6; } .hidden { background: #fde7ea; }
 .state { display: inline-block; margin: 0 .3rem .2rem 0; padding: 0 .3rem;
          border-radius: .25rem; background: #eef1f6; font-size: 12px; }
-.state.blocked, .state.failed { background: #fde7ea; color: #b00020; }
-.state.validated, .state.executable, .state.executed { background: #e7f6ea; }
+.state.blocked, .state.failed, .state.fail { background: #fde7ea; color: #b00020; }
+.state.validated, .state.executable, .state.executed, .state.released, .state.owned,
+.state.pass { background: #e7f6ea; }
 figure { margin: 1rem 0; overflow-x: auto; } figcaption { font-weight: 600; }
 figure svg { max-width: none; height: auto; }
+figure.idle svg, figure.idle pre { opacity: .5; filter: grayscale(1); }
+#machines li.idle, figure.idle figcaption { color: #767676; }
 details summary { cursor: pointer; color: #355; }
 #timeline table { table-layout: fixed; }
 #timeline col.c-chunk { width: 5.5rem; } #timeline col.c-came { width: 24%; }
@@ -180,7 +186,7 @@ def replay_page(
         '<table><colgroup><col class="c-chunk"><col class="c-came"><col><col>'
         '<col class="c-held"><col><col><col class="c-steps"></colgroup><thead><tr>',
         "<th>chunk</th><th>what came in</th><th>its text</th><th>shown now</th>",
-        "<th>held</th><th>slots</th><th>turn · detector · driver</th><th>steps</th>",
+        "<th>held</th><th>slots</th><th>other machines</th><th>steps</th>",
         "</tr></thead><tbody>",
     ]
     for round_, step in enumerate(timeline):
@@ -225,15 +231,36 @@ def replay_page(
             )
     out.append("</tbody></table></section>")
     out.append('<section id="diagrams"><h2>The machines, with this stream\'s path</h2>')
+    out.append(_machines_list(steps))
     if no_diagrams is not None:
         out.append(f'<p class="note" id="no-diagrams">No diagrams: {escape(no_diagrams)}</p>')
+    entered = {step.machine for step in steps}
     for machine, svg in diagrams.items():
+        idle = ("", "") if machine in entered else (' class="idle"', f": {_IDLE}")
         out.append(
-            f'<figure id="diagram-{escape(machine)}"><figcaption>{escape(machine)}</figcaption>'
-            f"{svg}</figure>"
+            f'<figure id="diagram-{escape(machine)}"{idle[0]}>'
+            f"<figcaption>{escape(machine)}{idle[1]}</figcaption>{svg}</figure>"
         )
     out.append("</section></body></html>")
     return "\n".join(out) + "\n"
+
+
+_IDLE = "not exercised by this stream"
+"""What the page says of a machine the stream never entered (its figure is greyed)."""
+
+
+def _machines_list(steps: Sequence[TraceStep]) -> str:
+    """Every machine, what it decides, and the steps this stream took in it (or none)."""
+    items = []
+    for name, table in MACHINES.items():
+        taken = [step for step in steps if step.machine == name]
+        instances = ", ".join(escape(i) for i in dict.fromkeys(s.instance for s in taken))
+        did = f"{plural(len(taken), 'step')} ({instances})" if taken else _IDLE
+        items.append(
+            f'<li id="machine-{escape(name)}" class="{"exercised" if taken else "idle"}">'
+            f"<strong>{escape(name)}</strong>: {escape(table.doc, quote=False)} <em>{did}</em></li>"
+        )
+    return '<ul id="machines">' + "".join(items) + "</ul>"
 
 
 def _formats_note(formats: Sequence[str] | None) -> str:

@@ -7,7 +7,6 @@ error is therefore one line on stderr with exit 2, never a traceback (which exit
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import os
 import sys
@@ -88,32 +87,6 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if good == len(played) and not mismatches else 1
 
 
-_TRACED = ("slot", "turn", "detector", "display")
-"""The machines a replay page draws, in order."""
-
-
-def _trace_svgs(recorder: Recorder) -> tuple[dict[str, str], str | None]:
-    """Each traced machine's diagram with the recorded path as inline SVG, or why there is none.
-
-    Without a renderer each figure holds the DOT text, and the reason is returned.
-    """
-    from callgate.diagrams import render, trace_dot
-
-    figures, missing = {}, None
-    for machine in _TRACED:
-        dot = trace_dot(MACHINES[machine], recorder.of(machine), title="this stream")
-        try:
-            svg = render(MACHINES[machine], "svg", dot=dot).decode()
-        except DiagramError as exc:
-            missing = str(exc)
-            figures[machine] = (
-                f"<details><summary>DOT text</summary><pre>{html.escape(dot)}</pre></details>"
-            )
-        else:
-            figures[machine] = svg[svg.index("<svg") :]
-    return figures, missing
-
-
 _PROGRESS_FROM = 1000
 """Captures of at least this many chunks report progress on a terminal."""
 
@@ -158,9 +131,10 @@ def _replay(args: argparse.Namespace) -> int:
         result = replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
         _done(chunks)
         if recorder is not None:
+            from callgate.audit.figures import trace_figures
             from callgate.audit.page import replay_page
 
-            diagrams, missing = _trace_svgs(recorder)
+            diagrams, missing = trace_figures(recorder.steps)
             page = replay_page(
                 result,
                 recorder.steps,

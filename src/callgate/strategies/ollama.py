@@ -12,18 +12,20 @@ whole calls never need demultiplexing. Calls carry no id (a newer server may sen
 it is kept). There is no per-call done; the turn done is the ``done: true`` line. Ollama
 reports ``done_reason: "stop"`` also when the model called tools, so ``stop`` (or no
 reason at all, from older servers) is the tool-call reason; ``length`` and every other
-reason are not. An ``{error}`` line ends the stream without a terminal.
+reason are not. An ``{error}`` line ends the stream without a terminal. Nothing follows
+the done line: a line after it is a finding that blocks the turn and changes no
+envelope field.
 
 Because the arguments are objects, the strategy holds each call's object and reports it
 to the gate once, at the turn done: ``fragment(key, json.dumps(arguments))`` for every
 call, then ``turn_done``, which closes every slot. The assembled message is the
-stream=false response: the envelope fields as last streamed (``created_at`` of the last
-line, ``done``, ``done_reason`` and the counters), and ``message`` with ``content`` and
-``thinking`` joined (``thinking`` only if any streamed) and ``tool_calls`` with each
-``arguments`` the checked object. ``thinking`` is the model's reasoning channel: it stays
-in the message and is never display text. Every line carries the envelope, so a call
-that a server's parser missed and passed through as ``content`` text is handed on to
-the text strategies (``leaks_into_text``).
+stream=false response: the envelope fields as the done line left them (its
+``created_at``, ``done``, ``done_reason`` and the counters), and ``message`` with
+``content`` and ``thinking`` joined (``thinking`` only if any streamed) and
+``tool_calls`` with each ``arguments`` the checked object. ``thinking`` is the model's
+reasoning channel: it stays in the message and is never display text. Every line
+carries the envelope, so a call that a server's parser missed and passed through as
+``content`` text is handed on to the text strategies (``leaks_into_text``).
 """
 
 from __future__ import annotations
@@ -73,10 +75,12 @@ class _Call:
 class _Accumulator:
     """Native reassembly state for one turn; arguments reach the gate at the turn done."""
 
-    __slots__ = ("calls", "envelope", "extra", "gate", "pieces", "reported", "role")
+    __slots__ = ("calls", "ended", "envelope", "extra", "gate", "pieces", "reported", "role")
 
     def __init__(self, gate: TurnGate) -> None:
         self.gate = gate
+        self.ended = False
+        """The ``done: true`` line came: the envelope is final."""
         self.envelope: dict[str, Any] = {}
         self.role: Any = "assistant"
         self.pieces: dict[str, list[str]] = {field: [] for field in _JOINED}
@@ -111,6 +115,8 @@ class OllamaStrategy(ExtractionStrategy):
         if "error" in chunk and "done" not in chunk:
             gate.refuse("missing_terminal", f"the server reported an error: {chunk['error']!r:.80}")
             return ""
+        if acc.ended:
+            return self._after_done(acc, chunk)
         for key, value in chunk.items():
             if key == "logprobs" and isinstance(value, list):
                 acc.envelope.setdefault("logprobs", []).extend(value)
@@ -123,6 +129,30 @@ class OllamaStrategy(ExtractionStrategy):
                 shown = self._message(acc, message)
             else:
                 gate.refuse("malformed_chunk", f"message is not an object: {message!r:.60}")
+        if chunk.get("done") is True:
+            acc.ended = True
+            self._turn_done(acc, chunk.get("done_reason"))
+        return shown
+
+    def _after_done(self, acc: _Accumulator, chunk: Shape) -> str:
+        """A line after the ``done: true`` line: a finding; the envelope stays the done line's.
+
+        A second done line is the turn table's ``duplicate_terminal``, a call its
+        ``delta_after_terminal``; any other line is a ``delta_after_terminal`` of its own.
+        Each blocks the turn. Text the line carries is kept, as every wire keeps text
+        that comes after its turn's end.
+        """
+        message = chunk.get("message")
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        if chunk.get("done") is not True and not (isinstance(calls, list) and calls):
+            acc.gate.refuse(
+                "delta_after_terminal", f"a line after the done line: {_carried(message)}"
+            )
+        shown = ""
+        if isinstance(message, Mapping):
+            shown = self._message(acc, message)
+        elif message is not None:
+            acc.gate.refuse("malformed_chunk", f"message is not an object: {message!r:.60}")
         if chunk.get("done") is True:
             self._turn_done(acc, chunk.get("done_reason"))
         return shown
@@ -249,6 +279,16 @@ def _call_entry(gate: TurnGate, call: _Call) -> dict[str, Any]:
     if "arguments" in function or arguments:
         function["arguments"] = arguments
     return {"function": function, **call.entry}
+
+
+def _carried(message: Any) -> str:
+    """What a late line's message carries, for its finding."""
+    if message is None:
+        return "no message"
+    if not isinstance(message, Mapping):
+        return f"message {message!r:.40}"
+    texts = [f"{key} {message[key]!r:.40}" for key in _JOINED if message.get(key)]
+    return ", ".join(texts) or "nothing"
 
 
 def _inner(message: Shape) -> Mapping[str, Any]:
