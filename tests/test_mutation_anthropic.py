@@ -648,3 +648,76 @@ def test_a_message_stop_without_a_stop_reason_ends_the_turn_with_reason_none() -
     assert found(buffer) == [
         ("wrong_terminal_reason", 0, "the turn ended with reason None, not a tool-call reason")
     ]
+
+
+class Counting(AnthropicStrategy):
+    """The strategy, counting the events its reader leaves to accumulate()."""
+
+    def __init__(self) -> None:
+        self.whole: list[str] = []
+
+    def accumulate(self, acc: Any, chunk: Any) -> str | None:
+        self.whole.append(chunk.get("type"))
+        return super().accumulate(acc, chunk)
+
+
+def test_the_reader_takes_a_tool_blocks_argument_delta_in_place() -> None:
+    """The common event never reaches accumulate(); every other one does, once.
+
+    The first event is read before the stream is resolved, so accumulate() reads it too.
+    """
+    strategy = Counting()
+    buffer = LLMStreamBuffer(strategy=strategy)
+    events = [
+        START,
+        tool_start(0),
+        json_delta(0, '{"a"'),
+        json_delta(0, ": 1}"),
+        delta(0, type="text_delta", text="x"),
+        stop(0),
+        *end(),
+    ]
+    for event in events:
+        buffer.add(event)
+    buffer.end()
+    assert strategy.whole == [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
+    assert buffer.as_dict()["content"][0]["input"] == {"a": 1}
+
+
+def test_a_server_tools_delta_without_partial_json_adds_nothing() -> None:
+    events = [delta(0, type="input_json_delta"), json_delta(0, '{"q": 1}')]
+    assert server_block(*events, input={}) == ([], {"q": 1})
+
+
+def test_a_boolean_index_is_not_the_server_block_it_equals() -> None:
+    buffer = feed(
+        START,
+        tool_start(0),
+        block_start(1, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}),
+        json_delta(True, '{"q": 1}'),
+    )
+    assert found(buffer) == [("malformed_chunk", None, "input_json_delta for non-tool block True")]
+    assert buffer.as_dict()["content"][1]["input"] == {}
+
+
+def test_a_text_delta_for_a_block_never_started_shows_nothing() -> None:
+    buffer = feed(START, delta(7, type="text_delta", text="hidden"))
+    assert buffer.text() == ""
+    assert [code for code, _, _ in found(buffer)] == ["orphan_event"]
+
+
+def test_a_signature_that_is_not_text_is_named_in_the_finding() -> None:
+    buffer = feed(
+        START,
+        block_start(0, {"type": "thinking", "thinking": ""}),
+        delta(0, type="signature_delta", signature=5),
+    )
+    assert [code for code, _, _ in found(buffer)] == ["malformed_chunk"]
+    assert "signature_delta for block 0 is not text" in found(buffer)[0][2]

@@ -62,7 +62,35 @@ ODD: list[dict[str, Any]] = [
     {"role": "assistant", "content": '<tool_call>{"name": "f", "arguments": {}}</tool_call>'},
 ]
 """SDK helper events, error frames of each wire, unknown and ambiguous shapes."""
-POOL = [chunk for wire in WIRES for chunk in SINGLE[wire]] + ODD
+
+
+def _delta(delta: object = None, **fields: Any) -> dict[str, Any]:
+    """A content_block_delta event; ``delta=None`` leaves the field out."""
+    event: dict[str, Any] = {"type": "content_block_delta", **fields}
+    if delta is not None:
+        event["delta"] = delta
+    return event
+
+
+JSON = {"type": "input_json_delta", "partial_json": "{"}
+DELTAS: list[dict[str, Any]] = [
+    _delta({"type": "input_json_delta"}, index=0),
+    _delta({"type": "input_json_delta", "partial_json": None}, index=0),
+    _delta({"type": "input_json_delta", "partial_json": 5}, index=0),
+    _delta({"type": "input_json_delta", "partial_json": ""}, index=0),
+    _delta({"partial_json": "{"}, index=0),
+    _delta("input_json_delta", index=0),
+    _delta(["input_json_delta"], index=0),
+    _delta(index=1),
+    _delta(JSON, index=[0]),
+    _delta(JSON, index=True),
+    _delta(JSON),
+    _delta(JSON, index=7),
+    _delta(JSON, index=1),
+    _delta({"type": "text_delta", "text": "x"}, index=0),
+]
+"""Argument deltas as written and not: missing, null, non-text and non-object fields."""
+POOL = [chunk for wire in WIRES for chunk in SINGLE[wire]] + ODD + DELTAS
 
 
 def checked(wire: str) -> ExtractionStrategy:
@@ -138,3 +166,13 @@ def test_the_unknown_event_path_gives_what_the_per_chunk_check_gave(
     assert played(WIRE_STRATEGIES[wire](), chunks, **options) == played(
         checked(wire), chunks, **options
     )
+
+
+@given(st.lists(st.tuples(st.integers(0, 12), st.sampled_from(DELTAS)), min_size=1, max_size=4))
+def test_an_argument_delta_not_as_written_reads_as_the_whole_path_reads_it(
+    inserts: list[tuple[int, dict[str, Any]]],
+) -> None:
+    chunks = list(SINGLE["anthropic"])
+    for at, chunk in inserts:
+        chunks.insert(min(at, len(chunks)), chunk)
+    assert played(WIRE_STRATEGIES["anthropic"](), chunks) == played(checked("anthropic"), chunks)

@@ -74,13 +74,16 @@ MODULES = {
         "src/callgate/gate/strictjson.py",
         ("tests/test_strictjson.py", "tests/test_mutation_strictjson.py"),
     ),
-    "gate": Module("src/callgate/gate/turn.py", (*_NATIVE, "tests/test_mutation_gate.py")),
+    "gate": Module(
+        "src/callgate/gate/turn.py",
+        (*_NATIVE, "tests/test_mutation_gate.py", "tests/test_gate_grants.py"),
+    ),
     "openai": Module(
         "src/callgate/strategies/openai.py", (*_NATIVE, "tests/test_mutation_openai.py")
     ),
     "anthropic": Module(
         "src/callgate/strategies/anthropic.py",
-        (*_NATIVE, "tests/test_mutation_anthropic.py"),
+        (*_NATIVE, "tests/test_mutation_anthropic.py", "tests/test_stray_chunks.py"),
     ),
     "detector": Module(
         "src/callgate/strategies/text/detector.py",

@@ -84,12 +84,12 @@ class _Strayed(Exception):
 class _Steady:
     """What the common path reads a chunk with, once the stream is resolved."""
 
-    __slots__ = ("acc", "gate", "strategy")
+    __slots__ = ("gate", "read", "strategy")
 
     def __init__(self, strategy: ExtractionStrategy, gate: TurnGate, acc: Any) -> None:
         self.strategy = strategy
         self.gate = gate
-        self.acc = acc
+        self.read = strategy.reader(acc)
 
 
 class Recording(Protocol):
@@ -299,16 +299,16 @@ class LLMStreamBuffer:
             return
         # The common chunk: plain data in a resolved stream whose text is within its limit.
         # A chunk the strategy cannot place comes back through gate.stray() (_stray) first.
-        gate, strategy = steady.gate, steady.strategy
         try:
-            shown = strategy.accumulate(steady.acc, chunk)
+            shown = steady.read(chunk)
             if shown is None:
                 return  # no text, and certainly not the end (see ExtractionStrategy.accumulate)
+            gate, strategy = steady.gate, steady.strategy
             done = strategy.is_done(chunk)
             if shown and not gate.text(shown):
                 shown = ""
         except _UNREADABLE as exc:
-            return self._cannot_read(strategy, chunk, exc)
+            return self._cannot_read(steady.strategy, chunk, exc)
         except _Strayed as strayed:
             if strayed.wrapped is not None:
                 self._read(strayed.wrapped)

@@ -57,8 +57,8 @@ __all__ = [
 ]
 
 
-_QUIET = {status: DriverResponse(cast("Status | None", status)) for status in STATUS.values()}
-"""A quiet step's response by status: nothing answered, so one (immutable) value each."""
+_QUIET = {state: DriverResponse(cast("Status | None", status)) for state, status in STATUS.items()}
+"""A quiet step's response by display state: nothing answered, so one (immutable) value each."""
 
 
 class DriverMeta(type):
@@ -306,9 +306,10 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
     ) -> DriverResponse:
         """One step of a stream (a buffer), or one whole message (a string or dict)."""
         if isinstance(response, LLMStreamBuffer):
-            view = response.text_queue.view(self)
+            queue = response.text_queue
+            view = queue.views.get(id(self)) or queue.view(self)
             if view.repeat is not None and view.stamp == response.stamp():
-                return _QUIET[STATUS[view.again()]]  # a quiet step, as _quiet() without a call
+                return _QUIET[view.again()]  # a quiet step, as _quiet() without a call
             step = Decision(self, response)
             plan = step.plan()
             ledger = response.ledger
@@ -332,7 +333,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """The repeated decision of a step that cannot differ from the last, or None."""
         view = buffer.text_queue.view(self)
         if view.repeat is not None and view.stamp == buffer.stamp():
-            return _QUIET[STATUS[view.again()]]
+            return _QUIET[view.again()]
         return None
 
 

@@ -17,6 +17,7 @@ from referencing.jsonschema import DRAFT202012
 
 from callgate.gate.findings import Finding, finding
 from callgate.gate.limits import Limits
+from callgate.gate.schema_fast import ANNOTATION_KEYWORDS, Acceptor, compile_acceptor
 from callgate.gate.schema_linear import (
     BoundedValidator,
     Budget,
@@ -26,25 +27,6 @@ from callgate.gate.schema_linear import (
     format_checker,
     run_within,
 )
-
-ANNOTATION_KEYWORDS = frozenset(
-    {
-        "$schema",
-        "$id",
-        "$comment",
-        "$defs",
-        "definitions",
-        "title",
-        "description",
-        "default",
-        "examples",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "$anchor",
-    }
-)
-"""Keywords that carry no assertion, so the validator ignoring them loses nothing."""
 
 CHECKED_FORMATS = frozenset(Draft202012Validator.FORMAT_CHECKER.checkers)
 """Values of `format` the installed jsonschema actually checks (depends on optional packages)."""
@@ -334,7 +316,7 @@ class ToolSchemas:
     (default ``Limits.max_schema_steps``); past that the call gets ``limit_exceeded``.
     """
 
-    __slots__ = ("_any", "_max_steps", "_raw", "_unsupported", "_validators")
+    __slots__ = ("_accept", "_any", "_max_steps", "_raw", "_unsupported", "_validators")
 
     def __init__(
         self,
@@ -352,11 +334,16 @@ class ToolSchemas:
         self._raw: dict[str, Mapping[str, Any]] = dict(schemas or {})
         self._unsupported: dict[str, str] = {}
         self._validators: dict[str, Any] = {}
+        self._accept: dict[str, Acceptor] = {}
+        """Quick checks that accept valid arguments of the simplest schemas (schema_fast)."""
         for name, schema in (schemas or {}).items():
             plain, problem = _audit(schema)
             if problem is not None:
                 self._unsupported[name] = problem
             else:
+                accept = compile_acceptor(plain)
+                if accept is not None:
+                    self._accept[name] = accept
                 self._validators[name] = BoundedValidator(
                     plain,
                     registry=Registry(),
@@ -391,6 +378,9 @@ class ToolSchemas:
         if not name:
             return finding("missing_name", "the tool call has no tool name", slot)
         if self._any:
+            return None
+        accept = self._accept.get(name)
+        if accept is not None and 0 <= accept(arguments) <= self._max_steps:
             return None
         problem = self._unsupported.get(name)
         if problem is not None:

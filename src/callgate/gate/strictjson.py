@@ -226,7 +226,7 @@ def parse_arguments(
         return None, finding(
             "limit_exceeded", f"arguments nest deeper than the limit of {max_depth} levels"
         )
-    raw = _SURROGATE.search(text)
+    raw = None if text.isascii() else _SURROGATE.search(text)
     if raw is not None:
         return None, finding(
             "lone_surrogate",
@@ -236,7 +236,7 @@ def parse_arguments(
     value, problem = _decode(text)
     if problem is not None:
         return None, problem
-    escaped = _find_surrogate(value)
+    escaped = _find_surrogate(value) if "\\u" in text else None  # no escape, no surrogate
     if escaped is not None:
         where, string = escaped
         return None, finding(

@@ -78,6 +78,7 @@ class Slot:
         "rejected",
         "replay",
         "replay_pos",
+        "room",
         "scan",
         "state",
         "whole",
@@ -94,6 +95,9 @@ class Slot:
         self.rejected = False
         """Whether a check at terminal blocked the slot (a later fragment is then reported)."""
         self.nbytes = 0
+        """Argument bytes counted so far, an open grant's whole room included."""
+        self.room = 0
+        """Bytes the common path may still append without asking (a grant, see TurnGate)."""
         self.replay = ""
         self.replay_pos = 0
         self.arguments: dict[str, Any] | None = None
@@ -198,12 +202,12 @@ class TurnGate:
     def fragment(self, key: object, text: str) -> None:
         """An argument fragment for a slot; an empty one only opens an unseen slot."""
         slot = self.slots.get(key) if type(key) is int else None
-        if slot is not None and text and slot.scan is None and slot.state in _APPENDING:
+        if slot is not None and text:
             size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-            nbytes, turn = slot.nbytes + size, self.turn_bytes + size
-            if nbytes <= self._max_argument_bytes and turn <= self._max_turn:
-                slot.parts.append(text)  # the self-loop: nothing else to record
-                slot.nbytes, self.turn_bytes = nbytes, turn
+            room = slot.room - size
+            if room >= 0:  # the plain self-loop within the slot's grant: nothing to record
+                slot.parts.append(text)
+                slot.room = room
                 return
         if slot is None:
             slot = self._slot(key)
@@ -219,14 +223,18 @@ class TurnGate:
             if state == _SLOTS.initial:
                 self._fire(slot, "args", "")
             return
+        self._settle(slot)  # the checks below count every byte
         size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         limits = self.limits
         if slot.nbytes + size > limits.max_argument_bytes:
             self._fire(slot, "overflow", f"arguments exceed {limits.max_argument_bytes} bytes")
             return
         if self.turn_bytes + size > limits.max_turn_bytes:
-            self._fire(slot, "overflow", f"the turn exceeds {limits.max_turn_bytes} bytes")
-            return
+            for other in self.slots.values():  # the others' unused grants are not bytes yet
+                self._settle(other)
+            if self.turn_bytes + size > limits.max_turn_bytes:
+                self._fire(slot, "overflow", f"the turn exceeds {limits.max_turn_bytes} bytes")
+                return
         transition = _SLOTS.find(state, "args") or self._transition(slot, "args")
         if transition.target in _APPENDS:
             slot.parts.append(text)
@@ -239,8 +247,10 @@ class TurnGate:
                     self._fire(slot, "overflow", f"arguments nest deeper than {limits.max_depth}")
                     return
             if transition.source in _APPENDS:
+                self._grant(slot)
                 return  # the self-loop: nothing else to record
         self._apply(slot, transition, f"fragment {text[:40]!r} after terminal")
+        self._grant(slot)
 
     def confirm(self, key: object, arguments: str) -> None:
         """The provider restated a call's full arguments; they must equal the fragments."""
@@ -458,6 +468,7 @@ class TurnGate:
         """
         scan = slot.scan
         if scan is None:
+            self._settle(slot)  # from now on every fragment feeds the scanner
             scan = slot.scan = StructureScanner()
             scan.feed(slot.raw_arguments)
         if not scan.closed or scan.trailing:
@@ -537,7 +548,28 @@ class TurnGate:
         self._apply(slot, transition, message)
         return transition
 
+    def _grant(self, slot: Slot) -> None:
+        """Let the common path append to a plain accumulating slot without asking.
+
+        The grant is at most the slot's own room and half the turn's unreserved room, and
+        it is counted in ``nbytes`` and ``turn_bytes`` at once, so that appends within
+        grants never pass either limit; :meth:`_settle` gives back what was not used.
+        """
+        if slot.scan is None and slot.state in _APPENDING:  # settled: no grant is open
+            own, turn = self._max_argument_bytes - slot.nbytes, self._max_turn - self.turn_bytes
+            grant = slot.room = min(own, turn // 2)
+            slot.nbytes += grant
+            self.turn_bytes += grant
+
+    def _settle(self, slot: Slot) -> None:
+        """End a slot's grant: give back the room it did not use."""
+        room = slot.room
+        slot.nbytes -= room
+        self.turn_bytes -= room
+        slot.room = 0
+
     def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
+        self._settle(slot)
         self.version += 1
         slot.state = _SLOTS.target(transition)
         output = transition.output

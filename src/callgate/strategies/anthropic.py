@@ -22,7 +22,7 @@ duplicate-call case when the restatement is identical and an identity collision 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from callgate.strategies.base import (
@@ -109,16 +109,6 @@ class AnthropicStrategy(ExtractionStrategy):
         """
         kind = chunk.get("type")
         if kind == "content_block_delta":
-            delta = chunk.get("delta")
-            if type(delta) is dict and delta.get("type") == "input_json_delta":
-                index = chunk.get("index")
-                if index in acc.tools:
-                    acc.gate.fragment(index, delta.get("partial_json", ""))
-                    return None
-                server = acc.server.get(index) if type(index) is int else None
-                if server is not None:
-                    server.append(_text_of(acc, delta.get("partial_json", "")))
-                    return None
             return self._delta(acc, chunk) or None
         gate = acc.gate
         if kind == "content_block_start":
@@ -160,6 +150,28 @@ class AnthropicStrategy(ExtractionStrategy):
                     "malformed_chunk", f"not an Anthropic stream event: {dict(chunk)!r:.80}"
                 )
         return ""
+
+    def reader(self, acc: _Accumulator) -> Callable[[Shape], str | None]:
+        """:meth:`accumulate`, with a tool block's argument delta read first and in place."""
+        tools, fragment, accumulate = acc.tools, acc.gate.fragment, self.accumulate
+
+        def read(chunk: Shape) -> str | None:
+            index = text = None
+            try:
+                if chunk["type"] == "content_block_delta":
+                    delta = chunk["delta"]
+                    if delta["type"] == "input_json_delta":
+                        index = chunk["index"]
+                        if index in tools:
+                            text = delta["partial_json"]
+            except (KeyError, TypeError):
+                pass  # a field missing or of another type: accumulate() reads and reports it
+            if text is None:
+                return accumulate(acc, chunk)
+            fragment(index, text)
+            return None
+
+        return read
 
     def _start(self, acc: _Accumulator, chunk: Shape) -> None:
         index = chunk.get("index")
@@ -203,7 +215,10 @@ class AnthropicStrategy(ExtractionStrategy):
         delta = chunk.get("delta") or {}
         kind = delta.get("type")
         if kind == "input_json_delta":
-            if index in acc.blocks and index not in acc.tools:
+            server = acc.server.get(index) if type(index) is int else None
+            if server is not None:
+                server.append(_text_of(acc, delta.get("partial_json", "")))
+            elif index in acc.blocks and index not in acc.tools:
                 acc.gate.refuse("malformed_chunk", f"input_json_delta for non-tool block {index}")
             else:
                 acc.gate.fragment(index, delta.get("partial_json", ""))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from attrs import evolve, frozen
@@ -334,6 +335,14 @@ class StreamReader(Recognizer, Generic[Acc]):
         None says more than ``""``: the chunk adds no text and is certainly not the
         stream's end (:meth:`is_done` is false for it), so the buffer does not ask.
         """
+
+    def reader(self, acc: Acc) -> Callable[[Shape], str | None]:
+        """:meth:`accumulate` bound to one turn's ``acc``: what the buffer calls per chunk.
+
+        A wire may return a closure that reads its commonest chunk with everything it
+        needs at hand and hands any other chunk to :meth:`accumulate`.
+        """
+        return partial(self.accumulate, acc)
 
     @abstractmethod
     def is_done(self, chunk: Shape) -> bool:

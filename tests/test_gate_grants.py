@@ -1,0 +1,134 @@
+"""Byte limits under grants: the common path's appends decide exactly what exact counting would.
+
+A gate lets a plain accumulating slot append without asking, up to a grant reserved from
+both limits (see ``TurnGate._grant``). The reference below is the same gate with grants
+switched off, so every fragment is counted on the spot, as before grants existed. Both
+must agree, fragment by fragment, on the findings, the states and the argument text, for
+interleaved calls near either limit, with empty, one-character and multi-byte fragments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from callgate import Limits, TurnGate
+from callgate.gate.turn import Slot
+
+
+class ExactGate(TurnGate):
+    """The reference: never grants, so every fragment takes the counted path."""
+
+    def _grant(self, slot: Slot) -> None:
+        return None
+
+
+def whole(gate: TurnGate) -> dict[str, Any]:
+    return {
+        "slots": {k: (s.state, s.raw_arguments, s.rejected) for k, s in sorted(gate.slots.items())},
+        "turn": gate.turn,
+        "findings": [(f.code, f.slot, f.message) for f in gate.findings],
+    }
+
+
+FRAGMENTS = st.one_of(
+    st.just(""),
+    st.text(min_size=1, max_size=1),
+    st.text(max_size=9),
+    st.sampled_from(["é", "€", "😀", "\ud800", "ab"]),
+)
+STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("fragment"), st.integers(0, 3), FRAGMENTS),
+        st.tuples(st.just("close"), st.integers(0, 3), st.just("")),
+        st.tuples(st.just("identity"), st.integers(0, 3), st.just("")),
+    ),
+    max_size=40,
+)
+
+
+@given(
+    STEPS,
+    st.integers(min_value=0, max_value=24),
+    st.integers(min_value=0, max_value=48),
+    st.booleans(),
+)
+def test_grants_decide_as_exact_counting(
+    steps: list[tuple[str, int, str]], max_argument: int, max_turn: int, per_call: bool
+) -> None:
+    limits = Limits(max_argument_bytes=max_argument, max_turn_bytes=max_turn)
+    gates = [g(limits=limits, per_call_done=per_call) for g in (TurnGate, ExactGate)]
+    for what, key, text in steps:
+        for gate in gates:
+            if what == "fragment":
+                gate.fragment(key, text)
+            elif what == "close":
+                gate.close(key)
+            else:
+                gate.identity(key, f"call_{key}", "f")
+        fast, exact = (whole(g) for g in gates)
+        assert fast == exact, (what, key, text)
+    for gate in gates:
+        gate.turn_done(True, "tool_use")
+        gate.finish()
+    assert whole(gates[0]) == whole(gates[1])
+
+
+def test_a_grant_is_given_back_when_another_call_needs_the_turn() -> None:
+    """Two calls interleave up to the turn limit exactly: every byte fits, none is lost."""
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=100))
+    gate.identity(0, "a", "f")
+    gate.identity(1, "b", "f")
+    for _ in range(50):
+        gate.fragment(0, "x")
+        gate.fragment(1, "y")
+    assert [s.raw_arguments for s in gate.ordered_slots()] == ["x" * 50, "y" * 50]
+    assert gate.findings == []
+    gate.fragment(1, "y")
+    assert [f.code for f in gate.findings] == ["limit_exceeded"]
+    assert gate.slots[0].raw_arguments == "x" * 50
+
+
+def test_the_common_path_counts_bytes_not_characters() -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=8, max_turn_bytes=100))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "{")
+    gate.fragment(0, "€€")  # six bytes: seven in all
+    gate.fragment(0, "é")  # two more: nine, over
+    assert gate.slots[0].raw_arguments == "{€€"
+    assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+def test_a_grant_used_to_its_last_byte_is_counted_in_full() -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=4, max_turn_bytes=100))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "a")  # opens the slot; the grant is the three bytes left
+    gate.fragment(0, "bcd")  # fills it
+    assert gate.slots[0].room == 0
+    gate.fragment(0, "e")
+    assert gate.slots[0].raw_arguments == "abcd"
+    assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+def test_the_turn_may_be_filled_to_its_last_byte() -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=2))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "a")  # half of the one byte left rounds to no grant
+    gate.fragment(0, "b")  # counted: the turn is full, not over
+    assert gate.findings == []
+    gate.fragment(0, "c")
+    assert gate.slots[0].raw_arguments == "ab"
+    assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+def test_a_fragment_after_the_terminal_is_never_appended() -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=100), per_call_done=True)
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "{}")
+    gate.close(0)
+    gate.fragment(0, "x")
+    gate.fragment(0, "y")
+    assert gate.slots[0].raw_arguments == "{}"
+    assert gate.slots[0].room == 0
