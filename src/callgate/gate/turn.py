@@ -157,6 +157,8 @@ class TurnGate:
         self._refused: set[object] = set()
         self.on_stray: Callable[[Mapping[str, Any]], None] | None = None
         """What :meth:`stray` asks (the buffer sets it); alone, a gate knows no other wire."""
+        self.on_text_over: Callable[[], None] | None = None
+        """What :meth:`text` calls once, when the turn's text first passes its limit."""
 
     # -- what the wire strategies call ------------------------------------------------
 
@@ -350,6 +352,8 @@ class TurnGate:
             self.refuse(
                 "limit_exceeded", f"the turn's text exceeds {self.limits.max_text_bytes} bytes"
             )
+            if self.on_text_over is not None:
+                self.on_text_over()
         return False
 
     def refuse(self, code: str, message: str, slot: object = None) -> None:
