@@ -53,12 +53,17 @@ STEPS = st.lists(
     STEPS,
     st.integers(min_value=0, max_value=24),
     st.integers(min_value=0, max_value=48),
+    st.integers(min_value=1, max_value=4),
     st.booleans(),
 )
 def test_grants_decide_as_exact_counting(
-    steps: list[tuple[str, int, str]], max_argument: int, max_turn: int, per_call: bool
+    steps: list[tuple[str, int, str]],
+    max_argument: int,
+    max_turn: int,
+    max_slots: int,
+    per_call: bool,
 ) -> None:
-    limits = Limits(max_argument_bytes=max_argument, max_turn_bytes=max_turn)
+    limits = Limits(max_argument_bytes=max_argument, max_turn_bytes=max_turn, max_slots=max_slots)
     gates = [g(limits=limits, per_call_done=per_call) for g in (TurnGate, ExactGate)]
     for what, key, text in steps:
         for gate in gates:
@@ -78,7 +83,7 @@ def test_grants_decide_as_exact_counting(
 
 def test_a_grant_is_given_back_when_another_call_needs_the_turn() -> None:
     """Two calls interleave up to the turn limit exactly: every byte fits, none is lost."""
-    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=100))
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=100, max_slots=2))
     gate.identity(0, "a", "f")
     gate.identity(1, "b", "f")
     for _ in range(50):
@@ -102,7 +107,7 @@ def test_the_common_path_counts_bytes_not_characters() -> None:
 
 
 def test_a_grant_used_to_its_last_byte_is_counted_in_full() -> None:
-    gate = TurnGate(limits=Limits(max_argument_bytes=4, max_turn_bytes=100))
+    gate = TurnGate(limits=Limits(max_argument_bytes=4, max_turn_bytes=10_000))
     gate.identity(0, "a", "f")
     gate.fragment(0, "a")  # opens the slot; the grant is the three bytes left
     gate.fragment(0, "bcd")  # fills it
@@ -132,3 +137,39 @@ def test_a_fragment_after_the_terminal_is_never_appended() -> None:
     gate.fragment(0, "y")
     assert gate.slots[0].raw_arguments == "{}"
     assert gate.slots[0].room == 0
+
+
+def test_every_call_a_turn_may_hold_gets_a_grant_at_once() -> None:
+    """Grants of the most calls allowed leave more than half of the turn unreserved."""
+    limits = Limits()
+    gate = TurnGate(limits=limits)
+    for key in range(limits.max_slots):
+        gate.identity(key, f"call_{key}", "f")
+        gate.fragment(key, "{")
+    rooms = [slot.room for slot in gate.slots.values()]
+    assert min(rooms) > 64 * 1024
+    assert sum(rooms) < limits.max_turn_bytes // 2
+
+
+class CountingGate(TurnGate):
+    """Counts the fragments that took the counted path (each ends by granting again)."""
+
+    counted = 0
+
+    def _grant(self, slot: Slot) -> None:
+        self.counted += 1
+        super()._grant(slot)
+
+
+def test_interleaved_calls_append_within_their_grants() -> None:
+    """The most calls a turn may hold, interleaved: one counted fragment per call."""
+    limits = Limits()
+    gate = CountingGate(limits=limits)
+    keys = range(limits.max_slots)
+    for key in keys:
+        gate.identity(key, f"call_{key}", "f")
+    for _ in range(50):
+        for key in keys:
+            gate.fragment(key, "ab")
+    assert gate.counted == limits.max_slots
+    assert gate.findings == []

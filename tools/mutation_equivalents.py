@@ -96,8 +96,8 @@ EQUIVALENT: dict[str, str] = {
     "callgate.gate.turn.xǁSlotǁ__init____mutmut_17": (
         "the repeat and its position are assigned when the slot restarts, before any read"
     ),
-    "callgate.gate.turn.xǁTurnGateǁ__init____mutmut_23": _COUNTER,
-    "callgate.gate.turn.xǁTurnGateǁ__init____mutmut_31": "None and False are both false",
+    "callgate.gate.turn.xǁTurnGateǁ__init____mutmut_26": _COUNTER,
+    "callgate.gate.turn.xǁTurnGateǁ__init____mutmut_34": "None and False are both false",
     **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (54, 60, 72, 78)},
     **{
         f"{_G}identity__mutmut_{n}": (
@@ -122,13 +122,10 @@ EQUIVALENT: dict[str, str] = {
         "a turn filled exactly settles the other grants first; the check after settling "
         "decides, as before"
     ),
-    **{
-        f"{_G}_grant__mutmut_{n}": (
-            "the share of the turn's room a grant takes only changes how often the counted "
-            "path runs, never what it decides"
-        )
-        for n in (12, 13)
-    },
+    f"{_G}_grant__mutmut_12": (
+        "a grant in a fraction of a byte only changes how often the counted path runs, "
+        "never what it decides"
+    ),
     **{
         f"{_G}confirm__mutmut_{n}": (
             "while replaying, fragments go to the repeat, so the raw arguments still equal "

@@ -269,6 +269,7 @@ class LLMStreamBuffer:
         self.gate = self._make_gate(**options)
         self._acc = strategy.new_accumulator(self.gate)
         self.gate.on_stray = self._stray
+        self.gate.on_text_over = self._unsettle
         for chunk in self._unread:
             self.gate.refuse(chunk.code, chunk.reason)
         self._settle()
@@ -285,16 +286,21 @@ class LLMStreamBuffer:
             _Steady(strategy, gate, self._acc)
             if strategy is not None
             and gate is not None
+            and not gate.text_over
             and strategy.reports_stray_chunks
             and self._chosen
             and not self._ended
             else None
         )
 
+    def _unsettle(self) -> None:
+        """The gate's ``on_text_over`` hook: past the text limit every chunk takes _add()."""
+        self._steady = None
+
     def add(self, chunk: object) -> None:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
         steady = self._steady
-        if steady is None or type(chunk) is not dict or steady.gate.text_over:
+        if steady is None or type(chunk) is not dict:
             self._add(chunk)
             return
         # The common chunk: plain data in a resolved stream whose text is within its limit.

@@ -132,6 +132,8 @@ class TurnGate:
         self.limits = limits if limits is not None else Limits()
         self._max_argument_bytes = self.limits.max_argument_bytes
         self._max_turn = self.limits.max_turn_bytes
+        self._shares = 2 * self.limits.max_slots
+        """How many grants the turn's unreserved room is cut into (see :meth:`_grant`)."""
         self._max_text = self.limits.max_text_bytes
         self.per_call_done = per_call_done
         self.requires_id = requires_id
@@ -155,6 +157,8 @@ class TurnGate:
         self._refused: set[object] = set()
         self.on_stray: Callable[[Mapping[str, Any]], None] | None = None
         """What :meth:`stray` asks (the buffer sets it); alone, a gate knows no other wire."""
+        self.on_text_over: Callable[[], None] | None = None
+        """What :meth:`text` calls once, when the turn's text first passes its limit."""
 
     # -- what the wire strategies call ------------------------------------------------
 
@@ -348,6 +352,8 @@ class TurnGate:
             self.refuse(
                 "limit_exceeded", f"the turn's text exceeds {self.limits.max_text_bytes} bytes"
             )
+            if self.on_text_over is not None:
+                self.on_text_over()
         return False
 
     def refuse(self, code: str, message: str, slot: object = None) -> None:
@@ -551,13 +557,15 @@ class TurnGate:
     def _grant(self, slot: Slot) -> None:
         """Let the common path append to a plain accumulating slot without asking.
 
-        The grant is at most the slot's own room and half the turn's unreserved room, and
-        it is counted in ``nbytes`` and ``turn_bytes`` at once, so that appends within
-        grants never pass either limit; :meth:`_settle` gives back what was not used.
+        The grant is at most the slot's own room and a ``1 / (2 * max_slots)`` share of the
+        turn's unreserved room, so that every call a turn may hold can hold one at once
+        and all of them together reserve less than half of it. It is counted in ``nbytes``
+        and ``turn_bytes`` at once, so that appends within grants never pass either limit;
+        :meth:`_settle` gives back what was not used.
         """
         if slot.scan is None and slot.state in _APPENDING:  # settled: no grant is open
             own, turn = self._max_argument_bytes - slot.nbytes, self._max_turn - self.turn_bytes
-            grant = slot.room = min(own, turn // 2)
+            grant = slot.room = min(own, turn // self._shares)
             slot.nbytes += grant
             self.turn_bytes += grant
 
