@@ -25,15 +25,8 @@ from typing import Any
 import anthropic
 import openai
 
-from callgate.testing.builders import (
-    Block,
-    Call,
-    Chunk,
-    TextBlock,
-    anthropic_events,
-    openai_chunks,
-    split,
-)
+from callgate.testing.builders import Block, TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.wires import Chunk, WireCall
 from provider_rules import anthropic_problems, openai_problems
 
 WRITE_SIZES = (3, 1, 4, 1, 5, 9, 2, 6, 5, 3)
@@ -188,7 +181,7 @@ TEXT = "Je vérifie 🌦️ et je cherche. "
 SIZES = (3, 1, 4, 1, 5, 9, 2, 6)
 
 
-def two_calls(prefix: str, *, corrupt: bool = False) -> list[Call]:
+def two_calls(prefix: str, *, corrupt: bool = False) -> list[WireCall]:
     """Two calls with unicode arguments, one raw UTF-8, one ``\\u``-escaped.
 
     ``corrupt`` drops the colon after the second call's first key, as a broken model
@@ -198,22 +191,22 @@ def two_calls(prefix: str, *, corrupt: bool = False) -> list[Call]:
     if corrupt:
         search = search.replace('"query": ', '"query" ', 1)
     return [
-        Call(
+        WireCall(
             f"{prefix}W7gK2pXq",
             "get_weather",
             split(json.dumps(WEATHER, ensure_ascii=False), SIZES),
         ),
-        Call(f"{prefix}S9mB4tZr", "search", split(search, SIZES[::-1])),
+        WireCall(f"{prefix}S9mB4tZr", "search", split(search, SIZES[::-1])),
     ]
 
 
-def recorded_openai(calls: Sequence[Call], text: str = TEXT) -> list[Chunk]:
+def recorded_openai(calls: Sequence[WireCall], text: str = TEXT) -> list[Chunk]:
     """An OpenAI turn: ``text``, then ``calls`` with their fragments interleaved."""
     order = round_robin([1 + len(call.fragments) for call in calls])
     return openai_chunks(calls, order, text=split(text, SIZES))
 
 
-def recorded_anthropic(calls: Sequence[Call], text: str = TEXT) -> list[Chunk]:
+def recorded_anthropic(calls: Sequence[WireCall], text: str = TEXT) -> list[Chunk]:
     """An Anthropic turn: a ``text`` block, then ``calls``, all blocks interleaved."""
     blocks: list[Block] = [TextBlock(split(text, SIZES)), *calls]
     events = anthropic_events(blocks, round_robin([2 + len(block.fragments) for block in blocks]))

@@ -19,7 +19,8 @@ import pytest
 
 import callgate
 from callgate import Tool, Turn
-from callgate.testing.builders import Call, split
+from callgate.testing.builders import split
+from callgate.testing.wires import WireCall
 from loopback import (
     SEARCH,
     TEXT,
@@ -459,18 +460,18 @@ class TroubledTools:
         )
 
 
-def troubled_calls(prefix: str) -> list[list[Call]]:
+def troubled_calls(prefix: str) -> list[list[WireCall]]:
     """Per turn: a call nobody owns; a reused id and a raising tool; a call cut short."""
     return [
         [
-            Call(f"{prefix}0", "get_weather", split(json.dumps(PARIS), (5,))),
-            Call(f"{prefix}1", "send_mail", split(json.dumps(MAIL), (6,))),
+            WireCall(f"{prefix}0", "get_weather", split(json.dumps(PARIS), (5,))),
+            WireCall(f"{prefix}1", "send_mail", split(json.dumps(MAIL), (6,))),
         ],
         [
-            Call(f"{prefix}0", "get_weather", split(json.dumps(ROME), (4,))),
-            Call(f"{prefix}1", "search", split(json.dumps({"query": "café"}), (3,))),
+            WireCall(f"{prefix}0", "get_weather", split(json.dumps(ROME), (4,))),
+            WireCall(f"{prefix}1", "search", split(json.dumps({"query": "café"}), (3,))),
         ],
-        [Call(f"{prefix}2", "get_weather", split(json.dumps(PARIS)[:CUT_AT], (3,)))],
+        [WireCall(f"{prefix}2", "get_weather", split(json.dumps(PARIS)[:CUT_AT], (3,)))],
     ]
 
 

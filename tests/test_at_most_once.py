@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from callgate import Driver, Tool, arun_turn, run_turn
-from callgate.testing.builders import Call, Chunk, openai_chunks, split
+from callgate.testing.builders import openai_chunks, split
+from callgate.testing.wires import Chunk, WireCall
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -47,7 +48,7 @@ class Runs:
 def one_call(call_id: str, name: str, arguments: dict[str, Any]) -> list[Chunk]:
     """An OpenAI turn with one call whose arguments arrive in 4-character fragments."""
     fragments = split(json.dumps(arguments), [4])
-    return openai_chunks([Call(call_id, name, fragments)], [0] * (1 + len(fragments)))
+    return openai_chunks([WireCall(call_id, name, fragments)], [0] * (1 + len(fragments)))
 
 
 def text_call(name: str, arguments: dict[str, Any]) -> list[Chunk]:

@@ -36,7 +36,7 @@ def prelude(encoder: Encoder) -> list[Chunk]:
 
 def call(encoder: Encoder, key: int, suffix: str, raw: str = "") -> WireCall:
     """A get_weather call on slot ``key`` whose arguments are ``raw``."""
-    return WireCall(key, f"{encoder.id_prefix}{suffix}", "get_weather", {}, (raw,))
+    return WireCall(f"{encoder.id_prefix}{suffix}", "get_weather", (raw,), key=key, arguments={})
 
 
 def single_call(encoder: Encoder, key: int, fragments: list[str]) -> list[Chunk]:

@@ -16,7 +16,8 @@ import pytest
 from callgate import Driver, Tool, Turn, run_turn
 from callgate.cli.replay import replay
 from callgate.strategies.text.defaults import OPT_IN_FORMATS, default_text_formats, model_name
-from callgate.testing.builders import Chunk, TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.wires import Chunk
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 CALL = json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})

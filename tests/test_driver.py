@@ -30,7 +30,8 @@ from callgate import (
 )
 from callgate.driver.responses import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
-from callgate.testing.builders import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.wires import Chunk, WireCall
 
 EVERY = DEFAULT_FORMATS
 """Every stream-detected text format: these tests read text calls on any model."""
@@ -176,8 +177,8 @@ def test_a_native_call_nobody_owns_blocks_the_turn_but_is_no_drivers_failure() -
         Driver([counter.tool("get_time")], text_formats=EVERY),
     )
     calls = [
-        Call("call_1", "get_weather", ('{"city": "Pa', 'ris"}')),
-        Call("call_2", "nuke", ("{}",)),
+        WireCall("call_1", "get_weather", ('{"city": "Pa', 'ris"}')),
+        WireCall("call_2", "nuke", ("{}",)),
     ]
     chunks = openai_chunks(calls, [0, 0, 0, 1, 1], text=("Checking.",))
     buffer = Orchestrator([weather, idle]).new_stream_buffer()
@@ -262,8 +263,8 @@ def test_whole_messages_use_the_same_rules() -> None:
 
 def native_anthropic() -> list[Chunk]:
     calls = [
-        Call("toolu_1", "get_weather", ('{"city"', ': "Oslo"}')),
-        Call("toolu_2", "get_time", ('{"tz": ', '"UTC"}')),
+        WireCall("toolu_1", "get_weather", ('{"city"', ': "Oslo"}')),
+        WireCall("toolu_2", "get_time", ('{"tz": ', '"UTC"}')),
     ]
     blocks = [TextBlock(("Let me check.",)), *calls]
     # text block; call 1 whole; call 2 whole: stops at positions known below
@@ -335,8 +336,8 @@ def test_a_malformed_native_call_blocks_the_turn_and_both_get_corrective_results
     counter = Counter()
     driver = Driver([counter.tool("get_weather"), counter.tool("get_time")], text_formats=EVERY)
     calls = [
-        Call("call_1", "get_weather", ('{"city": "Oslo"}',)),
-        Call("call_2", "get_time", ('{"tz" "UTC"}',)),
+        WireCall("call_1", "get_weather", ('{"city": "Oslo"}',)),
+        WireCall("call_2", "get_time", ('{"tz" "UTC"}',)),
     ]
     turn = run_turn(openai_chunks(calls, [0, 0, 1, 1]), driver, driver.new_stream_buffer())
     assert counter.runs == []
@@ -376,7 +377,7 @@ def test_a_call_id_runs_once_per_conversation_however_often_it_comes_back() -> N
     counter = Counter()
     driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     buffer = driver.new_stream_buffer()
-    call = Call("call_same", "get_weather", ('{"city": ', '"Oslo"}'))
+    call = WireCall("call_same", "get_weather", ('{"city": ', '"Oslo"}'))
     first = run_turn(openai_chunks([call], [0, 0, 0]), driver, buffer)
     second = run_turn(openai_chunks([call], [0, 0, 0]), driver, buffer)
     assert counter.runs == [("get_weather", {"city": "Oslo"})]
@@ -389,7 +390,7 @@ def test_a_new_id_with_the_same_arguments_runs_again() -> None:
     driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
     buffer = driver.new_stream_buffer()
     for call_id in ("call_a", "call_b"):
-        call = Call(call_id, "get_weather", ('{"city": "Oslo"}',))
+        call = WireCall(call_id, "get_weather", ('{"city": "Oslo"}',))
         run_turn(openai_chunks([call], [0, 0]), driver, buffer)
     assert len(counter.runs) == 2
 
@@ -397,7 +398,7 @@ def test_a_new_id_with_the_same_arguments_runs_again() -> None:
 def test_a_repeated_call_within_one_stream_runs_once() -> None:
     counter = Counter()
     driver = Driver([counter.tool("get_weather")], text_formats=EVERY)
-    call = Call("call_dup", "get_weather", ('{"city": "Oslo"}',))
+    call = WireCall("call_dup", "get_weather", ('{"city": "Oslo"}',))
     chunks = openai_chunks([call], [0, 0])
     repeat = [c for c in chunks if c["choices"][0]["delta"].get("tool_calls")]
     turn = run_turn([*chunks[:-1], *repeat, chunks[-1]], driver, driver.new_stream_buffer())
@@ -517,8 +518,8 @@ def test_several_drivers_answer_in_call_order_in_one_provider_message() -> None:
         Driver([counter.tool("get_time")], text_formats=EVERY),
     )
     calls = [
-        Call("toolu_1", "get_time", ('{"tz": "UTC"}',)),
-        Call("toolu_2", "get_weather", ('{"city": "Oslo"}',)),
+        WireCall("toolu_1", "get_time", ('{"tz": "UTC"}',)),
+        WireCall("toolu_2", "get_weather", ('{"city": "Oslo"}',)),
     ]
     events = anthropic_events(calls, [0, 0, 0, 1, 1, 1])
     orchestrator = Orchestrator([weather, clock])

@@ -24,8 +24,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from callgate import Driver, Orchestrator, Tool
 from callgate.driver.responses import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
-from callgate.testing.builders import Chunk
 from callgate.testing.cuts import splits as deltas
+from callgate.testing.wires import Chunk
 
 SCHEMAS = {
     "alpha": {

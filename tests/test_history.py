@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 import callgate
 from callgate import Driver, Tool, Turn, run_turn
-from callgate.testing.builders import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.wires import Chunk, WireCall
 from provider_rules import (
     validate_anthropic,
     validate_bedrock,
@@ -41,8 +42,8 @@ def play(chunks: list[Chunk]) -> Turn:
     return run_turn(chunks, driver, driver.new_stream_buffer())
 
 
-def call(call_id: str, name: str, arguments: str) -> Call:
-    return Call(call_id, name, (arguments,))
+def call(call_id: str, name: str, arguments: str) -> WireCall:
+    return WireCall(call_id, name, (arguments,))
 
 
 def answers(turn: Turn) -> dict[str, str]:
@@ -171,9 +172,9 @@ ARGUMENTS = st.sampled_from(['{"city": "Oslo"}', '{"town": 1}', '{"city": "Os', 
 
 
 @st.composite
-def turns(draw: st.DrawFn) -> tuple[list[Call], int | None]:
+def turns(draw: st.DrawFn) -> tuple[list[WireCall], int | None]:
     calls = [
-        Call(draw(IDS), draw(NAMES), split(draw(ARGUMENTS), (draw(st.integers(1, 6)),)))
+        WireCall(draw(IDS), draw(NAMES), split(draw(ARGUMENTS), (draw(st.integers(1, 6)),)))
         for _ in range(draw(st.integers(1, 3)))
     ]
     return calls, draw(st.none() | st.integers(0, 12))
@@ -186,7 +187,7 @@ def cut(chunks: list[Chunk], at: int | None) -> list[Chunk]:
 @settings(max_examples=60, deadline=None)
 @given(turns(), st.sampled_from(["turn", "call"]))
 def test_any_openai_turn_leaves_a_valid_history(
-    turn: tuple[list[Call], int | None], policy: str
+    turn: tuple[list[WireCall], int | None], policy: str
 ) -> None:
     calls, at = turn
     order = [i for i, c in enumerate(calls) for _ in range(1 + len(c.fragments))]
@@ -200,7 +201,7 @@ def test_any_openai_turn_leaves_a_valid_history(
 @settings(max_examples=60, deadline=None)
 @given(turns(), st.sampled_from(["turn", "call"]))
 def test_any_anthropic_turn_leaves_a_valid_history(
-    turn: tuple[list[Call], int | None], policy: str
+    turn: tuple[list[WireCall], int | None], policy: str
 ) -> None:
     calls, at = turn
     order = [i for i, c in enumerate(calls) for _ in range(2 + len(c.fragments))]

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from callgate.testing.builders import Call, split
+from callgate.testing.builders import split
+from callgate.testing.wires import WireCall
 from loopback import (
     LoopbackServer,
     anthropic_sse,
@@ -52,7 +53,7 @@ def test_a_readme_agent_loop_runs_as_written(
         script(
             server,
             wire,
-            Call("call_1" if wire == "openai" else "toolu_1", "get_weather", arguments),
+            WireCall("call_1" if wire == "openai" else "toolu_1", "get_weather", arguments),
         )
         point_clients_at(server, monkeypatch)
         server.write_sizes = (256,)
@@ -68,7 +69,7 @@ def test_a_readme_agent_loop_runs_as_written(
     assert ASKING in printed and FINAL in printed
 
 
-def script(server: LoopbackServer, wire: str, call: Call) -> None:
+def script(server: LoopbackServer, wire: str, call: WireCall) -> None:
     if wire == "openai":
         server.scripts["/v1/chat/completions"] = [
             openai_sse(recorded_openai([call], ASKING)),

@@ -13,7 +13,8 @@ import pytest
 from callgate import LLMStreamBuffer
 from callgate.audit.trace import Recorder
 from callgate.fsm.release import POLICIES, RELEASE, policy
-from callgate.testing.builders import Call, anthropic_events, openai_chunks
+from callgate.testing.builders import anthropic_events, openai_chunks
+from callgate.testing.wires import WireCall
 
 TOOLS = {
     "get_weather": {
@@ -22,9 +23,9 @@ TOOLS = {
         "required": ["city"],
     }
 }
-A = Call("toolu_a", "get_weather", ('{"city": ', '"Paris"}'))
-B = Call("toolu_b", "get_weather", ('{"city": ', '"Rome"}'))
-BROKEN = Call("toolu_c", "get_weather", ('{"city": ', '"Rome"'))
+A = WireCall("toolu_a", "get_weather", ('{"city": ', '"Paris"}'))
+B = WireCall("toolu_b", "get_weather", ('{"city": ', '"Rome"}'))
+BROKEN = WireCall("toolu_c", "get_weather", ('{"city": ', '"Rome"'))
 # Anthropic pieces per call: start, two deltas, stop. A finishes, then B starts.
 SEQUENTIAL = [0, 0, 0, 0, 1, 1, 1, 1]
 

@@ -29,7 +29,8 @@ from pydantic import TypeAdapter
 
 from callgate import LLMStreamBuffer
 from callgate.testing import argument_texts, interleavings
-from callgate.testing.builders import Block, Call, Chunk, TextBlock, anthropic_events, openai_chunks
+from callgate.testing.builders import Block, TextBlock, anthropic_events, openai_chunks
+from callgate.testing.wires import Chunk, WireCall
 from wire_common import fragments_of
 
 SETTINGS = settings(max_examples=200, deadline=None)
@@ -44,18 +45,18 @@ ID_TAILS = st.text(
 
 
 @st.composite
-def calls(draw: st.DrawFn, prefix: str) -> list[Call]:
+def calls(draw: st.DrawFn, prefix: str) -> list[WireCall]:
     """0-4 calls with distinct ids, each with its arguments cut into fragments."""
     tails = draw(st.lists(ID_TAILS, max_size=4, unique=True))
     return [
-        Call(f"{prefix}{tail}", draw(NAMES), draw(fragments_of(draw(argument_texts()))))
+        WireCall(f"{prefix}{tail}", draw(NAMES), draw(fragments_of(draw(argument_texts()))))
         for tail in tails
     ]
 
 
 @dataclass(frozen=True)
 class OpenAITurn:
-    calls: list[Call]
+    calls: list[WireCall]
     chunks: list[Chunk]
 
 
@@ -89,7 +90,7 @@ def anthropic_turns(draw: st.DrawFn) -> AnthropicTurn:
     for call in draw(calls("toolu_")):
         # Anthropic usually opens a tool_use input with an empty partial_json.
         lead = ("",) if draw(st.booleans()) else ()
-        blocks.append(Call(call.id, call.name, lead + call.fragments))
+        blocks.append(WireCall(call.id, call.name, lead + call.fragments))
     order = draw(interleavings([2 + len(block.fragments) for block in blocks]))
     return AnthropicTurn(blocks, anthropic_events(blocks, order))
 
@@ -105,12 +106,12 @@ def fed(chunks: Iterable[object]) -> LLMStreamBuffer:
     return buffer
 
 
-def assert_clean_turn(buffer: LLMStreamBuffer, turn_calls: Sequence[Call]) -> None:
+def assert_clean_turn(buffer: LLMStreamBuffer, turn_calls: Sequence[WireCall]) -> None:
     """A well-formed turn: executable with exactly its calls, not_applicable without."""
     assert buffer.turn_state == ("executable" if turn_calls else "not_applicable")
     assert [f.code for f in buffer.findings if f.severity == "error"] == []
     assert [(slot.id, slot.name, slot.arguments) for slot in buffer.slots] == [
-        (call.id, call.name, json.loads(call.arguments)) for call in turn_calls
+        (call.id, call.name, json.loads(call.raw)) for call in turn_calls
     ]
 
 
@@ -228,4 +229,4 @@ def test_anthropic_message_equals_the_sdk_accumulated_message(turn: AnthropicTur
     for buffer in (from_objects, from_dicts):
         message = buffer.as_dict()
         assert {key: message[key] for key in ANTHROPIC_FIELDS} == expected
-    assert_clean_turn(from_objects, [block for block in turn.blocks if isinstance(block, Call)])
+    assert_clean_turn(from_objects, [block for block in turn.blocks if isinstance(block, WireCall)])

@@ -17,7 +17,7 @@ import pytest
 from openai.types.chat import ChatCompletionChunk
 
 from callgate import LLMStreamBuffer
-from callgate.testing.builders import Chunk
+from callgate.testing.wires import Chunk
 from loopback import (
     SEARCH,
     TEXT,

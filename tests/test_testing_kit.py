@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -27,17 +28,23 @@ from callgate.testing import (
     QUIRKS,
     SAMPLES,
     TAIL_SAMPLES,
+    TOOLS,
     WIRES,
     AdapterMachine,
     StreamExample,
     TextContent,
+    argument_texts,
     fault_kinds,
     faults,
+    pieces,
     splits,
     streams,
     text_contents,
+    wires,
 )
+from callgate.testing.builders import anthropic_events, openai_chunks
 from callgate.testing.forms import SdkUnavailableError, _validator, sdk_available
+from callgate.testing.wires import Chunk, Encoder, WireCall, encoder
 
 KIT = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUICK = settings(max_examples=200, phases=[Phase.generate], database=None)
@@ -197,7 +204,6 @@ def test_text_samples_cover_every_streamed_text_format() -> None:
     assert streamed == set(SAMPLES) | set(TAIL_SAMPLES)
 
 
-@settings(max_examples=100, deadline=None)
 @given(data=st.data(), content=text_contents())
 def test_text_contents_cut_any_way_show_the_prose_and_find_the_calls(
     data: st.DataObject, content: TextContent
@@ -322,3 +328,62 @@ def test_faults_are_a_strategy_of_the_kinds_a_wire_can_carry() -> None:
     assert find(faults("gemini"), lambda k: k == "truncation") == "truncation"
     with pytest.raises(Exception, match="No examples found"):
         find(faults("gemini"), lambda k: k == "malformed_json")
+
+
+KIT_CALLS = st.lists(
+    st.builds(
+        WireCall,
+        st.text("abcXYZ019", min_size=1, max_size=8).map(lambda tail: f"call_{tail}"),
+        st.sampled_from(sorted(TOOLS)),
+        argument_texts().flatmap(pieces).map(tuple),
+    ),
+    max_size=3,
+)
+"""Calls as a test describes them: any argument text, cut anywhere (empty deltas too)."""
+
+
+def written_by(enc: Encoder, calls: Sequence[WireCall]) -> list[Chunk]:
+    """Each call's opening, fragments and close as ``enc`` writes them, call after call."""
+    return [
+        chunk
+        for call in calls
+        for chunk in [
+            *enc.open(call),
+            *(c for fragment in call.fragments for c in enc.fragment(call, fragment)),
+            *enc.close(call),
+        ]
+    ]
+
+
+@given(KIT_CALLS)
+def test_the_builders_and_the_encoders_write_one_call_record_alike(calls: list[WireCall]) -> None:
+    keyed = [replace(call, key=n) for n, call in enumerate(calls)]
+    order = [n for n, call in enumerate(calls) for _ in range(1 + len(call.fragments))]
+    built = [
+        delta["tool_calls"][0]
+        for chunk in openai_chunks(calls, order)
+        if "tool_calls" in (delta := chunk["choices"][0]["delta"])
+    ]
+    written = written_by(encoder("openai"), keyed)
+    assert built == [chunk["choices"][0]["delta"]["tool_calls"][0] for chunk in written]
+    order = [n for n, call in enumerate(calls) for _ in range(2 + len(call.fragments))]
+    events = anthropic_events(calls, order)
+    built = [event for event in events if event["type"].startswith("content_block")]
+    assert built == written_by(encoder("anthropic"), keyed)
+
+
+def test_the_wires_package_keeps_every_name_and_holds_a_module_per_wire() -> None:
+    kept = ["Chunk", "WireCall", "Piece", "Encoder", "ENCODERS", "WIRES", "QUIRKS", "encoder"]
+    kept += ["chunks_of", "dumps", *(f"{w}Encoder" for w in ("OpenAI", "Responses", "Anthropic"))]
+    kept += [f"{w}Encoder" for w in ("Bedrock", "Gemini", "Cohere", "Ollama")]
+    assert [name for name in kept if not hasattr(wires, name)] == []
+    modules = {wire: type(wires.encoder(wire)).__module__.rpartition(".")[2] for wire in WIRES}
+    assert modules == {
+        "openai": "openai",
+        "openai-responses": "responses",
+        "anthropic": "anthropic",
+        "bedrock": "bedrock",
+        "gemini": "gemini",
+        "cohere": "cohere",
+        "ollama": "ollama",
+    }

@@ -91,7 +91,7 @@ class AnthropicAccumulate(AdapterMachine):
     form = "sdk"
     text = False
     calls_per_turn = (1, 2)
-    faults = False
+    faults: ClassVar[bool | Sequence[str]] = False
     parsed: ClassVar[list[int]] = [0]
     """Bytes of partial JSON the helper has parsed (counted by :func:`counting_jiter`)."""
 

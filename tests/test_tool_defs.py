@@ -23,7 +23,8 @@ from pydantic import TypeAdapter
 from callgate import Driver, Tool, run_turn
 from callgate.driver.tooldefs import description_of, parameter_docs, schema_from_function
 from callgate.gate.schema import ToolSchemas
-from callgate.testing.builders import Call, openai_chunks
+from callgate.testing.builders import openai_chunks
+from callgate.testing.wires import WireCall
 
 
 class Unit(enum.Enum):
@@ -105,12 +106,12 @@ def test_the_generated_schema_checks_calls_and_the_function_runs_with_them() -> 
 
     assert schemas.check("get_weather", {"city": "Oslo", "days": [1]}) is None
     ran = run_turn(
-        openai_chunks([Call("c1", "get_weather", (good,))], [0, 0]),
+        openai_chunks([WireCall("c1", "get_weather", (good,))], [0, 0]),
         driver,
         driver.new_stream_buffer(),
     )
     refused = run_turn(
-        openai_chunks([Call("c2", "get_weather", (bad,))], [0, 0]),
+        openai_chunks([WireCall("c2", "get_weather", (bad,))], [0, 0]),
         driver,
         driver.new_stream_buffer(),
     )

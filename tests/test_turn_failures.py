@@ -22,7 +22,8 @@ from callgate import (
     arun_turn,
     run_turn,
 )
-from callgate.testing.builders import Call, Chunk, anthropic_events, openai_chunks, split
+from callgate.testing.builders import anthropic_events, openai_chunks, split
+from callgate.testing.wires import Chunk, WireCall
 from provider_rules import validate_anthropic, validate_openai
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -44,8 +45,8 @@ async def abreaking(chunks: Sequence[Chunk], at: int) -> AsyncIterator[Chunk]:
 def two_calls_anthropic() -> tuple[list[Chunk], int]:
     """Two tool_use blocks, the first complete before the second opens; where to cut."""
     calls = [
-        Call("toolu_a", "get_weather", split(OSLO, (4,))),
-        Call("toolu_b", "get_weather", split(LIMA, (4,))),
+        WireCall("toolu_a", "get_weather", split(OSLO, (4,))),
+        WireCall("toolu_b", "get_weather", split(LIMA, (4,))),
     ]
     first = 2 + len(calls[0].fragments)
     events = anthropic_events(calls, [0] * first + [1] * (2 + len(calls[1].fragments)))
@@ -128,7 +129,7 @@ def test_a_tool_error_is_not_taken_for_a_stream_failure() -> None:
         return city
 
     driver = Driver([Tool("get_weather", CITY, weather)])
-    chunks = openai_chunks([Call("call_1", "get_weather", (OSLO,))], [0, 0])
+    chunks = openai_chunks([WireCall("call_1", "get_weather", (OSLO,))], [0, 0])
 
     with pytest.raises(TypeError):
         run_turn(chunks, driver, driver.new_stream_buffer())
@@ -154,7 +155,7 @@ class ChunkEvent:
 def test_openai_helper_chunk_events_are_read_and_its_other_events_skipped() -> None:
     runs: list[str] = []
     driver = weather_driver(runs, policy="turn")
-    call = Call("call_1", "get_weather", split(OSLO, (3,)))
+    call = WireCall("call_1", "get_weather", split(OSLO, (3,)))
     chunks = openai_chunks([call], [0] * (1 + len(call.fragments)))
     events: list[Any] = []
     for chunk in chunks:

@@ -10,7 +10,8 @@ import pytest
 
 from callgate import Driver, Tool, Turn, run_turn
 from callgate.cli.replay import format_replay, replay
-from callgate.testing.builders import Call, Chunk, TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.wires import Chunk, WireCall
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 TAG = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
@@ -19,7 +20,7 @@ BAD_TAG = '<tool_call>{"name": "get_weather", "arguments": {"town": "Oslo"}}</to
 
 def native(arguments: str) -> list[Chunk]:
     fragments = split(arguments, (4,))
-    return openai_chunks([Call("call_1", "get_weather", fragments)], [0] * (1 + len(fragments)))
+    return openai_chunks([WireCall("call_1", "get_weather", fragments)], [0] * (1 + len(fragments)))
 
 
 def leaked(text: str) -> list[Chunk]:

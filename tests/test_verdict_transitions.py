@@ -15,7 +15,8 @@ from callgate.audit.trace import Recorder
 from callgate.cli.replay import replay
 from callgate.driver.loop import run_turn, verdict
 from callgate.fsm import TURN
-from callgate.testing.builders import Call, openai_chunks
+from callgate.testing.builders import openai_chunks
+from callgate.testing.wires import WireCall
 
 RAN, REFUSED = False, True
 
@@ -87,6 +88,6 @@ def test_replay_and_run_turn_give_a_text_only_turn_its_verdict(
 
 
 def test_a_native_turn_is_judged_by_its_turn_machine() -> None:
-    call = Call("call_1", "get_weather", ('{"city": "Paris"}',))
+    call = WireCall("call_1", "get_weather", ('{"city": "Paris"}',))
     chunks = openai_chunks([call], [0, 0], text=[CALL])
     assert replay(chunks, WEATHER, text_formats=["tool_call_tag"])["status"] == "pass"

@@ -170,7 +170,9 @@ class MachineCall(CallModel):
         return (self.key, self.call_id, None if self.fate == "missing_name" else self.name)
 
     def wire_call(self) -> WireCall:
-        return WireCall(self.key, self.call_id, self.name, self.arguments, tuple(self.fragments))
+        return WireCall(
+            self.call_id, self.name, tuple(self.fragments), key=self.key, arguments=self.arguments
+        )
 
 
 REACHED: Counter[str] = Counter()
@@ -581,7 +583,9 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
             candidates = self._open()
             call = candidates[pick % len(candidates)]
             call.blocked = True
-            reused = WireCall(call.key, f"{self.encoder.id_prefix}REUSED{call.key}", name, {}, ())
+            reused = WireCall(
+                f"{self.encoder.id_prefix}REUSED{call.key}", name, key=call.key, arguments={}
+            )
             self._send(self.encoder.open(reused), [(one("identity_collision"), call.key)])
 
         @precondition(can_truncate)
@@ -690,7 +694,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
             candidates = self._restatable()
             call = candidates[pick % len(candidates)]
             call.blocked = True
-            other = WireCall(call.key, call.call_id, call.name, {}, (call.raw + " ",))
+            other = WireCall(call.call_id, call.name, (call.raw + " ",), key=call.key, arguments={})
             chunk = self.encoder.close(other)[where]
             self._send([chunk], [(one("args_mismatch"), call.key)])
 
@@ -699,7 +703,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
         def fragment_for_a_call_never_opened(self) -> None:
             self.faults.add("orphan")
             self.turn_blocked = True
-            stranger = WireCall(len(self.calls) + 7, None, "ping", {}, ())
+            stranger = WireCall(None, "ping", key=len(self.calls) + 7, arguments={})
             chunks = self.encoder.fragment(stranger, '{"x": 1}')
             self._send(chunks, [(one("orphan_event"), None)])
 

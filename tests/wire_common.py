@@ -285,7 +285,7 @@ def function_calls(calls: list[CallModel]) -> list[dict[str, Any]]:
 
 def whole_message(encoder: Any, text: str, calls: list[CallModel]) -> dict[str, Any]:
     """The response a clean turn of a whole-call wire (Gemini, Ollama) assembles into."""
-    sent = [WireCall(c.key, c.call_id, c.name, c.arguments, ()) for c in calls]
+    sent = [WireCall(c.call_id, c.name, key=c.key, arguments=c.arguments) for c in calls]
     if encoder.wire == "ollama":
         message: dict[str, Any] = {"content": text}
         if "thinking" in encoder.quirks:

@@ -14,23 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-Chunk = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Call:
-    """One tool call as it crosses the wire: id, tool name and argument fragments."""
-
-    id: str
-    name: str
-    fragments: tuple[str, ...]
-
-    @property
-    def arguments(self) -> str:
-        """The complete argument text."""
-        return "".join(self.fragments)
+from callgate.testing.wires.anthropic import AnthropicEncoder, message_start
+from callgate.testing.wires.base import Chunk, WireCall
 
 
 def split(text: str, sizes: Sequence[int]) -> tuple[str, ...]:
@@ -72,7 +58,7 @@ def _openai_chunk(delta: Chunk, finish_reason: str | None = None) -> Chunk:
 
 
 def openai_chunks(
-    calls: Sequence[Call],
+    calls: Sequence[WireCall],
     order: Sequence[int],
     *,
     text: Sequence[str] = (),
@@ -133,7 +119,7 @@ class TextBlock:
         return "".join(self.fragments)
 
 
-Block = TextBlock | Call
+Block = TextBlock | WireCall
 
 
 def _anthropic_piece(block: Block, index: int, step: int) -> Chunk:
@@ -164,35 +150,10 @@ def anthropic_events(blocks: Sequence[Block], order: Sequence[int]) -> list[Chun
     ``message_stop``.
     """
     check_order(order, [2 + len(block.fragments) for block in blocks])
-    events: list[Chunk] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_sdk1",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {"input_tokens": 21, "output_tokens": 1},
-            },
-        }
-    ]
+    events = [message_start("msg_sdk1")]
     emitted = [0] * len(blocks)
     for index in order:
         events.append(_anthropic_piece(blocks[index], index, emitted[index]))
         emitted[index] += 1
-    has_calls = any(isinstance(block, Call) for block in blocks)
-    events.append(
-        {
-            "type": "message_delta",
-            "delta": {
-                "stop_reason": "tool_use" if has_calls else "end_turn",
-                "stop_sequence": None,
-            },
-            "usage": {"output_tokens": 57},
-        }
-    )
-    events.append({"type": "message_stop"})
-    return events
+    calls = [block for block in blocks if isinstance(block, WireCall)]
+    return events + AnthropicEncoder().finish(calls)

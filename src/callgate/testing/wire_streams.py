@@ -327,7 +327,7 @@ def _wire_calls(enc: Encoder, plan: StreamPlan, draw: st.DrawFn) -> list[WireCal
             call_id = None
         fragments = call.fragments if enc.fragmented else ()
         arguments: Any = call.arguments
-        out.append(WireCall(first + n, call_id, call.name, arguments, fragments))
+        out.append(WireCall(call_id, call.name, fragments, key=first + n, arguments=arguments))
     return out
 
 
