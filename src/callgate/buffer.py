@@ -490,19 +490,15 @@ class LLMStreamBuffer:
         """Whether the provider's stream-completion signal has arrived."""
         return self._done
 
-    def stamp(self) -> tuple[int, int, bool, bool]:
+    def stamp(self) -> int:
         """What a driver's decision depends on, in brief: equal stamps, equal decision.
 
-        The gate's version (slots, identities, verdict; not appended fragments), the
-        number of text blocks found, whether one is open, and whether the stream ended.
+        The sum of counters that only grow: the gate's version (slots, identities,
+        verdict; not appended fragments), the text queue's changes (a text block found,
+        opened or closed), and whether the stream ended.
         """
-        detector = self.text_queue.detector
-        return (
-            self.gate.version if self.gate is not None else -1,
-            len(self.text_queue.blocks),
-            detector is not None and detector.block is not None,
-            self._ended,
-        )
+        gate = self.gate
+        return (gate.version if gate is not None else -1) + self.text_queue.changes + self._ended
 
     @property
     def ended(self) -> bool:

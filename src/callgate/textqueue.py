@@ -52,6 +52,10 @@ class TextQueue:
                 formats, schemas=schemas, reasoning_calls=reasoning_calls
             )
         self.blocks: list[TextBlock] = []
+        self.changes = 0
+        """Grows whenever a text block is found, opens or closes: what a driver's decision
+        reads of the text (see :meth:`LLMStreamBuffer.stamp`)."""
+        self._open = False
         self.views: dict[int, View] = {}
         self._queue: deque[str | TextBlock] = deque()
         self._fed = self._shown = self._hidden = 0
@@ -108,6 +112,11 @@ class TextQueue:
             self._queue.append(block)
         if start < len(text):
             self._queue.append(text[start:])
+        detector = self.detector
+        opened = detector is not None and detector.block is not None
+        if detected.blocks or opened is not self._open:
+            self._open = opened
+            self.changes += 1
 
     # -- the drivers' decisions -------------------------------------------------------
 

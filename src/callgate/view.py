@@ -53,7 +53,7 @@ class View:
     """Blocks this driver claimed that still have a call it has not answered."""
     open_text: int = 0
     """How many calls of those blocks are this driver's and not answered yet."""
-    stamp: tuple[int, int, bool, bool] | None = None
+    stamp: int | None = None
     """The buffer's stamp after this driver's last full step."""
     repeat: str | None = None
     """The observation to fire again while the stamp stays the same (a self-loop)."""
