@@ -81,7 +81,7 @@ EQUIVALENT: dict[str, str] = {
     "callgate.gate.strictjson.x_parse_arguments__mutmut_13": (
         "ASCII text holds no raw surrogate: the search only finds none"
     ),
-    "callgate.gate.strictjson.x_parse_arguments__mutmut_33": (
+    "callgate.gate.strictjson.x_parse_arguments__mutmut_32": (
         "without a backslash-u escape no decoded string holds a surrogate: the walk finds none"
     ),
     "callgate.gate.strictjson.x__decode__mutmut_5": "re.match with no pos starts at 0",

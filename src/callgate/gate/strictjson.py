@@ -236,7 +236,9 @@ def parse_arguments(
     value, problem = _decode(text)
     if problem is not None:
         return None, problem
-    escaped = _find_surrogate(value) if "\\u" in text else None  # no escape, no surrogate
+    escaped = None  # no backslash-u escape, no escaped surrogate (one backslash is a memchr)
+    if "\\" in text and "\\u" in text:
+        escaped = _find_surrogate(value)
     if escaped is not None:
         where, string = escaped
         return None, finding(
