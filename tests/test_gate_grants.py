@@ -173,3 +173,30 @@ def test_interleaved_calls_append_within_their_grants() -> None:
             gate.fragment(key, "ab")
     assert gate.counted == limits.max_slots
     assert gate.findings == []
+
+
+def test_a_grant_given_back_counts_only_what_was_used() -> None:
+    """The turn binds the grant; the room it gave back is not counted against the call."""
+    gate = TurnGate(limits=Limits(max_argument_bytes=14, max_turn_bytes=20, max_slots=1))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "a")  # a grant of half the turn's nineteen unreserved bytes: nine
+    gate.fragment(0, "b")
+    gate.fragment(0, "cdefghijklm")  # past the grant: it is given back, then 13 bytes of 14
+    gate.fragment(0, "n")
+    assert gate.findings == []
+    gate.fragment(0, "o")
+    assert gate.slots[0].raw_arguments == "abcdefghijklmn"
+    assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+def test_a_turn_filled_exactly_once_the_other_grants_are_back() -> None:
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=40, max_slots=2))
+    gate.identity(0, "a", "f")
+    gate.identity(1, "b", "f")
+    gate.fragment(0, "a")  # call 0 holds a grant of nine bytes
+    gate.fragment(1, "b")
+    gate.fragment(1, "x" * 38)  # 40 bytes in all once call 0's grant is back: not over
+    assert gate.findings == []
+    gate.fragment(0, "z")
+    assert gate.slots[1].raw_arguments == "b" + "x" * 38
+    assert [f.code for f in gate.findings] == ["limit_exceeded"]

@@ -159,7 +159,7 @@ EQUIVALENT: dict[str, str] = {
             "unreachable: when the turn completes every slot is validated or blocked, and a "
             "blocked slot has already blocked the turn"
         )
-        for n in (15, 16, 17)
+        for n in (11, 12, 13)
     },
     # openai
     f"{_O}_tool_call__mutmut_45": (
