@@ -20,6 +20,7 @@ from callgate import Driver, LLMStreamBuffer, Tool
 from callgate.driver.loop import stream_turn
 from callgate.fsm.release import POLICIES as RELEASE_POLICIES
 from callgate.testing import splits, streams, text_contents
+from callgate.testing.builders import openai_chunks
 from callgate.testing.plans import TOOLS
 from callgate.testing.wires import WIRES
 
@@ -64,18 +65,10 @@ def test_a_quiet_step_answers_as_the_full_step_on_every_wire(example: Any, polic
     assert steps == played(driver(policy), chunks, quiet=False)
 
 
-def _content_chunks(deltas: list[str]) -> list[dict[str, Any]]:
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
-
-    return [chunk({"content": d}) for d in deltas] + [chunk({}, "stop")]
-
-
 @given(text_contents().flatmap(lambda c: st.tuples(st.just(c), splits(c.content))), POLICIES)
 def test_a_quiet_step_answers_as_the_full_step_on_text_calls(pair: Any, policy: str) -> None:
     content, deltas = pair
-    chunks = _content_chunks(deltas)
+    chunks = openai_chunks([], [], text=deltas)
     formats = content.formats or None
     steps = played(driver(policy, formats), chunks, quiet=True)
     assert steps == played(driver(policy, formats), chunks, quiet=False)
