@@ -18,6 +18,7 @@ from callgate.strategies import (
     default_wire_strategies,
 )
 from callgate.testing.plans import TOOLS as TOOL_SCHEMAS
+from callgate.testing.wires.cohere import MESSAGE_ID, message_start
 from wire_common import (
     FIXTURES,
     calls_of,
@@ -28,22 +29,10 @@ from wire_common import (
 )
 
 Chunk = dict[str, Any]
-MESSAGE_ID = "fba98ad3-e5a1-413c-a8de-84fbf9baabf7"
 USAGE = {
     "billed_units": {"input_tokens": 37, "output_tokens": 28},
     "tokens": {"input_tokens": 1380, "output_tokens": 70},
 }
-
-
-def message_start() -> Chunk:
-    message = {
-        "role": "assistant",
-        "content": [],
-        "tool_plan": "",
-        "tool_calls": [],
-        "citations": [],
-    }
-    return {"type": "message-start", "id": MESSAGE_ID, "delta": {"message": message}}
 
 
 def text_events(pieces: list[str], index: int = 0) -> list[Chunk]:

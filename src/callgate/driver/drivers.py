@@ -306,10 +306,9 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
     ) -> DriverResponse:
         """One step of a stream (a buffer), or one whole message (a string or dict)."""
         if isinstance(response, LLMStreamBuffer):
-            queue = response.text_queue
-            view = queue.views.get(id(self)) or queue.view(self)
-            if view.repeat is not None and view.stamp == response.stamp():
-                return _QUIET[view.again()]  # a quiet step, as _quiet() without a call
+            quiet = self._quiet(response)
+            if quiet is not None:
+                return quiet
             step = Decision(self, response)
             plan = step.plan()
             ledger = response.ledger
@@ -331,7 +330,8 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
 
     def _quiet(self, buffer: LLMStreamBuffer) -> DriverResponse | None:
         """The repeated decision of a step that cannot differ from the last, or None."""
-        view = buffer.text_queue.view(self)
+        queue = buffer.text_queue
+        view = queue.views.get(id(self)) or queue.view(self)
         if view.repeat is not None and view.stamp == buffer.stamp():
             return _QUIET[view.again()]
         return None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
@@ -158,16 +158,7 @@ class AdapterMachine(RuleBasedStateMachine):
             self.sent += 1
             self.received += self.example.argument_chars[self.sent - 1]
             self.buffer.add(plain)
-            if self.refused is None:
-                try:
-                    sdk = self.form == "sdk"
-                    self.feed(to_sdk(self.wire, plain) if sdk else copy.deepcopy(plain))
-                except Exception as exc:
-                    if self.example.fault is None:
-                        raise AssertionError(
-                            self._report(f"the adapter raised {exc!r} on a stream callgate accepts")
-                        ) from exc
-                    self.refused = exc
+            self._adapter("on a stream callgate accepts", self._deliver, plain)
 
     @precondition(lambda self: self.sent == len(self.example.dicts) and not self.ended)
     @rule()
@@ -175,15 +166,22 @@ class AdapterMachine(RuleBasedStateMachine):
         """The stream ends: callgate's buffer ends, and your adapter hears it."""
         self.ended = True
         self.buffer.end()
-        if self.refused is None:
-            try:
-                self.end()
-            except Exception as exc:
-                if self.example.fault is None:
-                    raise AssertionError(
-                        self._report(f"the adapter raised {exc!r} at the end of a clean stream")
-                    ) from exc
-                self.refused = exc
+        self._adapter("at the end of a clean stream", self.end)
+
+    def _deliver(self, plain: dict[str, Any]) -> None:
+        """Hand the adapter a chunk as its form has it: an SDK object or a copy of the dict."""
+        self.feed(to_sdk(self.wire, plain) if self.form == "sdk" else copy.deepcopy(plain))
+
+    def _adapter(self, where: str, step: Callable[..., object], *args: Any) -> None:
+        """Run one step of the adapter unless it refused already; it may refuse a fault only."""
+        if self.refused is not None:
+            return
+        try:
+            step(*args)
+        except Exception as exc:
+            if self.example.fault is None:
+                raise AssertionError(self._report(f"the adapter raised {exc!r} {where}")) from exc
+            self.refused = exc
 
     @precondition(lambda self: self.ended)
     @rule()

@@ -17,23 +17,7 @@ class CohereEncoder(Encoder):
     QUIRKS: tuple[str, ...] = ("tool_plan",)
 
     def prelude(self, text_parts: Sequence[str]) -> list[Piece]:
-        message = {
-            "role": "assistant",
-            "content": [],
-            "tool_plan": "",
-            "tool_calls": [],
-            "citations": [],
-        }
-        out = [
-            Piece(
-                "prelude",
-                {
-                    "type": "message-start",
-                    "id": "fba98ad3-e5a1-413c-a8de-84fbf9baabf7",
-                    "delta": {"message": message},
-                },
-            )
-        ]
+        out = [Piece("prelude", message_start())]
         if "tool_plan" in self.quirks:
             out.append(
                 Piece(
@@ -103,3 +87,19 @@ class CohereEncoder(Encoder):
 
     def other_reason(self) -> str:
         return "MAX_TOKENS"
+
+
+MESSAGE_ID = "fba98ad3-e5a1-413c-a8de-84fbf9baabf7"
+"""The id of every generated Cohere message."""
+
+
+def message_start(message_id: str = MESSAGE_ID) -> Chunk:
+    """The ``message-start`` event of an assistant message, nothing in it yet."""
+    message = {
+        "role": "assistant",
+        "content": [],
+        "tool_plan": "",
+        "tool_calls": [],
+        "citations": [],
+    }
+    return {"type": "message-start", "id": message_id, "delta": {"message": message}}
