@@ -168,11 +168,18 @@ class CallModel:
         """Positions in ``fragments`` not sent yet (piece ``j + 1`` is fragment ``j``)."""
         return [j for j in range(len(self.fragments)) if j + 1 >= self.sent]
 
+    def _closing_fragment(self) -> int:
+        """The position of the fragment that holds the closing ``}`` (fragments may be empty)."""
+        j = max(k for k, text in enumerate(self.fragments) if text)
+        assert self.fragments[j].endswith("}")
+        return j
+
     def corrupt_with(self, kind: str, where: int) -> None:
         """Break the JSON not sent yet so that it no longer parses.
 
         ``nul``: a NUL inside an unsent fragment (at ``where``); ``cut_closing_brace``:
-        the last fragment loses its ``}``; ``trailing_value``: a second value follows.
+        the fragment holding the ``}`` loses it (a second value follows instead when that
+        fragment was already sent); ``trailing_value``: a second value follows.
         """
         last = len(self.fragments) - 1
         if kind == "nul":
@@ -181,9 +188,9 @@ class CallModel:
             text = self.fragments[j]
             at = where % (len(text) + 1)
             self.fragments[j] = text[:at] + "\x00" + text[at:]
-        elif kind == "cut_closing_brace":
-            assert self.fragments[last].endswith("}")
-            self.fragments[last] = self.fragments[last][:-1]
+        elif kind == "cut_closing_brace" and self._closing_fragment() in self.unsent_fragments():
+            j = self._closing_fragment()
+            self.fragments[j] = self.fragments[j][:-1]
         else:
             self.fragments[last] += " {}"
         self.corrupt = True
