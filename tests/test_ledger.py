@@ -9,12 +9,11 @@ still running, or outcome unknown.
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,37 +22,8 @@ import pytest
 from callgate import Driver, Ledger, Tool, TurnError, arun_turn, run_turn, stream_turn
 from callgate.ledger import MemoryStore, Record
 from callgate.strategies.base import ExtractedCall
-from callgate.testing.builders import openai_chunks, split
-from callgate.testing.wires import Chunk, WireCall, encoder
-
-CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-
-
-def one_call(call_id: str | None, arguments: dict[str, Any], stream: str | None = "chatcmpl-1"):
-    """An OpenAI turn with one get_weather call; ``stream`` is the response id (None: none)."""
-    fragments = split(json.dumps(arguments), [4])
-    chunks = openai_chunks(
-        [WireCall(call_id, "get_weather", fragments)], [0] * (1 + len(fragments))
-    )
-    if stream is None:
-        return [{k: v for k, v in chunk.items() if k != "id"} for chunk in chunks]
-    return [{**chunk, "id": stream} for chunk in chunks]
-
-
-def counted(**options: Any) -> tuple[Driver, list[str]]:
-    """A driver whose get_weather tool records each run's city (``options``: the Tool's)."""
-    runs: list[str] = []
-
-    def weather(city: str) -> str:
-        runs.append(city)
-        return f"18 C in {city}"
-
-    return Driver([Tool("get_weather", CITY, weather, **options)]), runs
-
-
-async def aiter(chunks: Iterable[Chunk]) -> AsyncIterator[Chunk]:
-    for chunk in chunks:
-        yield chunk
+from callgate.testing.wires import Chunk
+from ledger_turns import CITY, aiter, counted, gemini_call, one_call
 
 
 def failing_after(chunks: list[Chunk], n: int) -> Iterator[Chunk]:
@@ -323,18 +293,6 @@ def test_a_running_calls_id_is_in_the_ledger_while_its_tool_runs() -> None:
 
 
 # -- id-less calls keep one identity across retries of their turn ----------------------------
-
-
-def gemini_call(city: str, response_id: str | None = None) -> list[Chunk]:
-    """A Gemini turn with one id-less get_weather call; without ``response_id``, none."""
-    enc = encoder("gemini")
-    call = WireCall(None, "get_weather", arguments={"city": city})
-    chunks = [*enc.open(call), *enc.finish([call])]
-    for chunk in chunks:
-        del chunk["responseId"]
-        if response_id is not None:
-            chunk["responseId"] = response_id
-    return chunks
 
 
 def test_an_id_less_call_in_a_stream_without_an_id_keeps_its_turn_across_a_failed_stream() -> None:
