@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,12 @@ def shared_url(tmp: Path) -> tuple[str, RedisServer | None]:
         return url, None
     server = RedisServer(tmp).start()
     return server.url, server
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A module's Redis: the CI's, or one started for the module and stopped after it."""
+    url, server = shared_url(tmp_path_factory.mktemp("redis"))
+    yield url
+    if server is not None:
+        server.stop()

@@ -21,20 +21,12 @@ from callgate.ledger import LedgerStore, LedgerUnavailable, MemoryStore, Record
 from callgate.ledger.sqlite import SQLiteStore
 from callgate.testing.wires import Chunk
 from ledger_turns import aiter, counted, gemini_call, one_call
-from redis_server import free_port, need_client, shared_url
+from redis_server import free_port, need_client, redis_url  # noqa: F401 (a fixture)
 
 STARTED = Record("started", "worker-1", 1_700_000_000.0)
 DONE = Record("done", "worker-1", 1_700_000_001.0, "18 C in Oslo")
 
 Make = Callable[[], LedgerStore]
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    url, server = shared_url(tmp_path_factory.mktemp("redis"))
-    yield url
-    if server is not None:
-        server.stop()
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
@@ -141,10 +133,11 @@ def test_a_restarted_worker_answers_a_repeated_call_from_the_durable_ledger(
     assert not other.results[0].replayed
 
 
-def test_the_redis_hash_of_a_conversation_carries_its_ttl(redis_url: str) -> None:
+def test_the_redis_hash_of_a_conversation_carries_its_ttl(request: pytest.FixtureRequest) -> None:
     from callgate.ledger.redis import RedisStore
 
-    store = RedisStore.from_url(redis_url, prefix="test:ttl:", ttl=30)
+    url = request.getfixturevalue("redis_url")
+    store = RedisStore.from_url(url, prefix="test:ttl:", ttl=30)
     store.start("conv", "k", STARTED)
     left = store.client.pttl("test:ttl:conv")
     store.finish("conv", "k", DONE)
