@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 from callgate import Driver, Tool
@@ -53,3 +53,37 @@ async def aiter(chunks: Iterable[Chunk]) -> AsyncIterator[Chunk]:
     """The chunks as an async stream (an SDK's async iterator)."""
     for chunk in chunks:
         yield chunk
+
+
+WIRES = ("openai", "openai-responses", "anthropic", "bedrock", "gemini", "cohere", "ollama")
+
+
+def wire_turn(wire: str, cities: Sequence[str]) -> list[Chunk]:
+    """A turn of ``wire`` (the kit's encoder) with a get_weather call per city, in order.
+
+    Calls carry ids where the wire has them (Gemini and Ollama calls have none).
+    """
+    enc = encoder(wire)
+    calls = []
+    for n, city in enumerate(cities):
+        text = json.dumps({"city": city})
+        call_id = None if wire in ("gemini", "ollama") else f"{enc.id_prefix}{n}"
+        key = n + enc.first_key(True)
+        calls.append(
+            WireCall(call_id, "get_weather", split(text, [6]), key=key, arguments={"city": city})
+        )
+    chunks = [piece.chunk for piece in enc.prelude(["Let me check. "])]
+    for call in calls:
+        chunks += enc.open(call)
+        for fragment in call.fragments if enc.fragmented else ():
+            chunks += enc.fragment(call, fragment)
+        chunks += enc.close(call)
+    enc.state["reason"] = "tool_calls"
+    return enc.finalise(chunks + enc.finish(calls) + enc.epilogue())
+
+
+def text_turn(cities: Sequence[str]) -> list[Chunk]:
+    """An OpenAI turn whose content carries a Hermes ``<tool_call>`` block per city."""
+    calls = [json.dumps({"name": "get_weather", "arguments": {"city": c}}) for c in cities]
+    blocks = "".join(f"<tool_call>{call}</tool_call>" for call in calls)
+    return openai_chunks([], [], text=split(f"Sure. {blocks} Done.", [9]))
