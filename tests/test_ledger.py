@@ -423,3 +423,33 @@ def test_importing_callgate_imports_no_redis_client() -> None:
     code = "import sys, callgate, callgate.ledger; print('redis' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+class SlowToAnswer(MemoryStore):
+    """A store whose async write of an answer never returns (a stalled connection)."""
+
+    async def afinish(self, conversation: str, key: str, record: Record) -> None:
+        await asyncio.sleep(10)
+
+
+def test_a_turn_cancelled_while_its_answer_is_written_still_records_the_answer() -> None:
+    driver, runs = counted()
+    store = SlowToAnswer()
+    chunks = one_call("call_1", {"city": "Oslo"})
+    buffer = driver.new_stream_buffer(ledger=Ledger(store, conversation="conv-slow"))
+
+    async def cancelled_after_the_run() -> None:
+        task = asyncio.create_task(arun_turn(aiter(chunks), driver, buffer))
+        while not runs:
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled_after_the_run())
+    other = driver.new_stream_buffer(ledger=Ledger(store, conversation="conv-slow"))
+    retry = run_turn(chunks, driver, other)
+
+    assert runs == ["Oslo"]
+    assert [(r.content, r.replayed) for r in retry.results] == [("18 C in Oslo", True)]

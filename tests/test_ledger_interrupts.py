@@ -12,14 +12,16 @@ while it ran ... unknown" for a run that was cut short.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 
-from callgate import Driver, Tool, TurnError, arun_turn, run_turn, stream_turn
+from callgate import Driver, Ledger, Tool, TurnError, arun_turn, run_turn, stream_turn
 from callgate.testing.wires import Chunk
 from ledger_turns import CITY, WIRES, text_turn, wire_turn
+from redis_server import redis_url  # noqa: F401 (a fixture)
 
 CITIES = ("Paris", "Rome")
 CASES = (*WIRES, "text")
@@ -156,3 +158,26 @@ def test_run_turn_stopped_at_every_chunk_then_retried(case: str, how: str) -> No
         retry = run_turn(chunks, driver, buffer)
 
         effects.check(retry, f"{case}, {how} at chunk {at}")
+
+
+@pytest.mark.parametrize("case", ["openai", "gemini"])
+def test_arun_turn_on_redis_cancelled_at_every_await_then_retried_by_another_worker(
+    case: str, request: pytest.FixtureRequest
+) -> None:
+    """The awaits of the Redis client are cut too; the retry is another worker's ledger."""
+    url = request.getfixturevalue("redis_url")
+    chunks = chunks_of(case)
+    points = 0
+    while True:
+        effects = Effects()
+        driver = effects.driver(case, sync=False)
+        conversation = f"{request.node.name}-{points}-{time.time_ns()}"
+        first = driver.new_stream_buffer(ledger=Ledger.redis(url, conversation=conversation))
+        stopped = asyncio.run(cancelled_after(points, arun_turn(network(chunks), driver, first)))
+        other = driver.new_stream_buffer(ledger=Ledger.redis(url, conversation=conversation))
+        retry = asyncio.run(arun_turn(network(chunks), driver, other))
+        effects.check(retry, f"{case} on Redis, cancelled after {points} awaits")
+        if not stopped:
+            break
+        points += 1
+    assert points > len(chunks)

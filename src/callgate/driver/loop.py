@@ -177,8 +177,8 @@ def _identify(ledger: Ledger, chunk: object) -> None:
     """Give ``ledger`` the identity a turn's first chunk carries (what it cannot read: none)."""
     try:
         shape = as_shape(chunk)
-    except TypeError:
-        return  # the buffer refuses the chunk itself, with its own error
+    except Exception:  # the buffer refuses the chunk itself, with its own error
+        return
     wrapped = shape.get("chunk")
     ledger.identify(wrapped if isinstance(wrapped, Mapping) else shape)
 

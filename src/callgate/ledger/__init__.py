@@ -273,19 +273,19 @@ class Ledger:
         model); the error is logged, and the store keeps the start record, so another
         worker answers the call as lost, never runs it again.
         """
-        key = self._keep(result)
-        try:
-            self.store.finish(self.conversation, key, self._done(result))
-        except Exception:
-            logger.exception("the ledger could not record the answer to %s", result.call.name)
+        self._finish_now(self._keep(result), self._done(result))
 
     async def arecord(self, result: ToolResult) -> None:
         """:meth:`record` for the async loop."""
         key = self._keep(result)
+        done = self._done(result)
         try:
-            await self.store.afinish(self.conversation, key, self._done(result))
+            await self.store.afinish(self.conversation, key, done)
         except Exception:
-            logger.exception("the ledger could not record the answer to %s", result.call.name)
+            logger.exception("the ledger could not record an answer (call key %s)", key)
+        except BaseException:  # cancelled while writing: the answer is written, then passed on
+            self._finish_now(key, done)
+            raise
 
     def forget(self, call: ExtractedCall) -> None:
         """Take back the start record of a call whose tool was never called."""
@@ -313,6 +313,13 @@ class Ledger:
         return Record(
             "done", self.owner, self.clock(), result.content, result.is_error, result.refused
         )
+
+    def _finish_now(self, key: str, done: Record) -> None:
+        """Write ``done`` through the store's sync client; an error is logged, not raised."""
+        try:
+            self.store.finish(self.conversation, key, done)
+        except Exception:
+            logger.exception("the ledger could not record an answer (call key %s)", key)
 
     def _keep(self, result: ToolResult) -> str:
         key = self.key(result.call)
