@@ -9,12 +9,17 @@ reached.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from callgate import Ledger, arun_turn, run_turn
 from callgate.ledger import LedgerStore, LedgerUnavailable, MemoryStore, Record
@@ -199,3 +204,62 @@ def test_a_missing_redis_server_skips_outside_ci_and_fails_where_it_is_required(
         with pytest.raises(pytest.fail.Exception, match=f"{name} set: Redis is required"):
             RedisServer(tmp_path)
         monkeypatch.delenv(name)
+
+
+class StoreAgainstAModel(RuleBasedStateMachine):
+    """Any sequence of starts, answers and take-backs by several workers, on two stores.
+
+    The memory store and a SQLite file get the same operations and must agree with a
+    plain dict: a start writes only where nothing is, a take-back removes only its own
+    start record, an answer overwrites.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.directory = Path(tempfile.mkdtemp(prefix="ledger-model-"))
+        self.stores: list[Any] = [
+            MemoryStore(),
+            SQLiteStore(self.directory / "l.db", synchronous="NORMAL"),
+        ]
+        self.model: dict[tuple[str, str], Record] = {}
+
+    keys = st.tuples(st.sampled_from(["c1", "c2"]), st.sampled_from(["k1", "k2", "k3"]))
+    owners = st.sampled_from(["w1", "w2"])
+
+    @rule(where=keys, owner=owners)
+    def start(self, where: tuple[str, str], owner: str) -> None:
+        record = Record("started", owner, 1.0)
+        expected = self.model.get(where)
+        for store in self.stores:
+            assert store.start(*where, record) == expected
+        self.model.setdefault(where, record)
+
+    @rule(where=keys, owner=owners, content=st.text(max_size=8))
+    def finish(self, where: tuple[str, str], owner: str, content: str) -> None:
+        record = Record("done", owner, 2.0, content, is_error=content == "")
+        for store in self.stores:
+            store.finish(*where, record)
+        self.model[where] = record
+
+    @rule(where=keys, owner=owners)
+    def forget(self, where: tuple[str, str], owner: str) -> None:
+        for store in self.stores:
+            store.forget(*where, owner)
+        known = self.model.get(where)
+        if known is not None and known.state == "started" and known.owner == owner:
+            del self.model[where]
+
+    @invariant()
+    def every_store_holds_what_the_model_holds(self) -> None:
+        probe = Record("started", "probe", 0.0)
+        for where, record in self.model.items():
+            for store in self.stores:
+                assert store.start(*where, probe) == record
+
+    def teardown(self) -> None:
+        self.stores[1].close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+TestStoreAgainstAModel = StoreAgainstAModel.TestCase
+TestStoreAgainstAModel.settings = settings(max_examples=30, stateful_step_count=20)
