@@ -173,7 +173,8 @@ class Ledger:
         """The current turn's stream identity (:func:`stream_identity`), once read."""
         self._repeat = False
         self._answers: dict[str, ToolResult] = {}
-        self._running: set[str] = set()
+        self._running: dict[str, float] = {}
+        """Calls this ledger started that are still running, with when they started."""
         self._ids: set[str] = set()
 
     @classmethod
@@ -227,8 +228,9 @@ class Ledger:
         known = self._answers.get(key)
         if known is not None:
             return _replayed(call, known)
-        if key in self._running:
-            return still_running(call, Record("started", self.owner, self.clock()), here=True)
+        began = self._running.get(key)
+        if began is not None:
+            return still_running(call, Record("started", self.owner, began), here=True)
         return None
 
     # -- writing ----------------------------------------------------------------------
@@ -244,13 +246,14 @@ class Ledger:
         local = self.get(call)
         if local is not None:
             return local
+        mine = self._started()
         try:
-            known = self.store.start(self.conversation, key, self._started())
+            known = self.store.start(self.conversation, key, mine)
         except LedgerUnavailable:
             raise
         except Exception as exc:
             raise LedgerUnavailable(f"{type(exc).__name__}: {exc}") from exc
-        return self._started_or(call, key, known)
+        return self._started_or(call, key, known, mine)
 
     async def astart(self, call: ExtractedCall) -> ToolResult | None:
         """:meth:`start` for the async loop (the store's async client, where it has one)."""
@@ -258,13 +261,14 @@ class Ledger:
         local = self.get(call)
         if local is not None:
             return local
+        mine = self._started()
         try:
-            known = await self.store.astart(self.conversation, key, self._started())
+            known = await self.store.astart(self.conversation, key, mine)
         except LedgerUnavailable:
             raise
         except Exception as exc:
             raise LedgerUnavailable(f"{type(exc).__name__}: {exc}") from exc
-        return self._started_or(call, key, known)
+        return self._started_or(call, key, known, mine)
 
     def record(self, result: ToolResult) -> None:
         """Record ``result`` as the answer to its call.
@@ -290,7 +294,7 @@ class Ledger:
     def forget(self, call: ExtractedCall) -> None:
         """Take back the start record of a call whose tool was never called."""
         key = self.key(call)
-        self._running.discard(key)
+        self._running.pop(key, None)
         try:
             self.store.forget(self.conversation, key, self.owner)
         except Exception:
@@ -302,7 +306,7 @@ class Ledger:
 
     def __len__(self) -> int:
         """How many calls this ledger started or answered."""
-        return len(self._answers.keys() | self._running)
+        return len(self._answers.keys() | self._running.keys())
 
     # -- inside -----------------------------------------------------------------------
 
@@ -324,15 +328,17 @@ class Ledger:
     def _keep(self, result: ToolResult) -> str:
         key = self.key(result.call)
         self._answers[key] = result
-        self._running.discard(key)
+        self._running.pop(key, None)
         if result.call.id:
             self._ids.add(result.call.id)
         return key
 
-    def _started_or(self, call: ExtractedCall, key: str, known: Record | None) -> ToolResult | None:
-        """None when this ledger wrote the start record; else the answer the record gives."""
+    def _started_or(
+        self, call: ExtractedCall, key: str, known: Record | None, mine: Record
+    ) -> ToolResult | None:
+        """None if this ledger wrote its start record ``mine``, else the answer ``known`` gives."""
         if known is None:
-            self._running.add(key)
+            self._running[key] = mine.at
             if call.id:
                 self._ids.add(call.id)
             return None
