@@ -45,10 +45,16 @@ class Runs:
         )
 
 
-def one_call(call_id: str, name: str, arguments: dict[str, Any]) -> list[Chunk]:
-    """An OpenAI turn with one call whose arguments arrive in 4-character fragments."""
+def one_call(
+    call_id: str, name: str, arguments: dict[str, Any], stream: str = "chatcmpl-sdk1"
+) -> list[Chunk]:
+    """An OpenAI turn with one call whose arguments arrive in 4-character fragments.
+
+    ``stream`` is the response id every chunk carries (each generation has its own).
+    """
     fragments = split(json.dumps(arguments), [4])
-    return openai_chunks([WireCall(call_id, name, fragments)], [0] * (1 + len(fragments)))
+    chunks = openai_chunks([WireCall(call_id, name, fragments)], [0] * (1 + len(fragments)))
+    return [{**chunk, "id": stream} for chunk in chunks]
 
 
 def text_call(name: str, arguments: dict[str, Any]) -> list[Chunk]:
@@ -115,16 +121,31 @@ def test_an_empty_id_is_no_id_another_call_is_never_answered_with_its_result() -
     assert tools.runs == [("get_weather", {"city": "Paris"}), ("delete_file", {"path": "/tmp/x"})]
 
 
-def test_an_empty_id_on_the_same_call_in_two_turns_runs_each_time() -> None:
-    """Without an id nothing says the second call is a repeat: it is a new request."""
+def test_an_empty_id_on_the_same_call_in_two_generations_runs_each_time() -> None:
+    """Without a call id, two responses (two stream ids) are two requests: each runs."""
     tools = Runs()
     driver = tools.driver()
     buffer = driver.new_stream_buffer()
 
-    for _ in range(2):
-        run_turn(one_call("", "get_weather", {"city": "Paris"}), driver, buffer)
+    for stream in ("chatcmpl-a", "chatcmpl-b"):
+        run_turn(one_call("", "get_weather", {"city": "Paris"}, stream), driver, buffer)
 
     assert tools.runs == [("get_weather", {"city": "Paris"})] * 2
+
+
+def test_an_id_less_call_replayed_in_the_same_stream_is_answered_from_the_ledger() -> None:
+    """The same response (its stream id) played again is a retry: its calls do not rerun."""
+    tools = Runs()
+    driver = tools.driver()
+    buffer = driver.new_stream_buffer()
+    chunks = one_call("", "get_weather", {"city": "Paris"}, "chatcmpl-same")
+
+    first = run_turn(chunks, driver, buffer)
+    again = run_turn(chunks, driver, buffer)
+
+    assert tools.runs == [("get_weather", {"city": "Paris"})]
+    assert [r.content for r in again.results] == ["18 C in Paris"]
+    assert [r.replayed for r in first.results + again.results] == [False, True]
 
 
 # -- a call that started is recorded before it runs ----------------------------------------

@@ -256,7 +256,9 @@ class SupportsStreaming:
         """The driver's chain: native strategies first, then its text strategies."""
         raise NotImplementedError
 
-    def new_stream_buffer(self, *, recorder: Recording | None = None) -> LLMStreamBuffer:
+    def new_stream_buffer(
+        self, *, recorder: Recording | None = None, ledger: Ledger | None = None
+    ) -> LLMStreamBuffer:
         """A buffer seeded with this driver's chain, tools, policy and text formats."""
         raise NotImplementedError
 
@@ -284,11 +286,13 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """The driver's chain: native strategies first, then its text strategies."""
         return self.strategies()
 
-    def new_stream_buffer(self, *, recorder: Recording | None = None) -> LLMStreamBuffer:
+    def new_stream_buffer(
+        self, *, recorder: Recording | None = None, ledger: Ledger | None = None
+    ) -> LLMStreamBuffer:
         """A buffer seeded with this driver's chain, tools, policy and text formats.
 
         A driver without text formats gets a buffer without a detector: content is shown
-        as it comes.
+        as it comes. ``ledger``: the conversation's (a fresh in-memory one when None).
         """
         return LLMStreamBuffer(
             self.extraction_strategies,
@@ -299,6 +303,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             if self.text_formats is None
             else [n for n in self.text_formats if n not in END_FORMATS] or None,
             recorder=recorder,
+            ledger=ledger,
         )
 
     def process_llm_response(

@@ -10,12 +10,20 @@ over an async iterator of chunks (an SDK's async stream).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import Any, cast
 
 from attrs import evolve, frozen
 
-from callgate.buffer import LLMStreamBuffer
+from callgate.buffer import LLMStreamBuffer, as_shape
 from callgate.driver.drivers import Driver
 from callgate.driver.responses import DriverResponse, merge
 from callgate.driver.results import refusal
@@ -25,6 +33,7 @@ from callgate.fsm.verdict import VERDICT, Verdict, VerdictState
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
 from callgate.gate.turn import Slot
+from callgate.ledger import Ledger
 from callgate.strategies.base import (
     NO_NAME,
     ExtractedCall,
@@ -75,6 +84,11 @@ class TurnStep:
     text: str
     response: DriverResponse
 
+    @property
+    def replayed(self) -> tuple[ToolResult, ...]:
+        """The step's answers that came from the ledger: calls seen before, not run again."""
+        return tuple(r for r in self.response.results if r.replayed)
+
 
 @frozen
 class Turn:
@@ -116,12 +130,18 @@ class _Play:
         self.buffer = buffer
         self.played: list[TurnStep] = []
         self.failure: Exception | None = None
+        self.ended = False
         self._chunk: int | None = None
 
     def add(self, chunk: object) -> None:
-        """Feed the next chunk (a buffer with a recorder learns which chunk it is)."""
+        """Feed the next chunk (a buffer with a recorder learns which chunk it is).
+
+        The first chunk gives the ledger the stream's identity (id-less calls' turn).
+        """
         self._chunk = len(self.played)
         self._mark_chunk(self._chunk)
+        if not self.played:
+            _identify(self.buffer.ledger, chunk)
         self.buffer.add(chunk)
 
     def end(self) -> None:
@@ -129,6 +149,12 @@ class _Play:
         self._chunk = None
         self._mark_chunk(None)
         self.buffer.end()
+        self.ended = True
+
+    def interrupted(self) -> None:
+        """The turn stops before its end (a cancellation, an exception): its retry is this turn."""
+        if not self.ended or self.failure is not None:
+            self.buffer.ledger.repeat_turn()
 
     def took(self, responses: Sequence[DriverResponse]) -> TurnStep:
         """The round's step: the drivers' merged responses and the text now shown."""
@@ -139,11 +165,22 @@ class _Play:
     def close(self) -> None:
         """Raise :class:`TurnError` with the partial turn if the chunk source failed."""
         if self.failure is not None:
+            self.buffer.ledger.repeat_turn()
             raise TurnError(finish_turn(self.buffer, self.played), self.failure) from self.failure
 
     def _mark_chunk(self, chunk: int | None) -> None:
         if self.buffer.recorder is not None:
             self.buffer.recorder.chunk = chunk
+
+
+def _identify(ledger: Ledger, chunk: object) -> None:
+    """Give ``ledger`` the identity a turn's first chunk carries (what it cannot read: none)."""
+    try:
+        shape = as_shape(chunk)
+    except Exception:  # the buffer refuses the chunk itself, with its own error
+        return
+    wrapped = shape.get("chunk")
+    ledger.identify(wrapped if isinstance(wrapped, Mapping) else shape)
 
 
 def _read(chunks: Iterable[object], play: _Play) -> Iterator[object]:
@@ -166,13 +203,35 @@ async def _aread(chunks: AsyncIterable[object], play: _Play) -> AsyncIterator[ob
 
 
 def _sync_only(drivers: list[Driver]) -> None:
-    """Refuse, before any chunk is read, drivers with a tool the sync loop cannot await."""
+    """Refuse, before any chunk is read, tools the sync loop cannot await or bound in time."""
     for driver in drivers:
         for tool in driver.tools.values():
             if tool.is_async:
                 raise TypeError(
                     f"{tool.name} is an async function: play the turn with arun_turn, "
                     "which awaits it"
+                )
+            if driver.timeout_of(tool) is not None:
+                raise TypeError(
+                    f"{tool.name} has a timeout of {driver.timeout_of(tool):g} s, which the "
+                    "sync loop cannot enforce (it cannot stop a running function): play the "
+                    "turn with arun_turn, which does, or give the tool no timeout"
+                )
+
+
+def _within_expiry(drivers: list[Driver], ledger: Ledger) -> None:
+    """Refuse, before any chunk is read, a tool whose timeout the ledger's expiry does not exceed.
+
+    A start record older than the expiry is taken as lost: a tool still within its
+    timeout would be answered "lost" by another worker while it runs.
+    """
+    for driver in drivers:
+        for tool in driver.tools.values():
+            timeout = driver.timeout_of(tool)
+            if timeout is not None and timeout >= ledger.expiry:
+                raise ValueError(
+                    f"{tool.name} has a timeout of {timeout:g} s, not shorter than the "
+                    f"ledger's expiry of {ledger.expiry:g} s: make the expiry longer"
                 )
 
 
@@ -206,11 +265,15 @@ def stream_turn(
     chosen = _drivers(drivers)
     _sync_only(chosen)
     play = _Play(buffer)
-    for chunk in _read(chunks, play):
-        play.add(chunk)
+    try:
+        for chunk in _read(chunks, play):
+            play.add(chunk)
+            yield play.took([d.process_llm_response(buffer) for d in chosen])
+        play.end()
         yield play.took([d.process_llm_response(buffer) for d in chosen])
-    play.end()
-    yield play.took([d.process_llm_response(buffer) for d in chosen])
+    except BaseException:  # closed early, interrupted, or a tool the step refused
+        play.interrupted()
+        raise
     play.close()
 
 
@@ -219,12 +282,17 @@ async def astream_turn(
 ) -> AsyncIterator[TurnStep]:
     """:func:`stream_turn` over an async iterator of chunks."""
     chosen = _drivers(drivers)
+    _within_expiry(chosen, buffer.ledger)
     play = _Play(buffer)
-    async for chunk in _aread(chunks, play):
-        play.add(chunk)
+    try:
+        async for chunk in _aread(chunks, play):
+            play.add(chunk)
+            yield play.took([await d.aprocess_llm_response(buffer) for d in chosen])
+        play.end()
         yield play.took([await d.aprocess_llm_response(buffer) for d in chosen])
-    play.end()
-    yield play.took([await d.aprocess_llm_response(buffer) for d in chosen])
+    except BaseException:  # cancelled, closed early, or interrupted
+        play.interrupted()
+        raise
     play.close()
 
 

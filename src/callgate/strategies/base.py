@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
@@ -48,6 +48,8 @@ class ToolResult:
     is_error: bool = False
     refused: bool = False
     """The call was not run: the content is a corrective message the model can retry against."""
+    replayed: bool = field(default=False, eq=False)
+    """The answer came from the ledger (the same call was seen before): it was not run again."""
 
 
 @frozen
