@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -527,7 +528,8 @@ def test_a_troubled_conversation_reaches_its_end_with_every_call_answered(
         (f"{prefix}1", "send_mail", True),
     ]
     assert "send_mail is not available here" in first[1][3]
-    assert "another call of this turn was refused" in first[0][3]
+    slot = 1 if wire == "openai" else 2  # Anthropic's content block 0 is the text
+    assert f"blocked with its turn: the call in slot {slot} names an unknown tool" in first[0][3]
     assert second == [
         (f"{prefix}0", "get_weather", ROME, "Roma: ☔ 12 °C", False),
         (f"{prefix}1", "search", {"query": "café"}, "RuntimeError: the index is offline", True),
@@ -631,3 +633,75 @@ def test_a_connection_dropped_mid_turn_keeps_the_partial_turn_and_the_loop_goes_
     assert [m["role"] for m in second[1:]] == ["assistant", "tool", "tool"]
     assert all("was not run" in m["content"] for m in second[2:])
     assert final.text == FINAL
+
+
+# -- a server that ends its calls with finish_reason "stop" --------------------------------
+
+RETRY = re.compile(r"(?<!do not )\b(send the call again|call again)\b", re.IGNORECASE)
+"""What a model reads as "your call was wrong, make it again"."""
+
+
+def stop_ending_model(request: dict[str, Any]) -> bytes:
+    """A model behind a server that ends calls with ``stop`` (api.openai.com under a named
+    ``tool_choice``, vLLM): it calls get_weather, answers once the tool answered, and
+    makes the same call again whenever the answer asks it to."""
+    last = request["messages"][-1]
+    if last["role"] == "tool" and not RETRY.search(last["content"]):
+        return openai_sse(recorded_openai([], FINAL))
+    chunks = recorded_openai(two_calls("call_")[:1])
+    chunks[-1]["choices"][0]["finish_reason"] = "stop"
+    return openai_sse(chunks)
+
+
+STOP_LOOPS = {
+    "sync": converse_openai,
+    "async": lambda s, d: asyncio.run(aconverse_openai(s, d)),
+}
+
+
+@pytest.mark.parametrize("loop", list(STOP_LOOPS))
+def test_the_readme_loop_converges_against_a_server_that_ends_calls_with_stop(
+    loopback: LoopbackServer, loop: str
+) -> None:
+    """By default a complete, valid call ended by ``stop`` runs: two requests, one run."""
+    tools = Tools()
+    loopback.responders[OPENAI_PATH] = stop_ending_model
+
+    turns = STOP_LOOPS[loop](loopback, tools.driver())
+
+    assert loopback.refused == []
+    requests_to(loopback, OPENAI_PATH, 2)
+    assert tools.calls == [("get_weather", WEATHER)]
+    assert [t.status for t in turns] == ["pass", "not_applicable"]
+    assert [f.code for f in turns[0].findings] == ["stop_finish_reason"]
+    assert turns[0].results[0].content == FORECAST_CONTENT
+    assert turns[-1].text == FINAL
+
+
+@pytest.mark.parametrize("loop", list(STOP_LOOPS))
+def test_under_strict_finish_the_loop_ends_with_an_answer_that_does_not_ask_for_a_retry(
+    loopback: LoopbackServer, loop: str
+) -> None:
+    """The seed's rule refuses the call; the answer says the server ended the turn, and the
+    model, not told its call was wrong, does not make it again."""
+    tools = Tools()
+    loopback.responders[OPENAI_PATH] = stop_ending_model
+    strict = callgate.Driver(list(tools.driver().tools.values()), strict_finish=True)
+
+    turns = STOP_LOOPS[loop](loopback, strict)
+
+    assert loopback.refused == []
+    second = requests_to(loopback, OPENAI_PATH, 2)[1]
+    assert tools.calls == []
+    assert [t.status for t in turns] == ["fail", "not_applicable"]
+    [answer] = turns[0].results
+    assert answer.is_error and answer.refused
+    assert "wrong_terminal_reason" in answer.content and "reason 'stop'" in answer.content
+    assert "The server ended the turn" in answer.content and "not at fault" in answer.content
+    assert not RETRY.search(answer.content)
+    assert second[-1] == {
+        "role": "tool",
+        "tool_call_id": "call_W7gK2pXq",
+        "content": answer.content,
+    }
+    assert turns[-1].text == FINAL

@@ -189,6 +189,7 @@ class LLMStreamBuffer:
         policy: str = "turn",
         text_formats: Iterable[str] | Literal["auto"] | None = None,
         reasoning_calls: bool = False,
+        strict_finish: bool = False,
         ledger: Ledger | None = None,
         recorder: Recording | None = None,
     ) -> None:
@@ -210,6 +211,8 @@ class LLMStreamBuffer:
             tuple(text_formats) if text_formats is not None and not self.auto_formats else None
         )
         self.reasoning_calls = reasoning_calls
+        self.strict_finish = strict_finish
+        """Refuse calls a turn ends with a reason other than tool use (OpenAI ``stop``)."""
         self.ledger = ledger if ledger is not None else Ledger()
         self.recorder = recorder
         self._make_gate: Callable[..., TurnGate] = (
@@ -265,6 +268,7 @@ class LLMStreamBuffer:
             "requires_id": strategy.requires_id,
             "empty_arguments_object": strategy.empty_arguments_object,
             "preview": self.policy_rule.early,
+            "strict_finish": self.strict_finish,
         }
         self.gate = self._make_gate(**options)
         self._acc = strategy.new_accumulator(self.gate)

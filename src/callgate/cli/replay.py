@@ -19,6 +19,7 @@ from callgate.driver.drivers import Driver
 from callgate.driver.loop import stream_turn, verdict
 from callgate.driver.tools import Tool
 from callgate.fsm.verdict import VERDICT
+from callgate.gate.findings import blocked_with_turn, finding
 from callgate.gate.schema import ToolSchemas
 
 _APPLICABLE = VERDICT.tagged("applicable")
@@ -178,6 +179,7 @@ def replay(
         }
         for call in text_calls
     ]
+    _text_siblings(calls, text_calls, findings)
     return {
         "wire": result["profile"],
         "policy": policy,
@@ -194,6 +196,23 @@ def replay(
         "timeline": timeline,
         "hidden": [b.markup for b in buffer.text_queue.blocks if b.claims and not b.shown],
     }
+
+
+def _text_siblings(
+    calls: Sequence[dict[str, Any]], text_calls: Sequence[dict[str, Any]], findings: list[Any]
+) -> None:
+    """Give each blocked text call without a fault of its own ``blocked_by`` (see ``report``)."""
+    own = {c["slot"]: c for c in text_calls}
+    faults = [f for f in findings if f["severity"] == "error"]
+    faults += [c["finding"] for c in text_calls if c["finding"] is not None]
+    if not faults:
+        return
+    first = faults[0]
+    why = blocked_with_turn(finding(first["code"], first["message"], first["slot"]))
+    for call in calls:
+        text_call = own.get(call["slot"])
+        if call["state"] == "blocked" and text_call is not None and text_call["finding"] is None:
+            call["blocked_by"] = text_call["blocked_by"] = why
 
 
 def _formats(given: Sequence[str] | None, buffer: LLMStreamBuffer) -> list[str] | None:
@@ -221,11 +240,12 @@ def format_replay(result: Mapping[str, Any]) -> str:
         released = "never released" if when is None else f"released after chunk {when}"
         lines.append(
             f"slot {call['slot']}: {call['name']} (id {call['id']}) {arguments} "
-            f"-> {call['state']}, {released}"
+            f"-> {call.get('blocked_by', call['state'])}, {released}"
         )
     for call in result["text_calls"]:
         arguments = json.dumps(call["arguments"], ensure_ascii=False)
         verdict = "valid" if call["finding"] is None else call["finding"]["code"]
+        verdict = call.get("blocked_by", verdict)
         lines.append(
             f"text call ({call['format']}) after chunk {call['completed_at']}: "
             f"{call['name']} {arguments} -> {verdict}"

@@ -89,6 +89,7 @@ class BaseDriver(metaclass=DriverMeta):
         limits: Limits | None = None,
         name: str | None = None,
         tool_timeout: float | None = None,
+        strict_finish: bool = False,
     ) -> None:
         self.name = name
         """How traces and the demo call this driver (``driver N`` when None)."""
@@ -114,6 +115,9 @@ class BaseDriver(metaclass=DriverMeta):
             raise ValueError(f"tool_timeout must be a number of seconds >= 0, not {tool_timeout!r}")
         self.tool_timeout = tool_timeout
         """Seconds a tool without its own ``timeout`` may take under the async loop."""
+        self.strict_finish = strict_finish
+        """The seed validator's rule for the driver's buffers: refuse calls an OpenAI turn
+        ends with ``stop`` (by default they run, with a ``stop_finish_reason`` warning)."""
         self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats or ())
         """Read only by drivers with :class:`SupportsNativeTools` (the fall-through)."""
 
@@ -295,6 +299,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             tool_schemas=self.schemas,
             limits=self.limits,
             policy=self.policy,
+            strict_finish=self.strict_finish,
             text_formats="auto"
             if self.text_formats is None
             else [n for n in self.text_formats if n not in END_FORMATS] or None,
@@ -344,7 +349,9 @@ class Orchestrator(Driver):
     step runs each driver over the same buffer and merges their responses.
     """
 
-    def __init__(self, drivers: Sequence[Driver], *, policy: str = "turn") -> None:
+    def __init__(
+        self, drivers: Sequence[Driver], *, policy: str = "turn", strict_finish: bool = False
+    ) -> None:
         formats: list[str] | None = []
         for driver in drivers:
             if driver.text_formats is None or formats is None:
@@ -352,7 +359,7 @@ class Orchestrator(Driver):
             else:
                 formats += [n for n in driver.text_formats if n not in formats]
         tools = [tool for driver in drivers for tool in driver.tools.values()]
-        super().__init__(tools, text_formats=formats, policy=policy)
+        super().__init__(tools, text_formats=formats, policy=policy, strict_finish=strict_finish)
         self.drivers = list(drivers)
 
     def process_llm_response(
