@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import anthropic
 import pytest
 
 import callgate
@@ -403,13 +404,16 @@ def test_anthropic_client_repeated_call_id_is_answered_from_the_ledger(
 
     assert tools.counts() == {"get_weather": 1, "search": 1}
     assert [t.text for t in turns] == [TEXT, AGAIN, FINAL]
-    assert turns[1].results == (turns[0].results[0],)
+    # The recorded answer, under a stand-in id: Anthropic refuses a repeated tool_use id.
+    (repeat,) = turns[1].results
+    assert repeat.content == turns[0].results[0].content == FORECAST_CONTENT
+    assert repeat.call.id == "callgate_1"
     third = requests_to(loopback, ANTHROPIC_PATH, 3)[2]
-    assert third[-2]["content"][1]["id"] == "toolu_W7gK2pXq"
+    assert third[-2]["content"][1]["id"] == "callgate_1"
     assert third[-1] == {
         "role": "user",
         "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_W7gK2pXq", "content": FORECAST_CONTENT}
+            {"type": "tool_result", "tool_use_id": "callgate_1", "content": FORECAST_CONTENT}
         ],
     }
 
@@ -530,9 +534,11 @@ def test_a_troubled_conversation_reaches_its_end_with_every_call_answered(
     assert "send_mail is not available here" in first[1][3]
     slot = 1 if wire == "openai" else 2  # Anthropic's content block 0 is the text
     assert f"blocked with its turn: the call in slot {slot} names an unknown tool" in first[0][3]
+    # Turn 2 reuses turn 1's ids; Anthropic refuses a repeated tool_use id: stand-ins.
+    again = [f"{prefix}0", f"{prefix}1"] if wire == "openai" else ["callgate_1", "callgate_2"]
     assert second == [
-        (f"{prefix}0", "get_weather", ROME, "Roma: ☔ 12 °C", False),
-        (f"{prefix}1", "search", {"query": "café"}, "RuntimeError: the index is offline", True),
+        (again[0], "get_weather", ROME, "Roma: ☔ 12 °C", False),
+        (again[1], "search", {"query": "café"}, "RuntimeError: the index is offline", True),
     ]
     ((call_id, name, _, content, error),) = third
     assert (call_id, name, error) == (f"{prefix}2", "get_weather", True)
@@ -705,3 +711,48 @@ def test_under_strict_finish_the_loop_ends_with_an_answer_that_does_not_ask_for_
         "content": answer.content,
     }
     assert turns[-1].text == FINAL
+
+
+# -- Anthropic's request rules: no whitespace-only text block, no repeated tool_use id -----
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_whitespace_text_block_is_left_out_of_the_next_anthropic_request(
+    loopback: LoopbackServer, asynchronous: bool
+) -> None:
+    """Claude often opens a call's turn with "\\n\\n" as its text; the API refuses that block
+    in a request ("text content blocks must contain non-whitespace text")."""
+    tools = Tools()
+    script_anthropic(loopback, (two_calls("toolu_")[:1], "\n\n"), ([], FINAL))
+
+    turns = (
+        asyncio.run(aconverse_anthropic(loopback, tools.driver()))
+        if asynchronous
+        else converse_anthropic(loopback, tools.driver())
+    )
+
+    assert loopback.refused == []
+    second = requests_to(loopback, ANTHROPIC_PATH, 2)[1]
+    assert [b["type"] for b in second[1]["content"]] == ["tool_use"]
+    assert tools.calls == [("get_weather", WEATHER)]
+    assert [t.text for t in turns] == ["\n\n", FINAL]
+
+
+def test_the_loopback_server_refuses_what_anthropic_refuses(loopback: LoopbackServer) -> None:
+    """The rules the loops above are held to: the server answers such a request with 400."""
+    script_anthropic(loopback, ([], FINAL))
+    use = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+    messages = [
+        {"role": "user", "content": PROMPT},
+        {"role": "assistant", "content": [{"type": "text", "text": " \n"}, use]},
+        {"role": "user", "content": [result]},
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [result]},
+    ]
+    with anthropic_client(loopback) as client, pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.create(
+            model="claude-loopback-test", max_tokens=16, messages=messages, stream=True
+        )
+    assert "text content blocks must contain non-whitespace text" in str(caught.value)
+    assert "tool_use ids must be unique" in str(caught.value)

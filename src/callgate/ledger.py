@@ -45,13 +45,16 @@ def interrupted(call: ExtractedCall) -> ToolResult:
 class Ledger:
     """Calls started and answered in one conversation, by :func:`call_key`."""
 
-    __slots__ = ("_ids", "_results", "turn")
+    __slots__ = ("_ids", "_results", "carried", "turn")
 
     def __init__(self) -> None:
         self._results: dict[Key, ToolResult | None] = {}
         self._ids: set[str] = set()
         self.turn = 0
         """Counts the conversation's turns: id-less calls are known within theirs only."""
+        self.carried: dict[str, int] = {}
+        """The call ids the conversation's histories carried, each with the turn that first
+        carried it (a wire whose ids must be unique gives a later repeat a stand-in)."""
 
     def next_turn(self) -> None:
         """A new turn starts (the buffer calls it on ``reset()``)."""

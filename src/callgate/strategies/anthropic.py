@@ -32,6 +32,7 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
+    has_text,
     repaired_blocks,
 )
 
@@ -84,6 +85,7 @@ class AnthropicStrategy(ExtractionStrategy):
     leaks_into_text = True
     per_call_done = True
     requires_id = True
+    unique_ids = True
     empty_arguments_object = True
     reports_stray_chunks = True
 
@@ -294,13 +296,13 @@ class AnthropicStrategy(ExtractionStrategy):
     ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
         """Each ``tool_use`` block with its call's id and name, and an object ``input``.
 
-        Empty text blocks, and a message left with no block, are left out: the API
-        refuses them.
+        Text blocks that are empty or only whitespace, and a message left with no block,
+        are left out: the API refuses them.
         """
         return repaired_blocks(
             history,
             calls,
-            lambda block: block.get("type") != "text" or bool(block.get("text")),
+            lambda block: block.get("type") != "text" or has_text(block.get("text")),
             _answerable_block,
         )
 
