@@ -190,6 +190,14 @@ class AnthropicStrategy(ExtractionStrategy):
         elif index in acc.blocks:
             acc.gate.refuse("malformed_chunk", f"content block {index} started twice")
         else:
+            for field in _JOINED:
+                if field in block and not isinstance(block[field], str):
+                    acc.gate.refuse(
+                        "malformed_chunk",
+                        f"content block {index} starts with {field} that is not text: "
+                        f"{block[field]!r:.40}",
+                    )
+                    block[field] = ""  # the message stays readable; the turn is blocked
             acc.blocks[index] = block
             if block.get("type") in SERVER_TOOL_BLOCKS:
                 acc.server[index] = []
@@ -232,6 +240,12 @@ class AnthropicStrategy(ExtractionStrategy):
         if kind in _TEXT_FIELD:
             field = _TEXT_FIELD[kind]
             text = delta.get(field, "")
+            if not isinstance(text, str):
+                acc.gate.refuse(
+                    "malformed_chunk",
+                    f"{kind} for block {index}: {field} is not text: {text!r:.40}",
+                )
+                return ""
             if kind != "text_delta" and not acc.gate.text(text):
                 return ""
             acc.parts.setdefault((index, field), []).append(text)
