@@ -315,8 +315,6 @@ class LLMStreamBuffer:
                 return  # no text, and certainly not the end (see ExtractionStrategy.accumulate)
             gate, strategy = steady.gate, steady.strategy
             done = strategy.is_done(chunk)
-            if shown and not gate.text(shown):
-                shown = ""
         except _UNREADABLE as exc:
             return self._cannot_read(steady.strategy, chunk, exc)
         except _Strayed as strayed:
@@ -373,8 +371,6 @@ class LLMStreamBuffer:
         try:  # past the text limit nothing more is kept: the chunk is only asked if it ends
             shown = "" if gate.text_over else strategy.accumulate(self._acc, shape)
             done = strategy.is_done(shape)
-            if shown and not gate.text(shown):
-                shown = ""
         except _UNREADABLE as exc:
             self._cannot_read(strategy, shape, exc)
             return

@@ -246,7 +246,7 @@ class AnthropicStrategy(ExtractionStrategy):
                     f"{kind} for block {index}: {field} is not text: {text!r:.40}",
                 )
                 return ""
-            if kind != "text_delta" and not acc.gate.text(text):
+            if not acc.gate.text(text):
                 return ""
             acc.parts.setdefault((index, field), []).append(text)
             return text if kind == "text_delta" else ""

@@ -347,6 +347,9 @@ class StreamReader(Recognizer, Generic[Acc]):
 
         None says more than ``""``: the chunk adds no text and is certainly not the
         stream's end (:meth:`is_done` is false for it), so the buffer does not ask.
+        Every text kept (display, reasoning, thinking) is first counted with
+        ``gate.text()``; a text it refuses (past ``max_text_bytes``) is neither kept in
+        ``acc`` nor returned, so the message and the display stay exact.
         """
 
     def reader(self, acc: Acc) -> Callable[[Shape], str | None]:

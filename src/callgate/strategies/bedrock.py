@@ -351,9 +351,10 @@ def _apply(gate: TurnGate, block: _Block, index: int, delta: Mapping[str, Any]) 
             return ""
         if "citation" in delta:
             block.citations.append(delta["citation"])
-        if text:
-            block.texts.setdefault("text", []).append(text)
-        return text or ""
+        if not text or not gate.text(text):
+            return ""
+        block.texts.setdefault("text", []).append(text)
+        return text
     if block.kind == "reasoningContent":
         reasoning = delta["reasoningContent"]
         if not isinstance(reasoning, Mapping):

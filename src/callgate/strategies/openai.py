@@ -279,6 +279,8 @@ def _content(acc: _Accumulator, value: object) -> str:
     message has them.
     """
     if isinstance(value, str):
+        if not acc.gate.text(value):
+            return ""
         if acc.blocks is None:
             acc.content.append(value)
         elif value:
@@ -296,6 +298,8 @@ def _content(acc: _Accumulator, value: object) -> str:
     for part in value:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind == "text" and isinstance(part.get("text"), str):
+            if not acc.gate.text(part["text"]):
+                continue
             _text_part(acc.blocks, part["text"])
             shown += part["text"]
         elif kind == "thinking" and isinstance(part.get("thinking"), list):
