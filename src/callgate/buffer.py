@@ -35,6 +35,7 @@ from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
 from callgate.strategies.text.defaults import default_text_formats, model_name
 from callgate.strategies.text.formats import END_FORMATS
+from callgate.strategies.text.think import ThinkFilter
 from callgate.textqueue import TextQueue
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
@@ -190,6 +191,7 @@ class LLMStreamBuffer:
         text_formats: Iterable[str] | Literal["auto"] | None = None,
         reasoning_calls: bool = False,
         strict_finish: bool = False,
+        hide_think: bool = False,
         ledger: Ledger | None = None,
         recorder: Recording | None = None,
     ) -> None:
@@ -213,6 +215,8 @@ class LLMStreamBuffer:
         self.reasoning_calls = reasoning_calls
         self.strict_finish = strict_finish
         """Refuse calls a turn ends with a reason other than tool use (OpenAI ``stop``)."""
+        self.hide_think = hide_think
+        """Keep ``<think>…</think>`` out of :meth:`text` (the message keeps it)."""
         self.ledger = ledger if ledger is not None else Ledger()
         self.recorder = recorder
         self._make_gate: Callable[..., TurnGate] = (
@@ -233,6 +237,7 @@ class LLMStreamBuffer:
         self._new_text_queue(self.text_formats)
         self._chosen = not self.auto_formats
         self._held = False
+        self._think = ThinkFilter() if self.hide_think else None
         self._done = False
         self._ended = False
         self._unread: list[UnreadableChunk] = []
@@ -467,7 +472,11 @@ class LLMStreamBuffer:
         """Display text released since the last call; empty while the display is held."""
         if self._held:
             return ""
-        return self.text_queue.text()
+        text = self.text_queue.text()
+        think = self._think
+        if think is not None:
+            text = think.feed(text) + (think.finish() if self.text_queue.ended else "")
+        return text
 
     def hold(self) -> None:
         """Hold the display: ``text()`` returns nothing until ``release()``."""

@@ -90,6 +90,7 @@ class BaseDriver(metaclass=DriverMeta):
         name: str | None = None,
         tool_timeout: float | None = None,
         strict_finish: bool = False,
+        hide_think: bool = False,
     ) -> None:
         self.name = name
         """How traces and the demo call this driver (``driver N`` when None)."""
@@ -118,6 +119,9 @@ class BaseDriver(metaclass=DriverMeta):
         self.strict_finish = strict_finish
         """The seed validator's rule for the driver's buffers: refuse calls an OpenAI turn
         ends with ``stop`` (by default they run, with a ``stop_finish_reason`` warning)."""
+        self.hide_think = hide_think
+        """Keep ``<think>…</think>`` in the content out of the display (a chat UI's wish);
+        by default it is shown as it came. The message keeps it either way."""
         self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats or ())
         """Read only by drivers with :class:`SupportsNativeTools` (the fall-through)."""
 
@@ -300,6 +304,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             limits=self.limits,
             policy=self.policy,
             strict_finish=self.strict_finish,
+            hide_think=self.hide_think,
             text_formats="auto"
             if self.text_formats is None
             else [n for n in self.text_formats if n not in END_FORMATS] or None,
@@ -350,7 +355,12 @@ class Orchestrator(Driver):
     """
 
     def __init__(
-        self, drivers: Sequence[Driver], *, policy: str = "turn", strict_finish: bool = False
+        self,
+        drivers: Sequence[Driver],
+        *,
+        policy: str = "turn",
+        strict_finish: bool = False,
+        hide_think: bool = False,
     ) -> None:
         formats: list[str] | None = []
         for driver in drivers:
@@ -359,7 +369,13 @@ class Orchestrator(Driver):
             else:
                 formats += [n for n in driver.text_formats if n not in formats]
         tools = [tool for driver in drivers for tool in driver.tools.values()]
-        super().__init__(tools, text_formats=formats, policy=policy, strict_finish=strict_finish)
+        super().__init__(
+            tools,
+            text_formats=formats,
+            policy=policy,
+            strict_finish=strict_finish,
+            hide_think=hide_think,
+        )
         self.drivers = list(drivers)
 
     def process_llm_response(
