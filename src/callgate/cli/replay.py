@@ -204,7 +204,7 @@ def _text_siblings(
     """Give each blocked text call without a fault of its own ``blocked_by`` (see ``report``)."""
     own = {c["slot"]: c for c in text_calls}
     faults = [f for f in findings if f["severity"] == "error"]
-    faults += [c["finding"] for c in text_calls if c["finding"] is not None]
+    faults += [{**c["finding"], "slot": c["slot"]} for c in text_calls if c["finding"] is not None]
     if not faults:
         return
     first = faults[0]
