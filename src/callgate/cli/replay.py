@@ -167,6 +167,8 @@ def replay(
     status = verdict(buffer.turn_state, refused, stepper)
     if status in _APPLICABLE:
         findings = [f for f in findings if f["code"] != "no_tool_calls"]
+    if status not in _PASSES:
+        _text_siblings(text_calls, findings)
     calls = result["calls"] + [
         {
             "slot": call["slot"],
@@ -176,10 +178,10 @@ def replay(
             "state": "validated" if status in _PASSES else "blocked",
             "released_at": call["released_at"],
             "source": call["format"],
+            **({"blocked_by": call["blocked_by"]} if "blocked_by" in call else {}),
         }
         for call in text_calls
     ]
-    _text_siblings(calls, text_calls, findings)
     return {
         "wire": result["profile"],
         "policy": policy,
@@ -198,21 +200,17 @@ def replay(
     }
 
 
-def _text_siblings(
-    calls: Sequence[dict[str, Any]], text_calls: Sequence[dict[str, Any]], findings: list[Any]
-) -> None:
-    """Give each blocked text call without a fault of its own ``blocked_by`` (see ``report``)."""
-    own = {c["slot"]: c for c in text_calls}
+def _text_siblings(text_calls: Sequence[dict[str, Any]], findings: list[Any]) -> None:
+    """Give each text call of a blocked turn without a fault of its own ``blocked_by``."""
     faults = [f for f in findings if f["severity"] == "error"]
     faults += [{**c["finding"], "slot": c["slot"]} for c in text_calls if c["finding"] is not None]
     if not faults:
         return
     first = faults[0]
     why = blocked_with_turn(finding(first["code"], first["message"], first["slot"]))
-    for call in calls:
-        text_call = own.get(call["slot"])
-        if call["state"] == "blocked" and text_call is not None and text_call["finding"] is None:
-            call["blocked_by"] = text_call["blocked_by"] = why
+    for text_call in text_calls:
+        if text_call["finding"] is None:
+            text_call["blocked_by"] = why
 
 
 def _formats(given: Sequence[str] | None, buffer: LLMStreamBuffer) -> list[str] | None:
