@@ -5,7 +5,8 @@ A ``ThreadingHTTPServer`` on 127.0.0.1 (an ephemeral port, a daemon thread, shut
 written in many small writes cut at arbitrary byte positions (inside JSON strings, inside
 UTF-8 sequences, between the two newlines that end an event), so the clients' own SSE
 parsing and decoding is exercised. A path answers with its ``scripts`` bodies one request
-at a time, in order, then with its fixed ``routes`` body, if any. Every request to the
+at a time, in order, then with its ``responders`` answer to the request (a scripted model
+that reads what it was sent) or its fixed ``routes`` body, if any. Every request to the
 OpenAI and Anthropic paths must keep that provider's tool-call rules
 (:mod:`provider_rules`); one that breaks them is refused with HTTP 400 and the problems,
 as the real APIs refuse it.
@@ -17,7 +18,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -59,6 +60,9 @@ class LoopbackServer(ThreadingHTTPServer):
         """The body a path answers every request with (after its script runs out)."""
         self.scripts: dict[str, list[bytes]] = {}
         """Bodies a path answers its successive requests with, one each, in order."""
+        self.responders: dict[str, Callable[[dict[str, Any]], bytes]] = {}
+        """A path's answer made from the request (a model that reads what it was sent),
+        once its script ran out."""
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.write_sizes: Sequence[int] = WRITE_SIZES
         """Sizes of the successive writes of a body, cycled (small: the clients' SSE
@@ -80,6 +84,9 @@ class LoopbackServer(ThreadingHTTPServer):
             script = self.scripts.get(path)
             if script:
                 return script.pop(0)
+            responder = self.responders.get(path)
+            if responder is not None:
+                return responder(request)
             return self.routes.get(path)
 
 

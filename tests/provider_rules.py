@@ -87,11 +87,28 @@ def openai_problems(messages: Sequence[Any]) -> list[str]:
 
 def anthropic_problems(messages: Sequence[Any]) -> list[str]:
     """Messages: each ``tool_use`` id answered by a ``tool_result`` of the next user message,
-    results first, inputs objects, ids unique."""
+    results first, inputs objects, ids unique in the whole conversation, and no text block
+    empty or only whitespace (the API's 400 messages are quoted)."""
     problems: list[str] = []
+    seen: set[Any] = set()
     for position, message in enumerate(messages):
         content = message.get("content")
         blocks = content if isinstance(content, list) else []
+        for block in blocks:
+            text = block.get("text")
+            if block.get("type") == "text" and (not isinstance(text, str) or not text.strip()):
+                problems.append(
+                    f"message {position}: text content blocks must contain non-whitespace "
+                    f"text: {block}"
+                )
+        for block in blocks:
+            if block.get("type") != "tool_use":
+                continue
+            if block.get("id") in seen:
+                problems.append(
+                    f"message {position}: tool_use ids must be unique: {block.get('id')!r}"
+                )
+            seen.add(block.get("id"))
         uses = [b for b in blocks if b.get("type") == "tool_use"]
         results = [b for b in blocks if b.get("type") == "tool_result"]
         if results:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import anthropic
 import pytest
 
 import callgate
@@ -402,13 +404,16 @@ def test_anthropic_client_repeated_call_id_is_answered_from_the_ledger(
 
     assert tools.counts() == {"get_weather": 1, "search": 1}
     assert [t.text for t in turns] == [TEXT, AGAIN, FINAL]
-    assert turns[1].results == (turns[0].results[0],)
+    # The recorded answer, under a stand-in id: Anthropic refuses a repeated tool_use id.
+    (repeat,) = turns[1].results
+    assert repeat.content == turns[0].results[0].content == FORECAST_CONTENT
+    assert repeat.call.id == "callgate_1"
     third = requests_to(loopback, ANTHROPIC_PATH, 3)[2]
-    assert third[-2]["content"][1]["id"] == "toolu_W7gK2pXq"
+    assert third[-2]["content"][1]["id"] == "callgate_1"
     assert third[-1] == {
         "role": "user",
         "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_W7gK2pXq", "content": FORECAST_CONTENT}
+            {"type": "tool_result", "tool_use_id": "callgate_1", "content": FORECAST_CONTENT}
         ],
     }
 
@@ -527,10 +532,13 @@ def test_a_troubled_conversation_reaches_its_end_with_every_call_answered(
         (f"{prefix}1", "send_mail", True),
     ]
     assert "send_mail is not available here" in first[1][3]
-    assert "another call of this turn was refused" in first[0][3]
+    slot = 1 if wire == "openai" else 2  # Anthropic's content block 0 is the text
+    assert f"blocked with its turn: the call in slot {slot} names an unknown tool" in first[0][3]
+    # Turn 2 reuses turn 1's ids; Anthropic refuses a repeated tool_use id: stand-ins.
+    again = [f"{prefix}0", f"{prefix}1"] if wire == "openai" else ["callgate_1", "callgate_2"]
     assert second == [
-        (f"{prefix}0", "get_weather", ROME, "Roma: ☔ 12 °C", False),
-        (f"{prefix}1", "search", {"query": "café"}, "RuntimeError: the index is offline", True),
+        (again[0], "get_weather", ROME, "Roma: ☔ 12 °C", False),
+        (again[1], "search", {"query": "café"}, "RuntimeError: the index is offline", True),
     ]
     ((call_id, name, _, content, error),) = third
     assert (call_id, name, error) == (f"{prefix}2", "get_weather", True)
@@ -631,3 +639,120 @@ def test_a_connection_dropped_mid_turn_keeps_the_partial_turn_and_the_loop_goes_
     assert [m["role"] for m in second[1:]] == ["assistant", "tool", "tool"]
     assert all("was not run" in m["content"] for m in second[2:])
     assert final.text == FINAL
+
+
+# -- a server that ends its calls with finish_reason "stop" --------------------------------
+
+RETRY = re.compile(r"(?<!do not )\b(send the call again|call again)\b", re.IGNORECASE)
+"""What a model reads as "your call was wrong, make it again"."""
+
+
+def stop_ending_model(request: dict[str, Any]) -> bytes:
+    """A model behind a server that ends calls with ``stop`` (api.openai.com under a named
+    ``tool_choice``, vLLM): it calls get_weather, answers once the tool answered, and
+    makes the same call again whenever the answer asks it to."""
+    last = request["messages"][-1]
+    if last["role"] == "tool" and not RETRY.search(last["content"]):
+        return openai_sse(recorded_openai([], FINAL))
+    chunks = recorded_openai(two_calls("call_")[:1])
+    chunks[-1]["choices"][0]["finish_reason"] = "stop"
+    return openai_sse(chunks)
+
+
+STOP_LOOPS = {
+    "sync": converse_openai,
+    "async": lambda s, d: asyncio.run(aconverse_openai(s, d)),
+}
+
+
+@pytest.mark.parametrize("loop", list(STOP_LOOPS))
+def test_the_readme_loop_converges_against_a_server_that_ends_calls_with_stop(
+    loopback: LoopbackServer, loop: str
+) -> None:
+    """By default a complete, valid call ended by ``stop`` runs: two requests, one run."""
+    tools = Tools()
+    loopback.responders[OPENAI_PATH] = stop_ending_model
+
+    turns = STOP_LOOPS[loop](loopback, tools.driver())
+
+    assert loopback.refused == []
+    requests_to(loopback, OPENAI_PATH, 2)
+    assert tools.calls == [("get_weather", WEATHER)]
+    assert [t.status for t in turns] == ["pass", "not_applicable"]
+    assert [f.code for f in turns[0].findings] == ["stop_finish_reason"]
+    assert turns[0].results[0].content == FORECAST_CONTENT
+    assert turns[-1].text == FINAL
+
+
+@pytest.mark.parametrize("loop", list(STOP_LOOPS))
+def test_under_strict_finish_the_loop_ends_with_an_answer_that_does_not_ask_for_a_retry(
+    loopback: LoopbackServer, loop: str
+) -> None:
+    """The seed's rule refuses the call; the answer says the server ended the turn, and the
+    model, not told its call was wrong, does not make it again."""
+    tools = Tools()
+    loopback.responders[OPENAI_PATH] = stop_ending_model
+    strict = callgate.Driver(list(tools.driver().tools.values()), strict_finish=True)
+
+    turns = STOP_LOOPS[loop](loopback, strict)
+
+    assert loopback.refused == []
+    second = requests_to(loopback, OPENAI_PATH, 2)[1]
+    assert tools.calls == []
+    assert [t.status for t in turns] == ["fail", "not_applicable"]
+    [answer] = turns[0].results
+    assert answer.is_error and answer.refused
+    assert "wrong_terminal_reason" in answer.content and "reason 'stop'" in answer.content
+    assert "The server ended the turn" in answer.content and "not at fault" in answer.content
+    assert not RETRY.search(answer.content)
+    assert second[-1] == {
+        "role": "tool",
+        "tool_call_id": "call_W7gK2pXq",
+        "content": answer.content,
+    }
+    assert turns[-1].text == FINAL
+
+
+# -- Anthropic's request rules: no whitespace-only text block, no repeated tool_use id -----
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_whitespace_text_block_is_left_out_of_the_next_anthropic_request(
+    loopback: LoopbackServer, asynchronous: bool
+) -> None:
+    """Claude often opens a call's turn with "\\n\\n" as its text; the API refuses that block
+    in a request ("text content blocks must contain non-whitespace text")."""
+    tools = Tools()
+    script_anthropic(loopback, (two_calls("toolu_")[:1], "\n\n"), ([], FINAL))
+
+    turns = (
+        asyncio.run(aconverse_anthropic(loopback, tools.driver()))
+        if asynchronous
+        else converse_anthropic(loopback, tools.driver())
+    )
+
+    assert loopback.refused == []
+    second = requests_to(loopback, ANTHROPIC_PATH, 2)[1]
+    assert [b["type"] for b in second[1]["content"]] == ["tool_use"]
+    assert tools.calls == [("get_weather", WEATHER)]
+    assert [t.text for t in turns] == ["\n\n", FINAL]
+
+
+def test_the_loopback_server_refuses_what_anthropic_refuses(loopback: LoopbackServer) -> None:
+    """The rules the loops above are held to: the server answers such a request with 400."""
+    script_anthropic(loopback, ([], FINAL))
+    use = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+    messages = [
+        {"role": "user", "content": PROMPT},
+        {"role": "assistant", "content": [{"type": "text", "text": " \n"}, use]},
+        {"role": "user", "content": [result]},
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [result]},
+    ]
+    with anthropic_client(loopback) as client, pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.create(
+            model="claude-loopback-test", max_tokens=16, messages=messages, stream=True
+        )
+    assert "text content blocks must contain non-whitespace text" in str(caught.value)
+    assert "tool_use ids must be unique" in str(caught.value)

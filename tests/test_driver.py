@@ -191,7 +191,7 @@ def test_a_native_call_nobody_owns_blocks_the_turn_but_is_no_drivers_failure() -
     assert final.status == "call_failed"
     [result] = final.results
     assert result.is_error and result.call.id == "call_1"
-    assert "another call of this turn was refused" in result.content
+    assert "blocked with its turn: the call in slot 1 names an unknown tool" in result.content
     assert "unknown_tool" in result.content
     assert final.messages == (
         {"role": "tool", "tool_call_id": "call_1", "content": result.content},
@@ -343,7 +343,10 @@ def test_a_malformed_native_call_blocks_the_turn_and_both_get_corrective_results
     assert counter.runs == []
     assert turn.status == "fail"
     first, second = turn.results
-    assert first.is_error and "another call of this turn was refused" in first.content
+    assert first.is_error
+    assert "blocked with its turn: the call in slot 1 has arguments that are not valid JSON" in (
+        first.content
+    )
     assert second.is_error and "malformed_json" in second.content
     assert "valid JSON object" in second.content
     assert [m["tool_call_id"] for m in turn.history[1:]] == ["call_1", "call_2"]

@@ -141,9 +141,12 @@ def test_an_empty_fragment_only_entry_opens_the_slot() -> None:
 def test_the_finish_reason_decides_between_pass_and_wrong_terminal() -> None:
     good = feed(tool_calls([call(0, "a", "f", "{}")]), chunk(finish="tool_calls"))
     assert good.executable
-    bad = feed(tool_calls([call(0, "a", "f", "{}")]), chunk(finish="stop"))
+    bad = feed(tool_calls([call(0, "a", "f", "{}")]), chunk(finish="length"))
     assert [f.code for f in bad.findings] == ["wrong_terminal_reason"]
-    assert "'stop'" in bad.findings[0].message
+    assert "'length'" in bad.findings[0].message
+    stop = feed(tool_calls([call(0, "a", "f", "{}")]), chunk(finish="stop"))
+    assert stop.executable
+    assert [f.code for f in stop.findings] == ["stop_finish_reason"]
 
 
 def test_a_finish_reason_ends_the_stream_only_on_choice_zero() -> None:

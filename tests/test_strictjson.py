@@ -52,6 +52,8 @@ def test_codes_are_the_public_set() -> None:
         "no_tool_calls",
         "malformed_chunk",
         "orphan_event",
+        "stop_finish_reason",
+        "trailing_terminal",
     }
     not_errors = {code: sev for code, (sev, _) in CODES.items() if sev != "error"}
     assert not_errors == {
@@ -59,6 +61,8 @@ def test_codes_are_the_public_set() -> None:
         "call_in_reasoning": "warning",
         "repeated_terminal": "warning",
         "no_tool_calls": "info",
+        "stop_finish_reason": "warning",
+        "trailing_terminal": "warning",
     }
     assert all(description for _, description in CODES.values())
 

@@ -620,14 +620,16 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
                 chunks = self.encoder.close(target.wire_call())
                 self._send(chunks, [(one("duplicate_terminal"), target.key)])
             else:
-                # a bare chunk with another finish_reason (the same one again only warns);
-                # it also ends the stream: a call that came after the first is settled
+                # a bare chunk with another finish_reason (the same one again only warns, as
+                # does OpenAI's trailing stop: length); it also ends the stream: a call that
+                # came after the first is settled
                 predicted = (
                     [] if self._model_turn() == "blocked" else [(one("duplicate_terminal"), None)]
                 )
                 predicted += self._block_unsettled("missing_terminal")
                 self.turn_blocked = True
-                self._send(self.encoder.finish([]), predicted)
+                second = "length" if self.encoder.wire == "openai" else None
+                self._send(self.encoder.finish([], second), predicted)
 
         @precondition(can_send_late_fragment)
         @rule(pick=st.integers(0, 3), text=LATE_TEXT)

@@ -35,6 +35,7 @@ from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
 from callgate.strategies.text.defaults import default_text_formats, model_name
 from callgate.strategies.text.formats import END_FORMATS
+from callgate.strategies.text.think import ThinkFilter
 from callgate.textqueue import TextQueue
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
@@ -189,6 +190,8 @@ class LLMStreamBuffer:
         policy: str = "turn",
         text_formats: Iterable[str] | Literal["auto"] | None = None,
         reasoning_calls: bool = False,
+        strict_finish: bool = False,
+        hide_think: bool = False,
         ledger: Ledger | None = None,
         recorder: Recording | None = None,
     ) -> None:
@@ -210,6 +213,10 @@ class LLMStreamBuffer:
             tuple(text_formats) if text_formats is not None and not self.auto_formats else None
         )
         self.reasoning_calls = reasoning_calls
+        self.strict_finish = strict_finish
+        """Refuse calls a turn ends with a reason other than tool use (OpenAI ``stop``)."""
+        self.hide_think = hide_think
+        """Keep ``<think>…</think>`` out of :meth:`text` (the message keeps it)."""
         self.ledger = ledger if ledger is not None else Ledger()
         self.recorder = recorder
         self._make_gate: Callable[..., TurnGate] = (
@@ -230,6 +237,7 @@ class LLMStreamBuffer:
         self._new_text_queue(self.text_formats)
         self._chosen = not self.auto_formats
         self._held = False
+        self._think = ThinkFilter() if self.hide_think else None
         self._done = False
         self._ended = False
         self._unread: list[UnreadableChunk] = []
@@ -265,6 +273,7 @@ class LLMStreamBuffer:
             "requires_id": strategy.requires_id,
             "empty_arguments_object": strategy.empty_arguments_object,
             "preview": self.policy_rule.early,
+            "strict_finish": self.strict_finish,
         }
         self.gate = self._make_gate(**options)
         self._acc = strategy.new_accumulator(self.gate)
@@ -311,8 +320,6 @@ class LLMStreamBuffer:
                 return  # no text, and certainly not the end (see ExtractionStrategy.accumulate)
             gate, strategy = steady.gate, steady.strategy
             done = strategy.is_done(chunk)
-            if shown and not gate.text(shown):
-                shown = ""
         except _UNREADABLE as exc:
             return self._cannot_read(steady.strategy, chunk, exc)
         except _Strayed as strayed:
@@ -369,8 +376,6 @@ class LLMStreamBuffer:
         try:  # past the text limit nothing more is kept: the chunk is only asked if it ends
             shown = "" if gate.text_over else strategy.accumulate(self._acc, shape)
             done = strategy.is_done(shape)
-            if shown and not gate.text(shown):
-                shown = ""
         except _UNREADABLE as exc:
             self._cannot_read(strategy, shape, exc)
             return
@@ -467,7 +472,11 @@ class LLMStreamBuffer:
         """Display text released since the last call; empty while the display is held."""
         if self._held:
             return ""
-        return self.text_queue.text()
+        text = self.text_queue.text()
+        think = self._think
+        if think is not None:
+            text = think.feed(text) + (think.finish() if self.text_queue.ended else "")
+        return text
 
     def hold(self) -> None:
         """Hold the display: ``text()`` returns nothing until ``release()``."""

@@ -19,7 +19,7 @@ from typing import Any
 from callgate.buffer import LLMStreamBuffer, UnrecognizedStreamError
 from callgate.cli.capture import CaptureError, checked_chunk, load_capture, loads
 from callgate.fsm.turn import TURN
-from callgate.gate.findings import finding
+from callgate.gate.findings import Finding, blocked_with_turn, finding
 from callgate.gate.schema import ToolSchemas
 from callgate.strategies import WIRE_STRATEGIES
 
@@ -78,11 +78,16 @@ def load_fixture(text: str) -> dict[str, Any]:
 
 
 def check_fixture(
-    text: str, *, profile: str | None = None, tools: Mapping[str, Any] | None = None
+    text: str,
+    *,
+    profile: str | None = None,
+    tools: Mapping[str, Any] | None = None,
+    strict_finish: bool = False,
 ) -> dict[str, Any]:
     """Run a fixture's stream through the buffer and report on the turn.
 
-    ``profile`` and ``tools``, when given, take the place of the fixture's own.
+    ``profile`` and ``tools``, when given, take the place of the fixture's own;
+    ``strict_finish`` is the buffer's (the seed validator's finish rule).
     """
     try:
         fixture = load_fixture(text)
@@ -92,11 +97,16 @@ def check_fixture(
         fixture["stream"],
         fixture["tool_schemas"] if tools is None else tools,
         fixture["profile"] if profile is None else profile,
+        strict_finish=strict_finish,
     )
 
 
 def check_capture(
-    raw: bytes, *, profile: str | None = None, tools: Mapping[str, Any] | None = None
+    raw: bytes,
+    *,
+    profile: str | None = None,
+    tools: Mapping[str, Any] | None = None,
+    strict_finish: bool = False,
 ) -> dict[str, Any]:
     """Check a fixture, or a raw capture (SSE, JSON Lines, a JSON array).
 
@@ -108,12 +118,12 @@ def check_capture(
     except UnicodeDecodeError as exc:
         return _invalid(profile, f"the capture is not UTF-8: {exc}")
     if _is_fixture(text):
-        return check_fixture(text, profile=profile, tools=tools)
+        return check_fixture(text, profile=profile, tools=tools, strict_finish=strict_finish)
     try:
         stream = load_capture(raw)
     except CaptureError as exc:
         return _invalid(profile, str(exc))
-    return check_stream(stream, tools, profile or "auto")
+    return check_stream(stream, tools, profile or "auto", strict_finish=strict_finish)
 
 
 def _is_fixture(text: str) -> bool:
@@ -131,18 +141,21 @@ def check_stream(
     stream: Sequence[Mapping[str, Any]],
     tool_schemas: Mapping[str, Any] | None,
     profile: str = "auto",
+    *,
+    strict_finish: bool = False,
 ) -> dict[str, Any]:
     """Check one turn given as a list of chunks; ``profile`` ``auto`` recognises it.
 
     Without ``tool_schemas`` (None) every named call is accepted once its arguments are
-    strict JSON; an empty mapping declares no tool at all.
+    strict JSON; an empty mapping declares no tool at all. ``strict_finish`` refuses calls
+    an OpenAI turn ends with ``stop`` (see :class:`~callgate.buffer.LLMStreamBuffer`).
     """
     if profile != "auto" and profile not in WIRE_STRATEGIES:
         known = ", ".join(["auto", *WIRE_STRATEGIES])
         return _invalid(profile, f"unknown profile {profile!r}; known profiles: {known}")
     strategy = None if profile == "auto" else WIRE_STRATEGIES[profile]()
     schemas = ToolSchemas.any_tool() if tool_schemas is None else ToolSchemas(tool_schemas)
-    buffer = LLMStreamBuffer(tool_schemas=schemas, strategy=strategy)
+    buffer = LLMStreamBuffer(tool_schemas=schemas, strategy=strategy, strict_finish=strict_finish)
     try:
         for chunk in stream:
             buffer.add(chunk)
@@ -178,6 +191,8 @@ def report(buffer: LLMStreamBuffer) -> dict[str, Any]:
         }
         for slot in slots
     ]
+    if turn in _BLOCKS:
+        _say_why_blocked(calls, findings)
     evidence = buffer.gate is not None and buffer.gate.evidence
     return {
         "status": status,
@@ -189,6 +204,15 @@ def report(buffer: LLMStreamBuffer) -> dict[str, Any]:
     }
 
 
+def _say_why_blocked(calls: list[dict[str, Any]], findings: Sequence[Finding]) -> None:
+    """Give each blocked call without a fault of its own ``blocked_by``: its turn's first error."""
+    errors = [f for f in findings if f.severity == "error"]
+    faulty = {f.slot for f in errors}
+    for call in calls:
+        if errors and call["slot"] not in faulty:
+            call["blocked_by"] = blocked_with_turn(errors[0])
+
+
 def format_text(result: Mapping[str, Any]) -> str:
     """The report for people: one line per call and per finding, the verdict last."""
     lines = []
@@ -198,7 +222,7 @@ def format_text(result: Mapping[str, Any]) -> str:
             arguments = arguments[:117] + "..."
         lines.append(
             f"call  slot {call['slot']}: {call['name']} (id {call['id']}) "
-            f"{arguments} -> {call['state']}"
+            f"{arguments} -> {call.get('blocked_by', call['state'])}"
         )
     for item in result["findings"]:
         where = f" slot {item['slot']}" if item["slot"] is not None else ""

@@ -42,7 +42,7 @@ def _check(args: argparse.Namespace) -> int:
     if tools is not None and not isinstance(tools, dict):
         print("callgate check: --tools must be a JSON object of {name: schema}", file=sys.stderr)
         return 2
-    result = check_capture(raw, profile=args.profile, tools=tools)
+    result = check_capture(raw, profile=args.profile, tools=tools, strict_finish=args.strict_finish)
     if args.report == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
@@ -253,6 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--tools", help="a JSON file of {tool name: JSON Schema} (default: the fixture's)"
+    )
+    check.add_argument(
+        "--strict-finish",
+        action="store_true",
+        help="the seed validator's rule: refuse calls an OpenAI turn ends with finish_reason"
+        " 'stop' (by default they pass, with a stop_finish_reason warning)",
     )
     check.set_defaults(run=_check)
 

@@ -19,6 +19,7 @@ from callgate.driver.drivers import Driver
 from callgate.driver.loop import stream_turn, verdict
 from callgate.driver.tools import Tool
 from callgate.fsm.verdict import VERDICT
+from callgate.gate.findings import blocked_with_turn, finding
 from callgate.gate.schema import ToolSchemas
 
 _APPLICABLE = VERDICT.tagged("applicable")
@@ -166,6 +167,8 @@ def replay(
     status = verdict(buffer.turn_state, refused, stepper)
     if status in _APPLICABLE:
         findings = [f for f in findings if f["code"] != "no_tool_calls"]
+    if status not in _PASSES:
+        _text_siblings(text_calls, findings)
     calls = result["calls"] + [
         {
             "slot": call["slot"],
@@ -175,6 +178,7 @@ def replay(
             "state": "validated" if status in _PASSES else "blocked",
             "released_at": call["released_at"],
             "source": call["format"],
+            **({"blocked_by": call["blocked_by"]} if "blocked_by" in call else {}),
         }
         for call in text_calls
     ]
@@ -194,6 +198,19 @@ def replay(
         "timeline": timeline,
         "hidden": [b.markup for b in buffer.text_queue.blocks if b.claims and not b.shown],
     }
+
+
+def _text_siblings(text_calls: Sequence[dict[str, Any]], findings: list[Any]) -> None:
+    """Give each text call of a blocked turn without a fault of its own ``blocked_by``."""
+    faults = [f for f in findings if f["severity"] == "error"]
+    faults += [{**c["finding"], "slot": c["slot"]} for c in text_calls if c["finding"] is not None]
+    if not faults:
+        return
+    first = faults[0]
+    why = blocked_with_turn(finding(first["code"], first["message"], first["slot"]))
+    for text_call in text_calls:
+        if text_call["finding"] is None:
+            text_call["blocked_by"] = why
 
 
 def _formats(given: Sequence[str] | None, buffer: LLMStreamBuffer) -> list[str] | None:
@@ -221,11 +238,12 @@ def format_replay(result: Mapping[str, Any]) -> str:
         released = "never released" if when is None else f"released after chunk {when}"
         lines.append(
             f"slot {call['slot']}: {call['name']} (id {call['id']}) {arguments} "
-            f"-> {call['state']}, {released}"
+            f"-> {call.get('blocked_by', call['state'])}, {released}"
         )
     for call in result["text_calls"]:
         arguments = json.dumps(call["arguments"], ensure_ascii=False)
         verdict = "valid" if call["finding"] is None else call["finding"]["code"]
+        verdict = call.get("blocked_by", verdict)
         lines.append(
             f"text call ({call['format']}) after chunk {call['completed_at']}: "
             f"{call['name']} {arguments} -> {verdict}"

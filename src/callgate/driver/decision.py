@@ -51,8 +51,6 @@ _SELF_LOOPS = frozenset((t.source, t.event) for t in DISPLAY.transitions if t.so
 _SETTLED_SLOT = SLOT.final_states
 """Slot states in which another driver's call no longer concerns this driver."""
 _SLOT_BLOCKS = SLOT.tagged("blocks")
-_SIBLING = "another call of this turn was refused: "
-"""Why a call that was itself fine was not run (a turn runs all of its calls or none)."""
 
 
 class Decision:
@@ -195,9 +193,8 @@ class Decision:
                     continue
                 own = _first_error(f for f in buffer.findings if f.slot == slot.key)
                 call = ExtractedCall(slot.id, cast(str, slot.name), {}, slot.key)
-                cause = "" if own is not None else _SIBLING
                 problem = own or first or finding("malformed_chunk", "the turn was blocked")
-                answers.append((key, refusal(call, problem, cause=cause)))
+                answers.append((key, refusal(call, problem, sibling=own is None)))
         return answers
 
     def _answer_text(self) -> list[tuple[CallKey, Answer]]:
@@ -221,7 +218,7 @@ class Decision:
                         key,
                         refusal(call, problem)
                         if problem is not None
-                        else refusal(call, first, cause=_SIBLING),
+                        else refusal(call, first, sibling=True),
                     )
                     for (key, call), problem in zip(pending, problems, strict=True)
                 ]

@@ -89,6 +89,8 @@ class BaseDriver(metaclass=DriverMeta):
         limits: Limits | None = None,
         name: str | None = None,
         tool_timeout: float | None = None,
+        strict_finish: bool = False,
+        hide_think: bool = False,
     ) -> None:
         self.name = name
         """How traces and the demo call this driver (``driver N`` when None)."""
@@ -114,6 +116,12 @@ class BaseDriver(metaclass=DriverMeta):
             raise ValueError(f"tool_timeout must be a number of seconds >= 0, not {tool_timeout!r}")
         self.tool_timeout = tool_timeout
         """Seconds a tool without its own ``timeout`` may take under the async loop."""
+        self.strict_finish = strict_finish
+        """The seed validator's rule for the driver's buffers: refuse calls an OpenAI turn
+        ends with ``stop`` (by default they run, with a ``stop_finish_reason`` warning)."""
+        self.hide_think = hide_think
+        """Keep ``<think>…</think>`` in the content out of the display (a chat UI's wish);
+        by default it is shown as it came. The message keeps it either way."""
         self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats or ())
         """Read only by drivers with :class:`SupportsNativeTools` (the fall-through)."""
 
@@ -299,6 +307,8 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             tool_schemas=self.schemas,
             limits=self.limits,
             policy=self.policy,
+            strict_finish=self.strict_finish,
+            hide_think=self.hide_think,
             text_formats="auto"
             if self.text_formats is None
             else [n for n in self.text_formats if n not in END_FORMATS] or None,
@@ -349,7 +359,14 @@ class Orchestrator(Driver):
     step runs each driver over the same buffer and merges their responses.
     """
 
-    def __init__(self, drivers: Sequence[Driver], *, policy: str = "turn") -> None:
+    def __init__(
+        self,
+        drivers: Sequence[Driver],
+        *,
+        policy: str = "turn",
+        strict_finish: bool = False,
+        hide_think: bool = False,
+    ) -> None:
         formats: list[str] | None = []
         for driver in drivers:
             if driver.text_formats is None or formats is None:
@@ -357,7 +374,13 @@ class Orchestrator(Driver):
             else:
                 formats += [n for n in driver.text_formats if n not in formats]
         tools = [tool for driver in drivers for tool in driver.tools.values()]
-        super().__init__(tools, text_formats=formats, policy=policy)
+        super().__init__(
+            tools,
+            text_formats=formats,
+            policy=policy,
+            strict_finish=strict_finish,
+            hide_think=hide_think,
+        )
         self.drivers = list(drivers)
 
     def process_llm_response(

@@ -25,6 +25,7 @@ from attrs import evolve, frozen
 
 from callgate.buffer import LLMStreamBuffer, as_shape
 from callgate.driver.drivers import Driver
+from callgate.driver.history import carry, earlier, free_stand_in
 from callgate.driver.responses import DriverResponse, merge
 from callgate.driver.results import refusal
 from callgate.fsm.interpreter import Interpreter
@@ -39,7 +40,6 @@ from callgate.strategies.base import (
     ExtractedCall,
     HistoryCall,
     ToolResult,
-    stand_in_id,
 )
 
 _VERDICT = Interpreter[VerdictState](VERDICT)
@@ -312,8 +312,11 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
         history += strategy.history(buffer.as_dict())
     placed: list[HistoryCall] = []
     if strategy is not None:
-        calls = _history_calls(buffer.slots, strategy.requires_id)
+        carried = buffer.ledger.carried if strategy.unique_ids else None
+        calls = _history_calls(buffer.slots, strategy.requires_id, carried, buffer.ledger.turn)
         history, placed = strategy.answerable(history, calls)
+        if carried is not None:
+            carry(carried, placed, buffer.ledger.turn)
     if strategy is not None and placed:
         results = _answer_every_call(buffer, results, placed)
         history += strategy.result_messages(results)
@@ -327,17 +330,21 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
 
 
-def _history_calls(slots: Sequence[Slot], requires_id: bool) -> list[HistoryCall]:
+def _history_calls(
+    slots: Sequence[Slot], requires_id: bool, carried: Mapping[str, int] | None, turn: int
+) -> list[HistoryCall]:
     """Each slot's call as the history carries it (see :class:`HistoryCall`).
 
-    Where the wire requires ids, a call without a usable one gets a stand-in id.
+    Where the wire requires ids, a call without a usable one gets a stand-in id; so does,
+    where ids must be unique in the conversation (``carried``), one an earlier turn carried.
     """
     calls: list[HistoryCall] = []
     seen: set[str | None] = set()
+    taken = earlier(carried, turn)
     for slot in slots:
         call_id = slot.id or None
-        if requires_id and (call_id is None or call_id in seen):
-            call_id = stand_in_id(slot.key)
+        if requires_id and (call_id is None or call_id in seen or call_id in taken):
+            call_id = free_stand_in(slot.key, taken | seen)
         seen.add(call_id)
         arguments = slot.arguments
         if arguments is None:

@@ -8,7 +8,7 @@ answer, and the wire strategy's ``result_messages`` shapes it.
 
 from __future__ import annotations
 
-from callgate.gate.findings import Finding
+from callgate.gate.findings import Finding, blocked_with_turn
 from callgate.gate.turn import Slot
 from callgate.strategies.base import ExtractedCall, ToolResult
 
@@ -23,7 +23,20 @@ _ADVICE = {
     "unknown_tool": "Call only the tools you were given.",
     "missing_name": "Every call needs the name of a tool.",
     "limit_exceeded": "Send smaller arguments.",
+    "wrong_terminal_reason": (
+        "The server ended the turn with that reason, not with a tool call; the call itself "
+        "was not at fault. Do not repeat it unchanged: after 'length' (the output was cut "
+        "off) only shorter arguments can help; after any other reason (a content filter, or "
+        "'stop' where this client takes only 'tool_calls') answer without the tool."
+    ),
+    "missing_terminal": (
+        "The stream ended before the call was complete (the server or the connection cut "
+        "it); the call itself was not at fault."
+    ),
+    "provider_error": "The provider reported an error; the call itself was not at fault.",
 }
+"""How to retry, by the code of the finding that refused the call. Where the server, not
+the call, was at fault, the advice says so: a model told its call was wrong retries it."""
 
 
 def corrective_result(slot: Slot, finding: Finding) -> ToolResult:
@@ -31,14 +44,20 @@ def corrective_result(slot: Slot, finding: Finding) -> ToolResult:
     return refusal(ExtractedCall(slot.id, slot.name or "(no name)", {}, slot.key), finding)
 
 
-def refusal(call: ExtractedCall, finding: Finding, *, cause: str = "") -> ToolResult:
+def refusal(call: ExtractedCall, finding: Finding, *, sibling: bool = False) -> ToolResult:
     """An error result for ``call``, which was not run because of ``finding``.
 
-    ``cause`` says why a call that was itself fine was not run (another call of its
-    turn was refused, and a turn runs all of its calls or none).
+    ``sibling``: the call was itself fine, and ``finding`` is why its turn was blocked (a
+    turn runs all of its calls or none); the answer says which call was at fault.
     """
     advice = _ADVICE.get(finding.code, "The call was not run.")
-    content = (
-        f"The call to {call.name} was not run: {cause}{finding.message} ({finding.code}). {advice}"
-    )
+    if sibling:
+        content = (
+            f"The call to {call.name} was not run: {blocked_with_turn(finding)} "
+            f"({finding.message}; {finding.code}). A turn runs all of its calls or none. {advice}"
+        )
+    else:
+        content = (
+            f"The call to {call.name} was not run: {finding.message} ({finding.code}). {advice}"
+        )
     return ToolResult(call, content, is_error=True, refused=True)

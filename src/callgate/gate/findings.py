@@ -47,6 +47,14 @@ CODES: dict[str, tuple[Severity, str]] = {
         "warning",
         "the same turn-level terminal came again on a chunk that carries nothing else",
     ),
+    "stop_finish_reason": (
+        "warning",
+        "an OpenAI turn ended its complete calls with finish_reason stop, not tool_calls",
+    ),
+    "trailing_terminal": (
+        "warning",
+        "a stop came after the turn's terminal on a chunk of whitespace text only",
+    ),
 }
 
 
@@ -84,3 +92,29 @@ def finding(code: str, message: str, slot: int | str | None = None) -> Finding:
     except KeyError:
         raise UnknownCodeError(f"unknown finding code {code!r}") from None
     return Finding(code=code, severity=severity, message=message, slot=slot)
+
+
+_WHAT_FAILED = {
+    "unknown_tool": "names an unknown tool",
+    "missing_name": "names no tool",
+    "missing_id": "carries no call id",
+    "schema_invalid": "does not match its tool's schema",
+    "malformed_json": "has arguments that are not valid JSON",
+    "trailing_data": "has more than one JSON value as arguments",
+    "non_object_arguments": "has arguments that are not a JSON object",
+    "unsupported_schema_keyword": "uses a tool whose schema cannot be enforced",
+    "identity_collision": "collides with another call's id or slot",
+}
+"""What the call a finding names did wrong, as the reason its siblings give."""
+
+
+def blocked_with_turn(cause: Finding) -> str:
+    """Why a call that was itself fine did not run: ``cause``, the first error of its turn.
+
+    A turn runs all of its calls or none, so a valid call is blocked by a sibling's fault
+    (or by the turn's own): "blocked with its turn: the call in slot 1 names an unknown tool".
+    """
+    if cause.slot is None:
+        return f"blocked with its turn: {cause.message} ({cause.code})"
+    what = _WHAT_FAILED.get(cause.code, f"was refused ({cause.code})")
+    return f"blocked with its turn: the call in slot {cause.slot} {what}"

@@ -53,6 +53,22 @@ _SUBSCHEMA_ONE = (
 _IN_PLACE = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas"})
 _NEEDS_SIBLING = {"then": "if", "else": "if", "minContains": "contains", "maxContains": "contains"}
 _MESSAGE_LIMIT = 300
+ASSERTS_NOTHING = frozenset(
+    {
+        "strict",
+        "example",
+        "propertyOrdering",
+        "contentMediaType",
+        "contentEncoding",
+        "contentSchema",
+    }
+)
+"""Keys that are no Draft 2020-12 assertion and known to constrain nothing, accepted beside
+:data:`~callgate.gate.schema_fast.ANNOTATION_KEYWORDS`: OpenAI's function flag ``strict``
+copied into the schema (frameworks do), OpenAPI's ``example``, Gemini's ``propertyOrdering``,
+and the content vocabulary (annotations only in 2020-12). Vendor extensions (``x-`` keys)
+are accepted too. A key that could be a constraint (``nullable``, ``discriminator``, any
+other unknown key) still makes the schema unsupported."""
 
 _META_VALIDATOR = Draft202012Validator(
     Draft202012Validator.META_SCHEMA,
@@ -164,7 +180,7 @@ class _Audit:
         elif keyword == "$id":
             if len(here) > 1:
                 self.nested_ids.append(here)
-        elif keyword in ANNOTATION_KEYWORDS:
+        elif keyword in ANNOTATION_KEYWORDS or keyword in ASSERTS_NOTHING:
             pass
         elif keyword == "format":
             if value not in CHECKED_FORMATS:
@@ -182,7 +198,7 @@ class _Audit:
                     f"keyword {keyword!r} at {where} has no sibling "
                     f"{_NEEDS_SIBLING[keyword]!r}, so the validator ignores it"
                 )
-        elif keyword not in Draft202012Validator.VALIDATORS:
+        elif keyword not in Draft202012Validator.VALIDATORS and not keyword.startswith("x-"):
             self.problems.append(
                 f"keyword {keyword!r} at {where} is not enforced by the Draft 2020-12 validator"
             )

@@ -127,6 +127,7 @@ class TurnGate:
         requires_id: bool = True,
         empty_arguments_object: bool = False,
         preview: bool = False,
+        strict_finish: bool = False,
     ) -> None:
         self.schemas = schemas if schemas is not None else ToolSchemas.any_tool()
         self.limits = limits if limits is not None else Limits()
@@ -139,6 +140,9 @@ class TurnGate:
         self.requires_id = requires_id
         self.empty_arguments_object = empty_arguments_object
         self.preview = preview
+        self.strict_finish = strict_finish
+        """The seed validator's rule: only a tool-use reason ends a turn with calls (a wire
+        whose servers also end complete calls otherwise, OpenAI's ``stop``, reads it)."""
         self.slots: dict[SlotKey, Slot] = {}
         self.turn: TurnState = _TURN.initial
         self.version = 0

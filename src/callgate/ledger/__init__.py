@@ -135,6 +135,7 @@ class Ledger:
         "_ids",
         "_repeat",
         "_running",
+        "carried",
         "clock",
         "conversation",
         "expiry",
@@ -176,6 +177,9 @@ class Ledger:
         self._running: dict[str, float] = {}
         """Calls this ledger started that are still running, with when they started."""
         self._ids: set[str] = set()
+        self.carried: dict[str, int] = {}
+        """The call ids the conversation's histories carried, each with the turn that first
+        carried it (a wire whose ids must be unique gives a later repeat a stand-in)."""
 
     @classmethod
     def sqlite(cls, path: str | os.PathLike[str], *, conversation: str, **options: Any) -> Ledger:

@@ -32,6 +32,7 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
+    has_text,
     repaired_blocks,
 )
 
@@ -84,6 +85,7 @@ class AnthropicStrategy(ExtractionStrategy):
     leaks_into_text = True
     per_call_done = True
     requires_id = True
+    unique_ids = True
     empty_arguments_object = True
     reports_stray_chunks = True
 
@@ -188,6 +190,14 @@ class AnthropicStrategy(ExtractionStrategy):
         elif index in acc.blocks:
             acc.gate.refuse("malformed_chunk", f"content block {index} started twice")
         else:
+            for field in _JOINED:
+                if field in block and not isinstance(block[field], str):
+                    acc.gate.refuse(
+                        "malformed_chunk",
+                        f"content block {index} starts with {field} that is not text: "
+                        f"{block[field]!r:.40}",
+                    )
+                    block[field] = ""  # the message stays readable; the turn is blocked
             acc.blocks[index] = block
             if block.get("type") in SERVER_TOOL_BLOCKS:
                 acc.server[index] = []
@@ -230,7 +240,13 @@ class AnthropicStrategy(ExtractionStrategy):
         if kind in _TEXT_FIELD:
             field = _TEXT_FIELD[kind]
             text = delta.get(field, "")
-            if kind != "text_delta" and not acc.gate.text(text):
+            if not isinstance(text, str):
+                acc.gate.refuse(
+                    "malformed_chunk",
+                    f"{kind} for block {index}: {field} is not text: {text!r:.40}",
+                )
+                return ""
+            if not acc.gate.text(text):
                 return ""
             acc.parts.setdefault((index, field), []).append(text)
             return text if kind == "text_delta" else ""
@@ -294,13 +310,13 @@ class AnthropicStrategy(ExtractionStrategy):
     ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
         """Each ``tool_use`` block with its call's id and name, and an object ``input``.
 
-        Empty text blocks, and a message left with no block, are left out: the API
-        refuses them.
+        Text blocks that are empty or only whitespace, and a message left with no block,
+        are left out: the API refuses them.
         """
         return repaired_blocks(
             history,
             calls,
-            lambda block: block.get("type") != "text" or bool(block.get("text")),
+            lambda block: block.get("type") != "text" or has_text(block.get("text")),
             _answerable_block,
         )
 

@@ -113,6 +113,15 @@ class CallPairing:
         return match
 
 
+def has_text(value: object) -> bool:
+    """Whether ``value`` is text with something besides whitespace in it.
+
+    Anthropic refuses a text block that is empty or only whitespace ("text content blocks
+    must contain non-whitespace text"), Bedrock one that is blank.
+    """
+    return isinstance(value, str) and bool(value) and not value.isspace()
+
+
 def repaired_blocks(
     history: Sequence[dict[str, Any]],
     calls: Sequence[HistoryCall],
@@ -319,6 +328,10 @@ class StreamReader(Recognizer, Generic[Acc]):
     """Whether the format ends each call with its own done event."""
     requires_id: ClassVar[bool] = True
     """Whether every call must carry a call id (to correlate its result)."""
+    unique_ids: ClassVar[bool] = False
+    """Whether the provider refuses a history in which two calls share an id, across the
+    whole conversation (Anthropic: "tool_use ids must be unique"): a call whose id an
+    earlier turn's history carried goes back under a stand-in id."""
     empty_arguments_object: ClassVar[bool] = False
     """Whether a call whose argument stream is empty means ``{}`` in this format."""
     reports_stray_chunks: ClassVar[bool] = False
@@ -336,6 +349,9 @@ class StreamReader(Recognizer, Generic[Acc]):
 
         None says more than ``""``: the chunk adds no text and is certainly not the
         stream's end (:meth:`is_done` is false for it), so the buffer does not ask.
+        Every text kept (display, reasoning, thinking) is first counted with
+        ``gate.text()``; a text it refuses (past ``max_text_bytes``) is neither kept in
+        ``acc`` nor returned, so the message and the display stay exact.
         """
 
     def reader(self, acc: Acc) -> Callable[[Shape], str | None]:

@@ -37,6 +37,7 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
+    has_text,
     repaired_blocks,
     text_field,
 )
@@ -309,12 +310,13 @@ class BedrockStrategy(ExtractionStrategy):
     ) -> tuple[list[dict[str, Any]], list[HistoryCall]]:
         """Each client ``toolUse`` with its call's id and name, and an object ``input``.
 
-        Empty text blocks, and a message left with no block, are left out.
+        Blank text blocks (empty or only whitespace: "The text field in the ContentBlock
+        object is blank"), and a message left with no block, are left out.
         """
         return repaired_blocks(
             history,
             calls,
-            lambda block: "text" not in block or bool(block["text"]),
+            lambda block: "text" not in block or has_text(block["text"]),
             _answerable_block,
         )
 
@@ -349,9 +351,10 @@ def _apply(gate: TurnGate, block: _Block, index: int, delta: Mapping[str, Any]) 
             return ""
         if "citation" in delta:
             block.citations.append(delta["citation"])
-        if text:
-            block.texts.setdefault("text", []).append(text)
-        return text or ""
+        if not text or not gate.text(text):
+            return ""
+        block.texts.setdefault("text", []).append(text)
+        return text
     if block.kind == "reasoningContent":
         reasoning = delta["reasoningContent"]
         if not isinstance(reasoning, Mapping):

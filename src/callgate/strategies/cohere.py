@@ -232,7 +232,7 @@ class CohereStrategy(ExtractionStrategy):
         if block is None:
             block = acc.blocks[index] = _Block("thinking" if "thinking" in content else "text")
         piece = content.get(block.field)
-        if not isinstance(piece, str) or (block.field != "text" and not acc.gate.text(piece)):
+        if not isinstance(piece, str) or not acc.gate.text(piece):
             return ""
         block.pieces.append(piece)
         return piece if block.field == "text" else ""

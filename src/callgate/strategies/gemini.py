@@ -310,7 +310,7 @@ class GeminiStrategy(ExtractionStrategy):
     @staticmethod
     def _text(acc: _Accumulator, part: Mapping[str, Any]) -> str:
         text: str = part["text"]
-        if part.get("thought") is True and not acc.gate.text(text):
+        if not acc.gate.text(text):
             return ""
         if not text and _TEXT_KEYS.issuperset(part) and not _SIGNATURE_KEYS.intersection(part):
             return ""

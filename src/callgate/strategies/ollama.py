@@ -163,7 +163,7 @@ class OllamaStrategy(ExtractionStrategy):
             if value is None:
                 continue
             if key in acc.pieces:
-                if isinstance(value, str) and (key == _DISPLAY or acc.gate.text(value)):
+                if isinstance(value, str) and acc.gate.text(value):
                     acc.pieces[key].append(value)
                     if key == _DISPLAY:
                         shown += value

@@ -95,9 +95,19 @@ class OpenAIStrategy(ExtractionStrategy):
                 continue
             delta = choice.get("delta") or {}
             reason = choice.get("finish_reason")
-            if reason is not None and reason == acc.finish_reason and _carries_nothing(delta):
-                gate.note("repeated_terminal", f"finish_reason {reason!r} again, on a bare chunk")
-                continue
+            if reason is not None and acc.finish_reason is not None:
+                if reason == acc.finish_reason and _carries_nothing(delta):
+                    gate.note(
+                        "repeated_terminal", f"finish_reason {reason!r} again, on a bare chunk"
+                    )
+                    continue
+                if reason == "stop" and _carries_nothing(delta, blank=True):
+                    gate.note(
+                        "trailing_terminal",
+                        f"finish_reason 'stop' after {acc.finish_reason!r}, on a chunk with "
+                        "nothing but whitespace text (a relay's own end); the turn had ended",
+                    )
+                    reason = None  # its whitespace is still content; the turn's end stands
             for key, value in delta.items():
                 if value is None:
                     continue
@@ -131,7 +141,7 @@ class OpenAIStrategy(ExtractionStrategy):
                     acc.extra.setdefault(key, []).append(value)
             if reason is not None:
                 acc.finish_reason = reason
-                gate.turn_done(reason == "tool_calls", reason)
+                gate.turn_done(_ends_calls(gate, reason), reason)
         return shown
 
     @staticmethod
@@ -225,11 +235,40 @@ def _key(acc: _Accumulator, call: Mapping[str, Any]) -> object:
     return key
 
 
-def _carries_nothing(delta: Any) -> bool:
-    """A delta with no content, call or other text (only a role, nulls and empty strings)."""
+def _carries_nothing(delta: Any, *, blank: bool = False) -> bool:
+    """A delta with no content, call or other text (only a role, nulls and empty strings).
+
+    ``blank`` also lets ``content`` be whitespace text.
+    """
     if not isinstance(delta, Mapping):
         return False
-    return all(key == "role" or value is None or value == "" for key, value in delta.items())
+    return all(
+        key == "role"
+        or value is None
+        or value == ""
+        or (blank and key == _DISPLAY and isinstance(value, str) and value.isspace())
+        for key, value in delta.items()
+    )
+
+
+def _ends_calls(gate: TurnGate, reason: object) -> bool:
+    """Whether ``reason`` ends the turn's calls: ``tool_calls``, or ``stop`` by default.
+
+    api.openai.com ends a call made under a named ``tool_choice`` with ``stop`` (vLLM
+    does the same on purpose, older Ollama and LiteLLM routes too): the calls are then
+    checked as usual and a ``stop_finish_reason`` warning says so. ``strict_finish`` (the
+    seed validator's rule) refuses them; ``length`` and ``content_filter`` always do.
+    """
+    if reason == "tool_calls":
+        return True
+    if reason != "stop" or gate.strict_finish or gate.done_seen or not gate.slots:
+        return False
+    gate.note(
+        "stop_finish_reason",
+        "the turn ended with finish_reason 'stop', not 'tool_calls'; its calls are checked "
+        "as complete (strict_finish refuses them)",
+    )
+    return True
 
 
 def _content(acc: _Accumulator, value: object) -> str:
@@ -240,6 +279,8 @@ def _content(acc: _Accumulator, value: object) -> str:
     message has them.
     """
     if isinstance(value, str):
+        if not acc.gate.text(value):
+            return ""
         if acc.blocks is None:
             acc.content.append(value)
         elif value:
@@ -257,6 +298,8 @@ def _content(acc: _Accumulator, value: object) -> str:
     for part in value:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind == "text" and isinstance(part.get("text"), str):
+            if not acc.gate.text(part["text"]):
+                continue
             _text_part(acc.blocks, part["text"])
             shown += part["text"]
         elif kind == "thinking" and isinstance(part.get("thinking"), list):

@@ -411,7 +411,7 @@ class ResponsesStrategy(ExtractionStrategy):
         part = parts.get((list_name, index))
         if part is None:
             part = parts[(list_name, index)] = _Part(dict(_DEFAULT_PART[kind]), text_field)
-        if kind != "response.output_text.delta" and not acc.gate.text(delta):
+        if not acc.gate.text(delta):
             return ""
         part.texts.append(delta)
         return delta if kind == "response.output_text.delta" else ""

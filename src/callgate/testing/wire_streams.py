@@ -495,7 +495,8 @@ _LOOKALIKES: dict[str, tuple[str, ...]] = {}
 
 
 def _second_reason(enc: Encoder) -> str | None:
-    return {"openai": "stop", "gemini": None, "ollama": None}.get(enc.wire)
+    """A second finish that blocks (OpenAI's trailing ``stop`` is only a warning)."""
+    return {"openai": "length", "gemini": None, "ollama": None}.get(enc.wire)
 
 
 def _responses_delta(call: WireCall, text: str) -> list[Chunk]:
