@@ -303,8 +303,14 @@ def test_a_correct_adapter_passes_the_machine() -> None:
 @pytest.mark.parametrize(
     ("machine", "problem"),
     [
-        (EagerAdapter, "before the terminal evidence"),
-        (ForgetfulAdapter, "the adapter loses"),
+        # Every fault of an eager adapter is a call run too soon: before the terminal
+        # evidence, or on a faulted stream that callgate then blocks. Which one a search
+        # meets first depends on its seed, so the test accepts either.
+        (
+            EagerAdapter,
+            r"^the adapter runs \[.+\] (before the terminal evidence|that callgate blocks)",
+        ),
+        (ForgetfulAdapter, r"^the adapter loses \[.+\]"),
     ],
 )
 def test_the_machine_finds_an_adapters_fault_and_shows_the_stream(
