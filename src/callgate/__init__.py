@@ -6,6 +6,8 @@ message, and its slot and turn machines decide whether the calls may run. A
 when the policy allows; :func:`run_turn` is that loop.
 """
 
+from typing import TYPE_CHECKING
+
 from callgate.buffer import BufferUsageError, LLMStreamBuffer, UnrecognizedStreamError, as_shape
 from callgate.chain import ExtractionChain
 from callgate.driver import (
@@ -42,6 +44,27 @@ from callgate.strategies import (
     ToolResult,
 )
 
+if TYPE_CHECKING:
+    __version__: str
+    """The installed distribution's version (pyproject.toml is the one place it is written)."""
+else:
+
+    def __getattr__(name: str) -> str:
+        """``__version__``, read from the installed metadata on first use (PEP 562).
+
+        Lazily, so that ``import callgate`` does not import ``importlib.metadata``. (Hidden
+        from type checkers, which would otherwise accept any name of this module.)
+        """
+        if name == "__version__":
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                return version("callgate")
+            except PackageNotFoundError:
+                return "0+unknown"  # a source tree on sys.path that was never installed
+        raise AttributeError(f"module 'callgate' has no attribute {name!r}")
+
+
 __all__ = [
     "AnthropicStrategy",
     "BaseDriver",
@@ -69,6 +92,7 @@ __all__ = [
     "TurnGate",
     "TurnStep",
     "UnrecognizedStreamError",
+    "__version__",
     "arun_turn",
     "as_shape",
     "astream_turn",
