@@ -71,16 +71,22 @@ def test_every_wire_and_fault_agrees_with_callgates_verdict(wire: str, kind: str
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_every_real_provider_quirk_comes_up_and_is_read_as_its_ground_truth(wire: str) -> None:
-    seen: set[str] = set()
-
     @settings(KIT, max_examples=30)
     @given(example=streams(wire, calls=(1, 3)))
     def check(example: StreamExample) -> None:
-        seen.update(example.quirks)
+        assert example.quirks <= set(QUIRKS[wire])
         assert example.check().turn_state == "executable"
 
     check()
-    assert seen == set(QUIRKS[wire])
+    # Each quirk on its own: whether 30 draws of any subset meet every quirk depends on
+    # the seed (null_content, drawn against no_content_key, once missed), so ask for it.
+    for quirk in QUIRKS[wire]:
+        example = find(
+            streams(wire, calls=(1, 3), quirks=[quirk]),
+            lambda e, q=quirk: q in e.quirks,
+            settings=QUICK,
+        )
+        assert example.check().turn_state == "executable", quirk
 
 
 @pytest.mark.parametrize("wire", WIRES)
