@@ -3,7 +3,8 @@
 Feed an :class:`LLMStreamBuffer` a provider's raw chunks; it keeps the provider's own
 message, and its slot and turn machines decide whether the calls may run. A
 :class:`Driver` owns tools: per chunk it decides what the user may see and runs its calls
-when the policy allows; :func:`run_turn` is that loop.
+when the policy allows; :func:`run_turn` is that loop. ``__all__`` is the public surface
+(docs/api.md lists it); every exception callgate raises is a :class:`CallgateError`.
 """
 
 from typing import TYPE_CHECKING
@@ -30,19 +31,28 @@ from callgate.driver.loop import (
     run_turn,
     stream_turn,
 )
+from callgate.fsm.errors import CallgateError
+from callgate.fsm.interpreter import TransitionError
 from callgate.gate.findings import Finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import TurnGate
 from callgate.ledger import Ledger
 from callgate.strategies import (
+    WIRE_STRATEGIES,
     AnthropicStrategy,
+    BedrockStrategy,
+    CohereStrategy,
     ExtractedCall,
     ExtractionStrategy,
+    GeminiStrategy,
     MistralStrategy,
+    OllamaStrategy,
     OpenAIStrategy,
+    ResponsesStrategy,
     ToolResult,
 )
+from callgate.strategies.text.detector import Detector
 
 if TYPE_CHECKING:
     __version__: str
@@ -66,9 +76,14 @@ else:
 
 
 __all__ = [
+    "WIRE_STRATEGIES",
     "AnthropicStrategy",
     "BaseDriver",
+    "BedrockStrategy",
     "BufferUsageError",
+    "CallgateError",
+    "CohereStrategy",
+    "Detector",
     "Driver",
     "DriverMeta",
     "DriverResponse",
@@ -76,17 +91,21 @@ __all__ = [
     "ExtractionChain",
     "ExtractionStrategy",
     "Finding",
+    "GeminiStrategy",
     "LLMStreamBuffer",
     "Ledger",
     "Limits",
     "MistralStrategy",
+    "OllamaStrategy",
     "OpenAIStrategy",
     "Orchestrator",
+    "ResponsesStrategy",
     "SupportsNativeTools",
     "SupportsStreaming",
     "Tool",
     "ToolResult",
     "ToolSchemas",
+    "TransitionError",
     "Turn",
     "TurnError",
     "TurnGate",

@@ -19,6 +19,7 @@ from callgate.buffer import LLMStreamBuffer
 from callgate.driver.drivers import Driver
 from callgate.driver.responses import DriverResponse, merge
 from callgate.driver.results import refusal
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.turn import TURN
 from callgate.fsm.verdict import VERDICT, Verdict, VerdictState
@@ -176,7 +177,7 @@ def _sync_only(drivers: list[Driver]) -> None:
                 )
 
 
-class TurnError(RuntimeError):
+class TurnError(CallgateError, RuntimeError):
     """The stream failed mid-turn (an SDK error, a dropped connection).
 
     The buffer was ended and the drivers answered what the turn allows (calls the stream
