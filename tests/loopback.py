@@ -26,7 +26,7 @@ from typing import Any
 import anthropic
 import openai
 
-from callgate.testing.builders import Block, TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import Block, WireText, anthropic_events, openai_chunks, split
 from callgate.testing.wires import Chunk, WireCall
 from provider_rules import anthropic_problems, openai_problems
 
@@ -215,7 +215,7 @@ def recorded_openai(calls: Sequence[WireCall], text: str = TEXT) -> list[Chunk]:
 
 def recorded_anthropic(calls: Sequence[WireCall], text: str = TEXT) -> list[Chunk]:
     """An Anthropic turn: a ``text`` block, then ``calls``, all blocks interleaved."""
-    blocks: list[Block] = [TextBlock(split(text, SIZES)), *calls]
+    blocks: list[Block] = [WireText(split(text, SIZES)), *calls]
     events = anthropic_events(blocks, round_robin([2 + len(block.fragments) for block in blocks]))
     # A keep-alive the SDK must swallow before it reaches the buffer.
     return [*events[:3], {"type": "ping"}, *events[3:]]

@@ -16,7 +16,7 @@ import pytest
 from callgate import Driver, Tool, Turn, run_turn
 from callgate.cli.replay import replay
 from callgate.strategies.text.defaults import OPT_IN_FORMATS, default_text_formats, model_name
-from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import WireText, anthropic_events, openai_chunks, split
 from callgate.testing.wires import Chunk
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -40,7 +40,7 @@ def openai_turn(text: str, model: str) -> list[Chunk]:
 
 
 def anthropic_turn(text: str, model: str = "claude-sonnet-4-5") -> list[Chunk]:
-    block = TextBlock(split(text, [5]))
+    block = WireText(split(text, [5]))
     events = anthropic_events([block], [0] * (2 + len(block.fragments)))
     events[0]["message"]["model"] = model
     return events

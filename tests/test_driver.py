@@ -30,7 +30,7 @@ from callgate import (
 )
 from callgate.driver.responses import DriverResponse
 from callgate.strategies.text.formats import DEFAULT_FORMATS
-from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import WireText, anthropic_events, openai_chunks, split
 from callgate.testing.wires import Chunk, WireCall
 
 EVERY = DEFAULT_FORMATS
@@ -68,7 +68,7 @@ def content_chunks(text: str, size: int = 5) -> list[Chunk]:
 
 def leak_events(text: str, size: int = 6) -> list[Chunk]:
     """An Anthropic turn with one text block (``text``) and no tool_use block."""
-    block = TextBlock(split(text, [size]))
+    block = WireText(split(text, [size]))
     return anthropic_events([block], [0] * (2 + len(block.fragments)))
 
 
@@ -266,7 +266,7 @@ def native_anthropic() -> list[Chunk]:
         WireCall("toolu_1", "get_weather", ('{"city"', ': "Oslo"}')),
         WireCall("toolu_2", "get_time", ('{"tz": ', '"UTC"}')),
     ]
-    blocks = [TextBlock(("Let me check.",)), *calls]
+    blocks = [WireText(("Let me check.",)), *calls]
     # text block; call 1 whole; call 2 whole: stops at positions known below
     return anthropic_events(blocks, [0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2])
 

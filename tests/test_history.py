@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import callgate
 from callgate import Driver, Tool, Turn, run_turn
-from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import WireText, anthropic_events, openai_chunks, split
 from callgate.testing.wires import Chunk, WireCall
 from provider_rules import (
     validate_anthropic,
@@ -78,7 +78,7 @@ def test_openai_a_call_nobody_owns_is_answered_not_available_here() -> None:
 
 
 def test_anthropic_a_call_nobody_owns_is_answered_not_available_here() -> None:
-    blocks = [TextBlock(("Let me.",)), call("toolu_2", "send_mail", '{"to": "x"}')]
+    blocks = [WireText(("Let me.",)), call("toolu_2", "send_mail", '{"to": "x"}')]
     turn = play(anthropic_events(blocks, [0, 0, 0, 1, 1, 1]))
 
     validate_anthropic([USER, *turn.history])

@@ -29,7 +29,7 @@ from pydantic import TypeAdapter
 
 from callgate import LLMStreamBuffer
 from callgate.testing import argument_texts, interleavings
-from callgate.testing.builders import Block, TextBlock, anthropic_events, openai_chunks
+from callgate.testing.builders import Block, WireText, anthropic_events, openai_chunks
 from callgate.testing.wires import Chunk, WireCall
 from wire_common import fragments_of
 
@@ -86,7 +86,7 @@ def openai_turns(draw: st.DrawFn) -> OpenAITurn:
 def anthropic_turns(draw: st.DrawFn) -> AnthropicTurn:
     blocks: list[Block] = []
     if draw(st.booleans()):
-        blocks.append(TextBlock(draw(fragments_of(draw(st.text(max_size=12))))))
+        blocks.append(WireText(draw(fragments_of(draw(st.text(max_size=12))))))
     for call in draw(calls("toolu_")):
         # Anthropic usually opens a tool_use input with an empty partial_json.
         lead = ("",) if draw(st.booleans()) else ()

@@ -71,16 +71,22 @@ def test_every_wire_and_fault_agrees_with_callgates_verdict(wire: str, kind: str
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_every_real_provider_quirk_comes_up_and_is_read_as_its_ground_truth(wire: str) -> None:
-    seen: set[str] = set()
-
     @settings(KIT, max_examples=30)
     @given(example=streams(wire, calls=(1, 3)))
     def check(example: StreamExample) -> None:
-        seen.update(example.quirks)
+        assert example.quirks <= set(QUIRKS[wire])
         assert example.check().turn_state == "executable"
 
     check()
-    assert seen == set(QUIRKS[wire])
+    # Each quirk on its own: whether 30 draws of any subset meet every quirk depends on
+    # the seed (null_content, drawn against no_content_key, once missed), so ask for it.
+    for quirk in QUIRKS[wire]:
+        example = find(
+            streams(wire, calls=(1, 3), quirks=[quirk]),
+            lambda e, q=quirk: q in e.quirks,
+            settings=QUICK,
+        )
+        assert example.check().turn_state == "executable", quirk
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -303,8 +309,14 @@ def test_a_correct_adapter_passes_the_machine() -> None:
 @pytest.mark.parametrize(
     ("machine", "problem"),
     [
-        (EagerAdapter, "before the terminal evidence"),
-        (ForgetfulAdapter, "the adapter loses"),
+        # Every fault of an eager adapter is a call run too soon: before the terminal
+        # evidence, or on a faulted stream that callgate then blocks. Which one a search
+        # meets first depends on its seed, so the test accepts either.
+        (
+            EagerAdapter,
+            r"^the adapter runs \[.+\] (before the terminal evidence|that callgate blocks)",
+        ),
+        (ForgetfulAdapter, r"^the adapter loses \[.+\]"),
     ],
 )
 def test_the_machine_finds_an_adapters_fault_and_shows_the_stream(

@@ -10,7 +10,7 @@ import pytest
 
 from callgate import Driver, Tool, Turn, run_turn
 from callgate.cli.replay import format_replay, replay
-from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import WireText, anthropic_events, openai_chunks, split
 from callgate.testing.wires import Chunk, WireCall
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -24,7 +24,7 @@ def native(arguments: str) -> list[Chunk]:
 
 
 def leaked(text: str) -> list[Chunk]:
-    block = TextBlock(split(text, (5,)))
+    block = WireText(split(text, (5,)))
     return anthropic_events([block], [0] * (2 + len(block.fragments)))
 
 

@@ -3,8 +3,11 @@
 Feed an :class:`LLMStreamBuffer` a provider's raw chunks; it keeps the provider's own
 message, and its slot and turn machines decide whether the calls may run. A
 :class:`Driver` owns tools: per chunk it decides what the user may see and runs its calls
-when the policy allows; :func:`run_turn` is that loop.
+when the policy allows; :func:`run_turn` is that loop. ``__all__`` is the public surface
+(docs/api.md lists it); every exception callgate raises is a :class:`CallgateError`.
 """
+
+from typing import TYPE_CHECKING
 
 from callgate.buffer import BufferUsageError, LLMStreamBuffer, UnrecognizedStreamError, as_shape
 from callgate.chain import ExtractionChain
@@ -28,24 +31,59 @@ from callgate.driver.loop import (
     run_turn,
     stream_turn,
 )
+from callgate.fsm.errors import CallgateError
+from callgate.fsm.interpreter import TransitionError
 from callgate.gate.findings import Finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import TurnGate
 from callgate.ledger import Ledger
 from callgate.strategies import (
+    WIRE_STRATEGIES,
     AnthropicStrategy,
+    BedrockStrategy,
+    CohereStrategy,
     ExtractedCall,
     ExtractionStrategy,
+    GeminiStrategy,
     MistralStrategy,
+    OllamaStrategy,
     OpenAIStrategy,
+    ResponsesStrategy,
     ToolResult,
 )
+from callgate.strategies.text.detector import Detector
+
+if TYPE_CHECKING:
+    __version__: str
+    """The installed distribution's version (pyproject.toml is the one place it is written)."""
+else:
+
+    def __getattr__(name: str) -> str:
+        """``__version__``, read from the installed metadata on first use (PEP 562).
+
+        Lazily, so that ``import callgate`` does not import ``importlib.metadata``. (Hidden
+        from type checkers, which would otherwise accept any name of this module.)
+        """
+        if name == "__version__":
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                return version("callgate")
+            except PackageNotFoundError:
+                return "0+unknown"  # a source tree on sys.path that was never installed
+        raise AttributeError(f"module 'callgate' has no attribute {name!r}")
+
 
 __all__ = [
+    "WIRE_STRATEGIES",
     "AnthropicStrategy",
     "BaseDriver",
+    "BedrockStrategy",
     "BufferUsageError",
+    "CallgateError",
+    "CohereStrategy",
+    "Detector",
     "Driver",
     "DriverMeta",
     "DriverResponse",
@@ -53,22 +91,27 @@ __all__ = [
     "ExtractionChain",
     "ExtractionStrategy",
     "Finding",
+    "GeminiStrategy",
     "LLMStreamBuffer",
     "Ledger",
     "Limits",
     "MistralStrategy",
+    "OllamaStrategy",
     "OpenAIStrategy",
     "Orchestrator",
+    "ResponsesStrategy",
     "SupportsNativeTools",
     "SupportsStreaming",
     "Tool",
     "ToolResult",
     "ToolSchemas",
+    "TransitionError",
     "Turn",
     "TurnError",
     "TurnGate",
     "TurnStep",
     "UnrecognizedStreamError",
+    "__version__",
     "arun_turn",
     "as_shape",
     "astream_turn",

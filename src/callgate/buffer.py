@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol
 
 from callgate.chain import ExtractionChain
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.release import policy as release_policy
 from callgate.fsm.turn import TurnState
 from callgate.gate.findings import Finding
@@ -116,11 +117,11 @@ class Recording(Protocol):
         ...
 
 
-class UnrecognizedStreamError(ValueError):
+class UnrecognizedStreamError(CallgateError, ValueError):
     """No strategy of the chain recognises the stream's first chunk."""
 
 
-class BufferUsageError(RuntimeError):
+class BufferUsageError(CallgateError, RuntimeError):
     """The buffer was used out of order (for example a chunk after ``end()``)."""
 
 

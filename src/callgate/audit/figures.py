@@ -8,6 +8,7 @@ or its pip-installed build); without either, each figure holds its DOT text inst
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from html import escape
 
@@ -31,7 +32,7 @@ def trace_figures(steps: Sequence[TraceStep]) -> tuple[dict[str, str], str | Non
         taken = [step for step in steps if step.machine == machine]
         dot = trace_dot(MACHINES[machine], taken, title="this stream")
         try:
-            svg = render(MACHINES[machine], "svg", dot=dot).decode()
+            svg = _fitted(machine, dot)
         except DiagramError as exc:
             missing = str(exc)
             figures[machine] = (
@@ -40,3 +41,27 @@ def trace_figures(steps: Sequence[TraceStep]) -> tuple[dict[str, str], str | Non
         else:
             figures[machine] = svg[svg.index("<svg") :]
     return figures, missing
+
+
+PAGE_WIDTH_PT = 990
+"""The width (in points) a diagram may take on the page at 1400 px (the figure's width)."""
+
+
+def _width(svg: str) -> float:
+    """The drawn width of Graphviz's SVG, in points."""
+    found = re.search(r'<svg width="([\d.]+)pt"', svg)
+    return float(found[1]) if found else 0.0
+
+
+def _fitted(machine: str, dot: str) -> str:
+    """The diagram left to right, or top to bottom when that is too wide for the page.
+
+    A wide diagram is scaled down to the page's width, and its labels with it; drawn top
+    to bottom it is narrower (and taller), so its labels stay readable when it fits.
+    """
+    svg = render(MACHINES[machine], "svg", dot=dot).decode()
+    if _width(svg) <= PAGE_WIDTH_PT or "rankdir=LR" not in dot:
+        return svg
+    tall = render(MACHINES[machine], "svg", dot=dot.replace("rankdir=LR", "rankdir=TB", 1))
+    upright = tall.decode()
+    return upright if _width(upright) < _width(svg) else svg

@@ -157,13 +157,16 @@ class RecordingTurnGate(TurnGate):
         super()._apply(slot, transition, message)
 
     def _record_slot(self, slot: Slot, transition: Transition) -> None:
+        output = transition.output
+        if output == "check_finding":  # the table names the check; the trace, its finding
+            output = next((f.code for f in reversed(self.findings) if f.slot == slot.key), output)
         self.recorder.record(
             "slot",
             f"slot {slot.key}",
             transition.source,
             transition.event,
             transition.target,
-            output=transition.output,
+            output=output,
         )
 
     def _fire_turn(self, event: str, message: str = "", key: object = None) -> TurnState:

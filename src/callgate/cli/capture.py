@@ -25,11 +25,12 @@ from typing import Any
 from attrs import frozen
 
 from callgate.buffer import UnreadableChunk
+from callgate.fsm.errors import CallgateError
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-class CaptureError(ValueError):
+class CaptureError(CallgateError, ValueError):
     """A capture cannot be read; the message says where and why."""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from callgate.buffer import LLMStreamBuffer, UnrecognizedStreamError
 from callgate.cli.capture import CaptureError, checked_chunk, load_capture, loads
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.turn import TURN
 from callgate.gate.findings import Finding, blocked_with_turn, finding
 from callgate.gate.schema import ToolSchemas
@@ -26,7 +27,7 @@ from callgate.strategies import WIRE_STRATEGIES
 EXIT_CODES = {"pass": 0, "fail": 1, "not_applicable": 2, "invalid": 2}
 
 
-class FixtureError(ValueError):
+class FixtureError(CallgateError, ValueError):
     """The fixture cannot be checked; the message says what to fix."""
 
 

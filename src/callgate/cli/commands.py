@@ -21,6 +21,7 @@ from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
 from callgate.diagrams.render import DiagramError
 from callgate.fsm import MACHINES
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.export import EXPORTS
 from callgate.gate.turn import POLICIES
 
@@ -28,7 +29,7 @@ EXIT_BROKEN_PIPE = 141
 """The exit status when the reader of stdout went away (128 + SIGPIPE, as a shell reports)."""
 
 
-class UsageError(Exception):
+class UsageError(CallgateError):
     """A request the command line refuses; the message says what to do instead."""
 
 

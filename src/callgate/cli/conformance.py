@@ -20,10 +20,11 @@ from types import MappingProxyType
 from callgate.audit.trace import Recorder, TraceStep
 from callgate.cli.progress import Progress
 from callgate.fsm import MACHINES
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.vectors import Move, Run, dumps, generated_runs
 
 
-class RecordingError(RuntimeError):
+class RecordingError(CallgateError, RuntimeError):
     """A recorded instance's steps do not chain (a step starts where the last did not end)."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 
 from callgate.diagrams.dot import to_dot
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.table import Table
 
 FORMATS = ("dot", "png", "svg")
@@ -27,7 +28,7 @@ INSTALL_DOT = (
 """What to do when a format needs the ``dot`` program."""
 
 
-class DiagramError(RuntimeError):
+class DiagramError(CallgateError, RuntimeError):
     """A diagram cannot be drawn here; the message says what to install."""
 
 

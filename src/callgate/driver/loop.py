@@ -28,6 +28,7 @@ from callgate.driver.drivers import Driver
 from callgate.driver.history import carry, earlier, free_stand_in
 from callgate.driver.responses import DriverResponse, merge
 from callgate.driver.results import refusal
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.turn import TURN
 from callgate.fsm.verdict import VERDICT, Verdict, VerdictState
@@ -235,7 +236,7 @@ def _within_expiry(drivers: list[Driver], ledger: Ledger) -> None:
                 )
 
 
-class TurnError(RuntimeError):
+class TurnError(CallgateError, RuntimeError):
     """The stream failed mid-turn (an SDK error, a dropped connection).
 
     The buffer was ended and the drivers answered what the turn allows (calls the stream

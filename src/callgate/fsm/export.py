@@ -25,6 +25,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.scxml import to_scxml
 from callgate.fsm.table import Event, State, Table, Transition
 from callgate.fsm.xstate import dumps_xstate
@@ -33,7 +34,7 @@ FORMAT = "callgate.table"
 VERSION = 1
 
 
-class ExportFormatError(ValueError):
+class ExportFormatError(CallgateError, ValueError):
     """A document is not a version-1 callgate table."""
 
 

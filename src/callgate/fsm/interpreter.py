@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar, cast
 
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.table import Table, Transition
 
 S = TypeVar("S", bound=str)
 """A machine's state names (its ``Literal`` alias, such as ``SlotState``)."""
 
 
-class TransitionError(RuntimeError):
+class TransitionError(CallgateError, RuntimeError):
     """The caller fed a machine an event that its current state does not accept."""
 
     def __init__(self, machine: str, state: str, event: str) -> None:

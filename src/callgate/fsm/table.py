@@ -20,8 +20,10 @@ from collections.abc import Iterable
 
 from attrs import field, frozen
 
+from callgate.fsm.errors import CallgateError
 
-class TableError(ValueError):
+
+class TableError(CallgateError, ValueError):
     """A machine definition is inconsistent; raised when the :class:`Table` is built."""
 
     def __init__(self, machine: str, problem: str) -> None:

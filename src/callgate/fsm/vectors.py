@@ -25,6 +25,7 @@ from typing import Any
 
 from attrs import frozen
 
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.table import Table
 
@@ -32,7 +33,7 @@ FORMAT = "callgate.vectors"
 VERSION = 1
 
 
-class VectorError(ValueError):
+class VectorError(CallgateError, ValueError):
     """A vector document is malformed, or a run does not follow its table."""
 
 

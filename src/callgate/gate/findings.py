@@ -9,6 +9,8 @@ from typing import Literal
 
 from attrs import define, field, validators
 
+from callgate.fsm.errors import CallgateError
+
 Severity = Literal["error", "warning", "info"]
 
 CODES: dict[str, tuple[Severity, str]] = {
@@ -58,7 +60,7 @@ CODES: dict[str, tuple[Severity, str]] = {
 }
 
 
-class UnknownCodeError(ValueError, KeyError):
+class UnknownCodeError(CallgateError, ValueError, KeyError):
     """Raised by finding() for a code that is not in CODES; catchable as ValueError or KeyError."""
 
     def __str__(self) -> str:

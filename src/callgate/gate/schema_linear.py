@@ -28,6 +28,8 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 from jsonschema.validators import extend
 
+from callgate.fsm.errors import CallgateError
+
 Keyword = Callable[[Any, Any, Any, Any], Iterator[ValidationError] | None]
 
 _OPTIONS = re2.Options()
@@ -37,7 +39,7 @@ _UNICODE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u([0-9a-fA-F]{4})")
 _REPR_LIMIT = 60
 
 
-class PatternError(ValueError):
+class PatternError(CallgateError, ValueError):
     """A schema pattern the linear-time engine cannot compile (so it cannot be enforced)."""
 
 
@@ -187,7 +189,7 @@ def format_checker() -> FormatChecker:
     return checker
 
 
-class BudgetExceeded(Exception):
+class BudgetExceeded(CallgateError):
     """Validation took more keyword steps than its budget allows."""
 
 

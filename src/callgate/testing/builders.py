@@ -108,8 +108,8 @@ def openai_chunks(
 
 
 @dataclass(frozen=True)
-class TextBlock:
-    """A text content block and its text_delta fragments."""
+class WireText:
+    """A text content block and its text_delta fragments (as :class:`WireCall` is a call)."""
 
     fragments: tuple[str, ...]
 
@@ -119,13 +119,13 @@ class TextBlock:
         return "".join(self.fragments)
 
 
-Block = TextBlock | WireCall
+Block = WireText | WireCall
 
 
 def _anthropic_piece(block: Block, index: int, step: int) -> Chunk:
     if step == 0:
         start: Chunk
-        if isinstance(block, TextBlock):
+        if isinstance(block, WireText):
             start = {"type": "text", "text": ""}
         else:
             start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
@@ -135,7 +135,7 @@ def _anthropic_piece(block: Block, index: int, step: int) -> Chunk:
     piece = block.fragments[step - 1]
     delta = (
         {"type": "text_delta", "text": piece}
-        if isinstance(block, TextBlock)
+        if isinstance(block, WireText)
         else {"type": "input_json_delta", "partial_json": piece}
     )
     return {"type": "content_block_delta", "index": index, "delta": delta}

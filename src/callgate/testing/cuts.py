@@ -8,6 +8,10 @@ characters at any phase, a cycle of small sizes with empty deltas, or random cut
 
 from __future__ import annotations
 
+import callgate.testing.needs  # noqa: F401  (Hypothesis, or its install line)
+
+# isort: split
+
 from collections.abc import Sequence
 
 from hypothesis import strategies as st

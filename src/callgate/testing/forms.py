@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
+from callgate.fsm.errors import CallgateError
+
 FORMS = ("dict", "sdk", "sse")
 
 SDK_PACKAGES = {
@@ -26,7 +28,7 @@ SDK_PACKAGES = {
 """The package whose typed objects ``form="sdk"`` gives per wire (boto3 yields plain dicts)."""
 
 
-class SdkUnavailableError(ImportError):
+class SdkUnavailableError(CallgateError, ImportError):
     """``form="sdk"`` was asked for a wire whose SDK is not installed."""
 
 

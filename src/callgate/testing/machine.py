@@ -12,10 +12,17 @@ adapter:
 - at the end, runs exactly the calls callgate releases: none lost, none merged;
 - optionally (:meth:`~AdapterMachine.work`), does work linear in what it received.
 
-Every failure message carries the stream (one JSON chunk a line), shrunk by Hypothesis.
+Every failure message leads with what the adapter did, then the stream (its wire and
+fault, then one JSON chunk a line), shrunk by Hypothesis; Hypothesis's replay of the
+steps follows and names the stream in one line. An exception your adapter raises (in
+``feed``, ``calls``, ``end`` or ``work``) on a stream callgate accepts is reported so too.
 """
 
 from __future__ import annotations
+
+import callgate.testing.needs  # noqa: F401  (Hypothesis, or its install line)
+
+# isort: split
 
 import copy
 import json
@@ -48,6 +55,20 @@ def _key(call: Any) -> CallKey:
         except ValueError:
             return call_id, name, f"<unparsed> {arguments!r}"
     return call_id, name, json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+
+
+class _Drawn:
+    """A drawn stream as Hypothesis's replay of the steps prints it: one line.
+
+    The failure report above that replay shows the stream whole; printing it again
+    (Hypothesis would print every field) buries the report.
+    """
+
+    def __init__(self, example: StreamExample) -> None:
+        self.example = example
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(f"<{self.example.label()}: the stream shown above>")
 
 
 _WHY = {
@@ -118,7 +139,7 @@ class AdapterMachine(RuleBasedStateMachine):
         kinds: bool | st.SearchStrategy[str] = False
         if self.faults and data.draw(st.integers(0, 2), label="faulted") == 0:
             kinds = True if self.faults is True else st.sampled_from(list(self.faults))
-        self.example = data.draw(
+        drawn = data.draw(
             streams(
                 self.wire,
                 tools=self.tools,
@@ -128,9 +149,10 @@ class AdapterMachine(RuleBasedStateMachine):
                 form=self.form,
                 quirks=self.quirks,
                 interleave=self.interleave,
-            ),
+            ).map(_Drawn),
             label="stream",
         )
+        self.example = drawn.example
         self.buffer = LLMStreamBuffer(
             tool_schemas=compiled(self.example.tools), strategy=WIRE_STRATEGIES[self.wire]()
         )
@@ -172,16 +194,22 @@ class AdapterMachine(RuleBasedStateMachine):
         """Hand the adapter a chunk as its form has it: an SDK object or a copy of the dict."""
         self.feed(to_sdk(self.wire, plain) if self.form == "sdk" else copy.deepcopy(plain))
 
-    def _adapter(self, where: str, step: Callable[..., object], *args: Any) -> None:
-        """Run one step of the adapter unless it refused already; it may refuse a fault only."""
+    def _adapter(self, where: str, step: Callable[..., Any], *args: Any, who: str = "") -> Any:
+        """Run one step of the adapter unless it refused already; it may refuse a fault only.
+
+        Returns what the step returned (None once the adapter refused). ``who`` names the
+        method in the report when it is not ``feed``.
+        """
         if self.refused is not None:
-            return
+            return None
         try:
-            step(*args)
+            return step(*args)
         except Exception as exc:
             if self.example.fault is None:
-                raise AssertionError(self._report(f"the adapter raised {exc!r} {where}")) from exc
+                adapter = f"the adapter's {who}" if who else "the adapter"
+                raise AssertionError(self._report(f"{adapter} raised {exc!r} {where}")) from exc
             self.refused = exc
+            return None
 
     @precondition(lambda self: self.ended)
     @rule()
@@ -194,7 +222,10 @@ class AdapterMachine(RuleBasedStateMachine):
     def _ran(self) -> list[CallKey]:
         if self.refused is not None:
             return []
-        ran = [_key(call) for call in self.calls()]
+        answer = self._adapter("on a stream callgate accepts", self.calls, who="calls()")
+        if self.refused is not None:
+            return []
+        ran = [_key(call) for call in answer]
         return ran if self.compare_ids else [(None, name, args) for _, name, args in ran]
 
     def _released(self) -> list[CallKey]:
@@ -229,7 +260,7 @@ class AdapterMachine(RuleBasedStateMachine):
         """The adapter's work stays within a constant per argument character received."""
         if not hasattr(self, "example"):
             return
-        work = self.work()
+        work = self._adapter("on a stream callgate accepts", self.work, who="work()")
         if work is None:
             return
         bound = self.max_work_per_char * self.received + 256

@@ -6,6 +6,10 @@ reader must find are known before a single chunk exists.
 
 from __future__ import annotations
 
+import callgate.testing.needs  # noqa: F401  (Hypothesis, or its install line)
+
+# isort: split
+
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass

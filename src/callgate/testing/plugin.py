@@ -23,7 +23,7 @@ def callgate_streams() -> Any:
     try:
         from callgate.testing import streams
     except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-        pytest.fail(f"callgate_streams needs Hypothesis: pip install 'callgate[testing]' ({exc})")
+        pytest.fail(f"callgate_streams: {exc}")  # names the install line
     return streams
 
 
@@ -33,5 +33,5 @@ def callgate_adapter_machine() -> Any:
     try:
         from callgate.testing.machine import AdapterMachine
     except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-        pytest.fail(f"AdapterMachine needs Hypothesis: pip install 'callgate[testing]' ({exc})")
+        pytest.fail(f"callgate_adapter_machine: {exc}")  # names the install line
     return AdapterMachine

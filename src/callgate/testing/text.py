@@ -9,6 +9,10 @@ not one), and :meth:`TextContent.detected` is callgate's own reading of any cut 
 
 from __future__ import annotations
 
+import callgate.testing.needs  # noqa: F401  (Hypothesis, or its install line)
+
+# isort: split
+
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any

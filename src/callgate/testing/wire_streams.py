@@ -9,6 +9,10 @@ reports for it), and :meth:`StreamExample.verdict`, callgate's own reading, as a
 
 from __future__ import annotations
 
+import callgate.testing.needs  # noqa: F401  (Hypothesis, or its install line)
+
+# isort: split
+
 import itertools
 import json
 from collections.abc import Mapping, Sequence
@@ -143,6 +147,20 @@ class StreamExample:
     def lines(self) -> str:
         """The stream as JSON lines (one chunk a line), for a readable failure report."""
         return "\n".join(json.dumps(c, ensure_ascii=False) for c in self.dicts)
+
+    def label(self) -> str:
+        """One line naming the stream: its wire, its fault (and the finding), its calls."""
+        fault = f"fault {self.fault.kind} ({self.fault.code})" if self.fault else "clean"
+        count = len(self.calls)
+        return f"{self.wire} stream, {fault}, {count} call{'' if count == 1 else 's'}"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """How Hypothesis prints a drawn example: its label, then one JSON chunk a line.
+
+        Hypothesis's default would print every field of the dataclass (the chunks twice,
+        and per-chunk counts), hundreds of lines for a short stream.
+        """
+        printer.text(f"StreamExample({self.label()},\n{self.lines()}\n)")
 
 
 _COMPILED: dict[str, ToolSchemas] = {}
