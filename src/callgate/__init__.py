@@ -38,6 +38,7 @@ from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import TurnGate
 from callgate.ledger import Ledger
+from callgate.ledger.store import LedgerUnavailable
 from callgate.strategies import (
     WIRE_STRATEGIES,
     AnthropicStrategy,
@@ -94,6 +95,7 @@ __all__ = [
     "GeminiStrategy",
     "LLMStreamBuffer",
     "Ledger",
+    "LedgerUnavailable",
     "Limits",
     "MistralStrategy",
     "OllamaStrategy",

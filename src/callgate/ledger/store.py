@@ -16,10 +16,12 @@ from typing import Literal, Protocol
 
 from attrs import frozen
 
+from callgate.fsm.errors import CallgateError
+
 State = Literal["started", "done"]
 
 
-class LedgerUnavailable(RuntimeError):
+class LedgerUnavailable(CallgateError, RuntimeError):
     """The ledger's backend could not be read or written: the call is not run (fail closed)."""
 
 
