@@ -1,0 +1,761 @@
+"""The proxy's engine: one upstream turn in, the gated turn out, with no web framework.
+
+A :class:`GatedTurn` is made per request from its body (``tools``, ``model``,
+``tool_choice``) and :class:`Options`. Each upstream chunk goes to :meth:`GatedTurn.feed`,
+which returns the chunks to send the client now; :meth:`GatedTurn.finish` returns the
+end (held text flushed, accepted calls as native ``tool_calls``, the final
+``finish_reason``, a notice when a call was withheld). :meth:`GatedTurn.whole` does the
+same for a stream=false response. Nothing is parsed here: the chunks go through
+callgate's own loop (:func:`~callgate.driver.loop.stream_turn` over an
+:class:`~callgate.buffer.LLMStreamBuffer` and a :class:`~callgate.driver.Driver` whose
+tools are the request's, without functions, so nothing runs), and what a client receives
+is the display's released text and the calls the gate accepted.
+
+The OpenAI Chat Completions wire is :class:`GatedTurn`; the Anthropic Messages wire is
+:class:`GatedMessages` (:mod:`callgate.proxy.messages`), on the same core.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal
+
+from attrs import frozen
+
+from callgate.buffer import UnreadableChunk
+from callgate.driver.drivers import Driver
+from callgate.driver.loop import Turn, TurnStep, finish_turn, stream_turn
+from callgate.driver.tools import Tool
+from callgate.gate.findings import Finding, finding
+from callgate.strategies.base import ToolResult
+from callgate.strategies.text.defaults import default_text_formats
+
+__all__ = [
+    "BLOCKED_MODES",
+    "PASSABLE",
+    "GatedTurn",
+    "Options",
+    "RequestError",
+    "driver_for",
+    "fresh_id",
+]
+
+BlockedMode = Literal["notice", "repair", "pass"]
+BLOCKED_MODES: tuple[BlockedMode, ...] = ("notice", "repair", "pass")
+"""What ``--on-blocked`` may say: end with a notice, re-ask the upstream, or forward annotated."""
+
+PASSABLE = frozenset(
+    {"schema_invalid", "identity_collision", "args_mismatch", "missing_id", "unknown_tool"}
+)
+"""Finding codes of a complete call that ``repair`` may re-ask about (``pass``: all but
+``unknown_tool``, which never becomes a call). A truncated call, broken JSON or a broken
+stream is never passed nor repaired: the model did not finish it."""
+
+_TRUNCATED = frozenset({"length", "content_filter"})
+"""Upstream finish reasons that cut a turn: nothing of it may become a call."""
+
+_DRIVERS: OrderedDict[str, Driver] = OrderedDict()
+_DRIVERS_MAX = 256
+"""Drivers (schemas compiled) cached per distinct tool set and formats; oldest dropped."""
+
+
+class RequestError(ValueError):
+    """A request the engine cannot gate (its ``tools`` unreadable, ``n`` above 1): a 400."""
+
+
+@frozen
+class Options:
+    """How the proxy treats every turn (the command line's flags)."""
+
+    on_blocked: BlockedMode = "notice"
+    """A schema or identity failure: ``notice``, ``repair`` (up to :attr:`repairs` times) or
+    ``pass`` (forwarded, annotated)."""
+    repairs: int = 1
+    """How many times ``repair`` re-asks the upstream before it ends with a notice."""
+    stream_args: bool = False
+    """Forward native argument deltas as they arrive (``finish_reason: "tool_calls"`` still
+    waits for the gate)."""
+    move_reasoning: bool = False
+    """Move ``<think>…</think>`` of the content to ``reasoning_content``."""
+    text_formats: tuple[str, ...] | None = None
+    """The text formats read in every turn; None: those of the request's ``model``."""
+
+
+def fresh_id(prefix: str = "call_") -> str:
+    """A new call id, unique with overwhelming probability (for a call read from text)."""
+    return prefix + secrets.token_hex(12)
+
+
+def _tool_list(request: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """The request's tools as (name, description, schema), OpenAI's or Anthropic's shape."""
+    raw = request.get("tools")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise RequestError("tools must be a list")
+    tools = []
+    for entry in raw:
+        if not isinstance(entry, Mapping):
+            raise RequestError("each tool must be an object")
+        spec = entry.get("function") if entry.get("type") == "function" else entry
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+            if "type" in entry and "name" in entry:  # a provider's built-in tool: no schema
+                continue
+            raise RequestError("each tool needs a name")
+        schema = spec.get("parameters", spec.get("input_schema"))
+        if schema is None:
+            schema = {"type": "object"}
+        if not isinstance(schema, Mapping):
+            raise RequestError(f"the schema of tool {spec['name']!r} must be an object")
+        description = spec.get("description")
+        tools.append((spec["name"], description if isinstance(description, str) else "", schema))
+    return tools
+
+
+def driver_for(request: Mapping[str, Any], options: Options, wire: str = "openai") -> Driver:
+    """A dry-run driver for the request's tools and formats, compiled once per distinct set.
+
+    Under ``tool_choice: "none"`` it owns no tool and reads no format: nothing is a call.
+    Drivers keep no per-stream state, so one serves every request with the same tools.
+    """
+    choice = request.get("tool_choice")
+    none = choice == "none" or (isinstance(choice, Mapping) and choice.get("type") == "none")
+    tools = [] if none else _tool_list(request)
+    formats: tuple[str, ...] | None
+    if none:
+        formats = ()
+    elif options.text_formats is not None:
+        formats = options.text_formats
+    else:
+        model = request.get("model")
+        formats = default_text_formats(wire, model if isinstance(model, str) else None)
+    key = json.dumps([tools, formats], sort_keys=True, default=str)
+    driver = _DRIVERS.get(key)
+    if driver is None:
+        try:
+            driver = Driver(
+                [Tool(name, schema, description=text) for name, text, schema in tools],
+                text_formats=formats,
+                name="proxy",
+            )
+        except ValueError as exc:  # two tools of one name, an empty name
+            raise RequestError(str(exc)) from exc
+        _DRIVERS[key] = driver
+        if len(_DRIVERS) > _DRIVERS_MAX:
+            _DRIVERS.popitem(last=False)
+    else:
+        _DRIVERS.move_to_end(key)
+    return driver
+
+
+class _Inbox:
+    """The chunk source of the loop: it hands out the one chunk fed, until closed."""
+
+    def __init__(self) -> None:
+        self.chunk: object = None
+        self.closed = False
+
+    def __iter__(self) -> Iterator[object]:
+        return self
+
+    def __next__(self) -> object:
+        if self.closed:
+            raise StopIteration
+        chunk, self.chunk = self.chunk, None
+        return chunk
+
+
+class ThinkSplitter:
+    """Splits released content into reasoning (inside ``<think>…</think>``) and the rest.
+
+    Incremental: a tag cut between two pieces is held (at most its length) until the next
+    piece or :meth:`flush` says what it was.
+    """
+
+    OPEN, CLOSE = "<think>", "</think>"
+
+    def __init__(self) -> None:
+        self.inside = False
+        self._tail = ""
+
+    def feed(self, text: str) -> tuple[str, str]:
+        """(reasoning, content) of ``text``, with a possible cut tag held back."""
+        text = self._tail + text
+        self._tail = ""
+        reasoning: list[str] = []
+        content: list[str] = []
+        while text:
+            tag = self.CLOSE if self.inside else self.OPEN
+            at = text.find(tag)
+            if at >= 0:
+                (reasoning if self.inside else content).append(text[:at])
+                text = text[at + len(tag) :]
+                self.inside = not self.inside
+                continue
+            keep = next(
+                (
+                    n
+                    for n in range(min(len(tag) - 1, len(text)), 0, -1)
+                    if tag.startswith(text[-n:])
+                ),
+                0,
+            )
+            (reasoning if self.inside else content).append(text[: len(text) - keep])
+            self._tail = text[len(text) - keep :]
+            break
+        return "".join(reasoning), "".join(content)
+
+    def flush(self) -> tuple[str, str]:
+        """What is held at the end, as it was."""
+        tail, self._tail = self._tail, ""
+        return (tail, "") if self.inside else ("", tail)
+
+
+@frozen
+class Call:
+    """One call the client receives (or was withheld): where it came from, its parts."""
+
+    id: str
+    name: str
+    arguments: str
+    """The arguments as the JSON string the wire carries."""
+    source: str
+    """``native`` or the text format it was read from."""
+    slot: int | str | None
+
+
+class GatedCore:
+    """What every wire's gated turn shares: the loop over buffer and driver, the verdict."""
+
+    wire = "openai"
+
+    def __init__(
+        self,
+        request: Mapping[str, Any],
+        options: Options | None = None,
+        *,
+        attempt: int = 0,
+    ) -> None:
+        self.request = request
+        self.options = options if options is not None else Options()
+        self.attempt = attempt
+        """How many repairs came before this turn (0: the first answer)."""
+        self.driver = driver_for(request, self.options, self.wire)
+        self.buffer = self.driver.new_stream_buffer()
+        self._inbox = _Inbox()
+        self._loop = stream_turn(self._inbox, self.driver, self.buffer)
+        self.steps: list[TurnStep] = []
+        self.turn: Turn | None = None
+        """The played turn once finished: history, verdict and findings."""
+        self.extra_findings: list[Finding] = []
+        """Findings of the proxy's own: an upstream chunk the loop could not take."""
+        self.upstream_finish: str | None = None
+        self.chunks = 0
+        self.held = 0
+        """The most characters the display held at once."""
+        self.cpu_ns = 0
+        """Time spent in the engine for this turn (its added CPU)."""
+        self.calls: list[Call] = []
+        """The calls the client received, in order."""
+        self.withheld: list[ToolResult] = []
+        """The refused answers of calls the client did not receive, with why."""
+        self.passed = False
+        """Whether ``pass`` forwarded calls the gate refused."""
+        self.repair: dict[str, Any] | None = None
+        """The request to re-ask the upstream with, when ``repair`` applies (else None)."""
+        self.finished = False
+        self._dead = False
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def step(self, chunk: object) -> TurnStep | None:
+        """Play one chunk through the loop; None once the loop cannot take more."""
+        if self._dead or self.finished:
+            return None
+        self.chunks += 1
+        if not isinstance(chunk, dict):
+            chunk = UnreadableChunk(
+                "malformed_chunk", f"an upstream chunk is {type(chunk).__name__}"
+            )
+        self._inbox.chunk = chunk
+        try:
+            step = next(self._loop)
+        except Exception as exc:  # the stream is not this wire's: end the turn cleanly
+            self._dead = True
+            self.extra_findings.append(
+                finding("malformed_chunk", f"the upstream stream cannot be read: {exc}")
+            )
+            return None
+        self.steps.append(step)
+        self.held = max(self.held, self.buffer.text_queue.held)
+        return step
+
+    def end(self) -> TurnStep | None:
+        """End the loop: the last step (held text, the calls answered at the end)."""
+        self._inbox.closed = True
+        last: TurnStep | None = None
+        if not self._dead:
+            for step in self._loop:
+                last = step
+                self.steps.append(step)
+        elif not self.buffer.ended:
+            self.buffer.end()
+        self.turn = finish_turn(self.buffer, self.steps)
+        return last
+
+    # -- the verdict ------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """The verdict: ``pass``, ``fail`` or ``not_applicable`` (``fail`` on a broken stream)."""
+        if self.turn is None:
+            return "streaming"
+        if self.extra_findings:
+            return "fail"
+        return self.turn.status
+
+    @property
+    def findings(self) -> list[Finding]:
+        """What the gate found, then the proxy's own findings, then refused text calls'."""
+        found = list(self.turn.findings) if self.turn is not None else []
+        detector = self.buffer.text_queue.detector
+        if detector is not None:
+            found += detector.findings
+        found += self.extra_findings
+        for result in self.withheld:
+            if not isinstance(result.call.slot, int):
+                problem = self.driver.schemas.check(
+                    result.call.name, result.call.arguments, result.call.slot
+                )
+                if problem is not None and problem not in found:
+                    found.append(problem)
+        return found
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The text formats this turn read."""
+        return self.buffer.text_formats or ()
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the upstream cut the turn (``length``, ``content_filter``, no end at all)."""
+        return self.upstream_finish in _TRUNCATED or not self.buffer.is_finished()
+
+    def audit(self) -> dict[str, Any]:
+        """The turn for the audit log and metrics: verdict, findings, formats, calls, sizes."""
+        return {
+            "wire": self.wire,
+            "status": self.status,
+            "findings": [f.as_dict() for f in self.findings],
+            "formats": list(self.formats),
+            "held": self.held,
+            "chunks": self.chunks,
+            "upstream_finish": self.upstream_finish,
+            "calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments, "source": c.source}
+                for c in self.calls
+            ],
+            "withheld": [r.content for r in self.withheld],
+            "passed": self.passed,
+            "attempt": self.attempt,
+            "cpu_us": self.cpu_ns / 1000,
+        }
+
+    # -- deciding the end -------------------------------------------------------------
+
+    def settle(self) -> None:
+        """After :meth:`end`: the calls to send, those withheld, and a repair if it applies."""
+        results = [r for step in self.steps for r in step.response.results]
+        answered = {r.call.slot: r for r in results}
+        accepted = [r for r in answered.values() if not r.refused]
+        refused = [r for r in answered.values() if r.refused]
+        if self.truncated and accepted:  # a text call whose block closed before the cut
+            cut = finding(
+                "wrong_terminal_reason",
+                f"the upstream cut the turn (finish_reason {self.upstream_finish!r}): "
+                "its calls were not sent",
+            )
+            self.extra_findings.append(cut)
+        if self.extra_findings:
+            refused = [*refused, *(_withheld(r, self.extra_findings[0]) for r in accepted)]
+            accepted = []
+        self.calls = [self._call(r) for r in sorted(accepted, key=_order)]
+        self.withheld = sorted(refused, key=_order)
+        if not self.withheld or self.truncated:
+            return
+        codes = {f.code for f in self.findings if f.severity == "error"}
+        if not codes <= PASSABLE:
+            return
+        mode = self.options.on_blocked
+        if mode == "pass" and "unknown_tool" not in codes:
+            self.calls += [self._blocked_call(r) for r in self.withheld]
+            self.passed = True
+        elif mode == "repair" and self.attempt < self.options.repairs and self.turn is not None:
+            messages = self.request.get("messages")
+            history = list(messages) if isinstance(messages, list) else []
+            self.repair = {**self.request, "messages": [*history, *self.turn.history]}
+
+    def _call(self, result: ToolResult) -> Call:
+        slot = result.call.slot
+        if isinstance(slot, int):
+            found = next((s for s in self.buffer.slots if s.key == slot), None)
+            raw = found.raw_arguments if found is not None else ""
+            arguments = raw if raw.strip() else json.dumps(result.call.arguments)
+            return Call(result.call.id or fresh_id(), result.call.name, arguments, "native", slot)
+        arguments = json.dumps(result.call.arguments, ensure_ascii=False)
+        return Call(fresh_id(), result.call.name, arguments, self._format_of(slot), slot)
+
+    def _blocked_call(self, result: ToolResult) -> Call:
+        """A refused call as it arrived (for ``pass``): its own arguments, not the refusal's."""
+        slot = result.call.slot
+        if isinstance(slot, int):
+            found = next((s for s in self.buffer.slots if s.key == slot), None)
+            raw = found.raw_arguments if found is not None else "{}"
+            return Call(result.call.id or fresh_id(), result.call.name, raw, "native", slot)
+        block, call = self._text_call(slot)
+        arguments = json.dumps(call.arguments if call is not None else {}, ensure_ascii=False)
+        return Call(fresh_id(), result.call.name, arguments, block, slot)
+
+    def _text_call(self, slot: object) -> tuple[str, Any]:
+        """The format and the call of a text slot ``text-B.N``."""
+        if not isinstance(slot, str) or not slot.startswith("text-"):
+            return "text", None
+        block, _, n = slot.removeprefix("text-").partition(".")
+        blocks = self.buffer.text_queue.blocks
+        if not block.isdigit() or int(block) >= len(blocks):
+            return "text", None
+        found = blocks[int(block)]
+        calls = found.calls
+        return found.format, calls[int(n)] if n.isdigit() and int(n) < len(calls) else None
+
+    def _format_of(self, slot: object) -> str:
+        return self._text_call(slot)[0]
+
+    def notice(self) -> str:
+        """The short assistant text that says why calls were withheld ('' when none was)."""
+        if not self.withheld or self.passed or self.repair is not None:
+            return ""
+        why = " ".join(dict.fromkeys(r.content for r in self.withheld))
+        return f"\n\n[callgate: {why}]"
+
+    def annotation(self) -> dict[str, Any]:
+        """The ``callgate`` field of the final chunk (SDKs ignore unknown fields)."""
+        note: dict[str, Any] = {
+            "status": self.status,
+            "findings": [
+                {"code": f.code, "message": f.message}
+                for f in self.findings
+                if f.severity != "info"
+            ],
+        }
+        if self.withheld:
+            note["withheld"] = [r.call.name for r in self.withheld]
+        if self.passed:
+            note["passed"] = True
+        return note
+
+
+def _withheld(result: ToolResult, why: Finding) -> ToolResult:
+    """A call the gate let through that the proxy does not send, with why."""
+    content = f"The call to {result.call.name} was not run: {why.message} ({why.code})."
+    return ToolResult(result.call, content, is_error=True, refused=True)
+
+
+def _order(result: ToolResult) -> tuple[int, int, int]:
+    """Native calls by slot, then text calls by block and position."""
+    slot = result.call.slot
+    if isinstance(slot, int):
+        return (0, slot, 0)
+    if isinstance(slot, str) and slot.startswith("text-"):
+        block, _, n = slot.removeprefix("text-").partition(".")
+        if block.isdigit() and n.isdigit():
+            return (1, int(block), int(n))
+    return (2, 0, 0)
+
+
+_DELTA_GATED = frozenset({"content", "tool_calls", "function_call"})
+"""Delta fields the engine rewrites; every other field of a delta is forwarded as it came."""
+
+
+class GatedTurn(GatedCore):
+    """One OpenAI Chat Completions turn through the gate: chunks in, gated chunks out.
+
+    ``feed(chunk)`` returns the chunks to send now; ``finish()`` the end. When
+    :attr:`repair` is set after ``finish()``, the final chunk was not sent: stream the
+    upstream's answer to :attr:`repair` through :meth:`follow_up` (or call
+    :meth:`give_up` for the final chunks with a notice).
+    """
+
+    wire = "openai"
+
+    def __init__(
+        self,
+        request: Mapping[str, Any],
+        options: Options | None = None,
+        *,
+        attempt: int = 0,
+        continues: GatedTurn | None = None,
+    ) -> None:
+        n = request.get("n")
+        if n is not None and n != 1:
+            raise RequestError("callgate gates one choice per request: send n=1 or none")
+        super().__init__(request, options, attempt=attempt)
+        self.envelope: dict[str, Any] = {}
+        self.usage: Any = None
+        self._usage_alone = False
+        self._role_sent = continues is not None
+        self._index = len(continues.calls) if continues is not None else 0
+        self._streamed: dict[int, str] = {}
+        """Native slots whose deltas were forwarded (``stream_args``): their names."""
+        self.splitter = ThinkSplitter() if self.options.move_reasoning else None
+        self.done_seen = False
+        self.after_done = 0
+        """Chunks the upstream sent after ``[DONE]`` (ignored)."""
+
+    # -- the stream -------------------------------------------------------------------
+
+    def feed(self, chunk: object) -> list[dict[str, Any]]:
+        """One upstream chunk (a parsed ``data:`` payload): the chunks to send now."""
+        if self.finished:
+            return []
+        started = time.perf_counter_ns()
+        out = self._feed(chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
+        return out
+
+    def _feed(self, chunk: object) -> list[dict[str, Any]]:
+        if isinstance(chunk, dict) and isinstance(chunk.get("error"), Mapping):
+            self.step(chunk)
+            return [chunk]  # the upstream's own error, relayed
+        choice: Mapping[str, Any] = {}
+        if isinstance(chunk, dict):
+            if not self.envelope:
+                self.envelope = {
+                    k: chunk[k]
+                    for k in ("id", "object", "created", "model", "system_fingerprint")
+                    if k in chunk
+                }
+            if chunk.get("usage") is not None:
+                self.usage = chunk["usage"]
+            choices = chunk.get("choices")
+            if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+                choice = choices[0]
+            elif chunk.get("usage") is not None:
+                self._usage_alone = True
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str):
+                self.upstream_finish = reason
+        step = self.step(chunk)
+        if step is None:
+            return []
+        delta = choice.get("delta")
+        out: dict[str, Any] = {}
+        if isinstance(delta, Mapping):
+            out = {k: v for k, v in delta.items() if k not in _DELTA_GATED and v is not None}
+            if self.options.stream_args:
+                calls = self._stream_args(delta.get("tool_calls"))
+                if calls:
+                    out["tool_calls"] = calls
+        self._text_into(out, step.text)
+        return self._emit(out)
+
+    def _text_into(self, delta: dict[str, Any], text: str) -> None:
+        if self.splitter is not None and text:
+            reasoning, text = self.splitter.feed(text)
+            if reasoning:
+                delta["reasoning_content"] = delta.get("reasoning_content", "") + reasoning
+        if text:
+            delta["content"] = text
+
+    def _emit(self, delta: dict[str, Any]) -> list[dict[str, Any]]:
+        if not self._role_sent:
+            delta = {"role": "assistant", **delta}
+            if "content" not in delta and "tool_calls" not in delta:
+                delta["content"] = ""
+            self._role_sent = True
+        elif not delta or delta.keys() == {"role"}:
+            return []
+        return [self._chunk(delta)]
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        envelope = self.envelope or {"id": fresh_id("chatcmpl-"), "object": "chat.completion.chunk"}
+        body = {**envelope, "object": "chat.completion.chunk"}
+        body.setdefault("created", int(time.time()))
+        body.setdefault("model", self.request.get("model", ""))
+        body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return body
+
+    def _stream_args(self, calls: object) -> list[dict[str, Any]]:
+        """Native argument deltas forwarded as they come, for calls of a declared tool."""
+        if not isinstance(calls, list):
+            return []
+        out = []
+        for entry in calls:
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("index"), int):
+                continue
+            index = entry["index"]
+            function = entry.get("function")
+            name = function.get("name") if isinstance(function, Mapping) else None
+            if isinstance(name, str) and name and index not in self._streamed:
+                if not self.driver.owns(name):
+                    continue
+                self._streamed[index] = name
+            if index in self._streamed:
+                out.append(copy.deepcopy(dict(entry)))
+        return out
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The end of the upstream stream (``[DONE]``, or it stopped): the chunks to send.
+
+        Held text, then the accepted calls, then a notice when calls were withheld, then
+        the final chunk (``finish_reason`` and a ``callgate`` field), then usage if the
+        upstream sent it alone. With :attr:`repair` set, only the text.
+        """
+        if self.finished:
+            return []
+        started = time.perf_counter_ns()
+        last = self.end()
+        self.finished = True
+        self.settle()
+        out: list[dict[str, Any]] = []
+        text = last.text if last is not None else ""
+        delta: dict[str, Any] = {}
+        self._text_into(delta, text)
+        if self.splitter is not None:
+            reasoning, rest = self.splitter.flush()
+            if reasoning:
+                delta["reasoning_content"] = delta.get("reasoning_content", "") + reasoning
+            if rest:
+                delta["content"] = delta.get("content", "") + rest
+        out += self._emit(delta)
+        if self.repair is None:
+            out += self._final()
+        self.cpu_ns += time.perf_counter_ns() - started
+        return out
+
+    def give_up(self) -> list[dict[str, Any]]:
+        """The final chunks after a repair that could not be asked (a notice, no call)."""
+        self.repair = None
+        return self._final()
+
+    def follow_up(self) -> GatedTurn:
+        """The turn that streams the upstream's answer to :attr:`repair`, continuing this one."""
+        if self.repair is None:
+            raise ValueError("no repair to follow up")
+        return GatedTurn(self.repair, self.options, attempt=self.attempt + 1, continues=self)
+
+    def _final(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        sent = self.calls if not self.options.stream_args else self._unstreamed()
+        for call in sent:
+            entry = {
+                "index": self._index,
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            self._index += 1
+            out += self._emit({"tool_calls": [entry]})
+        notice = self.notice()
+        if notice:
+            out += self._emit({"content": notice})
+        finish = self._finish_reason()
+        final = self._chunk({}, finish)
+        final["callgate"] = self.annotation()
+        if self.usage is not None and not self._usage_alone:
+            final["usage"] = self.usage
+        if not self._role_sent:
+            final["choices"][0]["delta"] = {"role": "assistant", "content": ""}
+            self._role_sent = True
+        out.append(final)
+        if self.usage is not None and self._usage_alone:
+            usage = {**self._chunk({}), "choices": [], "usage": self.usage}
+            out.append(usage)
+        return out
+
+    def _unstreamed(self) -> list[Call]:
+        """Under ``stream_args``: the accepted calls not already forwarded delta by delta."""
+        return [c for c in self.calls if not (isinstance(c.slot, int) and c.slot in self._streamed)]
+
+    def _finish_reason(self) -> str:
+        if self.calls:
+            return "tool_calls"
+        reason = self.upstream_finish
+        if reason in _TRUNCATED:
+            return str(reason)
+        return "stop" if reason in (None, "tool_calls", "function_call") else str(reason)
+
+    # -- stream=false -----------------------------------------------------------------
+
+    def whole(self, response: Mapping[str, Any]) -> dict[str, Any]:
+        """A stream=false response through the same gate: the response the client gets.
+
+        The message is fed as one chunk (its content and its calls as deltas), so the
+        decision is the stream's; the response keeps every other field as it came.
+        """
+        choices = response.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else {}
+        if not isinstance(choice, Mapping):
+            choice = {}
+        message = choice.get("message")
+        delta: dict[str, Any] = dict(message) if isinstance(message, Mapping) else {}
+        delta.setdefault("role", "assistant")
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            delta["tool_calls"] = [
+                {**c, "index": c.get("index", n)} if isinstance(c, Mapping) else c
+                for n, c in enumerate(calls)
+            ]
+        chunk = {
+            **{k: v for k, v in response.items() if k not in ("choices", "object", "usage")},
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason")}],
+        }
+        out = [*self.feed(chunk), *self.finish()]
+        return self.assemble(response, out)
+
+    def assemble(
+        self, response: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """The stream=false response made of the gated ``chunks`` (this engine's own output)."""
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        content: list[str] = []
+        reasoning: list[str] = []
+        calls: list[dict[str, Any]] = []
+        finish: str | None = None
+        note: Any = None
+        choices = response.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else {}
+        original = first.get("message") if isinstance(first, Mapping) else None
+        if isinstance(original, Mapping):
+            message.update(
+                {k: v for k, v in original.items() if k not in (*_DELTA_GATED, "reasoning_content")}
+            )
+        for chunk in chunks:
+            for choice in chunk.get("choices") or ():
+                delta = choice.get("delta") or {}
+                content.append(delta.get("content") or "")
+                reasoning.append(delta.get("reasoning_content") or "")
+                calls += [
+                    {k: v for k, v in c.items() if k != "index"}
+                    for c in delta.get("tool_calls") or ()
+                ]
+                finish = choice.get("finish_reason") or finish
+            note = chunk.get("callgate", note)
+        if "".join(content):
+            message["content"] = "".join(content)
+        if "".join(reasoning):
+            message["reasoning_content"] = "".join(reasoning)
+        if calls:
+            message["tool_calls"] = calls
+        body = {k: v for k, v in response.items() if k != "choices"}
+        body["choices"] = [
+            {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        ]
+        body["callgate"] = note
+        return body

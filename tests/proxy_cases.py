@@ -1,0 +1,152 @@
+"""Streams and expectations shared by the proxy's tests (tests/test_proxy*.py).
+
+Each case is one OpenAI Chat Completions turn (a list of chunk dicts) with the request
+the proxy sees (its ``tools`` and ``model``) and the options it runs under. The expected
+outcome is what callgate's own buffer and dry-run driver give for the same chunks
+(:func:`callgate.cli.replay.replay`), never a number written here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from callgate.cli.capture import load_capture
+from callgate.cli.replay import replay
+from callgate.proxy.engine import Options
+from callgate.strategies.text.formats import END_FORMATS
+from callgate.testing.builders import openai_chunks
+from corpus.peer_text import CASES
+
+HERE = Path(__file__).resolve().parent
+MANIFEST: list[dict[str, Any]] = json.loads(
+    (HERE / "captures" / "manifest.json").read_text(encoding="utf-8")
+)
+
+
+@dataclass
+class StreamCase:
+    """One upstream turn, the request around it, and the proxy's options."""
+
+    id: str
+    chunks: list[dict[str, Any]]
+    schemas: dict[str, Any]
+    formats: tuple[str, ...] | None = None
+    model: str = "gpt-4.1"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def request(self) -> dict[str, Any]:
+        tools = [
+            {"type": "function", "function": {"name": name, "parameters": schema}}
+            for name, schema in self.schemas.items()
+        ]
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": "go"}],
+            "stream": True,
+            **self.extra,
+        }
+        if tools:
+            body["tools"] = tools
+        return body
+
+    @property
+    def options(self) -> Options:
+        return Options(text_formats=self.formats)
+
+    def expected(self) -> dict[str, Any]:
+        """What callgate's buffer and driver give: the display and the calls that run."""
+        if self.extra.get("tool_choice") == "none":
+            result = replay(self.chunks, {}, text_formats=())
+        else:
+            result = replay(self.chunks, self.schemas, text_formats=self.formats)
+        runs = result["status"] == "pass"
+        calls = [(c["name"], c["arguments"]) for c in result["calls"] if runs]
+        return {"display": result["display"], "calls": calls, "status": result["status"]}
+
+
+def _capture_chunks(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    return load_capture((HERE / "captures" / entry["file"]).read_bytes())
+
+
+def capture_cases() -> list[StreamCase]:
+    """Every recorded OpenAI-wire stream of tests/captures, with its calls' tools declared."""
+    cases = []
+    for entry in MANIFEST:
+        if entry["wire"] != "openai" or "profile" in entry:
+            continue
+        chunks = _capture_chunks(entry)
+        names = [c["name"] for c in entry["expect"]["calls"]]
+        schemas = {name: {"type": "object"} for name in names}
+        model = next((c["model"] for c in chunks if isinstance(c.get("model"), str)), "gpt-4.1")
+        cases.append(StreamCase(entry["file"], chunks, schemas, model=model))
+    return cases
+
+
+def text_turn(content: list[str], finish: str = "stop") -> list[dict[str, Any]]:
+    """An OpenAI turn whose content arrives in these pieces, finishing with ``finish``."""
+    chunks = openai_chunks([], [], text=content)
+    chunks[-1]["choices"][0]["finish_reason"] = finish
+    return chunks
+
+
+def corpus_cases() -> list[StreamCase]:
+    """The peer text corpus (tests/corpus) as OpenAI streams, its format read."""
+    cases = []
+    for case in CASES:
+        if case.format in END_FORMATS:
+            continue
+        schemas = dict(case.schemas or {})
+        for name, _ in case.calls:
+            schemas.setdefault(name, {"type": "object"})
+        chunks = text_turn([case.content])
+        cases.append(StreamCase(case.id, chunks, schemas, formats=(case.format,)))
+    return cases
+
+
+def by_char(case: StreamCase) -> StreamCase:
+    """The same turn with every content delta re-sent one character per chunk.
+
+    A delta's first characters come alone; its last one stays in the chunk as it came
+    (with whatever else that chunk carries: a role, calls, a finish reason).
+    """
+    out: list[dict[str, Any]] = []
+    for chunk in case.chunks:
+        choices = chunk.get("choices") or []
+        delta = choices[0].get("delta") if choices else None
+        text = delta.get("content") if isinstance(delta, dict) else None
+        if not isinstance(text, str) or len(text) < 2:
+            out.append(chunk)
+            continue
+        for char in text[:-1]:
+            single = {"index": 0, "delta": {"content": char}, "finish_reason": None}
+            out.append({**chunk, "choices": [single]})
+        out.append({**chunk, "choices": [{**choices[0], "delta": {**delta, "content": text[-1]}}]})
+    return StreamCase(case.id + "/1", out, case.schemas, case.formats, case.model, case.extra)
+
+
+def rebuilt(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The client's message from gated chunks: text, calls (name, parsed args), finish."""
+    content: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish = None
+    for chunk in chunks:
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            content.append(delta.get("content") or "")
+            for entry in delta.get("tool_calls") or []:
+                slot = calls.setdefault(entry["index"], {"id": None, "name": "", "arguments": ""})
+                slot["id"] = entry.get("id") or slot["id"]
+                function = entry.get("function") or {}
+                slot["name"] += function.get("name") or ""
+                slot["arguments"] += function.get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    return {
+        "content": "".join(content),
+        "calls": [(c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())],
+        "ids": [c["id"] for _, c in sorted(calls.items())],
+        "finish_reason": finish,
+    }
