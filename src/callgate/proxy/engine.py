@@ -32,6 +32,8 @@ from callgate.driver.drivers import Driver
 from callgate.driver.loop import Turn, TurnStep, finish_turn, stream_turn
 from callgate.driver.tools import Tool
 from callgate.gate.findings import Finding, finding
+from callgate.proxy.sse import DONE, Event
+from callgate.proxy.sse import encode as sse_event
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.defaults import default_text_formats
 
@@ -269,6 +271,10 @@ class GatedCore:
         self.repair: dict[str, Any] | None = None
         """The request to re-ask the upstream with, when ``repair`` applies (else None)."""
         self.finished = False
+        self.after_done = 0
+        """Upstream events after its ``[DONE]`` (ignored)."""
+        self.raw: list[bytes] = []
+        """The upstream's bytes of this turn, as they came (kept for the audit log)."""
         self._dead = False
 
     # -- the loop ---------------------------------------------------------------------
@@ -307,6 +313,60 @@ class GatedCore:
             self.buffer.end()
         self.turn = finish_turn(self.buffer, self.steps)
         return last
+
+    def feed(self, chunk: object) -> list[dict[str, Any]]:
+        """One upstream chunk or event: what to send the client now (the wire's own)."""
+        raise NotImplementedError
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The end of the upstream stream: what to send the client (the wire's own)."""
+        raise NotImplementedError
+
+    def whole_chunks(self, response: object) -> list[dict[str, Any]]:
+        """A stream=false response as the gated chunks (the wire's own)."""
+        raise NotImplementedError
+
+    def give_up(self) -> list[dict[str, Any]]:
+        """The final chunks after a repair that could not be asked (the wire's own)."""
+        raise NotImplementedError
+
+    def follow_up(self) -> GatedCore:
+        """The turn that plays the upstream's answer to :attr:`repair` (the wire's own)."""
+        raise NotImplementedError
+
+    def assemble(
+        self, response: Mapping[str, Any] | None, chunks: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """The stream=false response made of gated ``chunks`` (the wire's own)."""
+        raise NotImplementedError
+
+    def feed_event(self, event: Event) -> list[dict[str, Any]]:
+        """One server-sent event of the upstream: ``[DONE]`` ends, data is a chunk."""
+        if event.broken is not None:
+            return self.feed_unreadable(event.broken)
+        if event.data.strip() == DONE:
+            return self.finish()
+        if self.finished:
+            self.after_done += 1
+            return []
+        try:
+            chunk = json.loads(event.data)
+        except ValueError:
+            return self.feed_unreadable(f"an upstream event is not JSON: {event.data[:80]!r}")
+        return self.feed(chunk)
+
+    def feed_unreadable(self, reason: str) -> list[dict[str, Any]]:
+        """An upstream event that could not be read: a finding that blocks the turn."""
+        return self.feed(UnreadableChunk("malformed_chunk", reason))
+
+    def interrupted(self, reason: str) -> None:
+        """The upstream stream broke off: a finding (then :meth:`finish` ends the turn)."""
+        if not self.finished:
+            self.extra_findings.append(finding("malformed_chunk", reason))
+
+    def encode(self, chunk: Mapping[str, Any]) -> bytes:
+        """One chunk as the client's server-sent event."""
+        return sse_event(chunk)
 
     # -- the verdict ------------------------------------------------------------------
 
@@ -513,9 +573,6 @@ class GatedTurn(GatedCore):
         self._streamed: dict[int, str] = {}
         """Native slots whose deltas were forwarded (``stream_args``): their names."""
         self.splitter = ThinkSplitter() if self.options.move_reasoning else None
-        self.done_seen = False
-        self.after_done = 0
-        """Chunks the upstream sent after ``[DONE]`` (ignored)."""
 
     # -- the stream -------------------------------------------------------------------
 
@@ -698,6 +755,13 @@ class GatedTurn(GatedCore):
         The message is fed as one chunk (its content and its calls as deltas), so the
         decision is the stream's; the response keeps every other field as it came.
         """
+        return self.assemble(response, self.whole_chunks(response))
+
+    def whole_chunks(self, response: object) -> list[dict[str, Any]]:
+        """The gated chunks of a stream=false ``response`` (see :meth:`whole`)."""
+        if not isinstance(response, Mapping):
+            unreadable = self.feed_unreadable("the upstream's response is not a JSON object")
+            return [*unreadable, *self.finish()]
         choices = response.get("choices")
         choice = choices[0] if isinstance(choices, list) and choices else {}
         if not isinstance(choice, Mapping):
@@ -716,11 +780,10 @@ class GatedTurn(GatedCore):
             "object": "chat.completion.chunk",
             "choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason")}],
         }
-        out = [*self.feed(chunk), *self.finish()]
-        return self.assemble(response, out)
+        return [*self.feed(chunk), *self.finish()]
 
     def assemble(
-        self, response: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]
+        self, response: Mapping[str, Any] | None, chunks: Sequence[Mapping[str, Any]]
     ) -> dict[str, Any]:
         """The stream=false response made of the gated ``chunks`` (this engine's own output)."""
         message: dict[str, Any] = {"role": "assistant", "content": None}
@@ -729,6 +792,7 @@ class GatedTurn(GatedCore):
         calls: list[dict[str, Any]] = []
         finish: str | None = None
         note: Any = None
+        response = response or {}
         choices = response.get("choices")
         first = choices[0] if isinstance(choices, list) and choices else {}
         original = first.get("message") if isinstance(first, Mapping) else None
