@@ -146,7 +146,15 @@ def rebuilt(chunks: list[dict[str, Any]]) -> dict[str, Any]:
             finish = choice.get("finish_reason") or finish
     return {
         "content": "".join(content),
-        "calls": [(c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())],
+        "calls": [(c["name"], _parsed(c["arguments"])) for _, c in sorted(calls.items())],
         "ids": [c["id"] for _, c in sorted(calls.items())],
         "finish_reason": finish,
     }
+
+
+def _parsed(arguments: str) -> Any:
+    """A call's arguments parsed; text that is not JSON (a cut call) stays as it came."""
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments

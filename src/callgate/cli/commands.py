@@ -19,6 +19,7 @@ from callgate.audit.trace import Recorder
 from callgate.cli.check import EXIT_CODES, check_capture, check_fixture, format_text
 from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
+from callgate.cli.proxy import add_proxy_parser
 from callgate.diagrams.render import DiagramError
 from callgate.fsm import MACHINES
 from callgate.fsm.export import EXPORTS
@@ -293,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--vectors", metavar="DIR", help="write every machine's conformance vectors into DIR"
     )
     export.set_defaults(run=_export)
+
+    add_proxy_parser(sub)
     return parser
 
 
