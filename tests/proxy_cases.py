@@ -158,3 +158,62 @@ def _parsed(arguments: str) -> Any:
         return json.loads(arguments)
     except ValueError:
         return arguments
+
+
+QWEN = (
+    "Let me check.<tool_call>\n"
+    + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
+    + "\n</tool_call>"
+)
+"""A Qwen call leaked into the content, after some text."""
+WEATHER = {
+    "get_weather": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
+}
+
+NEGATIVE = [
+    (
+        "prose quoting markup",
+        "gpt-4.1",
+        'Hermes writes <tool_call>{"name": "get_weather", '
+        '"arguments": {"city": "Paris"}}</tool_call> for a call.',
+    ),
+    (
+        "a JSON example",
+        "Qwen/Qwen2.5-7B-Instruct",
+        'Send this:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n',
+    ),
+    (
+        "an undeclared name",
+        "Qwen/Qwen2.5-7B-Instruct",
+        '<tool_call>\n{"name": "rm_rf", "arguments": {}}\n</tool_call>',
+    ),
+    (
+        "markup that never closes",
+        "Qwen/Qwen2.5-7B-Instruct",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city":',
+    ),
+]
+
+"""Content that must convert nothing: (why, the request's model, the content)."""
+
+CUT_REASONS = ("length", "content_filter")
+
+
+def cut_at(chunks: list[dict[str, Any]], at: int, reason: str | None) -> list[dict[str, Any]]:
+    """The first ``at`` chunks, then a chunk finishing with ``reason`` (None: just stop).
+
+    Empty when a finish reason came before the cut (that would not be a cut).
+    """
+    kept = list(chunks[:at])
+    for chunk in kept:
+        for choice in chunk.get("choices") or []:
+            if choice.get("finish_reason"):
+                return []
+    if reason is not None:
+        end = {**chunks[0], "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+        kept.append(end)
+    return kept

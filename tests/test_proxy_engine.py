@@ -19,28 +19,21 @@ from callgate.proxy.engine import GatedTurn, Options, RequestError, ThinkSplitte
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires import WireCall
 from proxy_cases import (
+    CUT_REASONS,
+    NEGATIVE,
+    QWEN,
+    WEATHER,
     StreamCase,
     by_char,
     capture_cases,
     corpus_cases,
+    cut_at,
     rebuilt,
     text_turn,
 )
 
 CAPTURES = capture_cases()
 CORPUS = corpus_cases()
-QWEN = (
-    "Let me check.<tool_call>\n"
-    + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
-    + "\n</tool_call>"
-)
-WEATHER = {
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    }
-}
 
 
 def play(
@@ -94,21 +87,6 @@ def test_a_leaked_qwen_call_becomes_one_native_call_and_its_markup_never_shows()
     assert all("<tool_call>" not in (c["choices"][0]["delta"].get("content") or "") for c in out)
 
 
-CUT_REASONS = ("length", "content_filter")
-
-
-def _cut(chunks: list[dict[str, Any]], at: int, reason: str | None) -> list[dict[str, Any]]:
-    kept = [c for c in chunks[:at]]
-    for chunk in kept:  # a finish reason before the cut would not be a cut
-        for choice in chunk.get("choices") or []:
-            if choice.get("finish_reason"):
-                return []
-    if reason is not None:
-        end = {**chunks[0], "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
-        kept.append(end)
-    return kept
-
-
 def _with_calls() -> list[StreamCase]:
     cases = [c for c in CAPTURES if c.schemas]
     qwen = StreamCase("qwen", text_turn(list(QWEN)), WEATHER, model="Qwen/Qwen2.5-7B-Instruct")
@@ -119,7 +97,7 @@ def _with_calls() -> list[StreamCase]:
 def test_a_stream_cut_at_any_chunk_releases_no_call(case: StreamCase) -> None:
     for at in range(len(case.chunks) + 1):
         for reason in (*CUT_REASONS, None):
-            chunks = _cut(case.chunks, at, reason)
+            chunks = cut_at(case.chunks, at, reason)
             if not chunks and at:
                 continue
             cut = StreamCase(case.id, chunks, case.schemas, case.formats, case.model)
@@ -141,31 +119,6 @@ def test_tool_choice_none_converts_nothing_and_shows_the_markup() -> None:
     turn, out = play(case)
     assert rebuilt(out) == {"content": QWEN, "calls": [], "ids": [], "finish_reason": "stop"}
     assert turn.status == "not_applicable"
-
-
-NEGATIVE = [
-    (
-        "prose quoting markup",
-        "gpt-4.1",
-        'Hermes writes <tool_call>{"name": "get_weather", '
-        '"arguments": {"city": "Paris"}}</tool_call> for a call.',
-    ),
-    (
-        "a JSON example",
-        "Qwen/Qwen2.5-7B-Instruct",
-        'Send this:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n',
-    ),
-    (
-        "an undeclared name",
-        "Qwen/Qwen2.5-7B-Instruct",
-        '<tool_call>\n{"name": "rm_rf", "arguments": {}}\n</tool_call>',
-    ),
-    (
-        "markup that never closes",
-        "Qwen/Qwen2.5-7B-Instruct",
-        '<tool_call>\n{"name": "get_weather", "arguments": {"city":',
-    ),
-]
 
 
 @pytest.mark.parametrize(("why", "model", "content"), NEGATIVE, ids=[n[0] for n in NEGATIVE])

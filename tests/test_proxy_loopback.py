@@ -23,7 +23,18 @@ from callgate.proxy.app import Proxy, ProxyConfig, create_app
 from callgate.proxy.engine import Options
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
-from proxy_cases import StreamCase, by_char, capture_cases, corpus_cases, rebuilt
+from proxy_cases import (
+    CUT_REASONS,
+    NEGATIVE,
+    WEATHER,
+    StreamCase,
+    by_char,
+    capture_cases,
+    corpus_cases,
+    cut_at,
+    rebuilt,
+    text_turn,
+)
 
 CAPTURES = capture_cases()
 CORPUS = corpus_cases()
@@ -291,3 +302,30 @@ def test_an_upstream_base_url_ending_in_v1_is_not_doubled(harness: Harness) -> N
         chunks = client.chat.completions.create(stream=True, **kwargs)
         expect(case, rebuilt([c.model_dump() for c in chunks]))
     assert harness.upstream.requests[-1][0] == "/v1/chat/completions"
+
+
+def test_a_recorded_stream_cut_at_any_chunk_delivers_no_call_over_the_wire(
+    harness: Harness,
+) -> None:
+    cases = [c for c in CAPTURES if c.schemas and len(c.chunks) < 50]
+    assert len(cases) >= 5
+    for case in cases:
+        for at in range(len(case.chunks)):
+            for reason in CUT_REASONS:
+                chunks = cut_at(case.chunks, at, reason)
+                if not chunks:
+                    continue
+                cut = StreamCase(f"{case.id}@{at}{reason}", chunks, case.schemas, model=case.model)
+                got = sync_stream(harness, cut)
+                assert got["calls"] == [] and got["finish_reason"] == reason, (case.id, at)
+
+
+@pytest.mark.parametrize(("why", "model", "content"), NEGATIVE, ids=[n[0] for n in NEGATIVE])
+def test_the_negative_corpus_converts_nothing_over_the_wire(
+    harness: Harness, why: str, model: str, content: str
+) -> None:
+    for extra in ({}, {"tool_choice": "none"}):
+        case = StreamCase(why, text_turn(list(content)), WEATHER, model=model, extra=extra)
+        got = sync_stream(harness, case)
+        assert got["calls"] == [] and got["content"] == content
+        assert got["finish_reason"] == "stop"

@@ -20,7 +20,7 @@ def read(pieces: list[bytes]) -> list[Event]:
 STREAM = (
     b'\xef\xbb\xbfdata: {"a": 1}\n\n'
     b": a comment\r\n"
-    b"event: message_start\r\ndata: {\"b\":\r\ndata: 2}\r\n\r\n"
+    b'event: message_start\r\ndata: {"b":\r\ndata: 2}\r\n\r\n'
     b'data: {"c": "\xc3\xa9\xe2\x82\xac"}\r\r'
     b"id: 7\nretry: 100\ndata: [DONE]\n\n"
 )
