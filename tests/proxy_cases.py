@@ -55,7 +55,8 @@ class StreamCase:
 
     @property
     def options(self) -> Options:
-        return Options(text_formats=self.formats)
+        """The formats asked for; a blocked call ends the turn with a notice (no re-ask)."""
+        return Options(on_blocked="notice", text_formats=self.formats)
 
     def expected(self) -> dict[str, Any]:
         """What callgate's buffer and driver give: the display and the calls that run."""

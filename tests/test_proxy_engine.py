@@ -215,14 +215,15 @@ def test_repair_ends_with_a_notice_once_its_attempts_are_spent() -> None:
 def test_stream_args_forwards_deltas_and_withholds_the_finish_until_the_gate_passes() -> None:
     good = WireCall("call_1", "get_weather", ('{"ci', 'ty": "Paris"}'))
     case = StreamCase("args", openai_chunks([good], [0, 0, 0]), WEATHER)
-    _, out = play(case, Options(stream_args=True))
+    _, out = play(case, Options(on_blocked="notice", stream_args=True))
     streamed = [c for c in out if c["choices"] and c["choices"][0]["delta"].get("tool_calls")]
     assert len(streamed) == 3
     assert rebuilt(out)["calls"] == [("get_weather", {"city": "Paris"})]
     assert rebuilt(out)["finish_reason"] == "tool_calls"
     bad = WireCall("call_1", "get_weather", ('{"town": "Paris"}',))
     _turn, out = play(
-        StreamCase("bad", openai_chunks([bad], [0, 0]), WEATHER), Options(stream_args=True)
+        StreamCase("bad", openai_chunks([bad], [0, 0]), WEATHER),
+        Options(on_blocked="notice", stream_args=True),
     )
     assert rebuilt(out)["finish_reason"] == "stop"
 

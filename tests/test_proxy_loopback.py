@@ -46,12 +46,15 @@ class Router:
 
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream
-        self.proxies: dict[str, Proxy] = {"": create_app(ProxyConfig(upstream=upstream))}
+        notice = Options(on_blocked="notice")
+        self.proxies: dict[str, Proxy] = {
+            "": create_app(ProxyConfig(upstream=upstream, options=notice))
+        }
 
     def base(self, case: StreamCase) -> str:
         key = ",".join(case.formats) if case.formats is not None else ""
         if key not in self.proxies:
-            options = Options(text_formats=case.formats)
+            options = case.options
             self.proxies[key] = create_app(ProxyConfig(upstream=self.upstream, options=options))
         return f"/f/{key}" if key else ""
 

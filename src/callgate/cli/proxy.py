@@ -136,9 +136,10 @@ def add_proxy_parser(sub: Any) -> None:
     proxy.add_argument(
         "--on-blocked",
         nargs="+",
-        default=["notice"],
+        default=["repair", "2"],
         metavar="MODE",
-        help="a call failing its schema or identity: notice (default), repair N, or pass",
+        help="a call failing its schema or identity: notice, repair N (default: repair 2), "
+        "or pass",
     )
     proxy.add_argument(
         "--stream-args",

@@ -17,7 +17,7 @@ from typing import Any
 
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 
-__all__ = ["DEMO_MODELS", "demo_request", "demo_upstream", "instructions"]
+__all__ = ["DEMO_MODELS", "demo_request", "demo_upstream", "instructions", "whole_response"]
 
 
 def _scenario(name: str) -> dict[str, Any]:
@@ -87,7 +87,11 @@ def demo_upstream() -> ReplayUpstream:
 
 
 def _whole(chunks: list[dict[str, Any]]) -> bytes:
-    """The stream=false response of a demo stream (assembled by callgate's own buffer)."""
+    return json.dumps(whole_response(chunks)).encode("utf-8")
+
+
+def whole_response(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The stream=false response of a stream's chunks (assembled by callgate's own buffer)."""
     from callgate.buffer import LLMStreamBuffer
 
     buffer = LLMStreamBuffer()
@@ -110,7 +114,7 @@ def _whole(chunks: list[dict[str, Any]]) -> bytes:
         "model": chunks[0].get("model", ""),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
     }
-    return json.dumps(response).encode("utf-8")
+    return response
 
 
 def instructions(proxy: str, upstream: str) -> str:

@@ -121,3 +121,57 @@ def _pieces(body: bytes, script: Script) -> list[bytes]:
         start += size
         n += 1
     return pieces
+
+
+class FlakyModel:
+    """A fake chat model on the OpenAI wire whose calls are sometimes schema-invalid.
+
+    Asked a question, it calls ``get_weather``; the call's arguments are
+    ``{"town": ...}`` (invalid: the schema requires ``city``) with probability
+    ``invalid_rate``, drawn per conversation (``metadata.conversation``) and per attempt
+    (the assistant turns so far), so a run is reproducible. Given the tool's answer (a
+    temperature) it answers in text; given an error it tries the call again. Used to
+    measure the ``--on-blocked`` modes (``bench/bench_proxy.py --modes``).
+    """
+
+    SCHEMA: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+    ANSWER = "It is 18 °C in Paris."
+
+    def __init__(self, invalid_rate: float) -> None:
+        self.invalid_rate = invalid_rate
+
+    def invalid(self, conversation: str, attempt: int) -> bool:
+        """Whether the model's ``attempt``-th call in ``conversation`` is invalid."""
+        import random
+
+        return random.Random(f"{conversation}:{attempt}").random() < self.invalid_rate
+
+    def pick(self, path: str, body: dict[str, Any]) -> Script:
+        """The model's answer to a request (the upstream's ``pick``)."""
+        from callgate.testing.builders import openai_chunks
+        from callgate.testing.wires import WireCall
+
+        del path
+        messages = body.get("messages") or [{}]
+        metadata = body.get("metadata") or {}
+        conversation = str(metadata.get("conversation", "0"))
+        attempt = sum(1 for m in messages if m.get("role") == "assistant")
+        last = messages[-1]
+        if last.get("role") == "tool" and "°C" in str(last.get("content")):
+            chunks = openai_chunks([], [], text=[self.ANSWER])
+        else:
+            key = "town" if self.invalid(conversation, attempt) else "city"
+            call = WireCall(
+                f"call_{conversation}_{attempt}", "get_weather", (json.dumps({key: "Paris"}),)
+            )
+            chunks = openai_chunks([call], [0, 0], text=["Let me check."])
+        if body.get("stream") is not True:
+            from callgate.proxy.demo import whole_response
+
+            return Script(whole_body(whole_response(chunks)), content_type="application/json")
+        return Script(sse_body(chunks))
