@@ -370,3 +370,17 @@ def test_importing_callgate_and_the_engine_imports_no_web_stack() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_an_error_frame_after_the_finish_withholds_the_calls() -> None:
+    call = WireCall("call_1", "get_weather", ('{"city": "Paris"}',))
+    chunks: list[Any] = openai_chunks([call], [0, 0])
+    chunks.append({"error": {"message": "the model crashed", "type": "server_error"}})
+    turn = GatedTurn(StreamCase("x", [], WEATHER).request)
+    out: list[dict[str, Any]] = []
+    for chunk in chunks:
+        out += turn.feed(chunk)
+    out += turn.finish()
+    assert {"error": chunks[-1]["error"]} in out  # relayed as it came
+    assert rebuilt(out)["calls"] == [] and rebuilt(out)["finish_reason"] == "stop"
+    assert turn.status == "fail"

@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse, Response
 
 from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError
+from callgate.proxy.messages import GatedMessages
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.sse import DONE_EVENT, Event, SSEReader
 
@@ -57,7 +58,7 @@ _HOP = frozenset(
 )
 """Headers that belong to one connection, never forwarded."""
 
-_GATED = {"/v1/chat/completions": "openai"}
+_GATED = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
 
 
 @frozen
@@ -244,6 +245,8 @@ class Proxy:
             await exchange.whole(turn, scope, receive, send)
 
     def _turn(self, wire: str, payload: Mapping[str, Any]) -> GatedCore:
+        if wire == "anthropic":
+            return GatedMessages(payload, self.config.options)
         return GatedTurn(payload, self.config.options)
 
     # -- every other path -------------------------------------------------------------

@@ -210,5 +210,8 @@ def reproduce(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _engine(wire: str, request: Mapping[str, Any], options: Options) -> GatedCore:
-    del wire
+    if wire == "anthropic":
+        from callgate.proxy.messages import GatedMessages
+
+        return GatedMessages(request, options)
     return GatedTurn(request, options)

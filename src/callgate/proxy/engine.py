@@ -23,7 +23,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from attrs import frozen
 
@@ -243,7 +243,9 @@ class GatedCore:
         options: Options | None = None,
         *,
         attempt: int = 0,
+        continues: Self | None = None,
     ) -> None:
+        del continues  # what a wire's turn takes over from the one it continues
         self.request = request
         self.options = options if options is not None else Options()
         self.attempt = attempt
@@ -316,11 +318,54 @@ class GatedCore:
         return last
 
     def feed(self, chunk: object) -> list[dict[str, Any]]:
-        """One upstream chunk or event: what to send the client now (the wire's own)."""
+        """One upstream chunk or event (a parsed ``data:`` payload): what to send now.
+
+        An event that ends the stream by itself (Anthropic's ``message_stop``) finishes
+        the turn here too.
+        """
+        if self.finished:
+            return []
+        started = time.perf_counter_ns()
+        out = self.rewrite(chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
+        if self.ends(chunk):
+            out += self.finish()
+        return out
+
+    def rewrite(self, chunk: object) -> list[dict[str, Any]]:
+        """Play one chunk and rewrite it for the client (the wire's own)."""
         raise NotImplementedError
 
+    def ends(self, chunk: object) -> bool:
+        """Whether ``chunk`` ends the stream by itself (no ``[DONE]`` follows on its wire)."""
+        del chunk
+        return False
+
     def finish(self) -> list[dict[str, Any]]:
-        """The end of the upstream stream: what to send the client (the wire's own)."""
+        """The end of the upstream stream (``[DONE]``, ``message_stop``, or it stopped).
+
+        The held text, then (unless :attr:`repair` is set: the repaired turn continues
+        the message) the accepted calls, a notice when calls were withheld, and the
+        wire's final chunks.
+        """
+        if self.finished:
+            return []
+        started = time.perf_counter_ns()
+        last = self.end()
+        self.finished = True
+        self.settle()
+        out = self.flush(last.text if last is not None else "")
+        if self.repair is None:
+            out += self.final()
+        self.cpu_ns += time.perf_counter_ns() - started
+        return out
+
+    def flush(self, text: str) -> list[dict[str, Any]]:
+        """The chunks of the text released at the end (the wire's own)."""
+        raise NotImplementedError
+
+    def final(self) -> list[dict[str, Any]]:
+        """The calls, the notice and the closing chunks (the wire's own)."""
         raise NotImplementedError
 
     def whole_chunks(self, response: object) -> list[dict[str, Any]]:
@@ -328,12 +373,15 @@ class GatedCore:
         raise NotImplementedError
 
     def give_up(self) -> list[dict[str, Any]]:
-        """The final chunks after a repair that could not be asked (the wire's own)."""
-        raise NotImplementedError
+        """The final chunks after a repair that could not be asked (a notice, no call)."""
+        self.repair = None
+        return self.final()
 
-    def follow_up(self) -> GatedCore:
-        """The turn that plays the upstream's answer to :attr:`repair` (the wire's own)."""
-        raise NotImplementedError
+    def follow_up(self) -> Self:
+        """The turn that plays the upstream's answer to :attr:`repair`, continuing this one."""
+        if self.repair is None:
+            raise ValueError("no repair to follow up")
+        return type(self)(self.repair, self.options, attempt=self.attempt + 1, continues=self)
 
     def assemble(
         self, response: Mapping[str, Any] | None, chunks: Sequence[Mapping[str, Any]]
@@ -442,6 +490,10 @@ class GatedCore:
                 "its calls were not sent",
             )
             self.extra_findings.append(cut)
+        late = self.turn is not None and self.turn.status == "fail" and accepted
+        if late and not self.extra_findings:  # an error after the turn's end (an error frame)
+            errors = [f for f in self.findings if f.severity == "error"]
+            self.extra_findings.append(errors[0] if errors else finding("malformed_chunk", "the turn failed"))
         if self.extra_findings:
             refused = [*refused, *(_withheld(r, self.extra_findings[0]) for r in accepted)]
             accepted = []
@@ -565,7 +617,7 @@ class GatedTurn(GatedCore):
         n = request.get("n")
         if n is not None and n != 1:
             raise RequestError("callgate gates one choice per request: send n=1 or none")
-        super().__init__(request, options, attempt=attempt)
+        super().__init__(request, options, attempt=attempt, continues=continues)
         self.envelope: dict[str, Any] = {}
         self.usage: Any = None
         self._usage_alone = False
@@ -577,16 +629,8 @@ class GatedTurn(GatedCore):
 
     # -- the stream -------------------------------------------------------------------
 
-    def feed(self, chunk: object) -> list[dict[str, Any]]:
-        """One upstream chunk (a parsed ``data:`` payload): the chunks to send now."""
-        if self.finished:
-            return []
-        started = time.perf_counter_ns()
-        out = self._feed(chunk)
-        self.cpu_ns += time.perf_counter_ns() - started
-        return out
-
-    def _feed(self, chunk: object) -> list[dict[str, Any]]:
+    def rewrite(self, chunk: object) -> list[dict[str, Any]]:
+        """A Chat Completions chunk: its text as released, its calls held, no finish."""
         if isinstance(chunk, dict) and isinstance(chunk.get("error"), Mapping):
             self.step(chunk)
             return [chunk]  # the upstream's own error, relayed
@@ -667,21 +711,8 @@ class GatedTurn(GatedCore):
                 out.append(copy.deepcopy(dict(entry)))
         return out
 
-    def finish(self) -> list[dict[str, Any]]:
-        """The end of the upstream stream (``[DONE]``, or it stopped): the chunks to send.
-
-        Held text, then the accepted calls, then a notice when calls were withheld, then
-        the final chunk (``finish_reason`` and a ``callgate`` field), then usage if the
-        upstream sent it alone. With :attr:`repair` set, only the text.
-        """
-        if self.finished:
-            return []
-        started = time.perf_counter_ns()
-        last = self.end()
-        self.finished = True
-        self.settle()
-        out: list[dict[str, Any]] = []
-        text = last.text if last is not None else ""
+    def flush(self, text: str) -> list[dict[str, Any]]:
+        """The text released at the end, with the reasoning splitter's held tail."""
         delta: dict[str, Any] = {}
         self._text_into(delta, text)
         if self.splitter is not None:
@@ -690,24 +721,10 @@ class GatedTurn(GatedCore):
                 delta["reasoning_content"] = delta.get("reasoning_content", "") + reasoning
             if rest:
                 delta["content"] = delta.get("content", "") + rest
-        out += self._emit(delta)
-        if self.repair is None:
-            out += self._final()
-        self.cpu_ns += time.perf_counter_ns() - started
-        return out
+        return self._emit(delta)
 
-    def give_up(self) -> list[dict[str, Any]]:
-        """The final chunks after a repair that could not be asked (a notice, no call)."""
-        self.repair = None
-        return self._final()
-
-    def follow_up(self) -> GatedTurn:
-        """The turn that streams the upstream's answer to :attr:`repair`, continuing this one."""
-        if self.repair is None:
-            raise ValueError("no repair to follow up")
-        return GatedTurn(self.repair, self.options, attempt=self.attempt + 1, continues=self)
-
-    def _final(self) -> list[dict[str, Any]]:
+    def final(self) -> list[dict[str, Any]]:
+        """The calls, the notice, the final chunk, then usage if the upstream sent it alone."""
         out: list[dict[str, Any]] = []
         sent = self.calls if not self.options.stream_args else self._unstreamed()
         for call in sent:
