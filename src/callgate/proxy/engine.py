@@ -493,7 +493,9 @@ class GatedCore:
         late = self.turn is not None and self.turn.status == "fail" and accepted
         if late and not self.extra_findings:  # an error after the turn's end (an error frame)
             errors = [f for f in self.findings if f.severity == "error"]
-            self.extra_findings.append(errors[0] if errors else finding("malformed_chunk", "the turn failed"))
+            self.extra_findings.append(
+                errors[0] if errors else finding("malformed_chunk", "the turn failed")
+            )
         if self.extra_findings:
             refused = [*refused, *(_withheld(r, self.extra_findings[0]) for r in accepted)]
             accepted = []
