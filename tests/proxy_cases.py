@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import openai
+
 from callgate.cli.capture import load_capture
 from callgate.cli.replay import replay
+from callgate.proxy.app import Proxy, ProxyConfig, create_app
 from callgate.proxy.engine import Options
+from callgate.proxy.serving import ServerThread
+from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from callgate.strategies.text.defaults import default_text_formats
 from callgate.strategies.text.formats import END_FORMATS
 from callgate.testing.builders import openai_chunks
 from corpus.peer_text import CASES
@@ -63,7 +69,10 @@ class StreamCase:
         if self.extra.get("tool_choice") == "none":
             result = replay(self.chunks, {}, text_formats=())
         else:
-            result = replay(self.chunks, self.schemas, text_formats=self.formats)
+            formats = self.formats  # else, as the proxy does, those of the request's model
+            if formats is None:
+                formats = default_text_formats("openai", self.model)
+            result = replay(self.chunks, self.schemas, text_formats=formats)
         runs = result["status"] == "pass"
         calls = [(c["name"], c["arguments"]) for c in result["calls"] if runs]
         return {"display": result["display"], "calls": calls, "status": result["status"]}
@@ -218,3 +227,88 @@ def cut_at(chunks: list[dict[str, Any]], at: int, reason: str | None) -> list[di
         end = {**chunks[0], "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
         kept.append(end)
     return kept
+
+
+# -- the loopback harness -------------------------------------------------------------------
+
+
+class Router:
+    """One proxy per text-format choice, each under ``/f/<formats>``; ``/`` the default."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        notice = Options(on_blocked="notice")
+        self.proxies: dict[str, Proxy] = {
+            "": create_app(ProxyConfig(upstream=upstream, options=notice))
+        }
+
+    def base(self, case: StreamCase) -> str:
+        key = ",".join(case.formats) if case.formats is not None else ""
+        if key not in self.proxies:
+            options = case.options
+            self.proxies[key] = create_app(ProxyConfig(upstream=self.upstream, options=options))
+        return f"/f/{key}" if key else ""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.proxies[""](scope, receive, send)
+            return
+        path = scope["path"]
+        key = ""
+        if path.startswith("/f/"):
+            key, _, rest = path[3:].partition("/")
+            scope = {**scope, "path": "/" + rest}
+        await self.proxies[key](scope, receive, send)
+
+
+class Harness:
+    """The upstream's scripts by case id, and the proxy in front of it."""
+
+    def __init__(self) -> None:
+        self.scripts: dict[str, Script] = {}
+        self.upstream = ReplayUpstream(self._pick)
+        self.servers: list[ServerThread] = []
+        self.clients: dict[str, openai.OpenAI] = {}
+
+    def _pick(self, path: str, body: dict[str, Any]) -> Script:
+        del path
+        case = body.get("metadata", {}).get("case", "")
+        return self.scripts[case]
+
+    def start(self) -> None:
+        upstream = ServerThread(self.upstream).__enter__()
+        self.router = Router(upstream.url)
+        proxy = ServerThread(self.router).__enter__()
+        self.servers = [upstream, proxy]
+        self.url = proxy.url
+
+    def stop(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        for server in reversed(self.servers):
+            server.__exit__(None, None, None)
+
+    def add(self, case: StreamCase, sizes: tuple[int, ...] = ()) -> dict[str, Any]:
+        """Script ``case`` (written in pieces of ``sizes``, else one event per write); the
+        keyword arguments of a client's create() for it."""
+        self.scripts[case.id] = Script(sse_body(case.chunks), write_sizes=sizes)
+        request = case.request
+        return {
+            "model": request["model"],
+            "messages": request["messages"],
+            **({"tools": request["tools"]} if "tools" in request else {}),
+            **({"tool_choice": request["tool_choice"]} if "tool_choice" in request else {}),
+            "metadata": {"case": case.id},
+        }
+
+    def client(self, case: StreamCase) -> openai.OpenAI:
+        """The sync client for the case's proxy (one per proxy, connections kept)."""
+        base = self.url + self.router.base(case) + "/v1"
+        if base not in self.clients:
+            self.clients[base] = openai.OpenAI(base_url=base, api_key="sk-loopback", max_retries=0)
+        return self.clients[base]
+
+    def aclient(self, case: StreamCase) -> openai.AsyncOpenAI:
+        """A fresh async client (its connections belong to one event loop)."""
+        base = self.url + self.router.base(case) + "/v1"
+        return openai.AsyncOpenAI(base_url=base, api_key="sk-loopback", max_retries=0)
