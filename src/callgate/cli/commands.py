@@ -124,7 +124,12 @@ def _done(chunks: Sequence[Any]) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from callgate.cli.proxy import replay_audit
     from callgate.cli.replay import format_replay, replay
+
+    audited = replay_audit(Path(args.capture), as_json=args.json)
+    if audited is not None:  # a callgate proxy audit log
+        return audited
 
     try:
         chunks, tools, formats = _stream_options(args)

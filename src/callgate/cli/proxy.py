@@ -138,8 +138,7 @@ def add_proxy_parser(sub: Any) -> None:
         nargs="+",
         default=["repair", "2"],
         metavar="MODE",
-        help="a call failing its schema or identity: notice, repair N (default: repair 2), "
-        "or pass",
+        help="a call failing its schema or identity: notice, repair N (default: repair 2), or pass",
     )
     proxy.add_argument(
         "--stream-args",
@@ -164,3 +163,45 @@ def add_proxy_parser(sub: Any) -> None:
         "--demo", action="store_true", help="in front of a bundled upstream of sample streams"
     )
     proxy.set_defaults(run=_run)
+
+
+def replay_audit(path: Path, *, as_json: bool) -> int | None:
+    """``callgate replay`` on an audit log: each record played again; None if not a log.
+
+    Each turn's recorded upstream stream goes through a fresh engine under the record's
+    request and options; the engine's account must equal the recorded one (the timings
+    and the fresh ids of calls read from text aside). Exit 0 when every record
+    reproduces, 1 when one does not.
+    """
+    import json
+
+    from callgate.proxy.audit import KEY, load_records, reproduce, same_turn
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if f'"{KEY}"' not in text[:200]:
+        return None
+    records = load_records(text)
+    rows = []
+    for item in records:
+        again = reproduce(item)
+        rows.append(
+            {
+                "recorded": item["turn"],
+                "reproduced": again["turn"],
+                "same": same_turn(item["turn"], again["turn"]),
+            }
+        )
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        for n, row in enumerate(rows, 1):
+            turn = row["recorded"]
+            calls = ", ".join(c["name"] for c in turn["calls"]) or "no call"
+            codes = ", ".join(sorted({f["code"] for f in turn["findings"]})) or "-"
+            mark = "reproduced" if row["same"] else "DIFFERS"
+            print(f"turn {n}: {turn['wire']} {turn['status']}, {calls}; findings {codes}; {mark}")
+        print(f"{sum(r['same'] for r in rows)} of {len(rows)} audit records reproduced exactly")
+    return 0 if all(r["same"] for r in rows) else 1

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from callgate.proxy.engine import BLOCKED_MODES, GatedCore, GatedTurn, Options
 from callgate.proxy.sse import SSEReader
 
-__all__ = ["AUDIT_FILE", "AuditLog", "load_records", "options_of", "reproduce"]
+__all__ = ["AUDIT_FILE", "AuditLog", "load_records", "options_of", "reproduce", "same_turn"]
 
 logger = logging.getLogger("callgate.proxy")
 
@@ -192,7 +192,8 @@ def reproduce(item: Mapping[str, Any]) -> dict[str, Any]:
     """
     request = dict(item.get("request") or {})
     wire = (item.get("turn") or {}).get("wire", "openai")
-    turn = _engine(wire, request, options_of(item))
+    attempt = int((item.get("turn") or {}).get("attempt", 0))
+    turn = _engine(wire, request, options_of(item), attempt)
     data = raw_stream(item)
     output: list[dict[str, Any]] = []
     if request.get("stream") is True and b"data:" in data:
@@ -209,9 +210,23 @@ def reproduce(item: Mapping[str, Any]) -> dict[str, Any]:
     return {"turn": turn.audit(), "output": output}
 
 
-def _engine(wire: str, request: Mapping[str, Any], options: Options) -> GatedCore:
+def _engine(wire: str, request: Mapping[str, Any], options: Options, attempt: int) -> GatedCore:
     if wire == "anthropic":
         from callgate.proxy.messages import GatedMessages
 
-        return GatedMessages(request, options)
-    return GatedTurn(request, options)
+        return GatedMessages(request, options, attempt=attempt)
+    return GatedTurn(request, options, attempt=attempt)
+
+
+def same_turn(recorded: Mapping[str, Any], again: Mapping[str, Any]) -> bool:
+    """Whether a replayed turn is the recorded one: all but timings and fresh text-call ids."""
+
+    def comparable(turn: Mapping[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in turn.items() if k != "cpu_us"}
+        kept["calls"] = [
+            {k: v for k, v in c.items() if k != "id" or c.get("source") == "native"}
+            for c in turn.get("calls", [])
+        ]
+        return kept
+
+    return comparable(recorded) == comparable(again)

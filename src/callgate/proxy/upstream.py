@@ -9,6 +9,7 @@ connection). ``GET /v1/models`` lists the scripts' model names.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
@@ -50,6 +51,8 @@ class Script:
     cut_at: int | None = None
     """Stop after this many bytes and drop the connection (the promised body never ends)."""
     headers: tuple[tuple[str, str], ...] = field(factory=tuple)
+    delay: float = 0.0
+    """Seconds to wait before each write (a slow model)."""
 
 
 Pick = Callable[[str, dict[str, Any]], Script]
@@ -104,6 +107,8 @@ async def _answer(send: Send, script: Script) -> None:
     await send({"type": "http.response.start", "status": script.status, "headers": headers})
     body = script.body if script.cut_at is None else script.body[: script.cut_at]
     for piece in _pieces(body, script):
+        if script.delay:
+            await asyncio.sleep(script.delay)
         await send({"type": "http.response.body", "body": piece, "more_body": True})
     if script.cut_at is not None:
         raise ConnectionAbortedError("the scripted upstream drops the connection")
