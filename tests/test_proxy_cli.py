@@ -120,3 +120,26 @@ def test_callgate_proxy_demo_runs_serves_and_stops_on_sigterm() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_workers_configure_the_app_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from callgate.proxy.app import from_env
+
+    monkeypatch.delenv("CALLGATE_UPSTREAM", raising=False)
+    with pytest.raises(ValueError, match="CALLGATE_UPSTREAM"):
+        from_env()
+    monkeypatch.setenv("CALLGATE_UPSTREAM", "http://localhost:8000/v1")
+    monkeypatch.setenv("CALLGATE_ON_BLOCKED", "pass")
+    monkeypatch.setenv("CALLGATE_TEXT_FORMATS", "tool_call_tag, deepseek")
+    monkeypatch.setenv("CALLGATE_STREAM_ARGS", "1")
+    app = from_env()
+    assert app.config.upstream == "http://localhost:8000/v1"
+    assert app.config.options.on_blocked == "pass" and app.config.options.stream_args
+    assert app.config.options.text_formats == ("tool_call_tag", "deepseek")
+    monkeypatch.setenv("CALLGATE_TEXT_FORMATS", "hermes_json")
+    with pytest.raises(ValueError, match="unknown text format 'hermes_json'"):
+        from_env()
+    monkeypatch.delenv("CALLGATE_TEXT_FORMATS")
+    monkeypatch.setenv("CALLGATE_ON_BLOCKED", "repair zero")
+    with pytest.raises(ValueError, match="whole number"):
+        from_env()

@@ -9,8 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from callgate.proxy.engine import BlockedMode
 
 __all__ = ["add_proxy_parser", "parse_on_blocked", "proxy_config"]
 
@@ -19,18 +22,14 @@ class ProxyUsageError(ValueError):
     """A flag of ``callgate proxy`` that cannot be used; the message says why."""
 
 
-def parse_on_blocked(words: list[str]) -> tuple[str, int]:
+def parse_on_blocked(words: list[str]) -> tuple[BlockedMode, int]:
     """``notice``, ``pass`` or ``repair [N]`` (N >= 1, default 1) as (mode, repairs)."""
-    mode, *rest = words
-    if mode not in ("notice", "repair", "pass"):
-        raise ProxyUsageError(f"--on-blocked must be notice, repair N or pass, not {mode!r}")
-    if mode != "repair":
-        if rest:
-            raise ProxyUsageError(f"--on-blocked {mode} takes no number")
-        return mode, 1
-    if len(rest) > 1 or (rest and not rest[0].isdigit()) or (rest and int(rest[0]) < 1):
-        raise ProxyUsageError("--on-blocked repair takes one whole number >= 1 (repair 2)")
-    return mode, int(rest[0]) if rest else 1
+    from callgate.proxy.engine import on_blocked
+
+    try:
+        return on_blocked(words)
+    except ValueError as exc:
+        raise ProxyUsageError(str(exc)) from exc
 
 
 def _upstream(url: str) -> str:
@@ -66,7 +65,7 @@ def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
 
     mode, repairs = parse_on_blocked(args.on_blocked)
     options = Options(
-        on_blocked=mode,  # type: ignore[arg-type]  # checked by parse_on_blocked
+        on_blocked=mode,
         repairs=repairs,
         stream_args=args.stream_args,
         move_reasoning=args.move_reasoning,

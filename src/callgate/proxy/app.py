@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
@@ -30,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from callgate.proxy.audit import AuditLog
-from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError
+from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError, on_blocked
 from callgate.proxy.messages import GatedMessages
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.sse import DONE_EVENT, Event, SSEReader
@@ -40,7 +41,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-__all__ = ["ProxyConfig", "create_app"]
+__all__ = ["ProxyConfig", "create_app", "from_env"]
 
 _HOP = frozenset(
     {
@@ -544,3 +545,37 @@ async def _stream_out(
 def create_app(config: ProxyConfig) -> Proxy:
     """The ASGI application of the proxy for ``config``."""
     return Proxy(config)
+
+
+def from_env() -> Proxy:
+    """The application configured by the environment, for an ASGI server's workers.
+
+    ``uvicorn --factory callgate.proxy.app:from_env --workers 4`` (or gunicorn with
+    uvicorn workers) with ``CALLGATE_UPSTREAM`` (required), ``CALLGATE_ON_BLOCKED``
+    (``repair 2``), ``CALLGATE_TEXT_FORMATS`` (``a,b``), ``CALLGATE_STREAM_ARGS=1``,
+    ``CALLGATE_MOVE_REASONING=1``, ``CALLGATE_AUDIT_DIR``, ``CALLGATE_TIMEOUT``.
+    """
+    env = os.environ
+    upstream = env.get("CALLGATE_UPSTREAM")
+    if not upstream:
+        raise ValueError("set CALLGATE_UPSTREAM to the upstream server's URL")
+    mode, repairs = on_blocked(env.get("CALLGATE_ON_BLOCKED", "repair 2").split())
+    formats = env.get("CALLGATE_TEXT_FORMATS")
+    options = Options(
+        on_blocked=mode,
+        repairs=repairs,
+        stream_args=env.get("CALLGATE_STREAM_ARGS") == "1",
+        move_reasoning=env.get("CALLGATE_MOVE_REASONING") == "1",
+        text_formats=tuple(n.strip() for n in formats.split(",") if n.strip())
+        if formats is not None
+        else None,
+    )
+    audit = env.get("CALLGATE_AUDIT_DIR")
+    return create_app(
+        ProxyConfig(
+            upstream=upstream,
+            options=options,
+            audit_dir=Path(audit) if audit else None,
+            read_timeout=float(env.get("CALLGATE_TIMEOUT", "600")),
+        )
+    )

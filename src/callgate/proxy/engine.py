@@ -6,10 +6,11 @@ which returns the chunks to send the client now; :meth:`GatedTurn.finish` return
 end (held text flushed, accepted calls as native ``tool_calls``, the final
 ``finish_reason``, a notice when a call was withheld). :meth:`GatedTurn.whole` does the
 same for a stream=false response. Nothing is parsed here: the chunks go through
-callgate's own loop (:func:`~callgate.driver.loop.stream_turn` over an
-:class:`~callgate.buffer.LLMStreamBuffer` and a :class:`~callgate.driver.Driver` whose
-tools are the request's, without functions, so nothing runs), and what a client receives
-is the display's released text and the calls the gate accepted.
+callgate's own loop, step by step as :func:`~callgate.driver.loop.stream_turn` plays it
+(an :class:`~callgate.buffer.LLMStreamBuffer` and a :class:`~callgate.driver.Driver` whose
+tools are the request's, without functions, so nothing runs; the turn gathered by
+:func:`~callgate.driver.loop.finish_turn`), and what a client receives is the display's
+released text and the calls the gate accepted.
 
 The OpenAI Chat Completions wire is :class:`GatedTurn`; the Anthropic Messages wire is
 :class:`GatedMessages` (:mod:`callgate.proxy.messages`), on the same core.
@@ -22,20 +23,21 @@ import json
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self
 
-from attrs import frozen
+from attrs import field, frozen
 
 from callgate.buffer import UnreadableChunk
 from callgate.driver.drivers import Driver
-from callgate.driver.loop import Turn, TurnStep, finish_turn, stream_turn
+from callgate.driver.loop import Turn, TurnStep, finish_turn
 from callgate.driver.tools import Tool
 from callgate.gate.findings import Finding, finding
 from callgate.proxy.sse import DONE, Event
 from callgate.proxy.sse import encode as sse_event
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.defaults import default_text_formats
+from callgate.strategies.text.formats import FORMATS
 
 __all__ = [
     "BLOCKED_MODES",
@@ -45,6 +47,7 @@ __all__ = [
     "RequestError",
     "driver_for",
     "fresh_id",
+    "on_blocked",
 ]
 
 BlockedMode = Literal["notice", "repair", "pass"]
@@ -70,6 +73,12 @@ class RequestError(ValueError):
     """A request the engine cannot gate (its ``tools`` unreadable, ``n`` above 1): a 400."""
 
 
+def _known_formats(_: object, __: object, value: tuple[str, ...] | None) -> None:
+    unknown = [name for name in value or () if name not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown text format {unknown[0]!r}; one of: {', '.join(FORMATS)}")
+
+
 @frozen
 class Options:
     """How the proxy treats every turn (the command line's flags)."""
@@ -85,8 +94,27 @@ class Options:
     waits for the gate)."""
     move_reasoning: bool = False
     """Move ``<think>…</think>`` of the content to ``reasoning_content``."""
-    text_formats: tuple[str, ...] | None = None
+    text_formats: tuple[str, ...] | None = field(default=None, validator=_known_formats)
     """The text formats read in every turn; None: those of the request's ``model``."""
+
+
+def on_blocked(words: Sequence[str]) -> tuple[BlockedMode, int]:
+    """``notice``, ``pass`` or ``repair [N]`` (N >= 1, default 1) as (mode, repairs).
+
+    ValueError says what is wrong (``--on-blocked`` and ``CALLGATE_ON_BLOCKED`` read it).
+    """
+    if not words:
+        raise ValueError("--on-blocked needs a mode: notice, repair N or pass")
+    mode, *rest = words
+    if mode in ("notice", "pass"):
+        if rest:
+            raise ValueError(f"--on-blocked {mode} takes no number")
+        return ("notice" if mode == "notice" else "pass"), 1
+    if mode != "repair":
+        raise ValueError(f"--on-blocked must be notice, repair N or pass, not {mode!r}")
+    if len(rest) > 1 or (rest and not rest[0].isdigit()) or (rest and int(rest[0]) < 1):
+        raise ValueError("--on-blocked repair takes one whole number >= 1 (repair 2)")
+    return "repair", int(rest[0]) if rest else 1
 
 
 def fresh_id(prefix: str = "call_") -> str:
@@ -154,23 +182,6 @@ def driver_for(request: Mapping[str, Any], options: Options, wire: str = "openai
     else:
         _DRIVERS.move_to_end(key)
     return driver
-
-
-class _Inbox:
-    """The chunk source of the loop: it hands out the one chunk fed, until closed."""
-
-    def __init__(self) -> None:
-        self.chunk: object = None
-        self.closed = False
-
-    def __iter__(self) -> Iterator[object]:
-        return self
-
-    def __next__(self) -> object:
-        if self.closed:
-            raise StopIteration
-        chunk, self.chunk = self.chunk, None
-        return chunk
 
 
 class ThinkSplitter:
@@ -252,8 +263,6 @@ class GatedCore:
         """How many repairs came before this turn (0: the first answer)."""
         self.driver = driver_for(request, self.options, self.wire)
         self.buffer = self.driver.new_stream_buffer()
-        self._inbox = _Inbox()
-        self._loop = stream_turn(self._inbox, self.driver, self.buffer)
         self.steps: list[TurnStep] = []
         self.turn: Turn | None = None
         """The played turn once finished: history, verdict and findings."""
@@ -282,8 +291,13 @@ class GatedCore:
 
     # -- the loop ---------------------------------------------------------------------
 
-    def step(self, chunk: object) -> TurnStep | None:
-        """Play one chunk through the loop; None once the loop cannot take more."""
+    def step(self, chunk: object) -> str | None:
+        """Play one chunk as the client loop does: the text released; None once dead.
+
+        ``buffer.add``, the driver's ``process_llm_response`` (it runs nothing: its tools
+        have no function), then ``buffer.text()``; a step that answered calls is kept
+        for :func:`~callgate.driver.loop.finish_turn`.
+        """
         if self._dead or self.finished:
             return None
         self.chunks += 1
@@ -291,31 +305,32 @@ class GatedCore:
             chunk = UnreadableChunk(
                 "malformed_chunk", f"an upstream chunk is {type(chunk).__name__}"
             )
-        self._inbox.chunk = chunk
+        buffer = self.buffer
         try:
-            step = next(self._loop)
+            buffer.add(chunk)
         except Exception as exc:  # the stream is not this wire's: end the turn cleanly
             self._dead = True
             self.extra_findings.append(
                 finding("malformed_chunk", f"the upstream stream cannot be read: {exc}")
             )
             return None
-        self.steps.append(step)
-        self.held = max(self.held, self.buffer.text_queue.held)
-        return step
+        response = self.driver.process_llm_response(buffer)
+        text = buffer.text()
+        if response.results:
+            self.steps.append(TurnStep(self.chunks - 1, text, response))
+        held = buffer.text_queue.held
+        self.held = max(self.held, held)
+        return text
 
-    def end(self) -> TurnStep | None:
-        """End the loop: the last step (held text, the calls answered at the end)."""
-        self._inbox.closed = True
-        last: TurnStep | None = None
-        if not self._dead:
-            for step in self._loop:
-                last = step
-                self.steps.append(step)
-        elif not self.buffer.ended:
-            self.buffer.end()
-        self.turn = finish_turn(self.buffer, self.steps)
-        return last
+    def end(self) -> str:
+        """End the stream: the text released at the end (the calls answered then are kept)."""
+        buffer = self.buffer
+        buffer.end()
+        response = self.driver.process_llm_response(buffer)
+        text = buffer.text()
+        self.steps.append(TurnStep(None, text, response))
+        self.turn = finish_turn(buffer, self.steps)
+        return text
 
     def feed(self, chunk: object) -> list[dict[str, Any]]:
         """One upstream chunk or event (a parsed ``data:`` payload): what to send now.
@@ -351,10 +366,10 @@ class GatedCore:
         if self.finished:
             return []
         started = time.perf_counter_ns()
-        last = self.end()
+        text = self.end()
         self.finished = True
         self.settle()
-        out = self.flush(last.text if last is not None else "")
+        out = self.flush(text)
         if self.repair is None:
             out += self.final()
         self.cpu_ns += time.perf_counter_ns() - started
@@ -639,11 +654,7 @@ class GatedTurn(GatedCore):
         choice: Mapping[str, Any] = {}
         if isinstance(chunk, dict):
             if not self.envelope:
-                self.envelope = {
-                    k: chunk[k]
-                    for k in ("id", "object", "created", "model", "system_fingerprint")
-                    if k in chunk
-                }
+                self._take_envelope(chunk)
             if chunk.get("usage") is not None:
                 self.usage = chunk["usage"]
             choices = chunk.get("choices")
@@ -654,8 +665,8 @@ class GatedTurn(GatedCore):
             reason = choice.get("finish_reason")
             if isinstance(reason, str):
                 self.upstream_finish = reason
-        step = self.step(chunk)
-        if step is None:
+        text = self.step(chunk)
+        if text is None:
             return []
         delta = choice.get("delta")
         out: dict[str, Any] = {}
@@ -665,7 +676,7 @@ class GatedTurn(GatedCore):
                 calls = self._stream_args(delta.get("tool_calls"))
                 if calls:
                     out["tool_calls"] = calls
-        self._text_into(out, step.text)
+        self._text_into(out, text)
         return self._emit(out)
 
     def _text_into(self, delta: dict[str, Any], text: str) -> None:
@@ -686,11 +697,21 @@ class GatedTurn(GatedCore):
             return []
         return [self._chunk(delta)]
 
+    def _take_envelope(self, chunk: Mapping[str, Any]) -> None:
+        """The fields every chunk sent carries: the upstream's first chunk's, else made up."""
+        kept = {k: chunk[k] for k in ("id", "created", "model", "system_fingerprint") if k in chunk}
+        self.envelope = {
+            "id": kept.pop("id", None) or fresh_id("chatcmpl-"),
+            "object": "chat.completion.chunk",
+            "created": kept.pop("created", None) or int(time.time()),
+            "model": kept.pop("model", None) or self.request.get("model", ""),
+            **kept,
+        }
+
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        envelope = self.envelope or {"id": fresh_id("chatcmpl-"), "object": "chat.completion.chunk"}
-        body = {**envelope, "object": "chat.completion.chunk"}
-        body.setdefault("created", int(time.time()))
-        body.setdefault("model", self.request.get("model", ""))
+        if not self.envelope:
+            self._take_envelope({})
+        body = self.envelope.copy()
         body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
         return body
 

@@ -73,11 +73,11 @@ class GatedMessages(GatedCore):
         kind = chunk.get("type") if isinstance(chunk, Mapping) else None
         if isinstance(chunk, Mapping):
             out += self._pass(chunk, kind)
-        step = self.step(chunk)
+        text = self.step(chunk)
         if kind in ("ping", "error") and isinstance(chunk, dict):
             out.append(chunk)
-        if step is not None and step.text:
-            out += self._text(step.text)
+        if text:
+            out += self._text(text)
         return out
 
     def _pass(self, chunk: Mapping[str, Any], kind: object) -> list[dict[str, Any]]:
