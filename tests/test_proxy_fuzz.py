@@ -167,3 +167,21 @@ def test_an_upstream_that_answers_stream_true_with_json_is_streamed(
     data = events_of(reply.text)
     chunks = [json.loads(d) for d in data[:-1]]
     assert "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks) == "hi"
+
+
+def test_a_defect_of_the_engine_ends_the_stream_with_an_error_event(
+    servers: tuple[Upstream, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from callgate.proxy.engine import GatedTurn
+
+    def broken(self: GatedTurn, chunk: object) -> list[dict[str, Any]]:
+        raise RuntimeError("a defect")
+
+    upstream, url = servers
+    upstream.script = Script(sse_body(CASES[0].chunks))
+    monkeypatch.setattr(GatedTurn, "rewrite", broken)
+    reply = httpx.post(url + "/v1/chat/completions", json=CASES[0].request, timeout=30)
+    assert reply.status_code == 200
+    data = events_of(reply.text)
+    assert data[-1] == "[DONE]"
+    assert json.loads(data[-2])["error"]["code"] == "engine_error"

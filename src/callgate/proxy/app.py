@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
@@ -34,7 +35,7 @@ from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError, on_blocked
 from callgate.proxy.messages import GatedMessages
 from callgate.proxy.metrics import Metrics
-from callgate.proxy.sse import DONE_EVENT, Event, SSEReader
+from callgate.proxy.sse import DONE_EVENT, Event, SSEReader, encode
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -58,6 +59,8 @@ _HOP = frozenset(
     }
 )
 """Headers that belong to one connection, never forwarded."""
+
+logger = logging.getLogger("callgate.proxy")
 
 _GATED = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
 
@@ -361,7 +364,27 @@ class _Exchange:
     async def _events(
         self, upstream: httpx.Response, turns: list[GatedCore]
     ) -> AsyncIterator[bytes]:
-        """The bytes the client receives: every turn of a repair in order, then the end."""
+        """The bytes the client receives; a defect of the proxy's own ends it cleanly.
+
+        Should the engine itself fail, the client gets an error event (the wire's error
+        shape) and the stream's end instead of an aborted connection; nothing withheld
+        is released.
+        """
+        try:
+            async for out in self._played(upstream, turns):
+                yield out
+        except Exception:
+            logger.exception("callgate proxy: the engine failed on a stream")
+            self.proxy.metrics.upstream_error("engine_error")
+            body = error_body(self.wire, 500, "callgate proxy: internal error", "engine_error")
+            yield encode(body, "error" if self.wire == "anthropic" else None)
+            if self.wire == "openai":
+                yield DONE_EVENT
+
+    async def _played(
+        self, upstream: httpx.Response, turns: list[GatedCore]
+    ) -> AsyncIterator[bytes]:
+        """Every turn of a repair in order, then the end."""
         turn = turns[0]
         while True:
             async for out in self._turn_events(upstream, turn):
