@@ -11,6 +11,7 @@ reads it or raises its clean APIError for a relayed error frame; never a 5xx.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -185,3 +186,21 @@ def test_a_defect_of_the_engine_ends_the_stream_with_an_error_event(
     data = events_of(reply.text)
     assert data[-1] == "[DONE]"
     assert json.loads(data[-2])["error"]["code"] == "engine_error"
+
+
+def test_a_client_that_disconnects_cancels_its_upstream_request() -> None:
+    chunks = capture_cases()[0].chunks * 20
+    upstream = ReplayUpstream(lambda path, body: Script(sse_body(chunks), delay=0.1))
+    with (
+        ServerThread(upstream) as up,
+        ServerThread(create_app(ProxyConfig(upstream=up.url))) as proxy,
+        httpx.stream(
+            "POST", proxy.url + "/v1/chat/completions", json={"model": "m", "stream": True}
+        ) as reply,
+    ):
+        next(reply.iter_raw())  # the stream is open
+        reply.close()  # the client goes away long before the upstream's end
+        deadline = time.monotonic() + 10
+        while upstream.aborted == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (upstream.aborted, upstream.completed) == (1, 0)

@@ -506,6 +506,13 @@ class _Exchange:
     # -- after a turn -----------------------------------------------------------------
 
     def _record(self, turn: GatedCore, how: str) -> None:
+        """Count a played turn and audit it.
+
+        A turn the upstream never answered is only an upstream error, counted where it
+        happened.
+        """
+        if turn.turn is None:
+            return
         self.proxy.metrics.turn(turn, how)
         audit = self.proxy.audit
         if audit is not None:

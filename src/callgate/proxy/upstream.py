@@ -14,6 +14,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
+import anyio
 from attrs import field, frozen
 
 from callgate.proxy.sse import DONE_EVENT, encode
@@ -66,6 +67,10 @@ class ReplayUpstream:
         self.models = list(models)
         self.requests: list[tuple[str, dict[str, Any], dict[str, str]]] = []
         """(path, body, headers) of every request, in order."""
+        self.completed = 0
+        """Answers written to their end."""
+        self.aborted = 0
+        """Answers cut off: a scripted drop, or the client went away (cancelled)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one request."""
@@ -98,7 +103,25 @@ class ReplayUpstream:
         except ValueError:
             body = {}
         self.requests.append((scope["path"], body if isinstance(body, dict) else {}, headers))
-        await _answer(send, self.pick(scope["path"], body if isinstance(body, dict) else {}))
+        script = self.pick(scope["path"], body if isinstance(body, dict) else {})
+        done = False
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def watch() -> None:  # the client went away: stop writing
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    group.cancel_scope.cancel()
+
+                group.start_soon(watch)
+                await _answer(send, script)
+                done = True
+                group.cancel_scope.cancel()
+        finally:
+            if done:
+                self.completed += 1
+            else:
+                self.aborted += 1
 
 
 async def _answer(send: Send, script: Script) -> None:
