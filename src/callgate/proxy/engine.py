@@ -13,7 +13,20 @@ tools are the request's, without functions, so nothing runs; the turn gathered b
 released text and the calls the gate accepted.
 
 The OpenAI Chat Completions wire is :class:`GatedTurn`; the Anthropic Messages wire is
-:class:`GatedMessages` (:mod:`callgate.proxy.messages`), on the same core.
+:class:`GatedMessages` (:mod:`callgate.proxy.messages`), on the same core
+(:class:`GatedCore`). The API, for the proxy and for the framework integrations:
+
+- ``GatedTurn(request, options)``: one turn (``RequestError`` for a request it cannot
+  gate: unreadable ``tools``, ``n`` above 1);
+- ``feed(chunk)``, ``finish()``: the chunks to send now, and at the end;
+  ``feed_event(event)`` takes a server-sent event (``[DONE]`` finishes);
+  ``whole(response)``: a stream=false response;
+- after ``finish()``: ``status`` (the verdict), ``findings``, ``calls`` (what the client
+  received, each with its ``source``), ``withheld`` (refused answers, with why),
+  ``formats``, ``held``, ``audit()``;
+- ``repair``: when set after ``finish()`` (``--on-blocked repair``), the final chunk
+  was not sent: send ``repair`` (a request body) to the upstream and play its answer
+  through ``follow_up()``, or end with ``give_up()``.
 """
 
 from __future__ import annotations
@@ -42,9 +55,13 @@ from callgate.strategies.text.formats import FORMATS
 __all__ = [
     "BLOCKED_MODES",
     "PASSABLE",
+    "BlockedMode",
+    "Call",
+    "GatedCore",
     "GatedTurn",
     "Options",
     "RequestError",
+    "ThinkSplitter",
     "driver_for",
     "fresh_id",
     "on_blocked",
