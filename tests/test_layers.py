@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("audit", ("callgate.audit", "callgate.diagrams")),
     ("api", ("callgate",)),
     ("testing", ("callgate.testing",)),
+    ("proxy", ("callgate.proxy",)),
     ("cli", ("callgate.cli", "callgate.__main__")),
 ]
 """The layers, lowest first: a layer's name and the modules or packages it holds."""
