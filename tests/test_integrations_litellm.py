@@ -85,6 +85,12 @@ guardrails:
       guardrail: callgate.integrations.litellm.CallgateGuardrail
       mode: post_call
       on_blocked: pass
+  - guardrail_name: callgate-repair
+    litellm_params:
+      guardrail: callgate.integrations.litellm.CallgateGuardrail
+      mode: post_call
+      on_blocked: repair
+      repairs: 1
 """
 """The test proxy's config.yaml (docs/integrations.md shows the same lines, default_on)."""
 
@@ -346,6 +352,40 @@ def test_a_schema_invalid_call_is_withheld_with_a_notice_or_passed_annotated(
     assert passed["last"]["callgate"]["passed"] is True
 
 
+def _good_turn() -> list[dict[str, Any]]:
+    call = {
+        "index": 0,
+        "id": "call_8",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+    return [chunk({"role": "assistant"}), chunk({"tool_calls": [call]}), chunk({}, "tool_calls")]
+
+
+def _asked_again(upstream: Upstream) -> None:
+    """The second upstream request carries the refused call and a corrective tool result."""
+    added = upstream.requests[1]["messages"][-2:]
+    assert added[0]["role"] == "assistant" and added[0]["tool_calls"][0]["id"] == "call_7"
+    assert added[1]["role"] == "tool" and "schema_invalid" in added[1]["content"]
+
+
+def test_repair_asks_the_upstream_again_and_streams_the_repaired_turn(
+    proxy: str, upstream: Upstream
+) -> None:
+    upstream.serve(_invalid_turn(), _good_turn())
+    stream = client(proxy).chat.completions.create(
+        model="gpt-4.1",
+        messages=[{"role": "user", "content": "go"}],
+        tools=tools_of(WEATHER),  # type: ignore[arg-type]
+        stream=True,
+        extra_body={"guardrails": ["callgate-repair"]},
+    )
+    got = received([c.model_dump(exclude_none=True) for c in stream])
+    assert got["calls"] == [("get_weather", {"city": "Paris"})]
+    assert got["content"] == "Checking." and got["finish_reason"] == "tool_calls"
+    _asked_again(upstream)
+
+
 def test_a_whole_response_is_gated_too(proxy: str, upstream: Upstream) -> None:
     case = LEAKS[0]
     model = MODEL_OF[case.format]
@@ -383,7 +423,11 @@ def sdk_rebuilt(chunks: list[Any]) -> dict[str, Any]:
     return received([c.model_dump(exclude_none=True) for c in chunks])
 
 
-@pytest.mark.parametrize("case", CAPTURES, ids=[c.id for c in CAPTURES])
+CALL_CAPTURES = [c for c in CAPTURES if c.schemas]
+"""The recordings with calls, whole and one character per chunk (the proxy reads them all)."""
+
+
+@pytest.mark.parametrize("case", CALL_CAPTURES, ids=[c.id for c in CALL_CAPTURES])
 def test_the_sdk_stream_through_the_guardrail_is_what_callgate_gives(
     case: StreamCase, upstream: Upstream
 ) -> None:
@@ -452,6 +496,17 @@ def test_gate_response_gates_a_whole_sdk_response(upstream: Upstream) -> None:
     assert (message.content or "") == case.shown
     assert gated.choices[0].finish_reason == "tool_calls"
     assert gated.callgate["status"] == "pass"
+
+
+def test_repair_through_the_sdk_asks_litellm_again(upstream: Upstream) -> None:
+    upstream.serve(_invalid_turn(), _good_turn())
+    request = sdk_request(upstream, "gpt-4.1", WEATHER)
+    guard = CallgateGuardrail(on_blocked="repair")
+    got = sdk_rebuilt(list(guard.stream(litellm.completion(**request, stream=True), request)))
+    assert got["calls"] == [("get_weather", {"city": "Paris"})]
+    assert got["content"] == "Checking."
+    _asked_again(upstream)
+    assert guard.last_turn is not None and guard.last_turn.attempt == 1
 
 
 # -- configuration ------------------------------------------------------------------------

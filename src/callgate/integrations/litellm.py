@@ -9,7 +9,7 @@ runs the hooks a guardrail's own class defines). Each turn is played through the
 engine (:class:`callgate.proxy.engine.GatedTurn`) made from the request (its ``tools``,
 ``model``, ``tool_choice``): markup of a call is held back, a call leaked into the text
 becomes a native ``tool_calls`` entry, calls reach the client only once the gate accepts
-them, a refused call is handled by ``on_blocked`` (``notice`` or ``pass``), and the
+them, a refused call is handled by ``on_blocked`` (``notice``, ``repair``, ``pass``), and the
 findings are logged (logger ``callgate.integrations``) and carried in the final chunk's
 ``callgate`` field.
 
@@ -25,14 +25,24 @@ the guardrail is raised to LiteLLM (whose client then gets an error, never a cal
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import Any
 
+import litellm
 from litellm.integrations.custom_guardrail import CustomGuardrail
 from litellm.types.guardrails import GuardrailEventHooks
 from litellm.types.utils import ModelResponse, ModelResponseStream
 
-from callgate.integrations.common import as_dict, options, report
+from callgate.integrations.common import LOG, as_dict, options, report
 from callgate.proxy.engine import GatedTurn
 
 __all__ = ["CallgateGuardrail"]
@@ -44,6 +54,15 @@ _REQUEST_KEYS = ("model", "tools", "tool_choice", "messages", "n")
 def _request(data: Mapping[str, Any]) -> dict[str, Any]:
     """The parts of a LiteLLM request body the engine reads."""
     return {k: data[k] for k in _REQUEST_KEYS if data.get(k) is not None}
+
+
+Reask = Callable[[Mapping[str, Any]], Awaitable[AsyncIterable[Any]]]
+"""Sends a repair's request upstream and gives the answer's stream."""
+
+
+def _again(request: Mapping[str, Any], repair: Mapping[str, Any]) -> dict[str, Any]:
+    """``litellm.completion``'s keywords for a repair: the request, its messages extended."""
+    return {**request, "messages": repair["messages"], "stream": True}
 
 
 def _as_chunk(response: Mapping[str, Any]) -> dict[str, Any]:
@@ -58,9 +77,10 @@ class CallgateGuardrail(CustomGuardrail):
     """A LiteLLM guardrail that gates tool calls with callgate's machines (``mode: post_call``).
 
     ``on_blocked`` is ``notice`` (end the turn without the refused call and say why, in
-    the text and in the ``callgate`` field) or ``pass`` (forward a schema-invalid call,
-    annotated); ``repair`` needs a second upstream request that a guardrail cannot make,
-    so here it ends like ``notice``. ``text_formats`` (a list, or a comma-separated
+    the text and in the ``callgate`` field), ``repair`` (ask the upstream again, up to
+    ``repairs`` times, with the call and a corrective tool result, and stream the repaired
+    turn; a whole response ends as ``notice``) or ``pass`` (forward a schema-invalid
+    call, annotated). ``text_formats`` (a list, or a comma-separated
     string) replaces the formats read from the request's model. Every other keyword is
     LiteLLM's (``guardrail_name``, ``event_hook``, ``default_on``, ...).
     """
@@ -101,30 +121,68 @@ class CallgateGuardrail(CustomGuardrail):
     ) -> Iterator[ModelResponseStream]:
         """The gated stream of ``chunks`` (LiteLLM's ``ModelResponseStream`` or plain dicts).
 
-        ``request`` is the body the stream answers (``litellm.completion``'s keywords).
+        ``request`` is the body the stream answers (``litellm.completion``'s keywords);
+        under ``on_blocked: repair`` it is sent again, with the refused call and a
+        corrective tool result added to its messages, through ``litellm.completion``.
         """
         turn = self.turn(request)
         for chunk in chunks:
             yield from self._out(turn.feed(as_dict(chunk)))
-        yield from self._out(self._finish(turn))
+        yield from self._out(turn.finish())
+        while turn.repair is not None:
+            try:
+                again = litellm.completion(**_again(request, turn.repair))
+            except Exception:  # the re-ask failed: end as notice does
+                LOG.exception("%s: the repair request failed", self._name())
+                yield from self._out(turn.give_up())
+                break
+            turn = self._follow(turn)
+            for chunk in again:
+                yield from self._out(turn.feed(as_dict(chunk)))
+            yield from self._out(turn.finish())
+        report(turn, self._name())
 
     async def astream(
-        self, chunks: AsyncIterable[Any], request: Mapping[str, Any]
+        self,
+        chunks: AsyncIterable[Any],
+        request: Mapping[str, Any],
+        reask: Reask | None = None,
     ) -> AsyncGenerator[ModelResponseStream, None]:
-        """:meth:`stream` for an async stream (``litellm.acompletion``, the proxy's)."""
+        """:meth:`stream` for an async stream (``litellm.acompletion``, the proxy's).
+
+        ``reask`` sends a repair's request (by default ``litellm.acompletion`` with
+        ``request``'s other keywords; in the proxy, the proxy's router).
+        """
         turn = self.turn(request)
         async for chunk in chunks:
             for out in self._out(turn.feed(as_dict(chunk))):
                 yield out
-        for out in self._out(self._finish(turn)):
+        for out in self._out(turn.finish()):
             yield out
-
-    def _finish(self, turn: GatedTurn) -> list[dict[str, Any]]:
-        out = turn.finish()
-        if turn.repair is not None:  # a guardrail cannot re-ask the upstream: a notice
-            out += turn.give_up()
+        while turn.repair is not None:
+            try:
+                if reask is not None:
+                    again = await reask(turn.repair)
+                else:
+                    again = await litellm.acompletion(**_again(request, turn.repair))
+            except Exception:  # the re-ask failed: end as notice does
+                LOG.exception("%s: the repair request failed", self._name())
+                for out in self._out(turn.give_up()):
+                    yield out
+                break
+            turn = self._follow(turn)
+            async for chunk in again:
+                for out in self._out(turn.feed(as_dict(chunk))):
+                    yield out
+            for out in self._out(turn.finish()):
+                yield out
         report(turn, self._name())
-        return out
+
+    def _follow(self, turn: GatedTurn) -> GatedTurn:
+        report(turn, self._name())
+        follow = turn.follow_up()
+        self.last_turn = follow
+        return follow
 
     @staticmethod
     def _out(chunks: list[dict[str, Any]]) -> Iterator[ModelResponseStream]:
@@ -152,6 +210,15 @@ class CallgateGuardrail(CustomGuardrail):
 
     # -- LiteLLM's proxy hooks (defined here: LiteLLM runs only a leaf class's own) -------
 
+    @staticmethod
+    async def _router_reask(repair: Mapping[str, Any]) -> Any:
+        """A repair's request sent through the proxy's router (no guardrail runs on it)."""
+        from litellm.proxy.proxy_server import llm_router
+
+        if llm_router is None:
+            raise RuntimeError("the proxy has no router to send a repair through")
+        return await llm_router.acompletion(**{**repair, "stream": True})
+
     async def async_post_call_streaming_iterator_hook(
         self,
         user_api_key_dict: Any,
@@ -159,7 +226,7 @@ class CallgateGuardrail(CustomGuardrail):
         request_data: dict[str, Any],
     ) -> AsyncGenerator[ModelResponseStream, None]:
         """The proxy's stream to its client, gated (LiteLLM calls it with ``mode: post_call``)."""
-        async for chunk in self.astream(response, request_data):
+        async for chunk in self.astream(response, request_data, self._router_reask):
             yield chunk
 
     async def async_post_call_success_hook(
