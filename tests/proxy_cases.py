@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import openai
+
 from callgate.cli.capture import load_capture
 from callgate.cli.replay import replay
+from callgate.proxy.app import Proxy, ProxyConfig, create_app
 from callgate.proxy.engine import Options
+from callgate.proxy.serving import ServerThread
+from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from callgate.strategies.text.defaults import default_text_formats
 from callgate.strategies.text.formats import END_FORMATS
 from callgate.testing.builders import openai_chunks
 from corpus.peer_text import CASES
@@ -55,14 +61,18 @@ class StreamCase:
 
     @property
     def options(self) -> Options:
-        return Options(text_formats=self.formats)
+        """The formats asked for; a blocked call ends the turn with a notice (no re-ask)."""
+        return Options(on_blocked="notice", text_formats=self.formats)
 
     def expected(self) -> dict[str, Any]:
         """What callgate's buffer and driver give: the display and the calls that run."""
         if self.extra.get("tool_choice") == "none":
             result = replay(self.chunks, {}, text_formats=())
         else:
-            result = replay(self.chunks, self.schemas, text_formats=self.formats)
+            formats = self.formats  # else, as the proxy does, those of the request's model
+            if formats is None:
+                formats = default_text_formats("openai", self.model)
+            result = replay(self.chunks, self.schemas, text_formats=formats)
         runs = result["status"] == "pass"
         calls = [(c["name"], c["arguments"]) for c in result["calls"] if runs]
         return {"display": result["display"], "calls": calls, "status": result["status"]}
@@ -146,7 +156,159 @@ def rebuilt(chunks: list[dict[str, Any]]) -> dict[str, Any]:
             finish = choice.get("finish_reason") or finish
     return {
         "content": "".join(content),
-        "calls": [(c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())],
+        "calls": [(c["name"], _parsed(c["arguments"])) for _, c in sorted(calls.items())],
         "ids": [c["id"] for _, c in sorted(calls.items())],
         "finish_reason": finish,
     }
+
+
+def _parsed(arguments: str) -> Any:
+    """A call's arguments parsed; text that is not JSON (a cut call) stays as it came."""
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
+
+
+QWEN = (
+    "Let me check.<tool_call>\n"
+    + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
+    + "\n</tool_call>"
+)
+"""A Qwen call leaked into the content, after some text."""
+WEATHER = {
+    "get_weather": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
+}
+
+NEGATIVE = [
+    (
+        "prose quoting markup",
+        "gpt-4.1",
+        'Hermes writes <tool_call>{"name": "get_weather", '
+        '"arguments": {"city": "Paris"}}</tool_call> for a call.',
+    ),
+    (
+        "a JSON example",
+        "Qwen/Qwen2.5-7B-Instruct",
+        'Send this:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n',
+    ),
+    (
+        "an undeclared name",
+        "Qwen/Qwen2.5-7B-Instruct",
+        '<tool_call>\n{"name": "rm_rf", "arguments": {}}\n</tool_call>',
+    ),
+    (
+        "markup that never closes",
+        "Qwen/Qwen2.5-7B-Instruct",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city":',
+    ),
+]
+
+"""Content that must convert nothing: (why, the request's model, the content)."""
+
+CUT_REASONS = ("length", "content_filter")
+
+
+def cut_at(chunks: list[dict[str, Any]], at: int, reason: str | None) -> list[dict[str, Any]]:
+    """The first ``at`` chunks, then a chunk finishing with ``reason`` (None: just stop).
+
+    Empty when a finish reason came before the cut (that would not be a cut).
+    """
+    kept = list(chunks[:at])
+    for chunk in kept:
+        for choice in chunk.get("choices") or []:
+            if choice.get("finish_reason"):
+                return []
+    if reason is not None:
+        end = {**chunks[0], "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+        kept.append(end)
+    return kept
+
+
+# -- the loopback harness -------------------------------------------------------------------
+
+
+class Router:
+    """One proxy per text-format choice, each under ``/f/<formats>``; ``/`` the default."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        notice = Options(on_blocked="notice")
+        self.proxies: dict[str, Proxy] = {
+            "": create_app(ProxyConfig(upstream=upstream, options=notice))
+        }
+
+    def base(self, case: StreamCase) -> str:
+        key = ",".join(case.formats) if case.formats is not None else ""
+        if key not in self.proxies:
+            options = case.options
+            self.proxies[key] = create_app(ProxyConfig(upstream=self.upstream, options=options))
+        return f"/f/{key}" if key else ""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.proxies[""](scope, receive, send)
+            return
+        path = scope["path"]
+        key = ""
+        if path.startswith("/f/"):
+            key, _, rest = path[3:].partition("/")
+            scope = {**scope, "path": "/" + rest}
+        await self.proxies[key](scope, receive, send)
+
+
+class Harness:
+    """The upstream's scripts by case id, and the proxy in front of it."""
+
+    def __init__(self) -> None:
+        self.scripts: dict[str, Script] = {}
+        self.upstream = ReplayUpstream(self._pick)
+        self.servers: list[ServerThread] = []
+        self.clients: dict[str, openai.OpenAI] = {}
+
+    def _pick(self, path: str, body: dict[str, Any]) -> Script:
+        del path
+        case = body.get("metadata", {}).get("case", "")
+        return self.scripts[case]
+
+    def start(self) -> None:
+        upstream = ServerThread(self.upstream).__enter__()
+        self.router = Router(upstream.url)
+        proxy = ServerThread(self.router).__enter__()
+        self.servers = [upstream, proxy]
+        self.url = proxy.url
+
+    def stop(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        for server in reversed(self.servers):
+            server.__exit__(None, None, None)
+
+    def add(self, case: StreamCase, sizes: tuple[int, ...] = ()) -> dict[str, Any]:
+        """Script ``case`` (written in pieces of ``sizes``, else one event per write); the
+        keyword arguments of a client's create() for it."""
+        self.scripts[case.id] = Script(sse_body(case.chunks), write_sizes=sizes)
+        request = case.request
+        return {
+            "model": request["model"],
+            "messages": request["messages"],
+            **({"tools": request["tools"]} if "tools" in request else {}),
+            **({"tool_choice": request["tool_choice"]} if "tool_choice" in request else {}),
+            "metadata": {"case": case.id},
+        }
+
+    def client(self, case: StreamCase) -> openai.OpenAI:
+        """The sync client for the case's proxy (one per proxy, connections kept)."""
+        base = self.url + self.router.base(case) + "/v1"
+        if base not in self.clients:
+            self.clients[base] = openai.OpenAI(base_url=base, api_key="sk-loopback", max_retries=0)
+        return self.clients[base]
+
+    def aclient(self, case: StreamCase) -> openai.AsyncOpenAI:
+        """A fresh async client (its connections belong to one event loop)."""
+        base = self.url + self.router.base(case) + "/v1"
+        return openai.AsyncOpenAI(base_url=base, api_key="sk-loopback", max_retries=0)

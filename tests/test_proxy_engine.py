@@ -19,28 +19,21 @@ from callgate.proxy.engine import GatedTurn, Options, RequestError, ThinkSplitte
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires import WireCall
 from proxy_cases import (
+    CUT_REASONS,
+    NEGATIVE,
+    QWEN,
+    WEATHER,
     StreamCase,
     by_char,
     capture_cases,
     corpus_cases,
+    cut_at,
     rebuilt,
     text_turn,
 )
 
 CAPTURES = capture_cases()
 CORPUS = corpus_cases()
-QWEN = (
-    "Let me check.<tool_call>\n"
-    + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
-    + "\n</tool_call>"
-)
-WEATHER = {
-    "get_weather": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    }
-}
 
 
 def play(
@@ -94,21 +87,6 @@ def test_a_leaked_qwen_call_becomes_one_native_call_and_its_markup_never_shows()
     assert all("<tool_call>" not in (c["choices"][0]["delta"].get("content") or "") for c in out)
 
 
-CUT_REASONS = ("length", "content_filter")
-
-
-def _cut(chunks: list[dict[str, Any]], at: int, reason: str | None) -> list[dict[str, Any]]:
-    kept = [c for c in chunks[:at]]
-    for chunk in kept:  # a finish reason before the cut would not be a cut
-        for choice in chunk.get("choices") or []:
-            if choice.get("finish_reason"):
-                return []
-    if reason is not None:
-        end = {**chunks[0], "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
-        kept.append(end)
-    return kept
-
-
 def _with_calls() -> list[StreamCase]:
     cases = [c for c in CAPTURES if c.schemas]
     qwen = StreamCase("qwen", text_turn(list(QWEN)), WEATHER, model="Qwen/Qwen2.5-7B-Instruct")
@@ -119,7 +97,7 @@ def _with_calls() -> list[StreamCase]:
 def test_a_stream_cut_at_any_chunk_releases_no_call(case: StreamCase) -> None:
     for at in range(len(case.chunks) + 1):
         for reason in (*CUT_REASONS, None):
-            chunks = _cut(case.chunks, at, reason)
+            chunks = cut_at(case.chunks, at, reason)
             if not chunks and at:
                 continue
             cut = StreamCase(case.id, chunks, case.schemas, case.formats, case.model)
@@ -141,31 +119,6 @@ def test_tool_choice_none_converts_nothing_and_shows_the_markup() -> None:
     turn, out = play(case)
     assert rebuilt(out) == {"content": QWEN, "calls": [], "ids": [], "finish_reason": "stop"}
     assert turn.status == "not_applicable"
-
-
-NEGATIVE = [
-    (
-        "prose quoting markup",
-        "gpt-4.1",
-        'Hermes writes <tool_call>{"name": "get_weather", '
-        '"arguments": {"city": "Paris"}}</tool_call> for a call.',
-    ),
-    (
-        "a JSON example",
-        "Qwen/Qwen2.5-7B-Instruct",
-        'Send this:\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n',
-    ),
-    (
-        "an undeclared name",
-        "Qwen/Qwen2.5-7B-Instruct",
-        '<tool_call>\n{"name": "rm_rf", "arguments": {}}\n</tool_call>',
-    ),
-    (
-        "markup that never closes",
-        "Qwen/Qwen2.5-7B-Instruct",
-        '<tool_call>\n{"name": "get_weather", "arguments": {"city":',
-    ),
-]
 
 
 @pytest.mark.parametrize(("why", "model", "content"), NEGATIVE, ids=[n[0] for n in NEGATIVE])
@@ -262,14 +215,15 @@ def test_repair_ends_with_a_notice_once_its_attempts_are_spent() -> None:
 def test_stream_args_forwards_deltas_and_withholds_the_finish_until_the_gate_passes() -> None:
     good = WireCall("call_1", "get_weather", ('{"ci', 'ty": "Paris"}'))
     case = StreamCase("args", openai_chunks([good], [0, 0, 0]), WEATHER)
-    _, out = play(case, Options(stream_args=True))
+    _, out = play(case, Options(on_blocked="notice", stream_args=True))
     streamed = [c for c in out if c["choices"] and c["choices"][0]["delta"].get("tool_calls")]
     assert len(streamed) == 3
     assert rebuilt(out)["calls"] == [("get_weather", {"city": "Paris"})]
     assert rebuilt(out)["finish_reason"] == "tool_calls"
     bad = WireCall("call_1", "get_weather", ('{"town": "Paris"}',))
     _turn, out = play(
-        StreamCase("bad", openai_chunks([bad], [0, 0]), WEATHER), Options(stream_args=True)
+        StreamCase("bad", openai_chunks([bad], [0, 0]), WEATHER),
+        Options(on_blocked="notice", stream_args=True),
     )
     assert rebuilt(out)["finish_reason"] == "stop"
 
@@ -416,3 +370,17 @@ def test_importing_callgate_and_the_engine_imports_no_web_stack() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_an_error_frame_after_the_finish_withholds_the_calls() -> None:
+    call = WireCall("call_1", "get_weather", ('{"city": "Paris"}',))
+    chunks: list[Any] = openai_chunks([call], [0, 0])
+    chunks.append({"error": {"message": "the model crashed", "type": "server_error"}})
+    turn = GatedTurn(StreamCase("x", [], WEATHER).request)
+    out: list[dict[str, Any]] = []
+    for chunk in chunks:
+        out += turn.feed(chunk)
+    out += turn.finish()
+    assert {"error": chunks[-1]["error"]} in out  # relayed as it came
+    assert rebuilt(out)["calls"] == [] and rebuilt(out)["finish_reason"] == "stop"
+    assert turn.status == "fail"

@@ -6,13 +6,27 @@ which returns the chunks to send the client now; :meth:`GatedTurn.finish` return
 end (held text flushed, accepted calls as native ``tool_calls``, the final
 ``finish_reason``, a notice when a call was withheld). :meth:`GatedTurn.whole` does the
 same for a stream=false response. Nothing is parsed here: the chunks go through
-callgate's own loop (:func:`~callgate.driver.loop.stream_turn` over an
-:class:`~callgate.buffer.LLMStreamBuffer` and a :class:`~callgate.driver.Driver` whose
-tools are the request's, without functions, so nothing runs), and what a client receives
-is the display's released text and the calls the gate accepted.
+callgate's own loop, step by step as :func:`~callgate.driver.loop.stream_turn` plays it
+(an :class:`~callgate.buffer.LLMStreamBuffer` and a :class:`~callgate.driver.Driver` whose
+tools are the request's, without functions, so nothing runs; the turn gathered by
+:func:`~callgate.driver.loop.finish_turn`), and what a client receives is the display's
+released text and the calls the gate accepted.
 
 The OpenAI Chat Completions wire is :class:`GatedTurn`; the Anthropic Messages wire is
-:class:`GatedMessages` (:mod:`callgate.proxy.messages`), on the same core.
+:class:`GatedMessages` (:mod:`callgate.proxy.messages`), on the same core
+(:class:`GatedCore`). The API, for the proxy and for the framework integrations:
+
+- ``GatedTurn(request, options)``: one turn (``RequestError`` for a request it cannot
+  gate: unreadable ``tools``, ``n`` above 1);
+- ``feed(chunk)``, ``finish()``: the chunks to send now, and at the end;
+  ``feed_event(event)`` takes a server-sent event (``[DONE]`` finishes);
+  ``whole(response)``: a stream=false response;
+- after ``finish()``: ``status`` (the verdict), ``findings``, ``calls`` (what the client
+  received, each with its ``source``), ``withheld`` (refused answers, with why),
+  ``formats``, ``held``, ``audit()``;
+- ``repair``: when set after ``finish()`` (``--on-blocked repair``), the final chunk
+  was not sent: send ``repair`` (a request body) to the upstream and play its answer
+  through ``follow_up()``, or end with ``give_up()``.
 """
 
 from __future__ import annotations
@@ -22,27 +36,35 @@ import json
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Self
 
-from attrs import frozen
+from attrs import field, frozen
 
 from callgate.buffer import UnreadableChunk
 from callgate.driver.drivers import Driver
-from callgate.driver.loop import Turn, TurnStep, finish_turn, stream_turn
+from callgate.driver.loop import Turn, TurnStep, finish_turn
 from callgate.driver.tools import Tool
 from callgate.gate.findings import Finding, finding
+from callgate.proxy.sse import DONE, Event
+from callgate.proxy.sse import encode as sse_event
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.defaults import default_text_formats
+from callgate.strategies.text.formats import FORMATS
 
 __all__ = [
     "BLOCKED_MODES",
     "PASSABLE",
+    "BlockedMode",
+    "Call",
+    "GatedCore",
     "GatedTurn",
     "Options",
     "RequestError",
+    "ThinkSplitter",
     "driver_for",
     "fresh_id",
+    "on_blocked",
 ]
 
 BlockedMode = Literal["notice", "repair", "pass"]
@@ -68,22 +90,48 @@ class RequestError(ValueError):
     """A request the engine cannot gate (its ``tools`` unreadable, ``n`` above 1): a 400."""
 
 
+def _known_formats(_: object, __: object, value: tuple[str, ...] | None) -> None:
+    unknown = [name for name in value or () if name not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown text format {unknown[0]!r}; one of: {', '.join(FORMATS)}")
+
+
 @frozen
 class Options:
     """How the proxy treats every turn (the command line's flags)."""
 
-    on_blocked: BlockedMode = "notice"
+    on_blocked: BlockedMode = "repair"
     """A schema or identity failure: ``notice``, ``repair`` (up to :attr:`repairs` times) or
-    ``pass`` (forwarded, annotated)."""
-    repairs: int = 1
+    ``pass`` (forwarded, annotated). The default is the mode that converged in agent loops
+    without ever handing a client an invalid call (``bench/bench_proxy.py --modes``)."""
+    repairs: int = 2
     """How many times ``repair`` re-asks the upstream before it ends with a notice."""
     stream_args: bool = False
     """Forward native argument deltas as they arrive (``finish_reason: "tool_calls"`` still
     waits for the gate)."""
     move_reasoning: bool = False
     """Move ``<think>…</think>`` of the content to ``reasoning_content``."""
-    text_formats: tuple[str, ...] | None = None
+    text_formats: tuple[str, ...] | None = field(default=None, validator=_known_formats)
     """The text formats read in every turn; None: those of the request's ``model``."""
+
+
+def on_blocked(words: Sequence[str]) -> tuple[BlockedMode, int]:
+    """``notice``, ``pass`` or ``repair [N]`` (N >= 1, default 1) as (mode, repairs).
+
+    ValueError says what is wrong (``--on-blocked`` and ``CALLGATE_ON_BLOCKED`` read it).
+    """
+    if not words:
+        raise ValueError("--on-blocked needs a mode: notice, repair N or pass")
+    mode, *rest = words
+    if mode in ("notice", "pass"):
+        if rest:
+            raise ValueError(f"--on-blocked {mode} takes no number")
+        return ("notice" if mode == "notice" else "pass"), 1
+    if mode != "repair":
+        raise ValueError(f"--on-blocked must be notice, repair N or pass, not {mode!r}")
+    if len(rest) > 1 or (rest and not rest[0].isdigit()) or (rest and int(rest[0]) < 1):
+        raise ValueError("--on-blocked repair takes one whole number >= 1 (repair 2)")
+    return "repair", int(rest[0]) if rest else 1
 
 
 def fresh_id(prefix: str = "call_") -> str:
@@ -151,23 +199,6 @@ def driver_for(request: Mapping[str, Any], options: Options, wire: str = "openai
     else:
         _DRIVERS.move_to_end(key)
     return driver
-
-
-class _Inbox:
-    """The chunk source of the loop: it hands out the one chunk fed, until closed."""
-
-    def __init__(self) -> None:
-        self.chunk: object = None
-        self.closed = False
-
-    def __iter__(self) -> Iterator[object]:
-        return self
-
-    def __next__(self) -> object:
-        if self.closed:
-            raise StopIteration
-        chunk, self.chunk = self.chunk, None
-        return chunk
 
 
 class ThinkSplitter:
@@ -240,15 +271,15 @@ class GatedCore:
         options: Options | None = None,
         *,
         attempt: int = 0,
+        continues: Self | None = None,
     ) -> None:
+        del continues  # what a wire's turn takes over from the one it continues
         self.request = request
         self.options = options if options is not None else Options()
         self.attempt = attempt
         """How many repairs came before this turn (0: the first answer)."""
         self.driver = driver_for(request, self.options, self.wire)
         self.buffer = self.driver.new_stream_buffer()
-        self._inbox = _Inbox()
-        self._loop = stream_turn(self._inbox, self.driver, self.buffer)
         self.steps: list[TurnStep] = []
         self.turn: Turn | None = None
         """The played turn once finished: history, verdict and findings."""
@@ -269,12 +300,21 @@ class GatedCore:
         self.repair: dict[str, Any] | None = None
         """The request to re-ask the upstream with, when ``repair`` applies (else None)."""
         self.finished = False
+        self.after_done = 0
+        """Upstream events after its ``[DONE]`` (ignored)."""
+        self.raw: list[bytes] = []
+        """The upstream's bytes of this turn, as they came (kept for the audit log)."""
         self._dead = False
 
     # -- the loop ---------------------------------------------------------------------
 
-    def step(self, chunk: object) -> TurnStep | None:
-        """Play one chunk through the loop; None once the loop cannot take more."""
+    def step(self, chunk: object) -> str | None:
+        """Play one chunk as the client loop does: the text released; None once dead.
+
+        ``buffer.add``, the driver's ``process_llm_response`` (it runs nothing: its tools
+        have no function), then ``buffer.text()``; a step that answered calls is kept
+        for :func:`~callgate.driver.loop.finish_turn`.
+        """
         if self._dead or self.finished:
             return None
         self.chunks += 1
@@ -282,31 +322,132 @@ class GatedCore:
             chunk = UnreadableChunk(
                 "malformed_chunk", f"an upstream chunk is {type(chunk).__name__}"
             )
-        self._inbox.chunk = chunk
+        buffer = self.buffer
         try:
-            step = next(self._loop)
+            buffer.add(chunk)
         except Exception as exc:  # the stream is not this wire's: end the turn cleanly
             self._dead = True
             self.extra_findings.append(
                 finding("malformed_chunk", f"the upstream stream cannot be read: {exc}")
             )
             return None
-        self.steps.append(step)
-        self.held = max(self.held, self.buffer.text_queue.held)
-        return step
+        response = self.driver.process_llm_response(buffer)
+        text = buffer.text()
+        if response.results:
+            self.steps.append(TurnStep(self.chunks - 1, text, response))
+        held = buffer.text_queue.held
+        self.held = max(self.held, held)
+        return text
 
-    def end(self) -> TurnStep | None:
-        """End the loop: the last step (held text, the calls answered at the end)."""
-        self._inbox.closed = True
-        last: TurnStep | None = None
-        if not self._dead:
-            for step in self._loop:
-                last = step
-                self.steps.append(step)
-        elif not self.buffer.ended:
-            self.buffer.end()
-        self.turn = finish_turn(self.buffer, self.steps)
-        return last
+    def end(self) -> str:
+        """End the stream: the text released at the end (the calls answered then are kept)."""
+        buffer = self.buffer
+        buffer.end()
+        response = self.driver.process_llm_response(buffer)
+        text = buffer.text()
+        self.steps.append(TurnStep(None, text, response))
+        self.turn = finish_turn(buffer, self.steps)
+        return text
+
+    def feed(self, chunk: object) -> list[dict[str, Any]]:
+        """One upstream chunk or event (a parsed ``data:`` payload): what to send now.
+
+        An event that ends the stream by itself (Anthropic's ``message_stop``) finishes
+        the turn here too.
+        """
+        if self.finished:
+            return []
+        started = time.perf_counter_ns()
+        out = self.rewrite(chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
+        if self.ends(chunk):
+            out += self.finish()
+        return out
+
+    def rewrite(self, chunk: object) -> list[dict[str, Any]]:
+        """Play one chunk and rewrite it for the client (the wire's own)."""
+        raise NotImplementedError
+
+    def ends(self, chunk: object) -> bool:
+        """Whether ``chunk`` ends the stream by itself (no ``[DONE]`` follows on its wire)."""
+        del chunk
+        return False
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The end of the upstream stream (``[DONE]``, ``message_stop``, or it stopped).
+
+        The held text, then (unless :attr:`repair` is set: the repaired turn continues
+        the message) the accepted calls, a notice when calls were withheld, and the
+        wire's final chunks.
+        """
+        if self.finished:
+            return []
+        started = time.perf_counter_ns()
+        text = self.end()
+        self.finished = True
+        self.settle()
+        out = self.flush(text)
+        if self.repair is None:
+            out += self.final()
+        self.cpu_ns += time.perf_counter_ns() - started
+        return out
+
+    def flush(self, text: str) -> list[dict[str, Any]]:
+        """The chunks of the text released at the end (the wire's own)."""
+        raise NotImplementedError
+
+    def final(self) -> list[dict[str, Any]]:
+        """The calls, the notice and the closing chunks (the wire's own)."""
+        raise NotImplementedError
+
+    def whole_chunks(self, response: object) -> list[dict[str, Any]]:
+        """A stream=false response as the gated chunks (the wire's own)."""
+        raise NotImplementedError
+
+    def give_up(self) -> list[dict[str, Any]]:
+        """The final chunks after a repair that could not be asked (a notice, no call)."""
+        self.repair = None
+        return self.final()
+
+    def follow_up(self) -> Self:
+        """The turn that plays the upstream's answer to :attr:`repair`, continuing this one."""
+        if self.repair is None:
+            raise ValueError("no repair to follow up")
+        return type(self)(self.repair, self.options, attempt=self.attempt + 1, continues=self)
+
+    def assemble(
+        self, response: Mapping[str, Any] | None, chunks: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """The stream=false response made of gated ``chunks`` (the wire's own)."""
+        raise NotImplementedError
+
+    def feed_event(self, event: Event) -> list[dict[str, Any]]:
+        """One server-sent event of the upstream: ``[DONE]`` ends, data is a chunk."""
+        if event.broken is not None:
+            return self.feed_unreadable(event.broken)
+        if event.data.strip() == DONE:
+            return self.finish()
+        if self.finished:
+            self.after_done += 1
+            return []
+        try:
+            chunk = json.loads(event.data)
+        except ValueError:
+            return self.feed_unreadable(f"an upstream event is not JSON: {event.data[:80]!r}")
+        return self.feed(chunk)
+
+    def feed_unreadable(self, reason: str) -> list[dict[str, Any]]:
+        """An upstream event that could not be read: a finding that blocks the turn."""
+        return self.feed(UnreadableChunk("malformed_chunk", reason))
+
+    def interrupted(self, reason: str) -> None:
+        """The upstream stream broke off: a finding (then :meth:`finish` ends the turn)."""
+        if not self.finished:
+            self.extra_findings.append(finding("malformed_chunk", reason))
+
+    def encode(self, chunk: Mapping[str, Any]) -> bytes:
+        """One chunk as the client's server-sent event."""
+        return sse_event(chunk)
 
     # -- the verdict ------------------------------------------------------------------
 
@@ -381,6 +522,12 @@ class GatedCore:
                 "its calls were not sent",
             )
             self.extra_findings.append(cut)
+        late = self.turn is not None and self.turn.status == "fail" and accepted
+        if late and not self.extra_findings:  # an error after the turn's end (an error frame)
+            errors = [f for f in self.findings if f.severity == "error"]
+            self.extra_findings.append(
+                errors[0] if errors else finding("malformed_chunk", "the turn failed")
+            )
         if self.extra_findings:
             refused = [*refused, *(_withheld(r, self.extra_findings[0]) for r in accepted)]
             accepted = []
@@ -504,7 +651,7 @@ class GatedTurn(GatedCore):
         n = request.get("n")
         if n is not None and n != 1:
             raise RequestError("callgate gates one choice per request: send n=1 or none")
-        super().__init__(request, options, attempt=attempt)
+        super().__init__(request, options, attempt=attempt, continues=continues)
         self.envelope: dict[str, Any] = {}
         self.usage: Any = None
         self._usage_alone = False
@@ -513,33 +660,18 @@ class GatedTurn(GatedCore):
         self._streamed: dict[int, str] = {}
         """Native slots whose deltas were forwarded (``stream_args``): their names."""
         self.splitter = ThinkSplitter() if self.options.move_reasoning else None
-        self.done_seen = False
-        self.after_done = 0
-        """Chunks the upstream sent after ``[DONE]`` (ignored)."""
 
     # -- the stream -------------------------------------------------------------------
 
-    def feed(self, chunk: object) -> list[dict[str, Any]]:
-        """One upstream chunk (a parsed ``data:`` payload): the chunks to send now."""
-        if self.finished:
-            return []
-        started = time.perf_counter_ns()
-        out = self._feed(chunk)
-        self.cpu_ns += time.perf_counter_ns() - started
-        return out
-
-    def _feed(self, chunk: object) -> list[dict[str, Any]]:
+    def rewrite(self, chunk: object) -> list[dict[str, Any]]:
+        """A Chat Completions chunk: its text as released, its calls held, no finish."""
         if isinstance(chunk, dict) and isinstance(chunk.get("error"), Mapping):
             self.step(chunk)
             return [chunk]  # the upstream's own error, relayed
         choice: Mapping[str, Any] = {}
         if isinstance(chunk, dict):
             if not self.envelope:
-                self.envelope = {
-                    k: chunk[k]
-                    for k in ("id", "object", "created", "model", "system_fingerprint")
-                    if k in chunk
-                }
+                self._take_envelope(chunk)
             if chunk.get("usage") is not None:
                 self.usage = chunk["usage"]
             choices = chunk.get("choices")
@@ -550,8 +682,8 @@ class GatedTurn(GatedCore):
             reason = choice.get("finish_reason")
             if isinstance(reason, str):
                 self.upstream_finish = reason
-        step = self.step(chunk)
-        if step is None:
+        text = self.step(chunk)
+        if text is None:
             return []
         delta = choice.get("delta")
         out: dict[str, Any] = {}
@@ -561,7 +693,7 @@ class GatedTurn(GatedCore):
                 calls = self._stream_args(delta.get("tool_calls"))
                 if calls:
                     out["tool_calls"] = calls
-        self._text_into(out, step.text)
+        self._text_into(out, text)
         return self._emit(out)
 
     def _text_into(self, delta: dict[str, Any], text: str) -> None:
@@ -582,11 +714,21 @@ class GatedTurn(GatedCore):
             return []
         return [self._chunk(delta)]
 
+    def _take_envelope(self, chunk: Mapping[str, Any]) -> None:
+        """The fields every chunk sent carries: the upstream's first chunk's, else made up."""
+        kept = {k: chunk[k] for k in ("id", "created", "model", "system_fingerprint") if k in chunk}
+        self.envelope = {
+            "id": kept.pop("id", None) or fresh_id("chatcmpl-"),
+            "object": "chat.completion.chunk",
+            "created": kept.pop("created", None) or int(time.time()),
+            "model": kept.pop("model", None) or self.request.get("model", ""),
+            **kept,
+        }
+
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        envelope = self.envelope or {"id": fresh_id("chatcmpl-"), "object": "chat.completion.chunk"}
-        body = {**envelope, "object": "chat.completion.chunk"}
-        body.setdefault("created", int(time.time()))
-        body.setdefault("model", self.request.get("model", ""))
+        if not self.envelope:
+            self._take_envelope({})
+        body = self.envelope.copy()
         body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
         return body
 
@@ -609,21 +751,8 @@ class GatedTurn(GatedCore):
                 out.append(copy.deepcopy(dict(entry)))
         return out
 
-    def finish(self) -> list[dict[str, Any]]:
-        """The end of the upstream stream (``[DONE]``, or it stopped): the chunks to send.
-
-        Held text, then the accepted calls, then a notice when calls were withheld, then
-        the final chunk (``finish_reason`` and a ``callgate`` field), then usage if the
-        upstream sent it alone. With :attr:`repair` set, only the text.
-        """
-        if self.finished:
-            return []
-        started = time.perf_counter_ns()
-        last = self.end()
-        self.finished = True
-        self.settle()
-        out: list[dict[str, Any]] = []
-        text = last.text if last is not None else ""
+    def flush(self, text: str) -> list[dict[str, Any]]:
+        """The text released at the end, with the reasoning splitter's held tail."""
         delta: dict[str, Any] = {}
         self._text_into(delta, text)
         if self.splitter is not None:
@@ -632,24 +761,10 @@ class GatedTurn(GatedCore):
                 delta["reasoning_content"] = delta.get("reasoning_content", "") + reasoning
             if rest:
                 delta["content"] = delta.get("content", "") + rest
-        out += self._emit(delta)
-        if self.repair is None:
-            out += self._final()
-        self.cpu_ns += time.perf_counter_ns() - started
-        return out
+        return self._emit(delta)
 
-    def give_up(self) -> list[dict[str, Any]]:
-        """The final chunks after a repair that could not be asked (a notice, no call)."""
-        self.repair = None
-        return self._final()
-
-    def follow_up(self) -> GatedTurn:
-        """The turn that streams the upstream's answer to :attr:`repair`, continuing this one."""
-        if self.repair is None:
-            raise ValueError("no repair to follow up")
-        return GatedTurn(self.repair, self.options, attempt=self.attempt + 1, continues=self)
-
-    def _final(self) -> list[dict[str, Any]]:
+    def final(self) -> list[dict[str, Any]]:
+        """The calls, the notice, the final chunk, then usage if the upstream sent it alone."""
         out: list[dict[str, Any]] = []
         sent = self.calls if not self.options.stream_args else self._unstreamed()
         for call in sent:
@@ -698,6 +813,13 @@ class GatedTurn(GatedCore):
         The message is fed as one chunk (its content and its calls as deltas), so the
         decision is the stream's; the response keeps every other field as it came.
         """
+        return self.assemble(response, self.whole_chunks(response))
+
+    def whole_chunks(self, response: object) -> list[dict[str, Any]]:
+        """The gated chunks of a stream=false ``response`` (see :meth:`whole`)."""
+        if not isinstance(response, Mapping):
+            unreadable = self.feed_unreadable("the upstream's response is not a JSON object")
+            return [*unreadable, *self.finish()]
         choices = response.get("choices")
         choice = choices[0] if isinstance(choices, list) and choices else {}
         if not isinstance(choice, Mapping):
@@ -716,11 +838,10 @@ class GatedTurn(GatedCore):
             "object": "chat.completion.chunk",
             "choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason")}],
         }
-        out = [*self.feed(chunk), *self.finish()]
-        return self.assemble(response, out)
+        return [*self.feed(chunk), *self.finish()]
 
     def assemble(
-        self, response: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]
+        self, response: Mapping[str, Any] | None, chunks: Sequence[Mapping[str, Any]]
     ) -> dict[str, Any]:
         """The stream=false response made of the gated ``chunks`` (this engine's own output)."""
         message: dict[str, Any] = {"role": "assistant", "content": None}
@@ -729,6 +850,7 @@ class GatedTurn(GatedCore):
         calls: list[dict[str, Any]] = []
         finish: str | None = None
         note: Any = None
+        response = response or {}
         choices = response.get("choices")
         first = choices[0] if isinstance(choices, list) and choices else {}
         original = first.get("message") if isinstance(first, Mapping) else None

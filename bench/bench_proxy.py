@@ -1,0 +1,333 @@
+"""callgate proxy, side by side in one run; and the ``--on-blocked`` modes measured.
+
+Run: ``python bench/bench_proxy.py`` (the speed tables) or ``python bench/bench_proxy.py
+--modes`` (the agent-loop measurement that chose the default ``--on-blocked`` mode).
+
+Speed: one mock upstream (uvicorn, replaying OpenAI streams), and in front of it (a) the
+client straight, (b) a bare pass-through proxy on the same stack (Starlette's request,
+httpx, the same SSE reader and writer, no callgate), (c) callgate proxy. Per row:
+the CPU the proxy process spent per chunk, the added inter-chunk latency of plain text
+(p50, p99), the per-request overhead sequentially and at 10 and 100 concurrent streams
+on one worker, and the growth of (c)'s per-request time per 10x stream length.
+
+Modes: agent loops through the real openai client against a fake model that writes a
+schema-invalid call with some probability; per mode, how many conversations reach the
+model's final answer, how many upstream requests that took, and how many invalid calls
+reached the client's tool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+import httpx
+import openai
+
+from callgate.proxy.app import ProxyConfig, create_app
+from callgate.proxy.engine import Options
+from callgate.proxy.serving import ServerThread
+from callgate.proxy.upstream import FlakyModel, ReplayUpstream
+
+# -- the --on-blocked modes: agent loops ---------------------------------------------------
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": FlakyModel.SCHEMA}}]
+
+
+def get_weather(city: str) -> str:
+    """The client's tool (it raises on arguments its signature does not take)."""
+    return f"18 °C in {city}"
+
+
+def conversation(client: openai.OpenAI, name: str, rounds: int = 6) -> dict[str, Any]:
+    """One agent loop as a client writes it: run every call, stop when a turn has none."""
+    messages: list[Any] = [{"role": "user", "content": "What's the weather in Paris?"}]
+    invalid = 0
+    for _ in range(rounds):
+        with client.chat.completions.stream(
+            model="flaky", messages=messages, tools=TOOLS, metadata={"conversation": name}
+        ) as stream:
+            for _event in stream:
+                pass
+            message = stream.current_completion_snapshot.choices[0].message
+        calls = message.tool_calls or []
+        messages.append(
+            {
+                "role": "assistant",
+                "content": message.content,
+                **(
+                    {
+                        "tool_calls": [
+                            {
+                                "id": c.id,
+                                "type": "function",
+                                "function": {
+                                    "name": c.function.name,
+                                    "arguments": c.function.arguments,
+                                },
+                            }
+                            for c in calls
+                        ]
+                    }
+                    if calls
+                    else {}
+                ),
+            }
+        )
+        if not calls:
+            return {"converged": FlakyModel.ANSWER in (message.content or ""), "invalid": invalid}
+        for call in calls:
+            try:
+                answer = get_weather(**json.loads(call.function.arguments))
+            except TypeError as exc:
+                invalid += 1
+                answer = f"error: {exc}"
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": answer})
+    return {"converged": False, "invalid": invalid}
+
+
+def measure_mode(
+    mode: str, repairs: int, invalid_rate: float, conversations: int
+) -> dict[str, Any]:
+    """Run ``conversations`` agent loops through the proxy under one mode."""
+    model = FlakyModel(invalid_rate)
+    upstream = ReplayUpstream(model.pick)
+    options = Options(on_blocked=mode, repairs=repairs)  # type: ignore[arg-type]
+    with (
+        ServerThread(upstream) as up,
+        ServerThread(create_app(ProxyConfig(upstream=up.url, options=options))) as proxy,
+        openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0) as client,
+    ):
+        results = [conversation(client, f"c{n}") for n in range(conversations)]
+    return {
+        "mode": mode if mode != "repair" else f"repair {repairs}",
+        "converged": sum(r["converged"] for r in results),
+        "conversations": conversations,
+        "upstream_requests": len(upstream.requests),
+        "invalid_reached_tool": sum(r["invalid"] for r in results),
+        "model": model,
+        "results": results,
+    }
+
+
+def modes_table(invalid_rate: float, conversations: int) -> list[dict[str, Any]]:
+    """Every mode on the same conversations (the fake model is seeded per conversation)."""
+    runs = [("notice", 1), ("repair", 1), ("repair", 2), ("pass", 1)]
+    return [measure_mode(mode, n, invalid_rate, conversations) for mode, n in runs]
+
+
+def print_modes(rates: list[float], conversations: int) -> None:
+    """The modes table for each invalid-call rate."""
+    print(f"agent loops through openai-python, {conversations} conversations per row")
+    print(
+        f"{'invalid rate':>12} {'mode':<9} {'converged':>10} {'upstream req':>13} "
+        f"{'invalid to tool':>16}"
+    )
+    for rate in rates:
+        for row in modes_table(rate, conversations):
+            print(
+                f"{rate:>12.2f} {row['mode']:<9} {row['converged']:>6}/{row['conversations']:<3}"
+                f" {row['upstream_requests']:>13} {row['invalid_reached_tool']:>16}"
+            )
+
+
+# -- speed --------------------------------------------------------------------------------
+
+
+def text_chunks(n: int) -> list[dict[str, Any]]:
+    """An OpenAI turn of ``n`` plain-text chunks (a word each), then the finish."""
+    from callgate.testing.builders import openai_chunks
+
+    chunks = openai_chunks([], [], text=[f"word{i % 97} " for i in range(n)])
+    return chunks
+
+
+class BareProxy:
+    """A pass-through proxy on the same stack with no callgate: the baseline row (b).
+
+    It reads the upstream's events with the same SSE reader and writes each chunk back
+    with the same writer, so the difference to callgate proxy is callgate's engine.
+    """
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.client: httpx.AsyncClient | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from starlette.requests import Request
+
+        from callgate.proxy.sse import DONE, DONE_EVENT, SSEReader, encode
+
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    self.client = httpx.AsyncClient(timeout=600)
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    assert self.client is not None
+                    await self.client.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        assert self.client is not None
+        request = Request(scope, receive)
+        body = json.loads(await request.body())
+        request_up = self.client.build_request("POST", self.upstream + scope["path"], json=body)
+        upstream = await self.client.send(request_up, stream=True)
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        reader = SSEReader()
+        async for data in upstream.aiter_bytes():
+            out = bytearray()
+            for event in reader.feed(data):
+                if event.data != DONE:
+                    out += encode(json.loads(event.data))
+            if out:
+                await send({"type": "http.response.body", "body": bytes(out), "more_body": True})
+        await upstream.aclose()
+        await send({"type": "http.response.body", "body": DONE_EVENT, "more_body": False})
+
+
+def _cpu() -> float:
+    return time.process_time()
+
+
+async def _one(client: httpx.AsyncClient, url: str, gaps: list[float] | None) -> float:
+    started = time.perf_counter()
+    last = None
+    async with client.stream("POST", url, json={"model": "gpt-4.1", "stream": True}) as reply:
+        async for _ in reply.aiter_raw():
+            now = time.perf_counter()
+            if gaps is not None and last is not None:
+                gaps.append(now - last)
+            last = now
+    return time.perf_counter() - started
+
+
+async def _run(url: str, requests: int, concurrent: int, gaps: list[float] | None) -> list[float]:
+    limits = httpx.Limits(max_connections=concurrent, max_keepalive_connections=concurrent)
+    async with httpx.AsyncClient(timeout=600, limits=limits) as client:
+        await _one(client, url, None)  # warm the connection and the servers
+        times: list[float] = []
+        for _ in range(0, requests, concurrent):
+            batch = [_one(client, url, gaps) for _ in range(concurrent)]
+            times += await asyncio.gather(*batch)
+        return times
+
+
+def speed(chunks: int, requests: int) -> None:
+    """The side-by-side table (see the module's docstring); every server in this process.
+
+    CPU per chunk is the process's CPU time (client, upstream and proxy alike) minus the
+    straight row's, divided by the chunks sent: what the proxy added.
+    """
+    from callgate.proxy.upstream import Script, sse_body
+
+    streams = {n: sse_body(text_chunks(n)) for n in (chunks, chunks * 10)}
+    current = {"n": chunks}
+    upstream = ReplayUpstream(lambda path, body: Script(streams[current["n"]]))
+    with ServerThread(upstream) as up:
+        bare = ServerThread(BareProxy(up.url))
+        gated = ServerThread(create_app(ProxyConfig(upstream=up.url)))
+        with bare, gated:
+            rows: dict[str, dict[str, Any]] = {}
+            targets: list[tuple[str, str]] = [
+                ("(a) straight", up.url),
+                ("(b) bare proxy", bare.url),
+                ("(c) callgate proxy", gated.url),
+            ]
+            for name, base in targets:
+                url = base + "/v1/chat/completions"
+                row: dict[str, Any] = {}
+                gaps: list[float] = []
+                cpu = _cpu()
+                seq = asyncio.run(_run(url, requests, 1, gaps))
+                row["cpu"] = (_cpu() - cpu) / (requests * chunks)
+                row["seq"] = statistics.median(seq)
+                row["gap50"] = statistics.median(gaps) if gaps else 0.0
+                row["gap99"] = _p99(gaps)
+                row["c10"] = statistics.median(asyncio.run(_run(url, requests, 10, None)))
+                row["c100"] = statistics.median(asyncio.run(_run(url, 100, 100, None)))
+                rows[name] = row
+            current["n"] = chunks * 10
+            long = statistics.median(
+                asyncio.run(
+                    _run(gated.url + "/v1/chat/completions", max(4, requests // 4), 1, None)
+                )
+            )
+    base = rows["(a) straight"]
+    print(
+        f"{chunks} chunks of plain text per stream, {requests} requests per column; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"{'':<20} {'CPU µs/chunk':>13} {'added':>8} {'gap p50':>9} {'gap p99':>9} "
+        f"{'req seq':>9} {'req @10':>9} {'req @100':>9}"
+    )
+    for name, row in rows.items():
+        added = (row["cpu"] - base["cpu"]) * 1e6
+        print(
+            f"{name:<20} {row['cpu'] * 1e6:>13.1f} {added:>8.1f} {row['gap50'] * 1e6:>8.0f}µ "
+            f"{row['gap99'] * 1e6:>8.0f}µ {row['seq'] * 1e3:>8.2f}m {row['c10'] * 1e3:>8.2f}m "
+            f"{row['c100'] * 1e3:>8.2f}m"
+        )
+    bare_added = rows["(b) bare proxy"]["cpu"] - base["cpu"]
+    gated_added = rows["(c) callgate proxy"]["cpu"] - base["cpu"]
+    print(f"callgate's added CPU per chunk / the bare proxy's: {gated_added / bare_added:.2f}x")
+    print(
+        "callgate's own CPU per chunk over the bare proxy: "
+        f"{(gated_added - bare_added) * 1e6:.1f} µs"
+    )
+    print(
+        "growth per 10x stream length (callgate proxy, per request): "
+        f"{long / rows['(c) callgate proxy']['seq']:.1f}x"
+    )
+
+
+def _p99(values: list[float]) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def engine_only(chunks: int) -> None:
+    """The engine alone, in process, no HTTP: CPU µs per chunk of plain text."""
+    from callgate.proxy.engine import GatedTurn
+
+    stream = text_chunks(chunks)
+    turn = GatedTurn({"model": "gpt-4.1"})
+    started = time.process_time()
+    for chunk in stream:
+        turn.feed(chunk)
+    turn.finish()
+    spent = time.process_time() - started
+    print(f"engine alone, plain text: {spent / len(stream) * 1e6:.1f} µs per chunk")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line of the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--modes", action="store_true", help="measure the --on-blocked modes")
+    parser.add_argument("--chunks", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument("--conversations", type=int, default=100)
+    args = parser.parse_args(argv)
+    if args.modes:
+        print_modes([0.2, 0.5, 0.8], args.conversations)
+        return 0
+    engine_only(args.chunks * 10)
+    speed(args.chunks, args.requests)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

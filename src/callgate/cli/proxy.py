@@ -1,0 +1,206 @@
+"""``callgate proxy``: the gateway in front of an OpenAI- or Anthropic-compatible server.
+
+The web stack (Starlette, uvicorn, httpx) loads only when the command runs, so the rest
+of the command line stays light. A bad flag is one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from callgate.proxy.engine import BlockedMode
+
+__all__ = ["add_proxy_parser", "parse_on_blocked", "proxy_config"]
+
+
+class ProxyUsageError(ValueError):
+    """A flag of ``callgate proxy`` that cannot be used; the message says why."""
+
+
+def parse_on_blocked(words: list[str]) -> tuple[BlockedMode, int]:
+    """``notice``, ``pass`` or ``repair [N]`` (N >= 1, default 1) as (mode, repairs)."""
+    from callgate.proxy.engine import on_blocked
+
+    try:
+        return on_blocked(words)
+    except ValueError as exc:
+        raise ProxyUsageError(str(exc)) from exc
+
+
+def _upstream(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ProxyUsageError(
+            f"--upstream must be an http:// or https:// URL, not {url!r} "
+            f"(scheme {parts.scheme or 'missing'!r})"
+        )
+    if not parts.hostname:
+        raise ProxyUsageError(f"--upstream {url!r} names no host")
+    return url
+
+
+def _formats(text: str | None) -> tuple[str, ...] | None:
+    from callgate.strategies.text.formats import FORMATS
+
+    if text is None:
+        return None
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in FORMATS]
+    if unknown:
+        raise ProxyUsageError(
+            f"--text-formats: unknown format {unknown[0]!r}; one of: {', '.join(FORMATS)}"
+        )
+    return names
+
+
+def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
+    """The :class:`~callgate.proxy.app.ProxyConfig` the flags ask for."""
+    from callgate.proxy.app import ProxyConfig
+    from callgate.proxy.engine import Options
+
+    mode, repairs = parse_on_blocked(args.on_blocked)
+    options = Options(
+        on_blocked=mode,
+        repairs=repairs,
+        stream_args=args.stream_args,
+        move_reasoning=args.move_reasoning,
+        text_formats=_formats(args.text_formats),
+    )
+    return ProxyConfig(
+        upstream=_upstream(upstream),
+        options=options,
+        audit_dir=Path(args.audit) if args.audit else None,
+        audit_max_bytes=args.audit_max_bytes,
+        audit_files=args.audit_files,
+        audit_messages=args.audit_messages,
+        read_timeout=args.timeout,
+        max_request_bytes=args.max_request_bytes,
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.upstream is None and not args.demo:
+        raise ProxyUsageError("give --upstream URL (or --demo)")
+    try:
+        from callgate.proxy.app import create_app
+        from callgate.proxy.serving import ServerThread, bound_socket, run
+    except ImportError as exc:
+        raise ProxyUsageError(
+            f"the proxy needs its extra: pip install 'callgate[proxy]' ({exc})"
+        ) from exc
+    demo = None
+    upstream = args.upstream
+    if args.demo:
+        from callgate.proxy.demo import demo_upstream
+
+        demo = ServerThread(demo_upstream()).__enter__()
+        upstream = demo.url
+    config = proxy_config(args, upstream)
+    sock = bound_socket(args.host, args.port)
+    host, port = sock.getsockname()[:2]
+    url = f"http://{host}:{port}"
+    if demo is not None:
+        from callgate.proxy.demo import instructions
+
+        print(instructions(url, demo.url), flush=True)
+    else:
+        print(f"callgate proxy: {url} -> {upstream}", file=sys.stderr, flush=True)
+    try:
+        run(create_app(config), sock, drain_seconds=args.drain)
+    finally:
+        if demo is not None:
+            demo.__exit__(None, None, None)
+    return 0
+
+
+def add_proxy_parser(sub: Any) -> None:
+    """Add the ``proxy`` subcommand to the command line's subparsers."""
+    proxy = sub.add_parser(
+        "proxy",
+        help="run the tool-call gateway in front of an OpenAI- or Anthropic-compatible server",
+    )
+    proxy.add_argument("--upstream", metavar="URL", help="the server to gate (http:// or https://)")
+    proxy.add_argument("--host", default="127.0.0.1")
+    proxy.add_argument("--port", type=int, default=8787)
+    proxy.add_argument(
+        "--text-formats",
+        metavar="A,B",
+        help="text formats read in every turn (default: those of each request's model)",
+    )
+    proxy.add_argument(
+        "--on-blocked",
+        nargs="+",
+        default=["repair", "2"],
+        metavar="MODE",
+        help="a call failing its schema or identity: notice, repair N (default: repair 2), or pass",
+    )
+    proxy.add_argument(
+        "--stream-args",
+        action="store_true",
+        help="forward native argument deltas as they arrive (the finish still waits)",
+    )
+    proxy.add_argument(
+        "--move-reasoning",
+        action="store_true",
+        help="move <think>...</think> of the content to reasoning_content",
+    )
+    proxy.add_argument("--audit", metavar="DIR", help="write one audit record per turn into DIR")
+    proxy.add_argument("--audit-max-bytes", type=int, default=64 * 1024 * 1024)
+    proxy.add_argument("--audit-files", type=int, default=8, help="rotated audit files kept")
+    proxy.add_argument(
+        "--audit-messages", action="store_true", help="store the request's messages too"
+    )
+    proxy.add_argument("--timeout", type=float, default=600.0, help="upstream read timeout (s)")
+    proxy.add_argument("--max-request-bytes", type=int, default=32 * 1024 * 1024)
+    proxy.add_argument("--drain", type=float, default=30.0, help="seconds to drain on SIGTERM")
+    proxy.add_argument(
+        "--demo", action="store_true", help="in front of a bundled upstream of sample streams"
+    )
+    proxy.set_defaults(run=_run)
+
+
+def replay_audit(path: Path, *, as_json: bool) -> int | None:
+    """``callgate replay`` on an audit log: each record played again; None if not a log.
+
+    Each turn's recorded upstream stream goes through a fresh engine under the record's
+    request and options; the engine's account must equal the recorded one (the timings
+    and the fresh ids of calls read from text aside). Exit 0 when every record
+    reproduces, 1 when one does not.
+    """
+    import json
+
+    from callgate.proxy.audit import KEY, load_records, reproduce, same_turn
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if f'"{KEY}"' not in text[:200]:
+        return None
+    records = load_records(text)
+    rows = []
+    for item in records:
+        again = reproduce(item)
+        rows.append(
+            {
+                "recorded": item["turn"],
+                "reproduced": again["turn"],
+                "same": same_turn(item["turn"], again["turn"]),
+            }
+        )
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        for n, row in enumerate(rows, 1):
+            turn = row["recorded"]
+            calls = ", ".join(c["name"] for c in turn["calls"]) or "no call"
+            codes = ", ".join(sorted({f["code"] for f in turn["findings"]})) or "-"
+            mark = "reproduced" if row["same"] else "DIFFERS"
+            print(f"turn {n}: {turn['wire']} {turn['status']}, {calls}; findings {codes}; {mark}")
+        print(f"{sum(r['same'] for r in rows)} of {len(rows)} audit records reproduced exactly")
+    return 0 if all(r["same"] for r in rows) else 1

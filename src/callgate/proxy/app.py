@@ -1,0 +1,611 @@
+"""The proxy's ASGI application: the engine between a client and an upstream server.
+
+:func:`create_app` returns a plain ASGI callable (any ASGI server runs it: uvicorn,
+gunicorn with uvicorn workers, hypercorn). ``POST /v1/chat/completions`` and
+``POST /v1/messages`` go through the engine (:mod:`callgate.proxy.engine`), streaming or
+not; ``/healthz``, ``/readyz`` and ``/metrics`` are the proxy's own; every other path is
+passed to the upstream unchanged, both ways streamed. One shared ``httpx.AsyncClient``
+pools the upstream connections; a client that disconnects cancels its upstream request.
+Request headers (Authorization included) go to the upstream and are never logged.
+
+Errors: an unreachable upstream is a 502 with the wire's error body; an upstream HTTP
+error is relayed as it is; a body that is not JSON is a 400; a body over the size bound
+a 413. Nothing the model writes causes a 5xx or a broken event stream: a chunk the
+engine cannot read is a finding, and the client's stream still ends cleanly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+from attrs import field, frozen
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from callgate.proxy.audit import AuditLog
+from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError, on_blocked
+from callgate.proxy.messages import GatedMessages
+from callgate.proxy.metrics import Metrics
+from callgate.proxy.sse import DONE_EVENT, Event, SSEReader, encode
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+__all__ = ["ProxyConfig", "create_app", "from_env"]
+
+_HOP = frozenset(
+    {
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-authenticate",
+    }
+)
+"""Headers that belong to one connection, never forwarded."""
+
+logger = logging.getLogger("callgate.proxy")
+
+_GATED = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+
+
+@frozen
+class ProxyConfig:
+    """What the proxy needs: where the upstream is, and how turns are treated."""
+
+    upstream: str
+    """The upstream server's base URL (``http://localhost:11434``, ``.../v1`` too)."""
+    options: Options = field(factory=Options)
+    audit_dir: Path | None = None
+    """Write one audit record per turn here (see :mod:`callgate.proxy.audit`)."""
+    audit_max_bytes: int = 64 * 1024 * 1024
+    """An audit file rotates past this size."""
+    audit_files: int = 8
+    """How many rotated audit files are kept."""
+    audit_messages: bool = False
+    """Store the request's messages in each audit record too."""
+    max_request_bytes: int = 32 * 1024 * 1024
+    connect_timeout: float = 10.0
+    read_timeout: float = 600.0
+    """Seconds the upstream may stay silent (between two reads) before the turn ends."""
+    max_connections: int = 1000
+
+
+def _target(config: ProxyConfig, path: str, query: bytes) -> str:
+    """The upstream URL of a request path: ``/v1`` given twice is given once."""
+    base = config.upstream.rstrip("/")
+    if base.endswith("/v1") and (path == "/v1" or path.startswith("/v1/")):
+        path = path[3:]
+    url = base + path
+    return url + "?" + query.decode("latin-1") if query else url
+
+
+def _forwarded(headers: Mapping[str, str], *, gated: bool) -> dict[str, str]:
+    """The client's headers as the upstream gets them (gated: no compression asked)."""
+    out = {k: v for k, v in headers.items() if k.lower() not in _HOP}
+    if gated:
+        out = {k: v for k, v in out.items() if k.lower() != "accept-encoding"}
+    return out
+
+
+def _relayed(headers: httpx.Headers, *, decoded: bool) -> list[tuple[bytes, bytes]]:
+    """The upstream's response headers as the client gets them."""
+    skip = _HOP | {"content-encoding", "content-length"} if decoded else _HOP
+    return [
+        (k.encode("latin-1"), v.encode("latin-1"))
+        for k, v in headers.multi_items()
+        if k.lower() not in skip
+    ]
+
+
+def error_body(wire: str, status: int, message: str, code: str) -> dict[str, Any]:
+    """An error in the wire's own shape (OpenAI's ``error`` object, Anthropic's ``type``)."""
+    if wire == "anthropic":
+        kind = "invalid_request_error" if status < 500 else "api_error"
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    kind = "invalid_request_error" if status < 500 else "upstream_error"
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+class Proxy:
+    """The ASGI application (see the module's docstring); made by :func:`create_app`."""
+
+    def __init__(self, config: ProxyConfig) -> None:
+        self.config = config
+        self.metrics = Metrics()
+        self.audit = (
+            AuditLog(
+                config.audit_dir,
+                max_bytes=config.audit_max_bytes,
+                files=config.audit_files,
+                messages=config.audit_messages,
+            )
+            if config.audit_dir is not None
+            else None
+        )
+        self.client: httpx.AsyncClient | None = None
+        self.draining = False
+        """Set when the server stops (SIGTERM): ``/readyz`` answers 503, requests still finish."""
+        self.active = 0
+
+    # -- ASGI -------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Route one ASGI connection."""
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if kind != "http":
+            return
+        path = scope["path"]
+        method = scope["method"]
+        if path == "/healthz":
+            await JSONResponse({"status": "ok"})(scope, receive, send)
+        elif path == "/readyz":
+            ready = self.client is not None and not self.draining
+            body = {"status": "ready" if ready else "draining"}
+            await JSONResponse(body, status_code=200 if ready else 503)(scope, receive, send)
+        elif path == "/metrics" and method == "GET":
+            await self.metrics.response()(scope, receive, send)
+        elif method == "POST" and path.rstrip("/") in _GATED:
+            self.active += 1
+            try:
+                await self._gated(_GATED[path.rstrip("/")], scope, receive, send)
+            finally:
+                self.active -= 1
+        else:
+            await self._passthrough(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                self.start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def start(self) -> None:
+        """Open the shared upstream client (the ASGI lifespan's startup calls this)."""
+        if self.client is None:
+            config = self.config
+            self.client = httpx.AsyncClient(
+                timeout=httpx.Timeout(config.read_timeout, connect=config.connect_timeout),
+                limits=httpx.Limits(
+                    max_connections=config.max_connections, max_keepalive_connections=100
+                ),
+                follow_redirects=False,
+            )
+
+    async def stop(self) -> None:
+        """Close the upstream client and the audit log (the lifespan's shutdown)."""
+        self.draining = True
+        if self.client is not None:
+            await self.client.aclose()
+            self.client = None
+        if self.audit is not None:
+            self.audit.close()
+
+    def _client(self) -> httpx.AsyncClient:
+        if self.client is None:  # an ASGI server without lifespan support
+            self.start()
+        assert self.client is not None
+        return self.client
+
+    # -- the gated paths --------------------------------------------------------------
+
+    async def _gated(self, wire: str, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        started = time.perf_counter()
+        raw = bytearray()
+        async for piece in request.stream():
+            raw += piece
+            if len(raw) > self.config.max_request_bytes:
+                message = f"the request body is over {self.config.max_request_bytes} bytes"
+                body = error_body(wire, 413, message, "request_too_large")
+                await JSONResponse(body, status_code=413)(scope, receive, send)
+                return
+        try:
+            payload = json.loads(raw)
+        except ValueError as exc:
+            body = error_body(wire, 400, f"the request body is not JSON: {exc}", "invalid_json")
+            await JSONResponse(body, status_code=400)(scope, receive, send)
+            return
+        if not isinstance(payload, dict):
+            body = error_body(wire, 400, "the request body must be a JSON object", "invalid_json")
+            await JSONResponse(body, status_code=400)(scope, receive, send)
+            return
+        try:
+            turn = self._turn(wire, payload)
+        except RequestError as exc:
+            body = error_body(wire, 400, f"callgate: {exc}", "invalid_request")
+            await JSONResponse(body, status_code=400)(scope, receive, send)
+            return
+        url = _target(self.config, scope["path"], scope.get("query_string", b""))
+        headers = _forwarded(request.headers, gated=True)
+        exchange = _Exchange(self, wire, url, headers, payload, started=started)
+        if payload.get("stream") is True:
+            await exchange.stream(turn, scope, receive, send)
+        else:
+            await exchange.whole(turn, scope, receive, send)
+
+    def _turn(self, wire: str, payload: Mapping[str, Any]) -> GatedCore:
+        if wire == "anthropic":
+            return GatedMessages(payload, self.config.options)
+        return GatedTurn(payload, self.config.options)
+
+    # -- every other path -------------------------------------------------------------
+
+    async def _passthrough(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        url = _target(self.config, scope["path"], scope.get("query_string", b""))
+        headers = _forwarded(request.headers, gated=False)
+        client = self._client()
+        body = request.stream() if scope["method"] not in ("GET", "HEAD") else None
+        try:
+            upstream = await client.send(
+                client.build_request(scope["method"], url, headers=headers, content=body),
+                stream=True,
+            )
+        except httpx.HTTPError as exc:
+            self.metrics.upstream_error(type(exc).__name__)
+            message = f"the upstream cannot be reached: {type(exc).__name__}"
+            reply = error_body("openai", 502, message, "upstream_unreachable")
+            await JSONResponse(reply, status_code=502)(scope, receive, send)
+            return
+        try:
+            start = {
+                "type": "http.response.start",
+                "status": upstream.status_code,
+                "headers": _relayed(upstream.headers, decoded=False),
+            }
+            await _stream_out(receive, send, start, upstream.aiter_raw())
+        finally:
+            await upstream.aclose()
+
+
+class _Exchange:
+    """One gated request: the upstream calls (a repair asks again) and what the client gets."""
+
+    def __init__(
+        self,
+        proxy: Proxy,
+        wire: str,
+        url: str,
+        headers: dict[str, str],
+        payload: dict[str, Any],
+        *,
+        started: float,
+    ) -> None:
+        self.proxy = proxy
+        self.wire = wire
+        self.url = url
+        self.headers = headers
+        self.payload = payload
+        self.started = started
+        self.first_byte: float | None = None
+
+    async def _open(self, body: Mapping[str, Any]) -> httpx.Response:
+        client = self.proxy._client()
+        request = client.build_request("POST", self.url, headers=self.headers, json=body)
+        return await client.send(request, stream=True)
+
+    def _unreachable(self, scope: Scope, exc: Exception) -> JSONResponse:
+        self.proxy.metrics.upstream_error(type(exc).__name__)
+        message = f"the upstream cannot be reached: {type(exc).__name__}: {exc}"
+        return JSONResponse(error_body(self.wire, 502, message, "upstream_unreachable"), 502)
+
+    async def _relay_error(
+        self, upstream: httpx.Response, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """An upstream HTTP error, relayed as it is (status, headers, body)."""
+        self.proxy.metrics.upstream_error(f"http_{upstream.status_code}")
+        try:
+            body = await upstream.aread()
+        except httpx.HTTPError:
+            body = b""
+        finally:
+            await upstream.aclose()
+        headers = _relayed(upstream.headers, decoded=True)
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send(
+            {"type": "http.response.start", "status": upstream.status_code, "headers": headers}
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    # -- streaming --------------------------------------------------------------------
+
+    async def stream(self, turn: GatedCore, scope: Scope, receive: Receive, send: Send) -> None:
+        """A stream=true request: the upstream's events through the engine, as they come."""
+        try:
+            upstream = await self._open(self.payload)
+        except httpx.HTTPError as exc:
+            await self._unreachable(scope, exc)(scope, receive, send)
+            self._record(turn, "unreachable")
+            return
+        if upstream.status_code >= 400:
+            await self._relay_error(upstream, scope, receive, send)
+            self._record(turn, "upstream_error")
+            return
+        headers = _relayed(upstream.headers, decoded=True)
+        headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+        headers += [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
+        start = {"type": "http.response.start", "status": 200, "headers": headers}
+        turns = [turn]
+        try:
+            await _stream_out(receive, send, start, self._events(upstream, turns))
+        finally:
+            for played in turns:
+                self._record(played, "streamed")
+
+    async def _events(
+        self, upstream: httpx.Response, turns: list[GatedCore]
+    ) -> AsyncIterator[bytes]:
+        """The bytes the client receives; a defect of the proxy's own ends it cleanly.
+
+        Should the engine itself fail, the client gets an error event (the wire's error
+        shape) and the stream's end instead of an aborted connection; nothing withheld
+        is released.
+        """
+        try:
+            async for out in self._played(upstream, turns):
+                yield out
+        except Exception:
+            logger.exception("callgate proxy: the engine failed on a stream")
+            self.proxy.metrics.upstream_error("engine_error")
+            body = error_body(self.wire, 500, "callgate proxy: internal error", "engine_error")
+            yield encode(body, "error" if self.wire == "anthropic" else None)
+            if self.wire == "openai":
+                yield DONE_EVENT
+
+    async def _played(
+        self, upstream: httpx.Response, turns: list[GatedCore]
+    ) -> AsyncIterator[bytes]:
+        """Every turn of a repair in order, then the end."""
+        turn = turns[0]
+        while True:
+            async for out in self._turn_events(upstream, turn):
+                yield out
+            if turn.repair is None:
+                break
+            again: httpx.Response | None = None
+            try:
+                again = await self._open(turn.repair)
+            except httpx.HTTPError as exc:
+                self.proxy.metrics.upstream_error(type(exc).__name__)
+            if again is None or again.status_code >= 400:
+                if again is not None:
+                    self.proxy.metrics.upstream_error(f"http_{again.status_code}")
+                    await again.aclose()
+                for chunk in turn.give_up():
+                    yield turn.encode(chunk)
+                break
+            upstream = again
+            turn = turn.follow_up()
+            turns.append(turn)
+        if self.wire == "openai":
+            yield DONE_EVENT
+
+    async def _turn_events(self, upstream: httpx.Response, turn: GatedCore) -> AsyncIterator[bytes]:
+        """One upstream response through one turn of the engine."""
+        reader = SSEReader()
+        sse = "event-stream" in upstream.headers.get("content-type", "")
+        whole = bytearray()
+        try:
+            async for data in upstream.aiter_bytes():
+                if self.first_byte is None:
+                    self.first_byte = time.perf_counter()
+                if self.proxy.audit is not None:
+                    turn.raw.append(data)
+                if not sse:
+                    whole += data
+                    continue
+                out = bytearray()
+                for event in reader.feed(data):
+                    out += self._event(turn, event)
+                if out:
+                    yield bytes(out)
+            if sse:
+                out = bytearray()
+                for event in reader.close():
+                    out += self._event(turn, event)
+                if out:
+                    yield bytes(out)
+        except httpx.HTTPError as exc:  # the upstream stopped mid-stream: end the turn cleanly
+            self.proxy.metrics.upstream_error(type(exc).__name__)
+            turn.interrupted(f"the upstream stream broke: {type(exc).__name__}")
+        finally:
+            await upstream.aclose()
+        if not sse:  # a server that answered stream=true with one JSON body
+            for chunk in turn.whole_chunks(_json_or_none(bytes(whole))):
+                yield turn.encode(chunk)
+            return
+        for chunk in turn.finish():
+            yield turn.encode(chunk)
+
+    def _event(self, turn: GatedCore, event: Event) -> bytes:
+        return b"".join(turn.encode(c) for c in turn.feed_event(event))
+
+    # -- stream=false -----------------------------------------------------------------
+
+    async def whole(self, turn: GatedCore, scope: Scope, receive: Receive, send: Send) -> None:
+        """A stream=false request: the upstream's response through the engine, whole."""
+        turns = [turn]
+        chunks: list[dict[str, Any]] = []
+        body = self.payload
+        response: Any = None
+        status = 200
+        headers: list[tuple[bytes, bytes]] = []
+        try:
+            while True:
+                try:
+                    upstream = await self._open(body)
+                    data = await upstream.aread()
+                    await upstream.aclose()
+                except httpx.HTTPError as exc:
+                    if response is None:
+                        await self._unreachable(scope, exc)(scope, receive, send)
+                        self._record(turn, "unreachable")
+                        return
+                    chunks += turn.give_up()
+                    break
+                if self.proxy.audit is not None:
+                    turn.raw.append(data)
+                if upstream.status_code >= 400:
+                    if response is None:
+                        self.proxy.metrics.upstream_error(f"http_{upstream.status_code}")
+                        headers = _relayed(upstream.headers, decoded=True)
+                        await Response(data, upstream.status_code, _headers(headers))(
+                            scope, receive, send
+                        )
+                        self._record(turn, "upstream_error")
+                        return
+                    chunks += turn.give_up()
+                    break
+                parsed = _json_or_none(data)
+                if response is None:
+                    response = parsed if isinstance(parsed, dict) else {}
+                    headers = _relayed(upstream.headers, decoded=True)
+                    status = upstream.status_code
+                chunks += turn.whole_chunks(parsed)
+                if turn.repair is None:
+                    break
+                body = turn.repair
+                turn = turn.follow_up()
+                turns.append(turn)
+            final = turn.assemble(response, chunks)
+        finally:
+            for played in turns:
+                self._record(played, "whole")
+        headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+        await JSONResponse(final, status, _headers(headers))(scope, receive, send)
+
+    # -- after a turn -----------------------------------------------------------------
+
+    def _record(self, turn: GatedCore, how: str) -> None:
+        """Count a played turn and audit it.
+
+        A turn the upstream never answered is only an upstream error, counted where it
+        happened.
+        """
+        if turn.turn is None:
+            return
+        self.proxy.metrics.turn(turn, how)
+        audit = self.proxy.audit
+        if audit is not None:
+            audit.write(
+                turn,
+                raw=b"".join(turn.raw),
+                request=turn.request,
+                timings={
+                    "total_s": time.perf_counter() - self.started,
+                    "first_byte_s": (self.first_byte - self.started)
+                    if self.first_byte is not None
+                    else None,
+                },
+                how=how,
+            )
+
+
+def _headers(pairs: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    return {k.decode("latin-1"): v.decode("latin-1") for k, v in pairs}
+
+
+def _json_or_none(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+async def _stream_out(
+    receive: Receive, send: Send, start: Message, body: AsyncIterator[bytes]
+) -> None:
+    """Send ``start`` then ``body`` piece by piece; a client that disconnects cancels it.
+
+    A listener waits for ``http.disconnect`` beside the sender, so an upstream that is
+    silent is still cancelled the moment its client goes away.
+    """
+    async with anyio.create_task_group() as group:
+
+        async def listen() -> None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(listen)
+        try:
+            await send(start)
+            async for piece in body:
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:  # the client went away while we wrote
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                await body.aclose()  # type: ignore[attr-defined]
+        group.cancel_scope.cancel()
+
+
+def create_app(config: ProxyConfig) -> Proxy:
+    """The ASGI application of the proxy for ``config``."""
+    return Proxy(config)
+
+
+def from_env() -> Proxy:
+    """The application configured by the environment, for an ASGI server's workers.
+
+    ``uvicorn --factory callgate.proxy.app:from_env --workers 4`` (or gunicorn with
+    uvicorn workers) with ``CALLGATE_UPSTREAM`` (required), ``CALLGATE_ON_BLOCKED``
+    (``repair 2``), ``CALLGATE_TEXT_FORMATS`` (``a,b``), ``CALLGATE_STREAM_ARGS=1``,
+    ``CALLGATE_MOVE_REASONING=1``, ``CALLGATE_AUDIT_DIR``, ``CALLGATE_TIMEOUT``.
+    """
+    env = os.environ
+    upstream = env.get("CALLGATE_UPSTREAM")
+    if not upstream:
+        raise ValueError("set CALLGATE_UPSTREAM to the upstream server's URL")
+    mode, repairs = on_blocked(env.get("CALLGATE_ON_BLOCKED", "repair 2").split())
+    formats = env.get("CALLGATE_TEXT_FORMATS")
+    options = Options(
+        on_blocked=mode,
+        repairs=repairs,
+        stream_args=env.get("CALLGATE_STREAM_ARGS") == "1",
+        move_reasoning=env.get("CALLGATE_MOVE_REASONING") == "1",
+        text_formats=tuple(n.strip() for n in formats.split(",") if n.strip())
+        if formats is not None
+        else None,
+    )
+    audit = env.get("CALLGATE_AUDIT_DIR")
+    return create_app(
+        ProxyConfig(
+            upstream=upstream,
+            options=options,
+            audit_dir=Path(audit) if audit else None,
+            read_timeout=float(env.get("CALLGATE_TIMEOUT", "600")),
+        )
+    )

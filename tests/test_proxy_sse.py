@@ -1,0 +1,66 @@
+"""The proxy's event-stream reader and writer: any split of the bytes, every line end."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from callgate.proxy.sse import DONE_EVENT, Event, SSEReader, encode
+from callgate.testing.cuts import byte_splits
+
+
+def read(pieces: list[bytes]) -> list[Event]:
+    reader = SSEReader()
+    events = [e for p in pieces for e in reader.feed(p)]
+    return events + list(reader.close())
+
+
+STREAM = (
+    b'\xef\xbb\xbfdata: {"a": 1}\n\n'
+    b": a comment\r\n"
+    b'event: message_start\r\ndata: {"b":\r\ndata: 2}\r\n\r\n'
+    b'data: {"c": "\xc3\xa9\xe2\x82\xac"}\r\r'
+    b"id: 7\nretry: 100\ndata: [DONE]\n\n"
+)
+WANT = [
+    Event("message", '{"a": 1}'),
+    Event("message_start", '{"b":\n2}'),
+    Event("message", '{"c": "é€"}'),
+    Event("message", "[DONE]"),
+]
+
+
+def test_a_stream_reads_as_its_events() -> None:
+    assert read([STREAM]) == WANT
+
+
+@given(byte_splits(STREAM))
+def test_any_split_of_the_bytes_reads_the_same_events(pieces: list[bytes]) -> None:
+    assert read(pieces) == WANT
+
+
+def test_bad_utf8_is_an_unreadable_event_and_the_stream_goes_on() -> None:
+    events = read([b'data: {"a": "\xff"}\n\ndata: {}\n\n'])
+    assert events[0].broken is not None and "UTF-8" in events[0].broken
+    assert events[1] == Event("message", "{}")
+
+
+def test_an_event_cut_off_at_the_end_is_still_dispatched() -> None:
+    assert read([b'data: {"a": 1}']) == [Event("message", '{"a": 1}')]
+
+
+@given(st.recursive(st.none() | st.booleans() | st.text(), lambda c: st.lists(c, max_size=3)))
+def test_a_chunk_is_one_event_on_one_line_that_reads_back(value: object) -> None:
+    event = encode({"v": value})
+    assert event.endswith(b"\n\n") and event.count(b"\n") == 2
+    [back] = read([event])
+    assert json.loads(back.data) == {"v": value}
+
+
+def test_a_lone_surrogate_is_written_escaped_and_valid() -> None:
+    event = encode({"v": "\ud800"})
+    event.decode("utf-8")
+    assert json.loads(read([event])[0].data) == {"v": "\ud800"}
+    assert DONE_EVENT == b"data: [DONE]\n\n"
