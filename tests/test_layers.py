@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("api", ("callgate",)),
     ("testing", ("callgate.testing",)),
     ("proxy", ("callgate.proxy",)),
+    ("integrations", ("callgate.integrations",)),
     ("cli", ("callgate.cli", "callgate.__main__")),
 ]
 """The layers, lowest first: a layer's name and the modules or packages it holds."""

@@ -1,0 +1,241 @@
+"""callgate as a LiteLLM guardrail: what LiteLLM hands its client is gated as the proxy gates it.
+
+:class:`CallgateGuardrail` is a LiteLLM ``CustomGuardrail``. In LiteLLM's proxy it is
+named in ``config.yaml`` (``guardrails:``, ``mode: post_call``) and rewrites every
+response on its way to the client: streamed through
+``async_post_call_streaming_iterator_hook``, whole through
+``async_post_call_success_hook`` (both defined on this class itself, since LiteLLM only
+runs the hooks a guardrail's own class defines). Each turn is played through the proxy's
+engine (:class:`callgate.proxy.engine.GatedTurn`) made from the request (its ``tools``,
+``model``, ``tool_choice``): markup of a call is held back, a call leaked into the text
+becomes a native ``tool_calls`` entry, calls reach the client only once the gate accepts
+them, a refused call is handled by ``on_blocked`` (``notice``, ``repair``, ``pass``), and the
+findings are logged (logger ``callgate.integrations``) and carried in the final chunk's
+``callgate`` field.
+
+LiteLLM's SDK has no hook that may rewrite a stream (its stream wrapper hands each chunk
+to the caller as it is made), so an SDK user wraps the stream instead:
+:meth:`CallgateGuardrail.stream` and :meth:`CallgateGuardrail.astream` for
+``litellm.completion(..., stream=True)`` and ``litellm.acompletion``,
+:meth:`CallgateGuardrail.gate_response` for a whole response.
+
+It fails closed: a chunk that cannot be read ends the turn with no call; an error inside
+the guardrail is raised to LiteLLM (whose client then gets an error, never a call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from typing import Any
+
+import litellm
+from litellm.integrations.custom_guardrail import CustomGuardrail
+from litellm.types.guardrails import GuardrailEventHooks
+from litellm.types.utils import ModelResponse, ModelResponseStream
+
+from callgate.integrations.common import LOG, as_dict, options, report
+from callgate.proxy.engine import GatedTurn
+
+__all__ = ["CallgateGuardrail"]
+
+_REQUEST_KEYS = ("model", "tools", "tool_choice", "messages", "n")
+"""What the engine reads of a request (``messages`` only for a repair's history)."""
+
+
+def _request(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of a LiteLLM request body the engine reads."""
+    return {k: data[k] for k in _REQUEST_KEYS if data.get(k) is not None}
+
+
+Reask = Callable[[Mapping[str, Any]], Awaitable[AsyncIterable[Any]]]
+"""Sends a repair's request upstream and gives the answer's stream."""
+
+
+def _again(request: Mapping[str, Any], repair: Mapping[str, Any]) -> dict[str, Any]:
+    """``litellm.completion``'s keywords for a repair: the request, its messages extended."""
+    return {**request, "messages": repair["messages"], "stream": True}
+
+
+def _as_chunk(response: Mapping[str, Any]) -> dict[str, Any]:
+    """A whole response's message as one chunk (to assemble it again with more chunks)."""
+    message = dict(response["choices"][0]["message"])
+    calls = message.get("tool_calls") or []
+    message["tool_calls"] = [{**c, "index": n} for n, c in enumerate(calls)]
+    return {"choices": [{"index": 0, "delta": message, "finish_reason": None}]}
+
+
+class CallgateGuardrail(CustomGuardrail):
+    """A LiteLLM guardrail that gates tool calls with callgate's machines (``mode: post_call``).
+
+    ``on_blocked`` is ``notice`` (end the turn without the refused call and say why, in
+    the text and in the ``callgate`` field), ``repair`` (ask the upstream again, up to
+    ``repairs`` times, with the call and a corrective tool result, and stream the repaired
+    turn; a whole response ends as ``notice``) or ``pass`` (forward a schema-invalid
+    call, annotated). ``text_formats`` (a list, or a comma-separated
+    string) replaces the formats read from the request's model. Every other keyword is
+    LiteLLM's (``guardrail_name``, ``event_hook``, ``default_on``, ...).
+    """
+
+    def __init__(
+        self,
+        *,
+        on_blocked: str = "notice",
+        repairs: int = 1,
+        text_formats: str | Sequence[str] | None = None,
+        move_reasoning: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self.options = options(
+            on_blocked=on_blocked,
+            repairs=repairs,
+            text_formats=text_formats,
+            move_reasoning=move_reasoning,
+        )
+        kwargs.setdefault("supported_event_hooks", [GuardrailEventHooks.post_call])
+        super().__init__(**kwargs)
+        self.last_turn: GatedTurn | None = None
+        """The most recent turn gated (its verdict, findings and calls), for inspection."""
+
+    def turn(self, request: Mapping[str, Any]) -> GatedTurn:
+        """A fresh gated turn for one request body (its tools, model and tool_choice)."""
+        turn = GatedTurn(_request(request), self.options)
+        self.last_turn = turn
+        return turn
+
+    def _name(self) -> str:
+        return f"guardrail {self.guardrail_name or type(self).__name__}"
+
+    # -- streams ------------------------------------------------------------------------
+
+    def stream(
+        self, chunks: Iterable[Any], request: Mapping[str, Any]
+    ) -> Iterator[ModelResponseStream]:
+        """The gated stream of ``chunks`` (LiteLLM's ``ModelResponseStream`` or plain dicts).
+
+        ``request`` is the body the stream answers (``litellm.completion``'s keywords);
+        under ``on_blocked: repair`` it is sent again, with the refused call and a
+        corrective tool result added to its messages, through ``litellm.completion``.
+        """
+        turn = self.turn(request)
+        for chunk in chunks:
+            yield from self._out(turn.feed(as_dict(chunk)))
+        yield from self._out(turn.finish())
+        while turn.repair is not None:
+            try:
+                again = litellm.completion(**_again(request, turn.repair))
+            except Exception:  # the re-ask failed: end as notice does
+                LOG.exception("%s: the repair request failed", self._name())
+                yield from self._out(turn.give_up())
+                break
+            turn = self._follow(turn)
+            for chunk in again:
+                yield from self._out(turn.feed(as_dict(chunk)))
+            yield from self._out(turn.finish())
+        report(turn, self._name())
+
+    async def astream(
+        self,
+        chunks: AsyncIterable[Any],
+        request: Mapping[str, Any],
+        reask: Reask | None = None,
+    ) -> AsyncGenerator[ModelResponseStream, None]:
+        """:meth:`stream` for an async stream (``litellm.acompletion``, the proxy's).
+
+        ``reask`` sends a repair's request (by default ``litellm.acompletion`` with
+        ``request``'s other keywords; in the proxy, the proxy's router).
+        """
+        turn = self.turn(request)
+        async for chunk in chunks:
+            for out in self._out(turn.feed(as_dict(chunk))):
+                yield out
+        for out in self._out(turn.finish()):
+            yield out
+        while turn.repair is not None:
+            try:
+                if reask is not None:
+                    again = await reask(turn.repair)
+                else:
+                    again = await litellm.acompletion(**_again(request, turn.repair))
+            except Exception:  # the re-ask failed: end as notice does
+                LOG.exception("%s: the repair request failed", self._name())
+                for out in self._out(turn.give_up()):
+                    yield out
+                break
+            turn = self._follow(turn)
+            async for chunk in again:
+                for out in self._out(turn.feed(as_dict(chunk))):
+                    yield out
+            for out in self._out(turn.finish()):
+                yield out
+        report(turn, self._name())
+
+    def _follow(self, turn: GatedTurn) -> GatedTurn:
+        report(turn, self._name())
+        follow = turn.follow_up()
+        self.last_turn = follow
+        return follow
+
+    @staticmethod
+    def _out(chunks: list[dict[str, Any]]) -> Iterator[ModelResponseStream]:
+        for chunk in chunks:
+            note = chunk.pop("callgate", None)
+            made = ModelResponseStream(**chunk)
+            if note is not None:
+                made.callgate = note  # type: ignore[attr-defined]
+            yield made
+
+    # -- whole responses ----------------------------------------------------------------
+
+    def gate_response(self, response: ModelResponse, request: Mapping[str, Any]) -> ModelResponse:
+        """A whole (``stream=False``) response through the same gate: the one to hand on."""
+        turn = self.turn(request)
+        gated = turn.whole(as_dict(response))
+        if turn.repair is not None:  # a guardrail cannot re-ask the upstream: a notice
+            gated = turn.assemble(gated, [_as_chunk(gated), *turn.give_up()])
+        report(turn, self._name())
+        note = gated.pop("callgate", None)
+        made = ModelResponse(**gated)
+        if note is not None:
+            made.callgate = note  # type: ignore[attr-defined]
+        return made
+
+    # -- LiteLLM's proxy hooks (defined here: LiteLLM runs only a leaf class's own) -------
+
+    @staticmethod
+    async def _router_reask(repair: Mapping[str, Any]) -> Any:
+        """A repair's request sent through the proxy's router (no guardrail runs on it)."""
+        from litellm.proxy.proxy_server import llm_router
+
+        if llm_router is None:
+            raise RuntimeError("the proxy has no router to send a repair through")
+        return await llm_router.acompletion(**{**repair, "stream": True})
+
+    async def async_post_call_streaming_iterator_hook(
+        self,
+        user_api_key_dict: Any,
+        response: Any,
+        request_data: dict[str, Any],
+    ) -> AsyncGenerator[ModelResponseStream, None]:
+        """The proxy's stream to its client, gated (LiteLLM calls it with ``mode: post_call``)."""
+        async for chunk in self.astream(response, request_data, self._router_reask):
+            yield chunk
+
+    async def async_post_call_success_hook(
+        self,
+        data: dict[str, Any],
+        user_api_key_dict: Any,
+        response: Any,
+    ) -> Any:
+        """A whole chat response, gated; any other response (embeddings, ...) is left alone."""
+        if not isinstance(response, ModelResponse):
+            return None
+        return self.gate_response(response, data)
