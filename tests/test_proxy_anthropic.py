@@ -24,7 +24,7 @@ from callgate.proxy.engine import Options
 from callgate.proxy.messages import GatedMessages
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
-from callgate.testing.builders import TextBlock, anthropic_events
+from callgate.testing.builders import WireText, anthropic_events
 from callgate.testing.wires import WireCall
 from proxy_cases import HERE, MANIFEST, QWEN, WEATHER
 
@@ -114,7 +114,7 @@ def test_a_recorded_anthropic_stream_gives_what_the_buffer_and_driver_give(
 
 
 def qwen_events(text: str = QWEN, stop: str = "end_turn") -> list[dict[str, Any]]:
-    events = anthropic_events([TextBlock(tuple(text))], [0] * (len(text) + 2))
+    events = anthropic_events([WireText(tuple(text))], [0] * (len(text) + 2))
     for event in events:
         if event["type"] == "message_delta":
             event["delta"]["stop_reason"] = stop
@@ -152,7 +152,7 @@ def test_a_call_leaked_into_anthropic_text_becomes_a_tool_use_block() -> None:
 
 def test_a_turn_cut_by_max_tokens_delivers_no_tool_use() -> None:
     call = WireCall("toolu_1", "get_weather", ('{"city": ', '"Paris"}'))
-    events = anthropic_events([TextBlock(("Checking.",)), call], [0, 0, 0, 1, 1, 1, 1])
+    events = anthropic_events([WireText(("Checking.",)), call], [0, 0, 0, 1, 1, 1, 1])
     for at in range(1, len(events)):
         cut = [
             *events[:at],
