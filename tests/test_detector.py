@@ -254,7 +254,7 @@ def test_bare_json_is_checked_at_the_end_against_the_exact_schemas() -> None:
         }
     }
     call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-    detector = Detector(schemas=schemas)
+    detector = Detector(schemas=schemas, end_formats=("bare_json",))
     step = detector.feed(call)
     assert step.shown == call
     [block] = detector.finish().blocks
@@ -264,7 +264,8 @@ def test_bare_json_is_checked_at_the_end_against_the_exact_schemas() -> None:
         {"city": "Paris"},
     )
     other = '{"name": "get_weather", "arguments": {"town": "Paris"}}'
-    assert run([other], Detector(schemas=schemas)) == (other, [])
+    assert run([other], Detector(schemas=schemas, end_formats=("bare_json",))) == (other, [])
+    assert run([call], Detector(schemas=schemas)) == (call, []), "bare JSON is opt-in"
 
 
 def test_the_remembered_format_is_tried_first_and_updated() -> None:
