@@ -526,9 +526,14 @@ class Detector:
         return any(f.viable(head) for f in block.formats)
 
     def _break(self, block: _Block, text: str, cut: int, shown: list[str]) -> str:
-        """Release the block up to payload position ``cut``; the rest is read again."""
+        """Release the block up to payload position ``cut``; the rest is read again.
+
+        The rest is read past the content's start: a block that opened there (bare JSON,
+        pythonic) and broke at once, before ``[TOOL_CALLS]``, must not open again.
+        """
         combined = block.payload() + text
         self._fire("break", shown, text=block.markup_open + combined[:cut])
+        self._seen_text = True
         self.block = None
         return combined[cut:]
 
