@@ -161,3 +161,16 @@ def test_a_block_cut_by_the_length_limit_or_a_lost_end_is_shown_and_nothing_runs
         shown, _ = stream(weather_driver(fmt, runs), chunks)
         assert "".join(shown) == "Checking. " + content
     assert runs == []
+
+
+@pytest.mark.parametrize("wire", sorted(WIRES))
+def test_held_bare_json_naming_a_tool_nobody_owns_is_shown_once_its_name_is_known(
+    wire: str,
+) -> None:
+    runs: list[dict[str, Any]] = []
+    content = '{"name": "send_email", "arguments": {"to": "x@example.com"}}'
+    shown, statuses = stream(weather_driver("bare_json", runs), WIRES[wire](content, 4))
+    assert "".join(shown[:-1]) == content, "released before the stream ended"
+    assert shown[-1] == ""
+    assert runs == []
+    assert statuses[-1] is None

@@ -211,7 +211,8 @@ def leading_name(head: str) -> str | None:
     Only a payload that starts with one call's name is read (a JSON object whose first
     key is ``name``/``tool_name``/``tool``, ``<function=NAME>``, ``call:NAME{``,
     ``NAME<arg_key>``, ``NAME[ARGS]``, ``NAME{``, DeepSeek's name before its separator, Kimi's
-    call id, an ``<invoke name=…>``, a Harmony recipient); a list of calls has no single
+    call id, an ``<invoke name=…>``, a Harmony recipient in the channel or the role
+    header); a list of calls has no single
     name, so it is decided when the block closes.
     """
     for pattern in _LEADING_NAMES:
