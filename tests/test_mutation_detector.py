@@ -317,3 +317,37 @@ def test_an_end_format_call_is_remembered() -> None:
     assert memory.remembered == "bare_json"
     run(Detector(memory=memory), [TC])
     assert memory.remembered == "tool_call_tag"
+
+
+def test_a_closed_block_needs_no_complete_ending_a_glm_name_alone_is_a_call() -> None:
+    assert run(Detector(), ["<tool_call>get_time</tool_call>"])[:2] == (
+        "",
+        [("glm45", [("get_time", {})], "<tool_call>get_time</tool_call>", 0, False)],
+    )
+
+
+@pytest.mark.parametrize("blank", ["", "\n", " \n\t"])
+def test_a_stopped_block_with_blanks_after_its_payload_is_a_call_and_text_when_cut(
+    blank: str,
+) -> None:
+    content = '<tool_call>{"name": "f", "arguments": {}}' + blank
+    assert run(Detector(), [content])[:2] == (
+        "",
+        [("tool_call_tag", [("f", {})], content, 0, False)],
+    )
+    detector = Detector()
+    assert detector.feed(content) == ("", ())
+    assert detector.finish(cut=True) == (content, ())
+
+
+def test_a_stopped_block_whose_payload_does_not_end_complete_is_text() -> None:
+    content = "<tool_call>get_time"
+    assert run(Detector(), [content])[:2] == (content, [])
+
+
+def test_a_format_without_a_close_is_a_call_after_a_cut_too() -> None:
+    content = '<|tool_call|>[{"name": "f", "arguments": {}}]'
+    detector = Detector()
+    assert detector.feed(content) == ("", ())
+    [block] = detector.finish(cut=True).blocks
+    assert (block.format, block.markup) == ("granite", content)
