@@ -43,8 +43,16 @@ FORMAT_CALLS = {
     "granite_tool_call": '<tool_call>[{{"name": "get_weather", "arguments": {{"city": "{v}"}}}}]'
     "</tool_call>",
     "phi4_functools": 'functools[{{"name": "get_weather", "arguments": {{"city": "{v}"}}}}]',
+    "harmony_role": "<|start|>assistant to=functions.get_weather<|channel|>commentary json"
+    '<|message|>{{"city": "{v}"}}<|call|>',
+    "kimi_k2_singular": "<|tool_call_section_begin|><|tool_call_begin|>functions.get_weather:0"
+    '<|tool_call_argument_begin|>{{"city": "{v}"}}<|tool_call_end|><|tool_call_section_end|>',
+    "bare_json": '{{"name": "get_weather", "arguments": {{"city": "{v}"}}}}',
+    "pythonic": "[get_weather(city='{v}')]",
 }
-"""One call of each newer format, ``{v}`` standing for the city (see docs/text-formats.md)."""
+"""One call of each newer format, ``{v}`` standing for the city (see docs/text-formats.md).
+Bare JSON and pythonic lists are held from the content's start: only their one long call
+is measured (the whole content is the call)."""
 
 
 def prose(size: int, seed: int = 3) -> str:
@@ -173,7 +181,8 @@ def formats_table() -> None:
     print()
     print("{:<19}{:<11}{:>15}{:>13}{:>8}{:>7}".format(*head))
     for name in FORMAT_CALLS:
-        for label, make in (("calls", format_calls), ("one long", format_long_call)):
+        rows = (("calls", format_calls), ("one long", format_long_call))
+        for label, make in rows[1:] if FORMATS[name].at_start else rows:
             small, large = deltas(make(name, 100_000)), deltas(make(name, 1_000_000))
             alone = functools.partial(detect, formats=[name])
             fast = best(alone, small, 5)

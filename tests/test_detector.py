@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 
 from callgate.fsm.interpreter import TransitionError
 from callgate.strategies.text.detector import Detected, Detector
@@ -254,7 +260,7 @@ def test_bare_json_is_checked_at_the_end_against_the_exact_schemas() -> None:
         }
     }
     call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-    detector = Detector(schemas=schemas)
+    detector = Detector(schemas=schemas, end_formats=("bare_json",))
     step = detector.feed(call)
     assert step.shown == call
     [block] = detector.finish().blocks
@@ -264,7 +270,8 @@ def test_bare_json_is_checked_at_the_end_against_the_exact_schemas() -> None:
         {"city": "Paris"},
     )
     other = '{"name": "get_weather", "arguments": {"town": "Paris"}}'
-    assert run([other], Detector(schemas=schemas)) == (other, [])
+    assert run([other], Detector(schemas=schemas, end_formats=("bare_json",))) == (other, [])
+    assert run([call], Detector(schemas=schemas)) == (call, []), "bare JSON is opt-in"
 
 
 def test_the_remembered_format_is_tried_first_and_updated() -> None:
@@ -289,16 +296,30 @@ def test_unknown_format_names_are_refused() -> None:
         Detector(["tool_call_tag", "nope"])
 
 
+HELD = [*DEFAULT_FORMATS, "bare_json", "pythonic"]
+"""The default set plus the formats a driver opts into, held from the content's start."""
+
+
 class DetectorMachine(RuleBasedStateMachine):
-    """Random pieces of prose and markup fed in random deltas; compared with one feed."""
+    """Random pieces of prose and markup fed in random deltas; compared with one feed.
+
+    Each run uses the default set or (drawn at the start) the default set plus bare JSON
+    and pythonic lists, which hold content starting with ``{`` or ``[``.
+    """
 
     def __init__(self) -> None:
         super().__init__()
+        self.formats: list[str] | None = None
         self.detector = Detector()
         self.fed: list[str] = []
         self.shown: list[str] = []
         self.calls: list[Any] = []
         self.ended = False
+
+    @initialize(held=st.booleans())
+    def choose_formats(self, held: bool) -> None:
+        self.formats = HELD if held else None
+        self.detector = Detector(self.formats)
 
     @precondition(lambda self: not self.ended)
     @rule(
@@ -330,6 +351,14 @@ class DetectorMachine(RuleBasedStateMachine):
                 "<|call|>",
                 "<|python_tag|>",
                 '{"name": "g", "parameters": {}}',
+                "[",
+                "f(a='x]')",
+                "]",
+                "{",
+                '"',
+                "}",
+                "'''",
+                " ",
             ]
         )
     )
@@ -346,7 +375,7 @@ class DetectorMachine(RuleBasedStateMachine):
         self.shown.append(step.shown)
         self.calls += [(b.format, c.name) for b in step.blocks for c in b.calls]
         self.ended = True
-        whole, calls = run(["".join(self.fed)])
+        whole, calls = run(["".join(self.fed)], Detector(self.formats))
         assert "".join(self.shown) == whole
         assert self.calls == [(f, n) for f, n, _ in calls]
 

@@ -84,7 +84,7 @@ def test_deepseek_v3_fence_inside_its_block_does_not_break_it_with_the_default_s
 
 def test_a_bare_json_list_is_checked_at_the_end() -> None:
     content = '[{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]'
-    shown, calls = run(Detector(), [content])
+    shown, calls = run(Detector(end_formats=("bare_json",)), [content])
     assert shown == content
     assert calls == [("bare_json", "f", {"a": 1}), ("bare_json", "g", {})]
 

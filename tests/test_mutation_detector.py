@@ -129,7 +129,7 @@ def test_what_is_shown_and_found_for_any_split(
     content: str, shown: str, blocks: list[Block]
 ) -> None:
     for deltas in splits(content):
-        result = run(Detector(), deltas)
+        result = run(Detector(end_formats=("bare_json",)), deltas)
         assert result[:2] == (shown, blocks), deltas
 
 
@@ -278,9 +278,9 @@ def test_abandoning_a_block_open_at_the_start_shows_its_opener_once() -> None:
 
 def test_abandoning_a_block_open_at_the_start_finds_the_calls_inside_it() -> None:
     detector = Detector(formats=["tool_call_tag", "pythonic"])
-    assert detector.feed("[x " + TG) == ("", ())
+    assert detector.feed("[x(" + TG) == ("", ())
     step = detector.abandon()
-    assert step.shown == "[x "
+    assert step.shown == "[x("
     assert [(b.format, b.markup, b.at) for b in step.blocks] == [("tool_call_tag", TG, 3)]
 
 
@@ -313,7 +313,41 @@ def test_a_format_that_opens_at_the_start_may_follow_leading_blanks_only() -> No
 
 def test_an_end_format_call_is_remembered() -> None:
     memory = FormatMemory()
-    run(Detector(memory=memory), ['{"name": "f", "arguments": {}}'])
+    run(Detector(memory=memory, end_formats=("bare_json",)), ['{"name": "f", "arguments": {}}'])
     assert memory.remembered == "bare_json"
     run(Detector(memory=memory), [TC])
     assert memory.remembered == "tool_call_tag"
+
+
+def test_a_closed_block_needs_no_complete_ending_a_glm_name_alone_is_a_call() -> None:
+    assert run(Detector(), ["<tool_call>get_time</tool_call>"])[:2] == (
+        "",
+        [("glm45", [("get_time", {})], "<tool_call>get_time</tool_call>", 0, False)],
+    )
+
+
+@pytest.mark.parametrize("blank", ["", "\n", " \n\t"])
+def test_a_stopped_block_with_blanks_after_its_payload_is_a_call_and_text_when_cut(
+    blank: str,
+) -> None:
+    content = '<tool_call>{"name": "f", "arguments": {}}' + blank
+    assert run(Detector(), [content])[:2] == (
+        "",
+        [("tool_call_tag", [("f", {})], content, 0, False)],
+    )
+    detector = Detector()
+    assert detector.feed(content) == ("", ())
+    assert detector.finish(cut=True) == (content, ())
+
+
+def test_a_stopped_block_whose_payload_does_not_end_complete_is_text() -> None:
+    content = "<tool_call>get_time"
+    assert run(Detector(), [content])[:2] == (content, [])
+
+
+def test_a_format_without_a_close_is_a_call_after_a_cut_too() -> None:
+    content = '<|tool_call|>[{"name": "f", "arguments": {}}]'
+    detector = Detector()
+    assert detector.feed(content) == ("", ())
+    [block] = detector.finish(cut=True).blocks
+    assert (block.format, block.markup) == ("granite", content)

@@ -138,3 +138,30 @@ def test_replay_with_text_formats_hides_the_markup_and_lists_the_call(
     assert json.loads(capsys.readouterr().out)["text_calls"][0]["name"] == "get_weather"
     assert main(["replay", str(capture), "--text-formats", "nope"]) == 2
     assert "unknown text format" in capsys.readouterr().err
+
+
+HARMONY_MESSAGES = [
+    (
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+        '<|message|>{"city": "Paris"}<|call|>',
+        "harmony",
+    ),
+    (
+        "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant "
+        'to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}',
+        "harmony_role",
+    ),
+]
+
+
+@pytest.mark.parametrize(("content", "fmt"), HARMONY_MESSAGES)
+def test_a_whole_harmony_message_is_claimed_by_the_delimiter_whose_block_is_a_call(
+    content: str, fmt: str
+) -> None:
+    assert claiming_format(content) == fmt
+    strategy = ExtractionChain([TEXT_STRATEGIES[fmt]()]).resolve({"content": content})
+    assert strategy is not None
+    calls = strategy.extract({"content": content})
+    assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "Paris"})]
+    other = "harmony" if fmt == "harmony_role" else "harmony_role"
+    assert ExtractionChain([TEXT_STRATEGIES[other]()]).resolve({"content": content}) is None

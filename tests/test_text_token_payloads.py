@@ -136,12 +136,12 @@ def test_python_tag_joins_calls_by_semicolon_or_a_repeated_tag() -> None:
 @pytest.mark.parametrize(
     ("model", "formats"),
     [
-        ("moonshotai/Kimi-K2-Instruct", ("kimi_k2",)),
+        ("moonshotai/Kimi-K2-Instruct", ("kimi_k2", "kimi_k2_singular")),
         ("MiniMaxAI/MiniMax-M2", ("minimax_m2",)),
         ("deepseek-ai/DeepSeek-V3.2-Exp", ("deepseek_v32", "deepseek")),
         ("deepseek-ai/DeepSeek-V4", ("deepseek_v4",)),
         ("deepseek-ai/DeepSeek-V3.1", ("deepseek",)),
-        ("openai/gpt-oss-120b", ("harmony",)),
+        ("openai/gpt-oss-120b", ("harmony", "harmony_role")),
         ("meta-llama/Llama-4-Scout-17B-16E-Instruct", ("llama4_python", "pythonic", "python_tag")),
         ("meta-llama/Llama-3.2-3B-Instruct", ("pythonic", "python_tag")),
         ("ibm-granite/granite-3.0-8b-instruct", ("granite",)),

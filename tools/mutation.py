@@ -89,6 +89,7 @@ MODULES = {
         "src/callgate/strategies/text/detector.py",
         (
             "tests/test_detector.py",
+            "tests/test_detector_held.py",
             "tests/test_text_strategies.py",
             "tests/test_mutation_detector.py",
             "tests/test_detector_transitions.py",

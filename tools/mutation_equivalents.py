@@ -216,7 +216,7 @@ EQUIVALENT: dict[str, str] = {
     },
     **{
         f"{_D}_parse__mutmut_{n}": "only whether any call was extracted is read, not how many"
-        for n in (14, 15, 16)
+        for n in (38, 39, 40)
     },
     "callgate.strategies.text.detector.xǁ_Blockǁ__init____mutmut_10": (
         "only a block open at the start has no partial tokens, and its head is never cut"

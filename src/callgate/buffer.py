@@ -34,7 +34,7 @@ from callgate.gate.turn import Slot, TurnGate
 from callgate.ledger import Ledger
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
-from callgate.strategies.text.defaults import default_text_formats, model_name
+from callgate.strategies.text.defaults import cut_short, default_text_formats, model_name
 from callgate.strategies.text.formats import END_FORMATS
 from callgate.strategies.text.think import ThinkFilter
 from callgate.textqueue import TextQueue
@@ -457,7 +457,8 @@ class LLMStreamBuffer:
                 self.gate.refuse(chunk.code, chunk.reason)
         if self.gate is not None and not self._ended:
             self._gate.finish()
-        self.text_queue.end()
+        gate = self.gate
+        self.text_queue.end(cut=gate is None or cut_short(gate.done_seen, gate.done_reason))
         self._ended = True
         self._steady = None
 

@@ -91,10 +91,10 @@ class TextQueue:
         else:
             self._take(self.detector.feed(delta))
 
-    def end(self) -> None:
-        """The stream ended: the detector settles what it holds."""
+    def end(self, *, cut: bool = False) -> None:
+        """The stream ended (``cut``: short of its normal end); the detector settles its text."""
         if self.detector is not None and not self.ended:
-            self._take(self.detector.finish())
+            self._take(self.detector.finish(cut=cut))
         self.ended = True
 
     def _take(self, detected: Detected) -> None:

@@ -44,6 +44,15 @@ class Case(NamedTuple):
     """The tool schemas the peer's test gives (they type raw-text values)."""
     alone: bool = False
     """A fact about the format alone: another format of the default set reads this content."""
+    formats: tuple[str, ...] | None = None
+    """The callgate configuration that matches the peer's (the formats its detector knows),
+    run as well as the format alone and the default set."""
+    cut_shows: bool = False
+    """The calls come from a block still open at a normal end (its close was the stop
+    sequence); cut short instead (a length limit), the content is shown and nothing runs.
+    Where ``differs`` says so, that cut reading is the peer's."""
+    commit: str | None = None
+    """The peer repository's commit the facts were read at, where recorded."""
 
 
 CASES: list[Case] = []
@@ -60,6 +69,9 @@ def case(
     differs: str | None = None,
     schemas: dict[str, Any] | None = None,
     alone: bool = False,
+    formats: tuple[str, ...] | None = None,
+    cut_shows: bool = False,
+    commit: str | None = None,
 ) -> None:
     """Record a case; a case without calls shows its content unchanged unless told."""
     calls = calls or []
@@ -67,7 +79,22 @@ def case(
         shown = "" if calls else content
     if any(c.id == id for c in CASES):
         raise ValueError(f"case {id!r} twice")
-    CASES.append(Case(id, fmt, content, calls, shown, source, differs, schemas, alone))
+    CASES.append(
+        Case(
+            id,
+            fmt,
+            content,
+            calls,
+            shown,
+            source,
+            differs,
+            schemas,
+            alone,
+            formats,
+            cut_shows,
+            commit,
+        )
+    )
 
 
 def obj(**properties: Any) -> dict[str, Any]:
@@ -157,9 +184,9 @@ case(
     "hermes-until-eos",
     "tool_call_tag",
     '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}}',
+    [("final_answer", {"trigger": True})],
     source=(*_H, "test_hermes_parser_non_streaming_tool_call_until_eos"),
-    differs="vLLM runs a <tool_call> block that never closes; callgate shows it: "
-    "without its </tool_call> the block may be cut short",
+    cut_shows=True,
 )
 case(
     "hermes-invalid-json",
@@ -1011,7 +1038,12 @@ case(
     "glm45",
     "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
     "<arg_key>date</arg_key>\n<arg_value>2025-08-01</arg_value>",
+    [("get_weather", {"city": "Beijing", "date": "2025-08-01"})],
     source=(*_G, "test_extract_tool_calls_incomplete_tool_call"),
+    differs="vLLM's GLM parser reads no call without </tool_call>; callgate reads a complete "
+    "payload after a normal end as a call (servers stop on the close), and shows it after a "
+    "length cut, which is vLLM's reading",
+    cut_shows=True,
 )
 
 
@@ -2335,14 +2367,9 @@ lc(
     "llamacpp-hermes-xml-fence-response",
     "fenced_json",
     f"```xml\n<response>\n    {_SPECIAL}\n</response>\n```",
-    differs=_LENIENT.format(what="an xml code fence"),
+    differs=_LENIENT.format(what="<response> inside an xml fence"),
 )
-lc(
-    "llamacpp-hermes-xml-fence",
-    "fenced_json",
-    f"```xml\n  {_SPECIAL}\n```",
-    differs=_LENIENT.format(what="an xml code fence"),
-)
+lc("llamacpp-hermes-xml-fence", "fenced_json", f"```xml\n  {_SPECIAL}\n```", [_SPECIAL_CALL])
 lc(
     "llamacpp-hermes-plain-fence-indented",
     "fenced_json",
@@ -2606,4 +2633,245 @@ case(
     "<|tool_call>call:get_status{}<tool_call|>",
     [("get_status", {})],
     source=(*_GM, _GX4 + "test_no_arguments"),
+)
+
+
+# -- the Go agent's streaming tool-format detector -----------------------------------------
+
+MILK = "scoutme/milk"
+"""The Go agent whose detector document 004 describes (internal/agent/local/detect.go)."""
+MILK_COMMIT = "d3b1fbe2ddc2e88abf265cf9ce7985ea94c30cb3"
+_MK = (MILK, "internal/agent/local/detect_test.go")
+GO_FORMATS = ("gemma_special", "tool_call_tag", "tools_tag", "fenced_json", "bracket_tool_calls")
+"""The formats the Go detector knows when it starts unseeded (its known delimiters)."""
+
+
+def milk(
+    id: str,
+    fmt: str,
+    content: str,
+    calls: list[tuple[str, dict[str, Any]]] | None,
+    test: str,
+    *,
+    formats: tuple[str, ...] | None = GO_FORMATS,
+    **more: Any,
+) -> None:
+    """A case of the Go detector's table tests, run with the formats it knows."""
+    case(id, fmt, content, calls, source=(*_MK, test), formats=formats, commit=MILK_COMMIT, **more)
+
+
+milk("milk-plain", "tool_call_tag", "Hello, world!", None, "TestDetector_PlainText_PassedThrough")
+milk(
+    "milk-angle",
+    "tool_call_tag",
+    "<not a tool>",
+    None,
+    "TestDetector_PlainTextWithAngle_NotSuppressed",
+)
+milk(
+    "milk-tool-call-tag",
+    "tool_call_tag",
+    '<tool_call>{"name":"bash","arguments":{"command":"ls"}}</tool_call>',
+    [("bash", {"command": "ls"})],
+    "TestDetector_ToolCallTag_Detected",
+)
+for _id, _test in (
+    ("milk-format-remembered", "TestDetector_ToolCallTag_FormatRemembered"),
+    ("milk-reset", "TestDetector_Reset_ClearsBuffers"),
+):
+    milk(
+        _id,
+        "tool_call_tag",
+        '<tool_call>{"name":"bash","arguments":{}}</tool_call>',
+        [("bash", {})],
+        _test,
+    )
+milk(
+    "milk-tools-tag",
+    "tools_tag",
+    '<tools>{"name":"list_dir","arguments":{"path":"/tmp"}}</tools>',
+    [("list_dir", {"path": "/tmp"})],
+    "TestDetector_ToolsTag_Detected",
+)
+milk(
+    "milk-gemma-quoted-key",
+    "gemma_special",
+    '<|tool_call>call:bash{"command":<|"|>ls<|"|>}<tool_call|>',
+    [("bash", {"command": "ls"})],
+    "TestDetector_GemmaSpecial_Detected",
+)
+milk(
+    "milk-fenced-json",
+    "fenced_json",
+    '```json\n{"name":"grep","arguments":{"pattern":"TODO","path":"."}}```',
+    [("grep", {"pattern": "TODO", "path": "."})],
+    "TestDetector_FencedJSON_Detected",
+)
+milk(
+    "milk-fenced-unclosed",
+    "fenced_json",
+    '```json\n{"name":"bash","arguments":{"command":"ls"}}',
+    [("bash", {"command": "ls"})],
+    "TestDetector_FencedJSON_UnclosedFence",
+    cut_shows=True,
+)
+milk(
+    "milk-preseeded-skips",
+    "tool_call_tag",
+    "<|tool_call>call:bash{}<tool_call|>",
+    None,
+    "TestDetector_PreSeeded_SkipsOtherFormats",
+    formats=("tool_call_tag",),
+    alone=True,
+)
+milk(
+    "milk-preseeded-triggers",
+    "tool_call_tag",
+    '<tool_call>{"name":"bash","arguments":{}}</tool_call>',
+    [("bash", {})],
+    "TestDetector_PreSeeded_TriggersOnCorrectFormat",
+    formats=("tool_call_tag",),
+)
+milk(
+    "milk-false-start",
+    "tool_call_tag",
+    "<tool_result>some content</tool_result>",
+    None,
+    "TestDetector_FalseStartPrefix_Flushed",
+)
+milk(
+    "milk-partial-prefix",
+    "tool_call_tag",
+    "<tool hello",
+    None,
+    "TestDetector_PartialPrefixThenText_Flushed",
+)
+milk(
+    "milk-no-characters-lost",
+    "tool_call_tag",
+    "compare <A> and <B> values",
+    None,
+    "TestDetector_NoCharactersLost",
+)
+for _id, _content, _call, _test in (
+    (
+        "milk-bare-json",
+        '{"name": "read_file", "arguments": {"path": "/tmp/foo"}}\n',
+        ("read_file", {"path": "/tmp/foo"}),
+        "TestDetector_BareJSON_Detected",
+    ),
+    (
+        "milk-bare-json-no-leak",
+        '{"name": "bash", "arguments": {"command": "ls"}}\n',
+        ("bash", {"command": "ls"}),
+        "TestDetector_BareJSON_NoLeak",
+    ),
+):
+    # Seeded with bare_json, the Go detector holds the JSON (nothing flushed): callgate's
+    # held reading, Detector(["bare_json"]), which the corpus runs for every bare_json case.
+    milk(_id, "bare_json", _content, [_call], _test, formats=None, shown=_content)
+milk(
+    "milk-bare-json-plain",
+    "bare_json",
+    "Hello, world!",
+    None,
+    "TestDetector_BareJSON_PlainTextPassThrough",
+    formats=None,
+)
+
+MODELS: list[tuple[str, str, tuple[str, ...], str | None]] = [
+    ("gemma-4-e4b", "gemma_special", ("gemma_special", "tools_tag"), None),
+    ("Gemma-2-9B-IT", "gemma_special", ("gemma_special", "tools_tag"), None),
+    (
+        "Qwen2.5-Coder-7B-Instruct",
+        "",
+        ("tool_call_tag", "fenced_json"),
+        "the Go detector guesses nothing for Qwen (it may run without a template); callgate "
+        "names Qwen's Hermes tag and, opt-in only, the fence a template-less Qwen writes",
+    ),
+    (
+        "qwen2.5-7b",
+        "",
+        ("tool_call_tag", "fenced_json"),
+        "as for Qwen2.5-Coder",
+    ),
+    ("mistral-7b-instruct", "bracket_tool_calls", ("bracket_tool_calls",), None),
+    (
+        "llama-3-8b",
+        "bracket_tool_calls",
+        ("python_tag",),
+        "the Go detector maps Llama to Mistral's [TOOL_CALLS]; Llama 3's template writes "
+        "<|python_tag|> JSON calls (bare JSON, opt-in, without it)",
+    ),
+    ("unknown-model-xyz", "", (), None),
+]
+"""The Go detector's TestGuessFormatFromModel: (model, the Go guess, ``formats_for_model``,
+how callgate differs). The Go guess is one format; callgate's first format is it, unless
+``differs`` says why not."""
+MODELS_SOURCE = (*_MK, "TestGuessFormatFromModel")
+
+
+# -- gpt-oss: the recipient in the role header, the call token as stop sequence -------------
+
+_LC_OSS = "test_template_output_parsers (GPT-OSS)"
+_OSS_THINK = "<|channel|>analysis<|message|>I'm\nthinking<|end|>"
+_OSS_CALL = '<|constrain|>json<|message|>{"arg1": 1}'
+_OSS_ANALYSIS = (
+    "llama.cpp moves the analysis channel into reasoning_content; callgate shows content as "
+    "written and hides only the call's markup"
+)
+for _n, _channel in enumerate(("commentary", "analysis")):
+    case(
+        f"llamacpp-oss-role-header-first-{_n}",
+        "harmony_role",
+        f" to=functions.special_function<|channel|>{_channel} {_OSS_CALL}",
+        source=(*_LC, _LC_OSS),
+        differs="llama.cpp reads a recipient that continues the prompt's role header (the "
+        "output starts with ` to=functions.NAME`); callgate reads a role-header recipient "
+        "only after its own <|start|>assistant, so this text is shown",
+    )
+    case(
+        f"llamacpp-oss-channel-header-eos-{_n}",
+        "harmony",
+        f"{_OSS_THINK}<|start|>assistant<|channel|>{_channel} to=functions.special_function "
+        + _OSS_CALL,
+        [("special_function", {"arg1": 1})],
+        shown=f"{_OSS_THINK}<|start|>assistant",
+        source=(*_LC, _LC_OSS),
+        differs=_OSS_ANALYSIS,
+        cut_shows=True,
+    )
+case(
+    "llamacpp-oss-role-header",
+    "harmony_role",
+    f"{_OSS_THINK}<|start|>assistant to=functions.special_function<|channel|>analysis " + _OSS_CALL,
+    [("special_function", {"arg1": 1})],
+    shown=_OSS_THINK,
+    source=(*_LC, _LC_OSS),
+    differs=_OSS_ANALYSIS,
+    cut_shows=True,
+)
+
+
+# -- Kimi K2's singular section tokens ------------------------------------------------------
+
+_KIMI_COMMIT = "42fa4c096d406754b7e5c6d93835fe390487c8af"
+_KM = (VLLM, "tests/tool_parsers/test_kimi_k2_tool_parser.py")
+case(
+    "kimi-singular-marker",
+    "kimi_k2_singular",
+    "Reasoning <|tool_call_section_begin|>",
+    source=(*_KM, "test_marker_variants"),
+    commit=_KIMI_COMMIT,
+    differs="vLLM enters its tool section at the singular marker and hides it; the stream "
+    "ends with no call in the section, so callgate shows the text as written",
+)
+case(
+    "kimi-section-without-end",
+    "kimi_k2",
+    "<|tool_calls_section_begin|> partial content",
+    source=(*_KM, "test_stream_ends_without_section_end_marker"),
+    commit=_KIMI_COMMIT,
+    differs="vLLM hides what follows its section marker until the request ends; callgate "
+    "shows a section that holds no call",
 )

@@ -44,7 +44,7 @@ from callgate.ledger import Ledger
 from callgate.strategies import default_wire_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, ToolResult
 from callgate.strategies.text.defaults import default_text_formats, model_name
-from callgate.strategies.text.formats import DEFAULT_FORMATS, END_FORMATS
+from callgate.strategies.text.formats import DEFAULT_FORMATS
 from callgate.strategies.text.strategy import TEXT_STRATEGIES, TextFormatsStrategy, TextStrategy
 
 __all__ = [
@@ -309,9 +309,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             policy=self.policy,
             strict_finish=self.strict_finish,
             hide_think=self.hide_think,
-            text_formats="auto"
-            if self.text_formats is None
-            else [n for n in self.text_formats if n not in END_FORMATS] or None,
+            text_formats="auto" if self.text_formats is None else self.text_formats or None,
             recorder=recorder,
             ledger=ledger,
         )

@@ -155,6 +155,8 @@ class TurnGate:
         """Whether the turn's text passed ``limits.max_text_bytes`` (nothing more is kept)."""
         self.done_seen = False
         """Whether turn-level terminal evidence has arrived (the slots close on the first)."""
+        self.done_reason: str | None = None
+        """The reason the first turn-level terminal event gave (``stop``, ``length``, …)."""
         self.evidence = False
         """Whether any tool-call evidence arrived, a refused slot key included."""
         self._ids: dict[str, SlotKey] = {}
@@ -299,6 +301,8 @@ class TurnGate:
         """Turn-level terminal evidence; ``tool_reason`` says it ends with tool use."""
         first = not self.done_seen
         self.done_seen = True
+        if first:
+            self.done_reason = reason
         self._fire_turn("done", f"a second turn-level terminal event ({reason!r})")
         if not first:
             return

@@ -74,6 +74,10 @@ SAMPLES: dict[str, list[tuple[str, list[Call]]]] = {
             '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```',
             [("get_weather", {"city": "Paris"})],
         ),
+        (
+            '```xml\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```',
+            [("get_weather", {"city": "Paris"})],
+        ),
     ],
     "command_r": [
         (
@@ -110,6 +114,14 @@ SAMPLES: dict[str, list[tuple[str, list[Call]]]] = {
             [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})],
         ),
     ],
+    "kimi_k2_singular": [
+        (
+            "<|tool_call_section_begin|>"
+            + KIMI_CALL.format(i=0, city="Paris")
+            + "<|tool_call_section_end|>",
+            [("get_weather", {"city": "Paris"})],
+        ),
+    ],
     "minimax_m2": [
         (
             '<minimax:tool_call>\n<invoke name="get_weather">\n'
@@ -136,6 +148,13 @@ SAMPLES: dict[str, list[tuple[str, list[Call]]]] = {
     "harmony": [
         (
             "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+            '{"city": "Paris"}<|call|>',
+            [("get_weather", {"city": "Paris"})],
+        ),
+    ],
+    "harmony_role": [
+        (
+            "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>"
             '{"city": "Paris"}<|call|>',
             [("get_weather", {"city": "Paris"})],
         ),
@@ -184,8 +203,29 @@ TAIL_SAMPLES: dict[str, list[tuple[str, list[Call]]]] = {
             [("get_weather", {"city": "Paris"})],
         ),
     ],
+    "tool_call_tag": [
+        (
+            '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n',
+            [("get_weather", {"city": "Paris"})],
+        ),
+    ],
+    "deepseek": [
+        (
+            f'{CALLS_BEGIN}{CALL_BEGIN}get_weather{SEP}{{"city": "Paris"}}{CALL_END}',
+            [("get_weather", {"city": "Paris"})],
+        ),
+    ],
+    "harmony_role": [
+        (
+            "<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json"
+            '<|message|>{"city": "Paris"}',
+            [("get_weather", {"city": "Paris"})],
+        ),
+    ],
 }
-"""Formats without a closing delimiter (or with an optional one): the call ends the content."""
+"""Calls that end the content: formats without a closing delimiter (or with an optional
+one), and blocks whose close the server took as its stop sequence (the stream ended
+normally after a complete payload)."""
 
 BEFORE = "Sure, checking: "
 AFTER = " Done."

@@ -45,3 +45,26 @@ def default_text_formats(wire: str | None, model: str | None) -> tuple[str, ...]
     """The formats a driver listens for on ``wire`` for ``model`` when not told."""
     names = [*WIRE_LEAKS.get(wire or "", ()), *formats_for_model(model or "")]
     return tuple(dict.fromkeys(n for n in names if n not in OPT_IN_FORMATS))
+
+
+LENGTH_REASONS = frozenset(
+    {
+        "length",
+        "max_tokens",
+        "MAX_TOKENS",
+        "model_context_window_exceeded",
+    }
+)
+"""Turn-level finish reasons that say the output was cut at a length limit, as each wire
+spells it: OpenAI and Ollama ``length``, Anthropic and Bedrock ``max_tokens`` (Anthropic
+also ``model_context_window_exceeded``), Gemini and Cohere ``MAX_TOKENS``. The Responses
+API's ``response.incomplete`` (reason ``incomplete: …``) is a cut whatever its reason."""
+
+
+def cut_short(done: bool, reason: str | None) -> bool:
+    """Whether a stream ended short of its normal end: no terminal event, or a length cut.
+
+    A text block still open then is shown (its close may have been cut off); after a
+    normal end a complete one is a call (servers use the close as a stop sequence).
+    """
+    return not done or reason in LENGTH_REASONS or (reason or "").startswith("incomplete")

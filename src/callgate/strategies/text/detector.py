@@ -105,7 +105,7 @@ def _stops(tokens: Iterable[str]) -> _Stops:
 class _Block:
     """An open block: its opener, candidate formats, and the payload so far."""
 
-    __slots__ = ("formats", "head", "opener", "parts", "size", "stops", "tail")
+    __slots__ = ("formats", "head", "opener", "parts", "size", "stops", "tail", "value")
 
     def __init__(self, opener: str, formats: list[TextFormat], stops: _Stops) -> None:
         self.opener = opener
@@ -115,6 +115,9 @@ class _Block:
         self.size = 0
         self.head = ""
         self.tail = ""
+        syntaxes = {f.syntax for f in formats if f.syntax is not None}
+        self.value = _ValueEnd("python" in syntaxes) if syntaxes else None
+        """For a block that is the whole content: where its one value ends."""
 
     @property
     def markup_open(self) -> str:
@@ -127,7 +130,7 @@ class _Block:
     @property
     def open_ended(self) -> bool:
         """The block may also end with the stream (its close is optional for some format)."""
-        return self.close is None or any(f.open_ended for f in self.formats)
+        return any(_may_end(f) for f in self.formats)
 
     def payload(self) -> str:
         if len(self.parts) > 1:
@@ -140,6 +143,88 @@ class _Block:
         return any(t.startswith(rest) for t in self.stops.longer.get(match.group(), ()))
 
 
+_JSON_OUTSIDE = re.compile(r'[\[\]{}"]')
+_PYTHON_OUTSIDE = re.compile(r"[\[\](){}\"']")
+_NON_WS = re.compile(r"\S")
+_OPENS = frozenset("[({")
+
+
+class _ValueEnd:
+    """Where the one value of a whole-content block (a JSON value, a Python list) closes.
+
+    Fed the payload delta by delta, it tracks bracket depth outside strings (JSON strings,
+    or Python's four quote kinds with backslash escapes) and, once the value has closed,
+    finds the first character after it that is not whitespace: there the content stops
+    being one value, so it is no call. Quote characters at a delta's end that may still
+    become a triple quote wait for the next delta. Work per delta is proportional to it.
+    """
+
+    __slots__ = ("carry", "closed", "depth", "escape", "outside", "python", "quote")
+
+    def __init__(self, python: bool) -> None:
+        self.python = python
+        self.outside = _PYTHON_OUTSIDE if python else _JSON_OUTSIDE
+        self.depth = 0
+        self.quote = ""
+        """The open string's closing quote (``"``, ``'``, ``\"\"\"``, ``'''``); empty outside."""
+        self.escape = False
+        self.closed = False
+        self.carry = ""
+
+    def feed(self, text: str) -> int | None:
+        """Where in ``text`` the first non-blank character after the closed value is, or None."""
+        buf, base = self.carry + text, len(self.carry)
+        self.carry = ""
+        pos = 0
+        while pos < len(buf):
+            if self.closed:
+                match = _NON_WS.search(buf, pos)
+                return None if match is None else match.start() - base
+            if self.escape:
+                self.escape, pos = False, pos + 1
+            elif self.quote:
+                pos = self._in_string(buf, pos)
+            else:
+                pos = self._outside(buf, pos)
+            if pos < 0:
+                self.carry = buf[-pos - 1 :]
+                return None
+        return None
+
+    def _in_string(self, buf: str, pos: int) -> int:
+        quote = self.quote
+        slash, end = buf.find("\\", pos), buf.find(quote[0], pos)
+        if slash >= 0 and (end < 0 or slash < end):
+            self.escape = True
+            return slash + 1
+        if end < 0:
+            return len(buf)
+        if len(quote) == 1 or buf.startswith(quote, end):
+            self.quote = ""
+            return end + len(quote)
+        if quote.startswith(buf[end:]):
+            return -end - 1
+        return end + 1
+
+    def _outside(self, buf: str, pos: int) -> int:
+        match = self.outside.search(buf, pos)
+        if match is None:
+            return len(buf)
+        char, at = match.group(), match.start()
+        if char in "\"'":
+            if self.python and buf.startswith(char * 3, at):
+                self.quote = char * 3
+                return at + 3
+            if self.python and len(buf) - at < 3 and buf[at:] == char * (len(buf) - at):
+                return -at - 1
+            self.quote = char
+            return at + 1
+        self.depth += 1 if char in _OPENS else -1
+        if self.depth <= 0:
+            self.closed = True
+        return at + 1
+
+
 class Detector:
     """Text-embedded call detection over one stream of content deltas."""
 
@@ -147,7 +232,7 @@ class Detector:
         self,
         formats: Iterable[str] | None = None,
         *,
-        end_formats: Iterable[str] | None = ("bare_json",),
+        end_formats: Iterable[str] | None = (),
         memory: FormatMemory | None = None,
         schemas: Schemas | None = None,
         known_tools: Container[str] | None = None,
@@ -166,6 +251,7 @@ class Detector:
         self.max_block = max_block
         self._openers: dict[str, list[TextFormat]] = {}
         self._at_start: dict[str, list[TextFormat]] = {}
+        self._held_formats = frozenset(f.name for f in chosen if f.at_start)
         for fmt in chosen:
             table = self._at_start if fmt.at_start else self._openers
             for opener in fmt.opens:
@@ -263,8 +349,14 @@ class Detector:
         )
         return self._detected(shown, blocks)
 
-    def finish(self) -> Detected:
-        """The stream ended: release what is held, settle an open block, check the end."""
+    def finish(self, *, cut: bool = False) -> Detected:
+        """The stream ended: release what is held, settle an open block, check the end.
+
+        A block still open is a call when its payload parses: servers use a close marker
+        as a stop sequence, so a normal end stands for it. ``cut``: the stream was cut
+        short (its length limit, or no terminal event), so only a format whose close is
+        optional may end there; any other open block is shown.
+        """
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
         self._final = True
@@ -273,7 +365,11 @@ class Detector:
         block = self.block
         if block is not None:
             payload = block.payload()
-            parsed = self._parse(block, payload, ended=True) if block.open_ended else None
+            parsed = (
+                self._parse(block, payload, end="cut" if cut else "normal")
+                if block.open_ended or not cut
+                else None
+            )
             if parsed is not None:
                 fmt, calls = parsed
                 markup = block.markup_open + payload
@@ -344,6 +440,8 @@ class Detector:
         young = block.size < HEAD
         limit = self.max_block - block.size
         broke_at = self._viability_break(block, text[:end_new]) if young else None
+        if broke_at is None and block.value is not None:
+            broke_at = block.value.feed(text[:end_new])
         if broke_at is None and end_new > limit:
             broke_at = max(limit, 0)
         if broke_at is not None:
@@ -402,7 +500,11 @@ class Detector:
         """Where in ``new`` the payload's head stops being viable for every format.
 
         A trailing part that may still become the block's close (or a breaking marker) is
-        not judged yet: the stop search decides it once it completes or fails.
+        not judged yet: the stop search decides it once it completes or fails. The break
+        never cuts through the start of an opening delimiter (Harmony's ``<|channel|>``
+        after a ``<|start|>assistant`` that names no recipient): it moves back before it,
+        and the delimiter is read again with the rest. The result may then be negative
+        (the break lies in the payload before ``new``).
         """
         head = block.head
         room = HEAD - len(head)
@@ -412,7 +514,7 @@ class Detector:
             return None
         for n in range(1, min(room, len(new)) + 1):
             if not self._viable(block, head + new[:n]):
-                return n - 1
+                return n - 1 - self._held_suffix(head + new[: n - 1])
         return None
 
     @staticmethod
@@ -424,9 +526,14 @@ class Detector:
         return any(f.viable(head) for f in block.formats)
 
     def _break(self, block: _Block, text: str, cut: int, shown: list[str]) -> str:
-        """Release the block up to payload position ``cut``; the rest is read again."""
+        """Release the block up to payload position ``cut``; the rest is read again.
+
+        The rest is read past the content's start: a block that opened there (bare JSON,
+        pythonic) and broke at once, before ``[TOOL_CALLS]``, must not open again.
+        """
         combined = block.payload() + text
         self._fire("break", shown, text=block.markup_open + combined[:cut])
+        self._seen_text = True
         self.block = None
         return combined[cut:]
 
@@ -439,14 +546,20 @@ class Detector:
         block.tail = (block.tail + text)[-keep:] if keep else ""
 
     def _parse(
-        self, block: _Block, payload: str, *, ended: bool = False
+        self, block: _Block, payload: str, *, end: str | None = None
     ) -> tuple[TextFormat, tuple[TextCall, ...]] | None:
         """The first format (remembered first) whose parser reads calls in the payload.
 
-        ``ended``: the block ends with the stream, so only formats that may end so count.
+        ``end``: the block is still open at the stream's end. ``"cut"``: only formats that
+        may end there count; ``"normal"``: those are tried first, then the rest, if the
+        payload ends as a complete one does (see :data:`_COMPLETE`).
         """
-        for fmt in self.memory.order(block.formats):
-            if ended and not (fmt.close is None or fmt.open_ended):
+        formats = self.memory.order(block.formats)
+        if end is not None:
+            formats = sorted(formats, key=lambda f: not _may_end(f))
+        complete = payload.rstrip().endswith(_COMPLETE)
+        for fmt in formats:
+            if end is not None and not _may_end(fmt) and (end == "cut" or not complete):
                 continue
             calls = fmt.parser(payload, self.schemas)
             if calls:
@@ -459,8 +572,15 @@ class Detector:
         return None
 
     def _end_formats(self, shown: list[str]) -> list[DetectedBlock]:
+        """The end-of-stream formats over the whole content, which was shown already.
+
+        A format this detector also holds at the start is skipped: its block decided it,
+        and a block released as text must not run after it was shown.
+        """
         content = "".join(self._content) + "".join(shown)
         for fmt in self.end_formats:
+            if fmt.name in self._held_formats:
+                continue
             if content.lstrip().startswith(fmt.opens):
                 calls = fmt.parser(content, self.schemas)
                 known = self.known_tools
@@ -582,6 +702,17 @@ assert sorted(s for tag, _ in _BY_TAG for s in DETECTOR.tagged(tag)) == sorted(
 ), "every state that reads text has exactly one reader tag"
 
 _NEVER = re.compile(r"(?!)")
+
+
+_COMPLETE = ("}", "]", ">")
+"""How a complete payload of a format with a close ends: its JSON, or its last tag (``</function>``,
+``<|tool_call_end|>``, ``</arg_value>``). A payload ending otherwise (a bare GLM name, prose
+after ``<tool_call>``) may have been cut and is not read without its close."""
+
+
+def _may_end(fmt: TextFormat) -> bool:
+    """Whether a block of ``fmt`` may end with the stream by its grammar (no close, or optional)."""
+    return fmt.close is None or fmt.open_ended
 
 
 def _length(pieces: list[str]) -> int:

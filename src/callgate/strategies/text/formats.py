@@ -29,7 +29,7 @@ from callgate.strategies.text.markup_payloads import (
     MARKUP_PARSERS,
     SEP,
 )
-from callgate.strategies.text.token_payloads import KIMI_CALL_BEGIN, TOKEN_PARSERS
+from callgate.strategies.text.token_payloads import HARMONY_START, KIMI_CALL_BEGIN, TOKEN_PARSERS
 
 Viable = Callable[[str], bool]
 
@@ -67,6 +67,39 @@ def _any(*checks: Viable) -> Viable:
     return lambda head: any(check(head) for check in checks)
 
 
+def _json_call_head(head: str) -> bool:
+    """Viable for what may begin a call object or a list of them: ``{"`` or ``[{"``.
+
+    Bare JSON is read only as the whole content; an object whose first key does not
+    follow its brace, an empty list or a list of anything but objects is no call.
+    """
+    text = head.lstrip()
+    if text.startswith("["):
+        text = text[1:].lstrip()
+    if not text:
+        return True
+    if not text.startswith("{"):
+        return False
+    rest = text[1:].lstrip()
+    return not rest or rest.startswith('"')
+
+
+_PY_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _pythonic_head(head: str) -> bool:
+    """Viable for what may begin a pythonic call list: ``[``, a name, then ``(``."""
+    text = head.lstrip()
+    if not text.startswith("["):
+        return not text
+    rest = text[1:].lstrip()
+    match = _PY_NAME.match(rest)
+    if match is None:
+        return not rest
+    after = rest[match.end() :].lstrip()
+    return not after or after.startswith("(")
+
+
 @frozen
 class TextFormat:
     """One text format: where its blocks open and close, and how to read the payload."""
@@ -90,6 +123,10 @@ class TextFormat:
     """The close is optional: a block still open at the stream's end may parse (Granite)."""
     default: bool = True
     """Part of the default set (a stream format whose opener prose rarely writes)."""
+    syntax: str | None = None
+    """For a format whose block is the whole content (``at_start``): the syntax of that one
+    value, ``json`` or ``python``. Once the value closes, anything but whitespace after it
+    means the content is no call, and the block is shown from there."""
 
 
 TOOL_CALL = "<tool_call>"
@@ -107,7 +144,7 @@ FORMATS: dict[str, TextFormat] = {
                    MARKUP_PARSERS["gemma_special"], _starts("call:")),
         TextFormat("tools_tag", ("<tools>",), "</tools>",
                    JSON_PARSERS["tools_tag"], _starts("{", "[")),
-        TextFormat("fenced_json", ("```json",), "```",
+        TextFormat("fenced_json", ("```json", "```xml"), "```",
                    JSON_PARSERS["fenced_json"], _starts("{", "[")),
         TextFormat("bracket_tool_calls", ("[TOOL_CALLS]",), None,
                    JSON_PARSERS["bracket_tool_calls"],
@@ -126,6 +163,8 @@ FORMATS: dict[str, TextFormat] = {
                    JSON_PARSERS["granite"], _starts("["), open_ended=True),
         TextFormat("kimi_k2", ("<|tool_calls_section_begin|>",), "<|tool_calls_section_end|>",
                    TOKEN_PARSERS["kimi_k2"], _starts(KIMI_CALL_BEGIN)),
+        TextFormat("kimi_k2_singular", ("<|tool_call_section_begin|>",),
+                   "<|tool_call_section_end|>", TOKEN_PARSERS["kimi_k2"], _starts(KIMI_CALL_BEGIN)),
         TextFormat("minimax_m2", ("<minimax:tool_call>",), "</minimax:tool_call>",
                    INVOKE_PARSERS["minimax_m2"], _starts("<invoke name=")),
         TextFormat("deepseek_v32", (f"<{DSML}function_calls>",), f"</{DSML}function_calls>",
@@ -134,14 +173,16 @@ FORMATS: dict[str, TextFormat] = {
                    INVOKE_PARSERS["deepseek_v4"], _starts(f"<{DSML}invoke name=")),
         TextFormat("harmony", ("<|channel|>",), "<|call|>", TOKEN_PARSERS["harmony"],
                    _starts("commentary to=functions.", "analysis to=functions.")),
+        TextFormat("harmony_role", (HARMONY_START,), "<|call|>", TOKEN_PARSERS["harmony_role"],
+                   _starts("assistant to=functions."), inner=("<|channel|>",)),
         TextFormat("llama4_python", ("<|python_start|>",), "<|python_end|>",
                    MARKUP_PARSERS["pythonic"], _starts("["), open_ended=True),
         TextFormat("phi4_functools", ("functools",), None, JSON_PARSERS["granite"],
                    _starts("["), default=False),
-        TextFormat("bare_json", ("{", "["), None, JSON_PARSERS["bare_json"], _starts("{", "["),
-                   at_start=True, keep_open=True, stream=False),
-        TextFormat("pythonic", ("[",), None, MARKUP_PARSERS["pythonic"], _starts("["),
-                   at_start=True, keep_open=True, stream=False),
+        TextFormat("bare_json", ("{", "["), None, JSON_PARSERS["bare_json"], _json_call_head,
+                   at_start=True, keep_open=True, stream=False, syntax="json"),
+        TextFormat("pythonic", ("[",), None, MARKUP_PARSERS["pythonic"], _pythonic_head,
+                   at_start=True, keep_open=True, stream=False, syntax="python"),
     )
 }  # fmt: skip
 """Every text format, by its contract name."""
@@ -159,6 +200,7 @@ _LEADING_NAMES = tuple(
         r"\s*" + re.escape(KIMI_CALL_BEGIN) + r"\s*(?:functions\.)?([^\s:<>]+):",
         r"\s*<(?:" + DSML + r')?invoke\s+name="([^"<>]+)"',
         r"\s*(?:commentary|analysis)[ \t]+to=functions\.([^\s<>]+)[\s<]",
+        r"\s*assistant[ \t]+to=functions\.([^\s<>]+)[\s<]",
     )
 )
 
@@ -169,7 +211,8 @@ def leading_name(head: str) -> str | None:
     Only a payload that starts with one call's name is read (a JSON object whose first
     key is ``name``/``tool_name``/``tool``, ``<function=NAME>``, ``call:NAME{``,
     ``NAME<arg_key>``, ``NAME[ARGS]``, ``NAME{``, DeepSeek's name before its separator, Kimi's
-    call id, an ``<invoke name=…>``, a Harmony recipient); a list of calls has no single
+    call id, an ``<invoke name=…>``, a Harmony recipient in the channel or the role
+    header); a list of calls has no single
     name, so it is decided when the block closes.
     """
     for pattern in _LEADING_NAMES:
@@ -196,9 +239,9 @@ MODEL_FORMATS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"deepseek[\-_ ]?v4", ("deepseek_v4",)),
     (r"deepseek[\-_ ]?v3\.2", ("deepseek_v32", "deepseek")),
     (r"deepseek", ("deepseek",)),
-    (r"kimi|moonshot", ("kimi_k2",)),
+    (r"kimi|moonshot", ("kimi_k2", "kimi_k2_singular")),
     (r"minimax", ("minimax_m2",)),
-    (r"gpt[\-_ ]?oss", ("harmony",)),
+    (r"gpt[\-_ ]?oss", ("harmony", "harmony_role")),
     (r"phi[\-_ ]?4", ("phi4_functools",)),
     (r"command[\-_ ]?r|c4ai", ("command_r",)),
     (r"glm[\-_ ]?4\.[5-9]", ("glm45",)),

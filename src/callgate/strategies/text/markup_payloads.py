@@ -35,6 +35,7 @@ Tool names must be non-empty, without whitespace and without any of ``<>{}[]()"'
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 from typing import Any
@@ -109,6 +110,8 @@ _GEMMA_BARE_KEY = re.compile(r"[^\s:,{}\[\]<>\"']+")
 _GEMMA_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _GEMMA_WORDS: dict[str, Any] = {"true": True, "false": False, "null": None, "None": None}
 _GEMMA_WORD = re.compile(r"true|false|null|None")
+_GEMMA_QUOTED_KEY = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"')
+"""A key written as a JSON string (``"command":``), as some Gemma outputs quote their keys."""
 
 
 def _number(literal: str, is_float: bool) -> int | float:
@@ -138,6 +141,15 @@ def _gemma_key(text: str, pos: int) -> tuple[str, int]:
         if not key:
             raise _Malformed
         return key, pos
+    quoted = _GEMMA_QUOTED_KEY.match(text, pos)
+    if quoted is not None:
+        try:
+            key = json.loads(quoted.group())
+        except ValueError:
+            raise _Malformed from None
+        if not key or _SURROGATE.search(key):
+            raise _Malformed
+        return key, quoted.end()
     match = _GEMMA_BARE_KEY.match(text, pos)
     if match is None:
         raise _Malformed

@@ -85,19 +85,25 @@ _OPENERS = re.compile(
 def claiming_format(content: str) -> str | None:
     """The one text format that owns ``content``: the earliest opening delimiter decides.
 
-    A delimiter shared by several formats is settled by the payload (the first format,
-    in catalogue order, whose parser reads a call). Content with no delimiter belongs to
+    The earliest delimiter whose block reads a call decides (gpt-oss writes
+    ``<|start|>assistant`` before a channel-header call: ``<|start|>`` opens no
+    ``harmony_role`` call there, the ``<|channel|>`` after it a ``harmony`` one); with no
+    call at all, the earliest delimiter's format. A delimiter shared by several formats
+    is settled by the payload (the first format, in catalogue order, whose parser reads a
+    call). Content with no delimiter belongs to
     the end-of-stream format whose parser reads it (``[`` opens both bare JSON lists and
     pythonic lists), else to the first whose opener (``{``, ``[``) it starts with.
     """
-    match = _OPENERS.search(content)
-    if match is not None:
+    first: str | None = None
+    for match in _OPENERS.finditer(content):
         names = _BY_OPENER[match.group()]
-        if len(names) == 1:
-            return names[0]
+        first = first or names[0]
         detector = Detector(names, end_formats=())
         blocks = [*detector.feed(content[match.start() :]).blocks, *detector.finish().blocks]
-        return blocks[0].format if blocks else names[0]
+        if blocks:
+            return blocks[0].format
+    if first is not None:
+        return first
     stripped = content.lstrip()
     starting = [name for name in END_FORMATS if stripped.startswith(FORMATS[name].opens)]
     for name in starting:

@@ -13,6 +13,9 @@ the arguments are strict JSON objects. Anything else gives None: the block is sh
     ``commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}``;
     the channel is ``commentary`` (or ``analysis``), the recipient a ``functions.`` name,
     the content type (``<|constrain|>json`` or `` json``) optional.
+``harmony_role`` (gpt-oss), between ``<|start|>`` and ``<|call|>``, the recipient in the
+    role header instead: ``assistant to=functions.get_weather<|channel|>commentary json``
+    ``<|message|>{"city": "Paris"}``; the same channels and content types.
 """
 
 from __future__ import annotations
@@ -24,11 +27,14 @@ from callgate.strategies.text.base import Parser, Schemas, TextCall
 
 __all__ = [
     "HARMONY_HEAD",
+    "HARMONY_ROLE_HEAD",
+    "HARMONY_START",
     "KIMI_ARGUMENTS",
     "KIMI_CALL_BEGIN",
     "KIMI_CALL_END",
     "TOKEN_PARSERS",
     "parse_harmony",
+    "parse_harmony_role",
     "parse_kimi_k2",
 ]
 
@@ -79,21 +85,27 @@ def parse_kimi_k2(payload: str, schemas: Schemas | None) -> list[TextCall] | Non
     return calls or None
 
 
+_HARMONY_NAME = r"to=functions\.([^\s<>{}\[\]()\"'`,;=]+)"
+_HARMONY_TYPE = r"(?:[ \t]*<\|constrain\|>[ \t]*json|[ \t]+json)?[ \t]*<\|message\|>"
 HARMONY_HEAD = re.compile(
-    r"[ \t\n\r]*(?:commentary|analysis)[ \t]+to=functions\.([^\s<>{}\[\]()\"'`,;=]+)"
-    r"(?:[ \t]*<\|constrain\|>[ \t]*json|[ \t]+json)?[ \t]*<\|message\|>"
+    r"[ \t\n\r]*(?:commentary|analysis)[ \t]+" + _HARMONY_NAME + _HARMONY_TYPE
 )
 """The header of a Harmony tool call up to its message token (group 1: the tool's name)."""
+HARMONY_START = "<|start|>"
+HARMONY_ROLE_HEAD = re.compile(
+    r"[ \t\n\r]*assistant[ \t]+"
+    + _HARMONY_NAME
+    + r"[ \t]*<\|channel\|>(?:commentary|analysis)"
+    + _HARMONY_TYPE
+)
+"""A Harmony header with the recipient after the role, up to the message token."""
 
 
-def parse_harmony(payload: str, schemas: Schemas | None) -> list[TextCall] | None:
-    """Read one gpt-oss Harmony call: ``commentary to=functions.NAME … <|message|>{json}``."""
-    # openai-harmony's renderer and vLLM's openai (gpt-oss) parser: the recipient sits in
-    # the channel header, the message is the JSON arguments, <|call|> ends it. vLLM also
-    # passes non-JSON or empty arguments through as they are; callgate refuses them.
+def _harmony(head_pattern: re.Pattern[str], payload: str) -> list[TextCall] | None:
+    """One Harmony call: the header (group 1 the tool's name), then strict JSON arguments."""
     if _SURROGATE.search(payload):
         return None
-    head = HARMONY_HEAD.match(payload)
+    head = head_pattern.match(payload)
     if head is None:
         return None
     arguments = _arguments(payload[head.end() :])
@@ -102,5 +114,24 @@ def parse_harmony(payload: str, schemas: Schemas | None) -> list[TextCall] | Non
     return [TextCall(name=head.group(1), arguments=arguments)]
 
 
-TOKEN_PARSERS: dict[str, Parser] = {"kimi_k2": parse_kimi_k2, "harmony": parse_harmony}
+def parse_harmony(payload: str, schemas: Schemas | None) -> list[TextCall] | None:
+    """Read one gpt-oss Harmony call: ``commentary to=functions.NAME … <|message|>{json}``."""
+    # openai-harmony's renderer and vLLM's openai (gpt-oss) parser: the recipient sits in
+    # the channel header, the message is the JSON arguments, <|call|> ends it. vLLM also
+    # passes non-JSON or empty arguments through as they are; callgate refuses them.
+    return _harmony(HARMONY_HEAD, payload)
+
+
+def parse_harmony_role(payload: str, schemas: Schemas | None) -> list[TextCall] | None:
+    """Read one Harmony call whose recipient follows the role: ``assistant to=functions.NAME``."""
+    # openai-harmony accepts the recipient in the role header as well as in the channel
+    # header; llama.cpp's gpt-oss parser tests read both (test-chat.cpp).
+    return _harmony(HARMONY_ROLE_HEAD, payload)
+
+
+TOKEN_PARSERS: dict[str, Parser] = {
+    "kimi_k2": parse_kimi_k2,
+    "harmony": parse_harmony,
+    "harmony_role": parse_harmony_role,
+}
 """The special-token parsers, by their text-format contract names."""
