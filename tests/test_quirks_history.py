@@ -16,7 +16,7 @@ import pytest
 
 import callgate
 from callgate import Tool
-from callgate.testing.builders import TextBlock, anthropic_events, split
+from callgate.testing.builders import WireText, anthropic_events, split
 from callgate.testing.wires import WireCall
 from provider_rules import anthropic_problems, validate_anthropic, validate_bedrock
 
@@ -34,7 +34,7 @@ def driver(ran: list[str] | None = None) -> callgate.Driver:
 
 
 def anthropic_turn(text: str | None, *calls: WireCall) -> list[Chunk]:
-    blocks: list[Any] = [TextBlock(split(text, (3,)) or ("",))] if text is not None else []
+    blocks: list[Any] = [WireText(split(text, (3,)) or ("",))] if text is not None else []
     blocks += calls
     order = [n for n, block in enumerate(blocks) for _ in range(2 + len(block.fragments))]
     return anthropic_events(blocks, order)

@@ -18,7 +18,7 @@ import pytest
 
 from callgate import Driver, Tool
 from callgate.strategies.text.markup_payloads import CALL_BEGIN, CALL_END, CALLS_BEGIN, SEP
-from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
+from callgate.testing.builders import WireText, anthropic_events, openai_chunks, split
 from callgate.testing.wires import Chunk
 
 BARE = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
@@ -30,7 +30,7 @@ def openai_turn(text: str, size: int) -> list[Chunk]:
 
 
 def anthropic_turn(text: str, size: int) -> list[Chunk]:
-    block = TextBlock(split(text, [size]))
+    block = WireText(split(text, [size]))
     return anthropic_events([block], [0] * (2 + len(block.fragments)))
 
 
