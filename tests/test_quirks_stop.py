@@ -217,3 +217,25 @@ def test_orchestrator_passes_strict_finish_to_its_buffer() -> None:
     both = callgate.Orchestrator([driver(ran)], strict_finish=True)
     assert both.new_stream_buffer().strict_finish
     assert not callgate.Orchestrator([driver(ran)]).new_stream_buffer().strict_finish
+
+
+def test_callgate_replay_gives_checks_verdict_under_either_rule(tmp_path: Path) -> None:
+    fixture = tmp_path / "stop.json"
+    fixture.write_text(dict(examples())["openai_stop_finish_reason.json"], encoding="utf-8")
+
+    def replay(*flags: str) -> dict[str, Any]:
+        command = [sys.executable, "-m", "callgate", "replay", str(fixture), "--json", *flags]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert "Traceback" not in done.stderr
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+    lenient, strict = replay(), replay("--strict-finish")
+    assert (lenient["status"], [f["code"] for f in lenient["findings"]]) == (
+        "pass",
+        ["stop_finish_reason"],
+    )
+    assert (strict["status"], [f["code"] for f in strict["findings"]]) == (
+        "fail",
+        ["wrong_terminal_reason"],
+    )

@@ -135,7 +135,14 @@ def _replay(args: argparse.Namespace) -> int:
     try:
         chunks, tools, formats = _stream_options(args)
         recorder = Recorder() if args.html else None
-        result = replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
+        result = replay(
+            chunks,
+            tools,
+            policy=args.policy,
+            text_formats=formats,
+            recorder=recorder,
+            strict_finish=args.strict_finish,
+        )
         _done(chunks)
         if recorder is not None:
             from callgate.audit.figures import trace_figures
@@ -274,6 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("capture", help="a JSON array, JSON Lines, or raw SSE text")
     _stream_arguments(replay)
+    replay.add_argument(
+        "--strict-finish",
+        action="store_true",
+        help="refuse calls an OpenAI turn ends with finish_reason 'stop' (as check does)",
+    )
     replay.add_argument("--json", action="store_true", help="print one JSON object")
     replay.add_argument("--html", metavar="FILE", help="write a self-contained audit page")
     replay.set_defaults(run=_replay)

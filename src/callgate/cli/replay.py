@@ -41,12 +41,14 @@ class DryRunDriver(Driver):
         *,
         text_formats: Sequence[str] | None,
         policy: str,
+        strict_finish: bool = False,
     ) -> None:
         super().__init__(
             [Tool(name, schema) for name, schema in (tools or {}).items()],
             text_formats=text_formats,
             policy=policy,
             name="replay",
+            strict_finish=strict_finish,
         )
         self.any_tool = tools is None
         if self.any_tool:
@@ -97,6 +99,7 @@ def replay(
     policy: str = "turn",
     text_formats: Sequence[str] | None = None,
     recorder: Recorder | None = None,
+    strict_finish: bool = False,
 ) -> dict[str, Any]:
     """Run ``chunks`` through a buffer and a :class:`DryRunDriver`; the contract keys and more.
 
@@ -112,9 +115,12 @@ def replay(
     (the stream's model and wire, :mod:`callgate.strategies.text.defaults`): ``display`` is what the
     driver let through, and ``text_calls`` lists the calls found in the text (checked
     against the schemas) with the chunk that completed them. A ``recorder`` receives
-    every machine step, stamped with its chunk.
+    every machine step, stamped with its chunk. ``strict_finish`` is the driver's (the
+    seed validator's finish rule, as ``callgate check --strict-finish``).
     """
-    driver = DryRunDriver(tool_schemas, text_formats=text_formats, policy=policy)
+    driver = DryRunDriver(
+        tool_schemas, text_formats=text_formats, policy=policy, strict_finish=strict_finish
+    )
     buffer = driver.new_stream_buffer(recorder=recorder)
     released: dict[Any, int] = {}
     completed: list[int] = []
