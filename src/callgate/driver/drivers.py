@@ -154,17 +154,18 @@ class BaseDriver(metaclass=DriverMeta):
         """The seconds ``tool`` may take under the async loop (its own, else the driver's)."""
         return tool.timeout if tool.timeout is not None else self.tool_timeout
 
-    def prepare(self, call: ExtractedCall, ledger: Ledger) -> Answer:
+    def prepare(self, call: ExtractedCall, ledger: Ledger, *, checked: bool = False) -> Answer:
         """What ``call`` gets: the ledger's answer, a refusal, a dry run, or a :class:`Job`.
 
         A call already in the ledger (same id, tool and arguments) gets its recorded
         result and does not run again; a call that fails its tool's schema is refused with
-        a corrective result.
+        a corrective result. ``checked``: the gate already checked it against these very
+        schemas, so the check is not repeated.
         """
         known = ledger.get(call)
         if known is not None:
             return known
-        problem = self.schemas.check(call.name, call.arguments, call.slot)
+        problem = None if checked else self.schemas.check(call.name, call.arguments, call.slot)
         if problem is not None:
             return refusal(call, problem)
         tool = self.tools.get(call.name)
@@ -288,7 +289,8 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """A buffer seeded with this driver's chain, tools, policy and text formats.
 
         A driver without text formats gets a buffer without a detector: content is shown
-        as it comes.
+        as it comes; one whose backup text strategy is off gets a buffer in which calls
+        leaked into a native wire's text are text.
         """
         return LLMStreamBuffer(
             self.extraction_strategies,
@@ -299,6 +301,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             if self.text_formats is None
             else [n for n in self.text_formats if n not in END_FORMATS] or None,
             recorder=recorder,
+            leaked_calls=self.backup() is not None,
         )
 
     def process_llm_response(

@@ -23,6 +23,7 @@ _ADVICE = {
     "unknown_tool": "Call only the tools you were given.",
     "missing_name": "Every call needs the name of a tool.",
     "limit_exceeded": "Send smaller arguments.",
+    "text_call_set_aside": "Make every call of a turn a native tool call.",
 }
 
 

@@ -47,6 +47,10 @@ CODES: dict[str, tuple[Severity, str]] = {
         "warning",
         "the same turn-level terminal came again on a chunk that carries nothing else",
     ),
+    "text_call_set_aside": (
+        "warning",
+        "a call written in the text of a turn with native calls was not run (they win)",
+    ),
 }
 
 
