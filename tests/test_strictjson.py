@@ -29,6 +29,7 @@ def test_codes_are_the_public_set() -> None:
         "identity_collision",
         "provider_error",
         "repeated_terminal",
+        "text_call_set_aside",
         "missing_terminal",
         "duplicate_terminal",
         "delta_after_terminal",
@@ -58,6 +59,7 @@ def test_codes_are_the_public_set() -> None:
         "duplicate_call_ignored": "info",
         "call_in_reasoning": "warning",
         "repeated_terminal": "warning",
+        "text_call_set_aside": "warning",
         "no_tool_calls": "info",
     }
     assert all(description for _, description in CODES.values())

@@ -11,7 +11,7 @@ ran, fires the display machine (:mod:`callgate.fsm.display`) and shapes the resp
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from callgate.buffer import LLMStreamBuffer
 from callgate.driver.responses import TEXT_RESULTS, DriverResponse, Status, shaped
@@ -22,7 +22,7 @@ from callgate.fsm.release import RELEASE
 from callgate.fsm.slot import SLOT
 from callgate.gate.findings import Finding, finding
 from callgate.gate.schema import ToolSchemas
-from callgate.gate.turn import BaseSlot, CallRef
+from callgate.gate.turn import BaseSlot, CallRef, TextSlot
 from callgate.ledger import Ledger
 from callgate.strategies.base import ExtractedCall, ToolResult
 from callgate.strategies.text.strategy import TextStrategy
@@ -164,7 +164,7 @@ class Decision:
                     call = ExtractedCall(slot.id, name, arguments, key)
                     answers.append((key, driver.prepare(call, buffer.ledger, checked=checked)))
             elif outcome in _ASIDE:
-                call = ExtractedCall(slot.id, name, slot.arguments or {}, key)
+                call = ExtractedCall(slot.id, name, _given(slot), key)
                 answers.append((key, refusal(call, _aside(buffer.findings, key))))
             else:
                 blocked.append(slot)
@@ -173,7 +173,7 @@ class Decision:
             first = _first_error(findings)
             for slot in blocked:
                 own = _first_error(f for f in findings if f.slot == slot.key)
-                call = ExtractedCall(slot.id, cast(str, slot.name), {}, slot.key)
+                call = ExtractedCall(slot.id, cast(str, slot.name), _given(slot), slot.key)
                 cause = "" if own is not None else _SIBLING
                 problem = own or first or finding("malformed_chunk", "the turn was blocked")
                 answers.append((slot.key, refusal(call, problem, cause=cause)))
@@ -186,6 +186,11 @@ def _aside(findings: Iterable[Finding], key: CallRef) -> Finding:
         (f for f in findings if f.code == "text_call_set_aside" and f.slot == key),
         finding("text_call_set_aside", f"text call {key} was not run"),
     )
+
+
+def _given(slot: BaseSlot) -> dict[str, Any]:
+    """The arguments a refused call carries back: a text call's as written, else none."""
+    return slot.given if isinstance(slot, TextSlot) else {}
 
 
 def _first_error(findings: Iterable[Finding]) -> Finding | None:

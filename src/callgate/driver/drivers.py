@@ -358,6 +358,12 @@ class Orchestrator(Driver):
         super().__init__(tools, text_formats=formats, policy=policy)
         self.drivers = list(drivers)
 
+    def backup(self) -> TextStrategy | None:
+        """The backup text strategy, or None once every composed driver switched its own off."""
+        if all(driver.backup() is None for driver in self.drivers):
+            return None
+        return self._backup
+
     def process_llm_response(
         self, response: str | Mapping[str, Any] | LLMStreamBuffer
     ) -> DriverResponse:

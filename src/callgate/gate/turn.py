@@ -173,8 +173,13 @@ class Slot(BaseSlot):
 class TextSlot(BaseSlot):
     """A call read from the turn's text, entered whole once its block closed."""
 
-    __slots__ = ()
+    __slots__ = ("given",)
     key: TextRef
+
+    def __init__(self, key: TextRef, source: str, given: dict[str, Any]) -> None:
+        super().__init__(key, source)
+        self.given = given
+        """The arguments as the text gave them, whether or not they validated."""
 
 
 class TurnGate:
@@ -401,7 +406,7 @@ class TurnGate:
         is set aside (a warning finding): the native calls are authoritative.
         """
         self.evidence = True
-        slot = self.text_slots[ref] = TextSlot(ref, source)
+        slot = self.text_slots[ref] = TextSlot(ref, source, arguments)
         slot.id, slot.name = call_id or None, name
         self._fire(slot, "identity", "")
         self._fire(slot, "close", "")
