@@ -10,6 +10,10 @@ strict JSON and schema check at the end), and to the SDK's own accumulator
 timing: only accumulation is measured. An SDK run whose size would take longer than the
 budget, judged from its growth between the two smaller sizes, is not run and says so.
 
+A second table measures callgate as a user meets it: a default ``LLMStreamBuffer()`` built
+for each turn, against source document 002's index-keyed loop (``+=`` on strings), over
+the same dict chunks.
+
 The tool schemas are checked and compiled once (:class:`~callgate.schema.ToolSchemas`), as
 a driver does for all its turns; that one-time cost is printed on its own line. Times are
 the best CPU time of several rounds, each round running the bare loop and callgate in
@@ -172,6 +176,52 @@ def bare_anthropic(events: list[Chunk]) -> object:
     return [json.loads("".join(b["args"]) or "{}") for _, b in sorted(blocks.items())]
 
 
+def seed_openai(chunks: list[Chunk]) -> object:
+    """Source document 002's Chat Completions loop (index-keyed, ``+=``), over dicts."""
+    found: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        for tc in chunk["choices"][0]["delta"].get("tool_calls") or []:
+            e = found.setdefault(tc["index"], {"id": None, "name": None, "args": ""})
+            if tc.get("id"):
+                e["id"] = tc["id"]
+            function = tc.get("function")
+            if function and function.get("name"):
+                e["name"] = function["name"]
+            if function and function.get("arguments"):
+                e["args"] += function["arguments"]
+    return [
+        {"id": v["id"], "name": v["name"], "args": json.loads(v["args"])}
+        for _, v in sorted(found.items())
+    ]
+
+
+def seed_anthropic(events: list[Chunk]) -> object:
+    """Source document 002's Messages loop (block-index-keyed, ``+=``), over dicts."""
+    blocks: dict[int, dict[str, Any]] = {}
+    for event in events:
+        kind = event["type"]
+        if kind == "content_block_start" and event["content_block"]["type"] == "tool_use":
+            block = event["content_block"]
+            blocks[event["index"]] = {"id": block["id"], "name": block["name"], "args": ""}
+        elif kind == "content_block_delta" and event["index"] in blocks:
+            if event["delta"].get("type") == "input_json_delta":
+                blocks[event["index"]]["args"] += event["delta"]["partial_json"]
+        elif kind == "content_block_stop" and event["index"] in blocks:
+            blocks[event["index"]]["args"] = json.loads(blocks[event["index"]]["args"] or "{}")
+    return blocks
+
+
+def callgate_default(chunks: list[Chunk]) -> object:
+    """A default ``LLMStreamBuffer()`` built for the turn: callgate as a user meets it."""
+    buffer = LLMStreamBuffer()
+    for c in chunks:
+        buffer.add(c)
+    buffer.end()
+    if not buffer.executable:
+        raise AssertionError(buffer.findings)
+    return buffer.as_dict()
+
+
 def callgate_full(chunks: list[Chunk]) -> object:
     """callgate: buffer, slot and turn machines, strict JSON and schema at terminal."""
     buffer = LLMStreamBuffer(tool_schemas=TOOLS)
@@ -253,14 +303,15 @@ def main() -> None:
     if not args.quick:
         shapes.append(("1 x 2 MB, 4 chars", calls(1, 2_000_000, 4, 4), 2))
     wires = [
-        ("openai", openai_stream, bare_openai, sdk_openai, typed_openai),
-        ("anthropic", anthropic_stream, bare_anthropic, sdk_anthropic, typed_anthropic),
-    ]
+        ("openai", openai_stream, bare_openai, sdk_openai, typed_openai, seed_openai),
+        ("anthropic", anthropic_stream, bare_anthropic, sdk_anthropic, typed_anthropic,
+         seed_anthropic),
+    ]  # fmt: skip
     once = best(lambda _: ToolSchemas({"store": SCHEMA}), None, 20) * 1e6
     print(f"checking and compiling the tool schema, once per tool set: {once:.0f} us")
     head = ("wire", "stream", "chunks", "bare us", "callgate us", "SDK us", "cg/bare", "SDK/cg")
     print("{:<10}{:<34}{:>8}{:>9}{:>12}{:>10}{:>9}{:>8}".format(*head))
-    for wire, encode, bare, sdk, typed in wires:
+    for wire, encode, bare, sdk, typed, _ in wires:
         sdk_seconds: list[float] = []
         for label, fragments, repeat in shapes:
             chunks = encode(fragments)
@@ -286,6 +337,18 @@ def main() -> None:
                 f"{wire:<10}{label:<34}{n:>8}{base:>9.2f}{ours:>12.2f}{theirs:>10.2f}"
                 f"{ours / base:>9.2f}{theirs / ours:>8.1f}"
             )
+    print()
+    print("as a user meets it: a default LLMStreamBuffer() per turn against source 002's loop")
+    head = ("wire", "stream", "chunks", "seed us", "callgate us", "cg/seed")
+    print("{:<10}{:<34}{:>8}{:>9}{:>12}{:>9}".format(*head))
+    for wire, encode, _, _, _, seed in wires:
+        for label, fragments, repeat in shapes:
+            chunks = encode(fragments)
+            n = len(chunks)
+            theirs, ours = (
+                t / n * 1e6 for t in alternating([seed, callgate_default], chunks, repeat)
+            )
+            print(f"{wire:<10}{label:<34}{n:>8}{theirs:>9.2f}{ours:>12.2f}{ours / theirs:>9.2f}")
 
 
 if __name__ == "__main__":

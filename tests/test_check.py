@@ -50,7 +50,8 @@ def test_report_has_the_contract_keys() -> None:
     result = check_fixture(dict(EXAMPLES)["anthropic_single_call.json"])
     assert set(result) == {"status", "applicable", "executable", "profile", "calls", "findings"}
     assert result["profile"] == "anthropic"
-    assert set(result["calls"][0]) == {"slot", "id", "name", "arguments", "state"}
+    assert set(result["calls"][0]) == {"slot", "id", "name", "arguments", "state", "source"}
+    assert result["calls"][0]["source"] == "native"
 
 
 def test_auto_profile_is_recognised_from_the_stream() -> None:

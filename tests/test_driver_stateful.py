@@ -332,17 +332,28 @@ class DriversOverOneBuffer(RuleBasedStateMachine):
         assert set(keys) == owned, "every owned call is answered once, no other call"
         ran = {tag for tag, _ in self.runs[self.turn_runs :]}
         blocked = self.buffer.turn_state == "blocked"
-        faulty = {OWNERS.get(name, -1) for name, valid, _ in self.calls.values() if not valid}
         natives = [c for c in self.calls.values() if c[2] is not None]
-        assert blocked == any(not valid or name not in OWNERS for name, valid, _ in natives)
+        texts = [
+            (tag, valid)
+            for tag, (name, valid, call_id) in self.calls.items()
+            if call_id is None and name in OWNERS and self.text_calls_run
+        ]
+        refused = [tag for tag, valid in texts if not valid]
+        assert blocked == (
+            any(not valid or name not in OWNERS for name, valid, _ in natives) or bool(refused)
+        )
+        order = [tag for tag, _ in texts]
         for tag, (name, valid, call_id) in self.calls.items():
             if name not in OWNERS or not valid or tag in self.repeats:
                 assert tag not in ran, (tag, name, valid)
             elif call_id is None and not self.text_calls_run:
                 assert tag not in ran, "the fall-through is off: a leaked call never runs"
             elif call_id is None:
-                atomic = self.policy == "turn" and OWNERS[name] in faulty
-                assert (tag in ran) != atomic, (tag, self.policy, faulty)
+                # all-or-nothing over the whole turn: under turn one refused text call
+                # refuses them all; under call and parseable it refuses those after it
+                first = order.index(refused[0]) if refused else len(order)
+                atomic = order.index(tag) > first if self.policy != "turn" else bool(refused)
+                assert (tag in ran) != atomic, (tag, self.policy, refused)
             elif not (blocked and self.policy in ("parseable", "call")):
                 assert (tag in ran) != blocked, (tag, blocked)
         for result in answered:

@@ -1,10 +1,9 @@
-"""Every transition of the vote machine: drivers sharing one stream vote on a text block.
+"""Every transition of the vote machine: a text block is the turn's call block, or text.
 
 An OpenAI stream writes a call into its content; two drivers look at the stream, each
 owning some tools. The test steps them one at a time and reads, after each step, what the
-user may see and the block's vote state. A claim sent elsewhere shows a driver's call as
-text; a decline sent elsewhere hides text nobody owns; a wait sent elsewhere decides a
-block before every driver voted.
+user may see and the block's vote state. A claim sent elsewhere shows a call of the turn
+as text; a decline sent elsewhere hides text nobody owns.
 """
 
 from __future__ import annotations
@@ -42,23 +41,21 @@ def test_a_claim_hides_the_block_and_a_decline_by_the_other_driver_does_not_show
     assert steps == [("block 0", "undecided", "claim", "owned")]
 
 
-def test_a_block_waits_for_every_driver_and_shows_as_text_once_all_declined() -> None:
+def test_a_block_no_call_of_which_is_a_tool_of_the_turn_is_declined_and_shown_at_once() -> None:
+    """The vote is the turn's (the buffer's tools), not a driver's: nobody waits for votes."""
     first, second = driver("first", "search"), driver("second", "get_time")
-    buffer = first.new_stream_buffer()
+    recorder = Recorder()
+    buffer = first.new_stream_buffer(recorder=recorder)
     chunks = openai_chunks([], [], text=TEXT)
     buffer.add(chunks[0])
-    for each in (first, second):
-        each.process_llm_response(buffer)  # both look at the stream from its start
-    assert buffer.text() == ""
     buffer.add(chunks[1])
-    first.process_llm_response(buffer)
-    second.process_llm_response(buffer)
     assert buffer.text() == "Checking. "
     buffer.add(chunks[2])
-    first.process_llm_response(buffer)  # first declines; second has not voted yet
-    assert buffer.text() == ""
-    assert [b.vote for b in buffer.text_queue.blocks] == ["undecided"]
-    assert buffer.text_queue.held == len(BLOCK)
-    second.process_llm_response(buffer)  # second declines too: nobody owns it
+    first.process_llm_response(buffer)  # whether or not a driver looked: it is text
     assert buffer.text() == BLOCK
     assert [b.vote for b in buffer.text_queue.blocks] == ["unowned"]
+    assert buffer.text_queue.held == 0
+    steps = [(s.instance, s.source, s.event, s.target) for s in recorder.of("vote")]
+    assert steps == [("block 0", "undecided", "decline", "unowned")]
+    second.process_llm_response(buffer)
+    assert buffer.gate is not None and buffer.text_calls == []

@@ -25,19 +25,25 @@ from typing import Any, Literal, Protocol
 
 from callgate.chain import ExtractionChain
 from callgate.fsm.errors import CallgateError
+from callgate.fsm.release import RELEASE, ReleaseState
 from callgate.fsm.release import policy as release_policy
 from callgate.fsm.turn import TurnState
+from callgate.fsm.verdict import VERDICT, Verdict, decide
 from callgate.gate.findings import Finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
-from callgate.gate.turn import Slot, TurnGate
+from callgate.gate.turn import BaseSlot, Slot, TextRef, TextSlot, TurnGate
 from callgate.ledger import Ledger
 from callgate.strategies import default_strategies
-from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
+from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, Shape
 from callgate.strategies.text.defaults import cut_short, default_text_formats, model_name
 from callgate.strategies.text.formats import END_FORMATS
 from callgate.strategies.text.think import ThinkFilter
 from callgate.textqueue import TextQueue
+from callgate.view import TextBlock
+
+_RUNS = RELEASE.tagged("runs")
+_PASSES = VERDICT.tagged("runs")
 
 _UNREADABLE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
 """What a strategy raises on a chunk whose fields have the wrong types: the buffer fails
@@ -195,6 +201,7 @@ class LLMStreamBuffer:
         hide_think: bool = False,
         ledger: Ledger | None = None,
         recorder: Recording | None = None,
+        leaked_calls: bool = True,
     ) -> None:
         if isinstance(strategies, ExtractionChain):
             self.chain = strategies
@@ -218,6 +225,9 @@ class LLMStreamBuffer:
         """Refuse calls a turn ends with a reason other than tool use (OpenAI ``stop``)."""
         self.hide_think = hide_think
         """Keep ``<think>…</think>`` out of :meth:`text` (the message keeps it)."""
+        self.leaked_calls = leaked_calls
+        """Whether calls written into the text of a wire whose calls are native (one that
+        ``leaks_into_text``: Anthropic, Responses, ...) are calls; False: they are text."""
         self.ledger = ledger if ledger is not None else Ledger()
         self.recorder = recorder
         self._make_gate: Callable[..., TurnGate] = (
@@ -251,11 +261,33 @@ class LLMStreamBuffer:
             self._start(self.strategy)
 
     def _new_text_queue(self, formats: tuple[str, ...] | None) -> None:
-        self.text_queue = self._make_text_queue(
+        strategy = self.strategy
+        if strategy is not None and strategy.leaks_into_text and not self.leaked_calls:
+            formats = None
+        queue = self.text_queue = self._make_text_queue(
             formats,
             schemas=self.schemas.raw if self.schemas is not None else None,
             reasoning_calls=self.reasoning_calls,
         )
+        queue.enter = self._enter_block
+        known = self.schemas if self.schemas is not None else ToolSchemas.any_tool()
+        queue.known = known.knows
+
+    def _enter_block(self, block: TextBlock) -> bool:
+        """The text queue's hook: a block whose call names a tool of the turn enters the gate.
+
+        Each of its calls becomes a whole call of the turn (an unknown one among them is
+        refused as an unknown tool, as a native one is); a block of calls that name no
+        tool of the turn is text.
+        """
+        gate = self.gate
+        if gate is None or not any(gate.schemas.knows(c.name) for c in block.calls):
+            return False
+        for n, call in enumerate(block.calls):
+            gate.text_call(
+                TextRef(block.index, n), block.format, call.id, call.name, call.arguments
+            )
+        return True
 
     def _choose_formats(self, strategy: ExtractionStrategy, first: Shape) -> None:
         """Under ``text_formats="auto"``: the stream's model and wire choose the formats."""
@@ -275,8 +307,11 @@ class LLMStreamBuffer:
             "empty_arguments_object": strategy.empty_arguments_object,
             "preview": self.policy_rule.early,
             "strict_finish": self.strict_finish,
+            "text_per_call": self.policy_rule.per_call,
         }
         self.gate = self._make_gate(**options)
+        if strategy.leaks_into_text and not self.leaked_calls:
+            self._new_text_queue(None)
         self._acc = strategy.new_accumulator(self.gate)
         self.gate.on_stray = self._stray
         self.gate.on_text_over = self._unsettle
@@ -455,10 +490,12 @@ class LLMStreamBuffer:
             self.gate = TurnGate(schemas=self.schemas, limits=self.limits)
             for chunk in self._unread:
                 self.gate.refuse(chunk.code, chunk.reason)
-        if self.gate is not None and not self._ended:
-            self._gate.finish()
         gate = self.gate
+        if gate is not None and not self._ended:
+            gate.finish()
         self.text_queue.end(cut=gate is None or cut_short(gate.done_seen, gate.done_reason))
+        if gate is not None:
+            gate.text_settled()
         self._ended = True
         self._steady = None
 
@@ -529,9 +566,48 @@ class LLMStreamBuffer:
         """Whether every call of the turn may run (complete, unambiguous, valid)."""
         return self.gate is not None and self.gate.executable
 
-    def releasable(self) -> list[Slot]:
+    def releasable(self) -> list[BaseSlot]:
         """The calls that may run now under the buffer's policy (default ``turn``)."""
         return self.gate.releasable(self.policy) if self.gate is not None else []
+
+    def releases(self) -> list[tuple[BaseSlot, ReleaseState]]:
+        """Every call decided now under the buffer's policy, and how it was decided.
+
+        ``released`` (it may run), ``blocked`` (it never will) or ``set_aside`` (a text
+        call beside native ones); native and text calls alike, in call order. A driver
+        answers the ones it owns.
+        """
+        return self.gate.releases(self.policy_rule) if self.gate is not None else []
+
+    def verdict_of(self, on_step: Callable[[str, str, str], None] | None = None) -> Verdict:
+        """The turn's one verdict (:mod:`callgate.fsm.verdict`); ``on_step`` sees each step."""
+        if self.gate is None:
+            return decide(("turn_open", "end"), on_step)
+        return decide(self.gate.verdict_events(), on_step)
+
+    @property
+    def verdict(self) -> Verdict:
+        """``pass``, ``fail`` or ``not_applicable``: what ``check``, ``replay`` and the loops say.
+
+        Read it once the stream ended; before, it says what has been decided so far.
+        """
+        return self.verdict_of()
+
+    @property
+    def calls(self) -> list[ExtractedCall]:
+        """The calls the turn runs under its verdict (native, then text), in call order.
+
+        Empty unless the verdict is ``pass``; a text call set aside beside native calls
+        is not one of them.
+        """
+        if self.gate is None or self.verdict not in _PASSES:
+            return []
+        decided = TurnGate.releases(self.gate, release_policy("turn"))  # read, not recorded
+        return [
+            ExtractedCall(slot.id, slot.name or "", slot.arguments or {}, slot.key)
+            for slot, outcome in decided
+            if outcome in _RUNS
+        ]
 
     @property
     def turn_state(self) -> TurnState:
@@ -545,8 +621,13 @@ class LLMStreamBuffer:
 
     @property
     def slots(self) -> list[Slot]:
-        """The turn's slots in provider order."""
+        """The turn's native slots in provider order."""
         return self.gate.ordered_slots() if self.gate is not None else []
+
+    @property
+    def text_calls(self) -> list[TextSlot]:
+        """The calls read from the turn's text that entered its gate, in order."""
+        return list(self.gate.text_slots.values()) if self.gate is not None else []
 
     @property
     def findings(self) -> list[Finding]:

@@ -1,41 +1,40 @@
-"""The turn's text queue: what the user has seen, what is held, and who decided.
+"""The turn's text queue: what the user has seen, what is held, and each driver's view.
 
 The buffer owns one :class:`TextQueue` per turn; drivers stay stateless and keep their
-per-stream decisions here (a :class:`~callgate.view.View` each, holding the display
-machine's state). Content deltas go through the
-:class:`~callgate.strategies.text.detector.Detector` when the buffer has text formats; its
-output is queued in order as text and :class:`~callgate.view.TextBlock` entries.
-``text()`` hands out the queue up to the first block not yet decided; each block runs the
-vote machine (:mod:`callgate.fsm.vote`): it is hidden when some driver claims it (the call
-is that driver's), and shown as ordinary text when every driver looking at the stream
-declined it. An open block whose name every driver
-declined is dropped early (:meth:`Detector.abandon`) at the next ``text()``: it flows
-as text.
+per-stream display state here (a :class:`~callgate.view.View` each). Content deltas go
+through the :class:`~callgate.strategies.text.detector.Detector` when the buffer has text
+formats; its output is queued in order. A call block the detector found is handed to
+:attr:`TextQueue.enter` (the buffer's: it enters the block's calls into the turn's gate
+when one of them names a tool of the turn) and runs the vote machine
+(:mod:`callgate.fsm.vote`) on the answer: ``claim`` hides its markup, ``decline`` shows it
+as ordinary text. An open block whose name is no tool of the turn (:attr:`TextQueue.known`)
+is dropped early (:meth:`Detector.abandon`) at the next ``text()``: it flows as text.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from callgate.fsm.display import DISPLAY, DisplayState
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.vote import VOTE, VoteState
 from callgate.strategies.text.base import Schemas
 from callgate.strategies.text.detector import Detected, Detector
 from callgate.view import TextBlock, View
 
-_MACHINE = Interpreter[DisplayState](DISPLAY)
 _VOTE = Interpreter[VoteState](VOTE)
 _HIDES = VOTE.tagged("hides")
+
+
+def _nobody(block: TextBlock) -> bool:
+    return False
 
 
 class TextQueue:
     """Held and released text of one turn, and the drivers' views of it.
 
     The detector and the views are made by :meth:`new_detector` and :meth:`new_view`, and
-    each vote steps through :meth:`vote`: a recording text queue
+    each block's vote steps through :meth:`vote`: a recording text queue
     (:mod:`callgate.audit.trace`) makes recording ones.
     """
 
@@ -52,16 +51,20 @@ class TextQueue:
                 formats, schemas=schemas, reasoning_calls=reasoning_calls
             )
         self.blocks: list[TextBlock] = []
+        self.declined = 0
+        """How many blocks were shown as text because no call of theirs is the turn's."""
         self.changes = 0
         """Grows whenever a text block is found, opens or closes: what a driver's decision
         reads of the text (see :meth:`LLMStreamBuffer.stamp`)."""
+        self.enter: Callable[[TextBlock], bool] = _nobody
+        """Whether a found block is a call block (its calls entered the gate): the buffer's."""
+        self.known: Callable[[str | None], bool] = bool
+        """Whether a name is a tool of the turn: an open block naming another flows early."""
         self._open = False
         self.views: dict[int, View] = {}
-        self._queue: deque[str | TextBlock] = deque()
+        self._queue: list[str] = []
         self._fed = self._shown = self._hidden = 0
-        """Characters received, handed out by :meth:`text`, and dropped as owned markup."""
-        self._forming: object = None
-        self._forming_declines: set[int] = set()
+        """Characters received, handed out by :meth:`text`, and dropped as a call's markup."""
         self.ended = False
 
     def view(self, owner: object) -> View:
@@ -104,12 +107,18 @@ class TextQueue:
                 len(self.blocks), found.format, found.calls, found.markup, found.shown
             )
             self.blocks.append(block)
+            hides = self.vote(block, "claim" if self.enter(block) else "decline") in _HIDES
+            if not hides:
+                self.declined += 1
             if found.shown:
                 continue
             if found.at > start:
                 self._queue.append(text[start : found.at])
                 start = found.at
-            self._queue.append(block)
+            if hides:
+                self._hidden += len(found.markup)
+            else:
+                self._queue.append(found.markup)
         if start < len(text):
             self._queue.append(text[start:])
         detector = self.detector
@@ -118,86 +127,35 @@ class TextQueue:
             self._open = opened
             self.changes += 1
 
-    # -- the drivers' decisions -------------------------------------------------------
+    def vote(self, block: TextBlock, event: str) -> VoteState:
+        """Step ``block``'s vote machine: ``claim`` (a call block) or ``decline`` (text)."""
+        block.vote = target = _VOTE.step(block.vote, event)
+        return target
+
+    # -- what the drivers read ----------------------------------------------------------
 
     def forming(self) -> tuple[bool, str | None]:
         """Whether a text block is open, and the tool it names once known."""
         return self.detector.forming() if self.detector is not None else (False, None)
 
-    def decline_forming(self, owner: object) -> None:
-        """``owner`` does not own the open block's tool; once nobody does, it flows as text.
-
-        The block is dropped at the next :meth:`text`, when every driver of the round has
-        looked at the stream (a driver registers when it first processes the buffer).
-        """
-        if self.detector is None or self.detector.block is None:
-            return
-        if self.detector.block is not self._forming:
-            self._forming, self._forming_declines = self.detector.block, set()
-        self._forming_declines.add(id(owner))
-
-    def undecided(self, owner: object) -> list[TextBlock]:
-        """The blocks ``owner`` has not voted on yet, in order; they count as voted now."""
-        view = self.view(owner)
-        fresh = self.blocks[view.voted :]
-        view.voted = len(self.blocks)
-        return fresh
-
     # -- output -----------------------------------------------------------------------
 
-    def _decided(self, block: TextBlock) -> bool | None:
-        """True: hide (claimed); False: show as text (declined by every driver); None: wait.
-
-        The votes so far are one event of the vote machine, stepped on the block.
-        """
-        if block.claims:
-            event = "claim"
-        elif all(k in block.declines or _MACHINE.is_final(v.state) for k, v in self.views.items()):
-            event = "decline"
-        else:
-            event = "wait"
-        target = self.vote(block, event)
-        if not _VOTE.is_final(target):
-            return None
-        return target in _HIDES
-
-    def vote(self, block: TextBlock, event: str) -> VoteState:
-        """Step ``block``'s vote machine on the votes so far."""
-        block.vote = target = _VOTE.step(block.vote, event)
-        return target
-
     def text(self) -> str:
-        """The text that may be shown now, in order, up to the first undecided block."""
+        """The text that may be shown now, in order; an open block nobody owns flows."""
         detector = self.detector
+        if detector is not None and detector.block is not None:
+            is_open, name = detector.forming()
+            if is_open and name is not None and not self.known(name):
+                self._take(detector.abandon())
         queue = self._queue
-        if not queue and (detector is None or detector.block is None):
-            return ""  # nothing queued and no open block to drop: the common step
-        if (
-            detector is not None
-            and detector.block is not None
-            and detector.block is self._forming
-            and self._forming_declines >= self.views.keys()
-        ):
-            self._take(detector.abandon())
-        out: list[str] = []
-        while queue:
-            head = queue[0]
-            if isinstance(head, str):
-                out.append(head)
-            else:
-                decision = self._decided(head)
-                if decision is None:
-                    break
-                if decision:
-                    self._hidden += len(head.markup)
-                else:
-                    out.append(head.markup)
-            queue.popleft()
-        text = "".join(out)
+        if not queue:
+            return ""
+        text = queue[0] if len(queue) == 1 else "".join(queue)
+        queue.clear()
         self._shown += len(text)
         return text
 
     @property
     def held(self) -> int:
-        """Characters received but neither shown yet nor dropped as an owned call's markup."""
+        """Characters received but neither shown yet nor dropped as a call's markup."""
         return self._fed - self._shown - self._hidden

@@ -1,6 +1,6 @@
 """One driver's view of a stream: the display machine's state and what the driver answered.
 
-Also the :class:`TextBlock`, a call block of the turn's text that the drivers vote on.
+Also the :class:`TextBlock`, a call block found in the turn's text.
 
 Drivers are stateless; the buffer's :class:`~callgate.textqueue.TextQueue` keeps a view per
 driver, and :mod:`callgate.driver.decision` steps it through the ``display`` machine
@@ -9,13 +9,12 @@ driver, and :mod:`callgate.driver.decision` steps it through the ``display`` mac
 
 from __future__ import annotations
 
-from typing import Any
-
 from attrs import define, field
 
 from callgate.fsm.display import DISPLAY, DisplayState
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.vote import VOTE, VoteState
+from callgate.gate.turn import CallRef
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.base import TextCall
 
@@ -25,7 +24,7 @@ _VOTE = Interpreter[VoteState](VOTE)
 
 @define(eq=False)
 class TextBlock:
-    """A call block found in the content: its calls, its markup, and the drivers' votes."""
+    """A call block found in the content: its calls, its markup, and whether it is a call."""
 
     index: int
     format: str
@@ -33,10 +32,8 @@ class TextBlock:
     markup: str
     shown: bool
     """End-of-stream formats (bare JSON): the text was shown before the block was known."""
-    claims: set[int] = field(factory=set)
-    declines: set[int] = field(factory=set)
     vote: VoteState = _VOTE.initial
-    """The vote machine's state: undecided until a claim, or a decline by every driver."""
+    """The vote machine's state: ``owned`` once its calls entered the gate, else ``unowned``."""
 
 
 @define(eq=False)
@@ -45,14 +42,10 @@ class View:
 
     name: str
     state: DisplayState = _MACHINE.initial
-    answered: dict[tuple[Any, ...], ToolResult] = field(factory=dict)
-    """Results by call key (``("slot", key)`` or ``("text", block, n)``), in answer order."""
-    voted: int = 0
-    """How many of the display's blocks this driver has voted on (they are voted in order)."""
-    claimed: list[TextBlock] = field(factory=list)
-    """Blocks this driver claimed that still have a call it has not answered."""
-    open_text: int = 0
-    """How many calls of those blocks are this driver's and not answered yet."""
+    answered: dict[CallRef, ToolResult] = field(factory=dict)
+    """Results by call reference (a native slot key or a :class:`TextRef`), in answer order."""
+    seen: int = 0
+    """How many blocks shown as text this driver has observed (each is ``foreign`` once)."""
     stamp: int | None = None
     """The buffer's stamp after this driver's last full step."""
     repeat: str | None = None

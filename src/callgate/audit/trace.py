@@ -19,13 +19,12 @@ from attrs import define, field, frozen
 from callgate.fsm.detector import DETECTOR, DetectorState
 from callgate.fsm.display import DisplayState
 from callgate.fsm.interpreter import Interpreter
-from callgate.fsm.release import RELEASE, ReleaseState
-from callgate.fsm.release import policy as release_policy
+from callgate.fsm.release import RELEASE, Policy, ReleaseState
 from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
 from callgate.fsm.turn import TURN, TurnState
 from callgate.fsm.vote import VoteState
-from callgate.gate.turn import Slot, TurnGate
+from callgate.gate.turn import BaseSlot, CallRef, TurnGate
 from callgate.strategies.text.detector import Detector
 from callgate.textqueue import TextQueue
 from callgate.view import TextBlock, View
@@ -115,24 +114,23 @@ class RecordingTurnGate(TurnGate):
     def __init__(self, recorder: Recorder, **options: Any) -> None:
         super().__init__(**options)
         self.recorder = recorder
-        self._release: dict[int, ReleaseState] = {}
+        self._release: dict[CallRef, ReleaseState] = {}
 
-    def releasable(self, policy: str = "turn") -> list[Slot]:
-        """As :meth:`TurnGate.releasable`, recording each call's release machine as it moves.
+    def releases(self, rule: Policy) -> list[tuple[BaseSlot, ReleaseState]]:
+        """As :meth:`TurnGate.releases`, recording each call's release machine as it moves.
 
-        A call's run starts with the policy's event when it first has evidence, and ends
-        with the evidence that released or blocked it.
+        A call's run (native or read from the text) starts with the policy's event when it
+        first has evidence, and ends with the evidence that released, blocked or set it aside.
         """
-        rule = release_policy(policy)
         for slot, event in self.release_evidence(rule):
             state = self._release.get(slot.key)
             if state is None:
                 state = self._step_release(slot, _RELEASE.initial, rule.name)
             if not _RELEASE.is_final(state):
                 self._step_release(slot, state, event)
-        return super().releasable(policy)
+        return super().releases(rule)
 
-    def _step_release(self, slot: Slot, state: ReleaseState, event: str) -> ReleaseState:
+    def _step_release(self, slot: BaseSlot, state: ReleaseState, event: str) -> ReleaseState:
         target = _RELEASE.step(state, event)
         self.recorder.record("release", f"call {slot.key}", state, event, target, output=None)
         self._release[slot.key] = target
@@ -152,11 +150,11 @@ class RecordingTurnGate(TurnGate):
         ):
             self._record_slot(slot, _SLOTS.transition(slot.state, "args"))
 
-    def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
+    def _apply(self, slot: BaseSlot, transition: Transition, message: str) -> None:
         self._record_slot(slot, transition)
         super()._apply(slot, transition, message)
 
-    def _record_slot(self, slot: Slot, transition: Transition) -> None:
+    def _record_slot(self, slot: BaseSlot, transition: Transition) -> None:
         output = transition.output
         if output == "check_finding":  # the table names the check; the trace, its finding
             output = next((f.code for f in reversed(self.findings) if f.slot == slot.key), output)

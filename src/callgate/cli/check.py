@@ -19,10 +19,12 @@ from typing import Any
 from callgate.buffer import LLMStreamBuffer, UnrecognizedStreamError
 from callgate.cli.capture import CaptureError, checked_chunk, load_capture, loads
 from callgate.fsm.errors import CallgateError
-from callgate.fsm.turn import TURN
+from callgate.fsm.verdict import VERDICT
 from callgate.gate.findings import Finding, blocked_with_turn, finding
 from callgate.gate.schema import ToolSchemas
+from callgate.gate.turn import BaseSlot
 from callgate.strategies import WIRE_STRATEGIES
+from callgate.strategies.text.formats import END_FORMATS
 
 EXIT_CODES = {"pass": 0, "fail": 1, "not_applicable": 2, "invalid": 2}
 
@@ -144,19 +146,29 @@ def check_stream(
     profile: str = "auto",
     *,
     strict_finish: bool = False,
+    text_formats: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Check one turn given as a list of chunks; ``profile`` ``auto`` recognises it.
 
     Without ``tool_schemas`` (None) every named call is accepted once its arguments are
-    strict JSON; an empty mapping declares no tool at all. ``strict_finish`` refuses calls
-    an OpenAI turn ends with ``stop`` (see :class:`~callgate.buffer.LLMStreamBuffer`).
+    strict JSON; an empty mapping declares no tool at all. Calls written into the text
+    are read in ``text_formats``, or, when None, in the formats a ``Driver`` chooses by
+    default (the stream's model and wire): the verdict is the loop's and ``replay``'s.
+    ``strict_finish`` refuses calls an OpenAI turn ends with ``stop`` (see
+    :class:`~callgate.buffer.LLMStreamBuffer`).
     """
     if profile != "auto" and profile not in WIRE_STRATEGIES:
         known = ", ".join(["auto", *WIRE_STRATEGIES])
         return _invalid(profile, f"unknown profile {profile!r}; known profiles: {known}")
     strategy = None if profile == "auto" else WIRE_STRATEGIES[profile]()
     schemas = ToolSchemas.any_tool() if tool_schemas is None else ToolSchemas(tool_schemas)
-    buffer = LLMStreamBuffer(tool_schemas=schemas, strategy=strategy, strict_finish=strict_finish)
+    formats = "auto" if text_formats is None else [n for n in text_formats if n not in END_FORMATS]
+    buffer = LLMStreamBuffer(
+        tool_schemas=schemas,
+        strategy=strategy,
+        text_formats=formats or None,
+        strict_finish=strict_finish,
+    )
     try:
         for chunk in stream:
             buffer.add(chunk)
@@ -166,39 +178,29 @@ def check_stream(
     return report(buffer)
 
 
-_RUNS = TURN.tagged("runs")
-_BLOCKS = TURN.tagged("blocks")
-_NO_CALLS = TURN.tagged("no_calls")
+_PASSES = VERDICT.tagged("runs")
+_APPLICABLE = VERDICT.tagged("applicable")
 
 
 def report(buffer: LLMStreamBuffer) -> dict[str, Any]:
     """The contract report for a buffer whose turn has ended.
 
-    The status is the turn state's in the turn table (``pass`` only when executable).
+    The status is the turn's one verdict (:attr:`LLMStreamBuffer.verdict`), read by the
+    loops and ``replay`` alike; the calls are the native ones, then those read from the
+    text (``slot`` ``text-B.N``), each with its ``source``.
     """
     findings = buffer.findings
-    slots = buffer.slots
-    turn = buffer.turn_state
-    status = TURN.status(turn)
-    if turn in _NO_CALLS:
+    status = buffer.verdict
+    if status not in _APPLICABLE:
         findings.append(finding("no_tool_calls", "the turn carried no streamed tool call"))
-    calls = [
-        {
-            "slot": slot.key,
-            "id": slot.id,
-            "name": slot.name,
-            "arguments": slot.arguments if slot.arguments is not None else slot.raw_arguments,
-            "state": "blocked" if turn in _BLOCKS else slot.state,
-        }
-        for slot in slots
-    ]
-    if turn in _BLOCKS:
+    calls = [call_report(slot, status) for slot in buffer.gate.calls()] if buffer.gate else []
+    if status not in _PASSES:
         _say_why_blocked(calls, findings)
     evidence = buffer.gate is not None and buffer.gate.evidence
     return {
         "status": status,
-        "applicable": bool(slots) or evidence,
-        "executable": turn in _RUNS,
+        "applicable": bool(calls) or evidence,
+        "executable": status in _PASSES,
         "profile": buffer.strategy.name if buffer.strategy is not None else None,
         "calls": calls,
         "findings": [f.as_dict() for f in findings],
@@ -212,6 +214,19 @@ def _say_why_blocked(calls: list[dict[str, Any]], findings: Sequence[Finding]) -
     for call in calls:
         if errors and call["slot"] not in faulty:
             call["blocked_by"] = blocked_with_turn(errors[0])
+
+
+def call_report(slot: BaseSlot, status: str) -> dict[str, Any]:
+    """One call of an ended turn as the report lists it (every call blocked in a failed turn)."""
+    state = "set_aside" if slot.aside else slot.state if status in _PASSES else "blocked"
+    return {
+        "slot": slot.key,
+        "id": slot.id,
+        "name": slot.name,
+        "arguments": slot.arguments if slot.arguments is not None else slot.raw_arguments,
+        "state": state,
+        "source": slot.source,
+    }
 
 
 def format_text(result: Mapping[str, Any]) -> str:

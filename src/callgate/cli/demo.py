@@ -22,7 +22,7 @@ from callgate.audit.describe import quote as _quote
 from callgate.audit.trace import Recorder, TraceStep
 from callgate.cli.replay import Arrivals
 from callgate.driver.drivers import Driver, Orchestrator
-from callgate.driver.loop import stream_turn, verdict
+from callgate.driver.loop import stream_turn
 from callgate.driver.tools import Tool
 from callgate.fsm.turn import TurnState
 from callgate.fsm.verdict import Verdict
@@ -172,8 +172,7 @@ def play(scenario: Scenario, recorder: Recorder | None = None) -> Played:
         seen = len(recorder.steps)
         rounds.append(Round(step.chunk, added, step.text, buffer.text_queue.held, moves, ran))
     findings = tuple(f"{f.code}: {f.message}" for f in buffer.findings if f.severity == "error")
-    text_calls = [r.refused for rd in rounds for _, r in rd.ran if not isinstance(r.call.slot, int)]
-    status = verdict(buffer.turn_state, text_calls, recorder.stepper("verdict", "verdict"))
+    status = buffer.verdict_of(recorder.stepper("verdict", "verdict"))
     return Played(scenario, tuple(rounds), buffer.turn_state, findings, status)
 
 

@@ -16,16 +16,13 @@ from callgate.audit.trace import Recorder
 from callgate.buffer import LLMStreamBuffer
 from callgate.cli.check import report
 from callgate.driver.drivers import Driver
-from callgate.driver.loop import stream_turn, verdict
+from callgate.driver.loop import stream_turn
 from callgate.driver.tools import Tool
-from callgate.fsm.verdict import VERDICT
-from callgate.gate.findings import blocked_with_turn, finding
+from callgate.fsm.vote import VOTE
 from callgate.gate.schema import ToolSchemas
 
-_APPLICABLE = VERDICT.tagged("applicable")
-"""Verdicts of a turn that had a call (``no_tool_calls`` is then no finding)."""
-_PASSES = VERDICT.tagged("runs")
-"""Verdicts under which every call ran."""
+_HIDES = VOTE.tagged("hides")
+"""Vote states of a call block, whose markup was never shown."""
 
 
 class DryRunDriver(Driver):
@@ -131,7 +128,7 @@ def replay(
         for answer in step.response.results:
             if not answer.refused:
                 released.setdefault(answer.call.slot, position)
-        completed += [position] * (len(buffer.text_queue.blocks) - len(completed))
+        completed += [position] * (len(buffer.text_calls) - len(completed))
         added, fragments = arrivals.since_last(buffer)
         timeline.append(
             {
@@ -144,50 +141,29 @@ def replay(
                 "answered": [r.call.name for r in step.response.results],
             }
         )
+    stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
+    status = buffer.verdict_of(stepper)
     result = report(buffer)
     for call in result["calls"]:
         call["released_at"] = released.get(call["slot"])
-        call["source"] = "native"
-    text_calls = []
-    for block, at in zip(buffer.text_queue.blocks, completed, strict=True):
-        for n, call in enumerate(block.calls):
-            problem = driver.schemas.check(call.name, call.arguments)
-            text_calls.append(
-                {
-                    "slot": f"text-{block.index}.{n}",
-                    "format": block.format,
-                    "id": call.id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                    "completed_at": at,
-                    "released_at": released.get(f"text-{block.index}.{n}"),
-                    "finding": problem.as_dict() if problem is not None else None,
-                }
-            )
+    own = {f["slot"]: f for f in reversed(result["findings"]) if f["slot"] is not None}
+    text_calls = [
+        {
+            "slot": slot.key,
+            "format": slot.source,
+            "id": slot.id,
+            "name": slot.name,
+            "arguments": slot.arguments if slot.arguments is not None else slot.raw_arguments,
+            "completed_at": at,
+            "released_at": released.get(slot.key),
+            "finding": own.get(slot.key),
+        }
+        for slot, at in zip(buffer.text_calls, completed, strict=True)
+    ]
     findings = result["findings"]
     detector = buffer.text_queue.detector
     if detector is not None:
         findings += [f.as_dict() for f in detector.findings]
-    refused = [c["finding"] is not None for c in text_calls]
-    stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
-    status = verdict(buffer.turn_state, refused, stepper)
-    if status in _APPLICABLE:
-        findings = [f for f in findings if f["code"] != "no_tool_calls"]
-    if status not in _PASSES:
-        _text_siblings(text_calls, findings)
-    calls = result["calls"] + [
-        {
-            "slot": call["slot"],
-            "id": call["id"],
-            "name": call["name"],
-            "arguments": call["arguments"],
-            "state": "validated" if status in _PASSES else "blocked",
-            "released_at": call["released_at"],
-            "source": call["format"],
-            **({"blocked_by": call["blocked_by"]} if "blocked_by" in call else {}),
-        }
-        for call in text_calls
-    ]
     return {
         "wire": result["profile"],
         "policy": policy,
@@ -195,28 +171,15 @@ def replay(
         "chunks": len(chunks),
         "message": buffer.as_dict(),
         "display": "".join(step["shown"] for step in timeline),
-        "calls": calls,
+        "calls": result["calls"],
         "text_formats": _formats(text_formats, buffer),
         "text_calls": text_calls,
         "status": status,
-        "executable": result["executable"] or (bool(text_calls) and status in _PASSES),
+        "executable": result["executable"],
         "findings": findings,
         "timeline": timeline,
-        "hidden": [b.markup for b in buffer.text_queue.blocks if b.claims and not b.shown],
+        "hidden": [b.markup for b in buffer.text_queue.blocks if b.vote in _HIDES and not b.shown],
     }
-
-
-def _text_siblings(text_calls: Sequence[dict[str, Any]], findings: list[Any]) -> None:
-    """Give each text call of a blocked turn without a fault of its own ``blocked_by``."""
-    faults = [f for f in findings if f["severity"] == "error"]
-    faults += [{**c["finding"], "slot": c["slot"]} for c in text_calls if c["finding"] is not None]
-    if not faults:
-        return
-    first = faults[0]
-    why = blocked_with_turn(finding(first["code"], first["message"], first["slot"]))
-    for text_call in text_calls:
-        if text_call["finding"] is None:
-            text_call["blocked_by"] = why
 
 
 def _formats(given: Sequence[str] | None, buffer: LLMStreamBuffer) -> list[str] | None:

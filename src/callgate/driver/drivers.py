@@ -162,17 +162,18 @@ class BaseDriver(metaclass=DriverMeta):
         """The seconds ``tool`` may take under the async loop (its own, else the driver's)."""
         return tool.timeout if tool.timeout is not None else self.tool_timeout
 
-    def prepare(self, call: ExtractedCall, ledger: Ledger) -> Answer:
+    def prepare(self, call: ExtractedCall, ledger: Ledger, *, checked: bool = False) -> Answer:
         """What ``call`` gets: the ledger's answer, a refusal, a dry run, or a :class:`Job`.
 
         A call already in the ledger (same id, tool and arguments) gets its recorded
         result and does not run again; a call that fails its tool's schema is refused with
-        a corrective result.
+        a corrective result. ``checked``: the gate already checked it against these very
+        schemas, so the check is not repeated.
         """
         known = ledger.get(call)
         if known is not None:
             return known
-        problem = self.schemas.check(call.name, call.arguments, call.slot)
+        problem = None if checked else self.schemas.check(call.name, call.arguments, call.slot)
         if problem is not None:
             return refusal(call, problem)
         tool = self.tools.get(call.name)
@@ -300,7 +301,9 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """A buffer seeded with this driver's chain, tools, policy and text formats.
 
         A driver without text formats gets a buffer without a detector: content is shown
-        as it comes. ``ledger``: the conversation's (a fresh in-memory one when None).
+        as it comes; one whose backup text strategy is off gets a buffer in which calls
+        leaked into a native wire's text are text. ``ledger``: the conversation's (a fresh
+        in-memory one when None).
         """
         return LLMStreamBuffer(
             self.extraction_strategies,
@@ -312,6 +315,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             text_formats="auto" if self.text_formats is None else self.text_formats or None,
             recorder=recorder,
             ledger=ledger,
+            leaked_calls=self.backup() is not None,
         )
 
     def process_llm_response(
@@ -380,6 +384,12 @@ class Orchestrator(Driver):
             hide_think=hide_think,
         )
         self.drivers = list(drivers)
+
+    def backup(self) -> TextStrategy | None:
+        """The backup text strategy, or None once every composed driver switched its own off."""
+        if all(driver.backup() is None for driver in self.drivers):
+            return None
+        return self._backup
 
     def process_llm_response(
         self, response: str | Mapping[str, Any] | LLMStreamBuffer

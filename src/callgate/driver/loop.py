@@ -19,22 +19,21 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Any, cast
+from typing import Any
 
 from attrs import evolve, frozen
 
 from callgate.buffer import LLMStreamBuffer, as_shape
 from callgate.driver.drivers import Driver
 from callgate.driver.history import carry, earlier, free_stand_in
-from callgate.driver.responses import DriverResponse, merge
+from callgate.driver.responses import TEXT_RESULTS, DriverResponse, merge
 from callgate.driver.results import refusal
 from callgate.fsm.errors import CallgateError
-from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.turn import TURN
-from callgate.fsm.verdict import VERDICT, Verdict, VerdictState
+from callgate.fsm.verdict import Verdict, decide
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
-from callgate.gate.turn import Slot
+from callgate.gate.turn import Slot, TextSlot
 from callgate.ledger import Ledger
 from callgate.strategies.base import (
     NO_NAME,
@@ -43,7 +42,6 @@ from callgate.strategies.base import (
     ToolResult,
 )
 
-_VERDICT = Interpreter[VerdictState](VERDICT)
 _TURN_RUNS = TURN.tagged("runs")
 _TURN_BLOCKS = TURN.tagged("blocks")
 
@@ -56,11 +54,9 @@ def verdict(
     """The verdict of a turn from its turn machine's state and its text calls.
 
     Runs the verdict machine (:mod:`callgate.fsm.verdict`). ``text_calls`` says, for each
-    call read from the turn's text, whether it was refused. Native calls decide through
-    the turn machine (``executable``: pass, ``blocked``: fail); a turn without native
-    calls passes when its text calls all ran, fails when one was refused, and is not
-    applicable without any call. ``on_step(source, event, target)`` sees every step (a
-    recorder's, for example).
+    call read from the turn's text, whether it was refused. A played buffer gives its own
+    (:attr:`LLMStreamBuffer.verdict`), which is what the loops, ``check`` and ``replay``
+    read; this spells out the same rule for a turn described by hand.
     """
     if turn_state in _TURN_RUNS:
         native = "turn_runs"
@@ -68,13 +64,7 @@ def verdict(
         native = "turn_blocked"
     else:
         native = "turn_open"
-    state = _VERDICT.initial
-    for event in (native, *("refused" if r else "ran" for r in text_calls), "end"):
-        target = _VERDICT.step(state, event)
-        if on_step is not None:
-            on_step(state, event, target)
-        state = target
-    return cast(Verdict, state)
+    return decide((native, *("refused" if r else "ran" for r in text_calls), "end"), on_step)
 
 
 @frozen
@@ -159,7 +149,7 @@ class _Play:
 
     def took(self, responses: Sequence[DriverResponse]) -> TurnStep:
         """The round's step: the drivers' merged responses and the text now shown."""
-        response = merge(responses, self.buffer.strategy)
+        response = responses[0] if len(responses) == 1 else merge(responses, self.buffer.strategy)
         self.played.append(TurnStep(self._chunk, self.buffer.text(), response))
         return self.played[-1]
 
@@ -318,17 +308,43 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
         history, placed = strategy.answerable(history, calls)
         if carried is not None:
             carry(carried, placed, buffer.ledger.turn)
+    unanswered = _answer_text_calls(buffer, results)
     if strategy is not None and placed:
-        results = _answer_every_call(buffer, results, placed)
-        history += strategy.result_messages(results)
+        native = _answer_every_call(buffer, results, placed)
+        text = [r for r in results if not isinstance(r.call.slot, int)] + unanswered
+        results = native + text
+        history += strategy.result_messages(native)
+        history += TEXT_RESULTS.result_messages(text) if text else []
     else:
         history += [m for step in steps for m in step.response.messages]
-    text = "".join(step.text for step in steps)
-    text_calls = [r.refused for r in results if not isinstance(r.call.slot, int)]
+        history += TEXT_RESULTS.result_messages(unanswered) if unanswered else []
+        results += unanswered
+    text_shown = "".join(step.text for step in steps)
     recorder = buffer.recorder
     stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
-    status = verdict(buffer.turn_state, text_calls, stepper)
-    return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
+    status = buffer.verdict_of(stepper)
+    return Turn(text_shown, tuple(results), tuple(history), status, tuple(buffer.findings))
+
+
+def _answer_text_calls(buffer: LLMStreamBuffer, results: Sequence[ToolResult]) -> list[ToolResult]:
+    """An answer for each call of the text that no driver answered (nobody here owns it)."""
+    answered = {r.call.slot for r in results}
+    return [
+        refusal(
+            ExtractedCall(slot.id, slot.name or NO_NAME, {}, slot.key),
+            _why_text(buffer, slot),
+        )
+        for slot in buffer.text_calls
+        if slot.key not in answered
+    ]
+
+
+def _why_text(buffer: LLMStreamBuffer, slot: TextSlot) -> Finding:
+    """Why no driver answered a call of the text: set aside, or nobody here owns its tool."""
+    own = next((f for f in buffer.findings if f.slot == slot.key), None)
+    if own is not None and own.code == "text_call_set_aside":
+        return own
+    return finding("unknown_tool", f"{slot.name} is not available here", slot.key)
 
 
 def _history_calls(

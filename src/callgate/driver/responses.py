@@ -8,6 +8,7 @@ from typing import Any, Literal
 from attrs import frozen
 
 from callgate.gate.findings import Finding
+from callgate.gate.turn import call_order
 from callgate.strategies.base import ExtractedCall, MessageReader, ToolResult
 from callgate.strategies.text.strategy import TextFormatsStrategy
 
@@ -50,7 +51,7 @@ def merge(
     messages = [x for r in responses for x in r.messages]
     if strategy is not None and len([r for r in responses if r.results]) > 1:
         results = list({r.call.slot: r for r in reversed(results)}.values())
-        results.sort(key=lambda r: _call_order(r.call.slot))
+        results.sort(key=lambda r: call_order(r.call.slot))
         native = [r for r in results if isinstance(r.call.slot, int)]
         text = [r for r in results if not isinstance(r.call.slot, int)]
         messages = shaped(strategy, native, TEXT_RESULTS, text)
@@ -75,13 +76,3 @@ def shaped(
     if text:
         messages += text_shaper.result_messages(text)
     return messages
-
-
-def _call_order(slot: int | str | None) -> tuple[int, int, int]:
-    """Native calls by slot, then text calls by block and position (``text-B.N``)."""
-    if isinstance(slot, int):
-        return (0, slot, 0)
-    if isinstance(slot, str) and slot.startswith("text-"):
-        block, _, n = slot.removeprefix("text-").partition(".")
-        return (1, int(block), int(n))
-    return (2, 0, 0)

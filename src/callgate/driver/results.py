@@ -34,6 +34,7 @@ _ADVICE = {
         "it); the call itself was not at fault."
     ),
     "provider_error": "The provider reported an error; the call itself was not at fault.",
+    "text_call_set_aside": "Make every call of a turn a native tool call.",
 }
 """How to retry, by the code of the finding that refused the call. Where the server, not
 the call, was at fault, the advice says so: a model told its call was wrong retries it."""

@@ -5,7 +5,9 @@ Theory of operation: a policy is the first event of this table (``turn``, ``call
 then fires the evidence it has for the call: the turn's verdict (``turn_pass``,
 ``turn_block``) or the call's own (``call_valid``: its own done arrived and it
 validated; ``args_valid``: its arguments closed, parse and validate before any terminal
-evidence). ``released`` means the call may run now; ``blocked`` that it never will.
+evidence). ``released`` means the call may run now; ``blocked`` that it never will; ``set_aside``
+that a call read from the text of a turn with native calls does not run: native calls
+win, and this transition is the only place that says so.
 
 Each waiting state accepts only the evidence its policy reads: under ``turn`` (the
 default, safe) only the turn's verdict, so every call of a turn runs together or none
@@ -17,13 +19,15 @@ table for one policy; the caller gathers only the evidence it accepts.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 from attrs import frozen
 
 from callgate.fsm.table import Event, State, Table, Transition
 
-ReleaseState = Literal["choosing", "at_turn_end", "at_call_done", "at_parse", "released", "blocked"]
+ReleaseState = Literal[
+    "choosing", "at_turn_end", "at_call_done", "at_parse", "released", "blocked", "set_aside"
+]
 """The release machine's state names (a test checks them against :data:`RELEASE`)."""
 
 EVENTS = (
@@ -34,6 +38,7 @@ EVENTS = (
     Event("turn_block", "the turn is blocked: no call not yet run may run"),
     Event("call_valid", "the call's own terminal evidence arrived and it validated"),
     Event("args_valid", "the call's arguments closed, parse and validate; no terminal yet"),
+    Event("set_aside", "a call read from the text of a turn whose native calls are decided"),
 )
 
 # fmt: off
@@ -45,6 +50,8 @@ STATES = (
     State("at_parse", "waits for the call's arguments to parse (unsafe)", tags={"waiting"}),
     State("released", "the call may run now", final=True, tags={"runs"}),
     State("blocked", "the call must never run", final=True, tags={"blocks"}),
+    State("set_aside", "a text call beside native calls: never run, answered as not run",
+          final=True, tags={"aside"}),
 )
 
 _WAITING = tuple(s.name for s in STATES if "waiting" in s.tags)
@@ -59,6 +66,8 @@ TRANSITIONS = (
         for t in (
             Transition(source, "turn_pass", "released", "the turn validated: every call runs"),
             Transition(source, "turn_block", "blocked", "the turn blocked: nothing more runs"),
+            Transition(source, "set_aside", "set_aside",
+                       "native calls win: a call in the text beside them does not run"),
         )
     ),
     Transition("at_call_done", "call_valid", "released", "its own done released it",
@@ -79,7 +88,10 @@ RELEASE = Table(
 )
 
 _RUNS = RELEASE.tagged("runs")
-_TARGET = {(t.source, t.event): t.target for t in RELEASE.transitions}
+_FINAL = RELEASE.final_states
+_TARGET: dict[tuple[str, str], ReleaseState] = {
+    (t.source, t.event): cast(ReleaseState, t.target) for t in RELEASE.transitions
+}
 
 
 def _releases(waiting: str, event: str) -> bool:
@@ -106,6 +118,11 @@ class Policy:
     def releases(self, event: str) -> bool:
         """Whether ``event`` releases a call waiting under this policy (False if unread)."""
         return _releases(self.waiting, event)
+
+    def outcome(self, event: str) -> ReleaseState | None:
+        """The final state ``event`` leads a waiting call to, or None (it waits, or unread)."""
+        target = _TARGET.get((self.waiting, event))
+        return target if target is not None and target in _FINAL else None
 
 
 POLICIES: dict[str, Policy] = {

@@ -2,17 +2,22 @@
 
 Theory of operation: the turn machine speaks first (``turn_runs``: it is executable,
 ``turn_blocked``: it blocked; any other state, ``turn_open``, leaves the verdict to the
-text). Native calls are authoritative: once the turn machine decided, the text calls do
-not change the verdict. Otherwise each call read from the turn's text fires ``ran`` or
+text). Calls read from the text enter the same gate: one that is refused blocks the turn
+machine of a turn of text calls, and beside native calls they are set aside by the
+release table (:mod:`callgate.fsm.release`), so once the turn machine decided, no text
+call is read. Otherwise each call read from the turn's text fires ``ran`` or
 ``refused``, and ``end`` closes the run: ``pass`` when every text call ran, ``fail`` when
 one was refused, ``not_applicable`` when the turn had no call at all. These are the words
-of ``callgate check`` and ``callgate replay``.
+of ``callgate check``, ``callgate replay``, ``LLMStreamBuffer.verdict`` and the loops: the
+gate gathers the events (``TurnGate.verdict_events``) and :func:`decide` runs them.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable, Iterable
+from typing import Literal, cast
 
+from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.table import Event, State, Table, Transition
 
 Verdict = Literal["pass", "fail", "not_applicable"]
@@ -67,3 +72,18 @@ VERDICT = Table(
     transitions=TRANSITIONS,
     initial="reading",
 )
+
+_VERDICT = Interpreter[VerdictState](VERDICT)
+
+
+def decide(
+    events: Iterable[str], on_step: Callable[[str, str, str], None] | None = None
+) -> Verdict:
+    """Run the verdict machine over ``events``; ``on_step(source, event, target)`` sees each."""
+    state = _VERDICT.initial
+    for event in events:
+        target = _VERDICT.step(state, event)
+        if on_step is not None:
+            on_step(state, event, target)
+        state = target
+    return cast(Verdict, state)

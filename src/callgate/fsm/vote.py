@@ -1,12 +1,12 @@
-"""The vote machine: whether a call block found in the text is hidden, shown, or waits.
+"""The vote machine: whether a call block found in the text is hidden or shown.
 
-Theory of operation: several drivers may look at one stream, and a block of text that
-parsed as calls is each driver's to claim or decline. When the display reaches the block
-it fires one event from the votes so far: ``claim`` when some driver claimed a call of
-it (the call is that driver's: its markup is hidden), ``decline`` when every driver
-looking at the stream declined it or has ended (nobody owns it: it is shown as ordinary
-text), otherwise ``wait`` (a driver has not voted yet: the text after it waits).
-A claim wins over declines: a driver's own call is never shown as text.
+Theory of operation: the detector found a block of text that parsed as calls. It is a
+call block when one of its calls names a tool of the turn (a tool the buffer's schemas
+declare, the union of every driver's in an ``Orchestrator``): its calls then enter the
+turn's gate as whole calls and the block fires ``claim`` (its markup is never shown).
+Otherwise it fires ``decline``: nobody owns it, and it is shown as ordinary text, never a
+call and never a failure. The decision is the turn's, not a driver's: it is the same
+from every entry point (``check``, ``replay``, the bare buffer, the loops).
 """
 
 from __future__ import annotations
@@ -19,33 +19,27 @@ VoteState = Literal["undecided", "owned", "unowned"]
 """The vote machine's state names (a test checks them against :data:`VOTE`)."""
 
 EVENTS = (
-    Event("claim", "some driver claimed a call of the block"),
-    Event("decline", "every driver looking at the stream declined the block, or has ended"),
-    Event("wait", "no claim yet, and some driver has not voted"),
+    Event("claim", "a call of the block names a tool of the turn: the calls entered the gate"),
+    Event("decline", "no call of the block names a tool of the turn"),
 )
 
 # fmt: off
 STATES = (
-    State("undecided", "the block waits for the drivers' votes; the text after it is held",
-          tags={"holds"}),
-    State("owned", "a driver owns the block: its markup is never shown", final=True,
-          tags={"hides"}),
+    State("undecided", "the block was just found", tags={"holds"}),
+    State("owned", "a call block: its markup is never shown", final=True, tags={"hides"}),
     State("unowned", "nobody owns the block: it is shown as ordinary text", final=True,
           tags={"shows"}),
 )
 
 TRANSITIONS = (
-    Transition("undecided", "claim", "owned", "a claim wins over any decline"),
-    Transition("undecided", "decline", "unowned", "nobody claims it: it flows as text",
-               guard="every_driver_declined"),
-    Transition("undecided", "wait", "undecided", "wait for the drivers still to vote"),
+    Transition("undecided", "claim", "owned", "its calls are the turn's: hidden"),
+    Transition("undecided", "decline", "unowned", "nobody owns it: it flows as text"),
 )
 # fmt: on
 
 VOTE = Table(
     name="vote",
-    doc="One call block in the text, voted on by the drivers: undecided, then owned (hidden) "
-    "or unowned (shown).",
+    doc="One call block in the text: undecided, then owned (hidden) or unowned (shown).",
     states=STATES,
     events=EVENTS,
     transitions=TRANSITIONS,

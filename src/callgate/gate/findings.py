@@ -57,6 +57,10 @@ CODES: dict[str, tuple[Severity, str]] = {
         "warning",
         "a stop came after the turn's terminal on a chunk of whitespace text only",
     ),
+    "text_call_set_aside": (
+        "warning",
+        "a call written in the text of a turn with native calls was not run (they win)",
+    ),
 }
 
 

@@ -373,6 +373,12 @@ class ToolSchemas:
         gate._any = True
         return gate
 
+    def knows(self, name: str | None) -> bool:
+        """Whether ``name`` is a declared tool (any non-empty name for any_tool())."""
+        if not name:
+            return False
+        return self._any or name in self._validators or name in self._unsupported
+
     @property
     def names(self) -> frozenset[str]:
         """Return the declared tool names (empty for any_tool())."""

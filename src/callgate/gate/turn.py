@@ -17,12 +17,13 @@ chunk does not grow with what came before.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.release import POLICIES as _POLICIES
-from callgate.fsm.release import Policy
+from callgate.fsm.release import RELEASE, Policy, ReleaseState
 from callgate.fsm.release import policy as release_policy
 from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
@@ -34,6 +35,38 @@ from callgate.gate.schema import ToolSchemas
 from callgate.gate.strictjson import is_complete_object, parse_arguments
 
 SlotKey = int
+"""A native call's key: the provider's own slot (index, output index, block index, position)."""
+
+
+class TextRef(str):
+    """Where a call read from the turn's text sits: its block, and its place in the block.
+
+    It is a string (``text-B.N``) so that reports, findings and ``ExtractedCall.slot``
+    carry it as it is; it is built here only, and read by its attributes, never parsed.
+    """
+
+    block: int
+    n: int
+
+    def __new__(cls, block: int, n: int) -> TextRef:
+        ref = super().__new__(cls, f"text-{block}.{n}")
+        ref.block, ref.n = block, n
+        return ref
+
+
+CallRef = SlotKey | TextRef
+"""A call of the turn, native or read from its text."""
+
+
+def call_order(ref: object) -> tuple[int, int, int]:
+    """Native calls by slot, then text calls by block and place; anything else last."""
+    if isinstance(ref, TextRef):
+        return (1, ref.block, ref.n)
+    if isinstance(ref, int):
+        return (0, ref, 0)
+    return (2, 0, 0)
+
+
 _MESSAGES = {
     "orphan_event": "slot {key}: an event for a call that never opened",
     "duplicate_terminal": "slot {key}: a second terminal for this call",
@@ -61,13 +94,21 @@ _RECEIVING = TURN.tagged("receiving")
 _DECIDING = TURN.tagged("deciding")
 _RUNS = TURN.tagged("runs")
 _TURN_BLOCKS = TURN.tagged("blocks")
+_TURN_FINAL = TURN.final_states
+_LET_RUN = RELEASE.tagged("runs")
+_SET_ASIDE = "text call {ref} ({name}) sits beside native tool calls, which are authoritative"
 
 
-class Slot:
-    """The small per-call state: the machine's state plus what the call has carried."""
+class BaseSlot:
+    """The small per-call state: the machine's state plus what the call has carried.
+
+    A native call is a :class:`Slot`, keyed by the provider's slot; a call read from the
+    turn's text is a :class:`TextSlot`, keyed by its :class:`TextRef`.
+    """
 
     __slots__ = (
         "arguments",
+        "aside",
         "early",
         "folds",
         "id",
@@ -80,12 +121,19 @@ class Slot:
         "replay_pos",
         "room",
         "scan",
+        "source",
         "state",
         "whole",
     )
 
-    def __init__(self, key: SlotKey) -> None:
+    key: CallRef
+
+    def __init__(self, key: CallRef, source: str = "native") -> None:
         self.key = key
+        self.source = source
+        """``native``, or the text format a call read from the turn's text was written in."""
+        self.aside = False
+        """A text call in a turn with native calls: it is set aside, never run."""
         self.state: SlotState = _SLOTS.initial
         self.id: str | None = None
         self.name: str | None = None
@@ -115,6 +163,25 @@ class Slot:
         return self.parts[0] if self.parts else ""
 
 
+class Slot(BaseSlot):
+    """A native call: keyed by the provider's own slot."""
+
+    __slots__ = ()
+    key: SlotKey
+
+
+class TextSlot(BaseSlot):
+    """A call read from the turn's text, entered whole once its block closed."""
+
+    __slots__ = ("given",)
+    key: TextRef
+
+    def __init__(self, key: TextRef, source: str, given: dict[str, Any]) -> None:
+        super().__init__(key, source)
+        self.given = given
+        """The arguments as the text gave them, whether or not they validated."""
+
+
 class TurnGate:
     """Slot machines and the turn machine of one assistant turn, with their findings."""
 
@@ -128,6 +195,7 @@ class TurnGate:
         empty_arguments_object: bool = False,
         preview: bool = False,
         strict_finish: bool = False,
+        text_per_call: bool = False,
     ) -> None:
         self.schemas = schemas if schemas is not None else ToolSchemas.any_tool()
         self.limits = limits if limits is not None else Limits()
@@ -143,7 +211,15 @@ class TurnGate:
         self.strict_finish = strict_finish
         """The seed validator's rule: only a tool-use reason ends a turn with calls (a wire
         whose servers also end complete calls otherwise, OpenAI's ``stop``, reads it)."""
+        self.text_per_call = text_per_call
+        """Whether a text call is decided when its block closes (policies ``call`` and
+        ``parseable``) rather than once the turn's text is settled."""
         self.slots: dict[SlotKey, Slot] = {}
+        self.text_slots: dict[TextRef, TextSlot] = {}
+        """The calls read from the turn's text, each entered whole once its block closed."""
+        self.text_done = False
+        """Whether the turn's text is settled (the stream ended): no text call comes."""
+        self._ordered: list[Slot] | None = None
         self.turn: TurnState = _TURN.initial
         self.version = 0
         """Counts the transitions taken outside the appending hot path: a reader that saw
@@ -159,7 +235,7 @@ class TurnGate:
         """The reason the first turn-level terminal event gave (``stop``, ``length``, …)."""
         self.evidence = False
         """Whether any tool-call evidence arrived, a refused slot key included."""
-        self._ids: dict[str, SlotKey] = {}
+        self._ids: dict[str, CallRef] = {}
         self._refused: set[object] = set()
         self.on_stray: Callable[[Mapping[str, Any]], None] | None = None
         """What :meth:`stray` asks (the buffer sets it); alone, a gate knows no other wire."""
@@ -328,6 +404,48 @@ class TurnGate:
         if self._fire_turn("end") in _DECIDING:
             self._verdict()
 
+    def text_call(
+        self, ref: TextRef, source: str, call_id: str | None, name: str, arguments: dict[str, Any]
+    ) -> TextSlot:
+        """A call read from the turn's text, whole: its block closed, its arguments parsed.
+
+        It runs the slot machine like a native call (identity, then its own done, then the
+        checks) and joins the turn's release and verdict. In a turn with native calls it
+        is set aside (a warning finding): the native calls are authoritative.
+        """
+        self.evidence = True
+        slot = self.text_slots[ref] = TextSlot(ref, source, arguments)
+        slot.id, slot.name = call_id or None, name
+        self._fire(slot, "identity", "")
+        self._fire(slot, "close", "")
+        problem = self.schemas.check(name, arguments, ref)
+        if problem is None:
+            slot.arguments = arguments
+            self._fire(slot, "accept", "")
+        else:
+            slot.parts.append(json.dumps(arguments, ensure_ascii=False))
+            self._record(problem)
+            self._fire(slot, "reject", "")
+        if self.slots:
+            self._set_aside(slot)
+        elif self.text_per_call and slot.state in _SLOT_BLOCKS:
+            self._fire_turn("block")
+        return slot
+
+    def text_settled(self) -> None:
+        """The turn's text is settled: a refused text call now blocks a turn of text calls."""
+        if self.text_done:
+            return
+        self.text_done = True
+        self.version += 1
+        if not self.slots and any(s.state in _SLOT_BLOCKS for s in self.text_slots.values()):
+            self._fire_turn("block")
+
+    def _set_aside(self, slot: TextSlot) -> None:
+        slot.aside = True
+        message = _SET_ASIDE.format(ref=slot.key, name=slot.name)
+        self._record(finding("text_call_set_aside", message, slot.key))
+
     def stray(self, chunk: Mapping[str, Any]) -> None:
         """A chunk the wire strategy cannot place: its unknown-event path calls this first.
 
@@ -376,7 +494,7 @@ class TurnGate:
         """Whether the turn's calls may run now (the turn policy)."""
         return self.turn in _RUNS
 
-    def releasable(self, policy: str = "turn") -> list[Slot]:
+    def releasable(self, policy: str = "turn") -> list[BaseSlot]:
         """The slots a caller may execute now under ``policy`` (see :data:`POLICIES`).
 
         Each slot's evidence is an event of the release table (:mod:`callgate.fsm.release`):
@@ -387,36 +505,82 @@ class TurnGate:
         needs ``preview=True`` and releases a call once its arguments parse, before any
         terminal evidence: it is unsafe and opt-in.
         """
-        rule = release_policy(policy)
-        return [slot for slot, event in self.release_evidence(rule) if rule.releases(event)]
+        return [
+            slot for slot, outcome in self.releases(release_policy(policy)) if outcome in _LET_RUN
+        ]
 
-    def release_evidence(self, rule: Policy) -> list[tuple[Slot, str]]:
-        """Each slot with release evidence now, and its release-table event, by slot key.
+    def release_evidence(self, rule: Policy) -> list[tuple[BaseSlot, str]]:
+        """Each call with release evidence now, and its release-table event, in call order.
 
         Only what ``rule`` reads is gathered (the events its waiting state accepts): under
         ``turn`` nothing but the turn's verdict; arguments are parsed early only where
         ``rule`` reads them. A validated slot's evidence is its own done where the format
-        has one, otherwise that its arguments validated.
+        has one, otherwise that its arguments validated. A text call's own done is its
+        block's close; under ``turn`` it waits for the turn's text to settle; beside
+        native calls it is ``set_aside`` once the turn is decided.
+        """
+        turn = self.turn
+        found: list[tuple[BaseSlot, str]]
+        if turn in _RUNS:
+            found = [(slot, "turn_pass") for slot in self.ordered_slots()]
+        elif turn in _TURN_BLOCKS:
+            found = [(slot, "turn_block") for slot in self.ordered_slots()]
+        elif not (rule.per_call or rule.early):
+            found = []
+        else:
+            own = "call_valid" if self.per_call_done else "args_valid"
+            read = rule.reads(own)
+            found = []
+            for slot in self.ordered_slots():
+                if slot.state in _VALID:
+                    if read:
+                        found.append((slot, own))
+                elif rule.early and self._early(slot):
+                    found.append((slot, "args_valid"))
+        if self.text_slots:
+            found += self._text_evidence(rule)
+        return found
+
+    def _text_evidence(self, rule: Policy) -> list[tuple[BaseSlot, str]]:
+        turn = self.turn
+        found: list[tuple[BaseSlot, str]] = []
+        for slot in self.text_slots.values():
+            if slot.aside:
+                if turn in _TURN_FINAL:
+                    found.append((slot, "set_aside"))
+            elif turn in _TURN_BLOCKS:
+                found.append((slot, "turn_block"))
+            elif rule.per_call:
+                if slot.state in _VALID:
+                    found.append((slot, "call_valid"))
+            elif self.text_done:
+                found.append((slot, "turn_pass"))
+        return found
+
+    def releases(self, rule: Policy) -> list[tuple[BaseSlot, ReleaseState]]:
+        """Each call decided now, with the release state its evidence leads to under ``rule``."""
+        decided: list[tuple[BaseSlot, ReleaseState]] = []
+        for slot, event in self.release_evidence(rule):
+            outcome = rule.outcome(event)
+            if outcome is not None:
+                decided.append((slot, outcome))
+        return decided
+
+    def verdict_events(self) -> list[str]:
+        """The turn's events for the verdict machine (:mod:`callgate.fsm.verdict`).
+
+        The turn machine first; then, when it decided nothing, each text call (``ran``
+        or ``refused``); then ``end``.
         """
         turn = self.turn
         if turn in _RUNS:
-            return [(slot, "turn_pass") for slot in self.ordered_slots()]
+            return ["turn_runs", "end"]
         if turn in _TURN_BLOCKS:
-            return [(slot, "turn_block") for slot in self.ordered_slots()]
-        if not (rule.per_call or rule.early):
-            return []
-        own = "call_valid" if self.per_call_done else "args_valid"
-        read = rule.reads(own)
-        found = []
-        for slot in self.ordered_slots():
-            if slot.state in _VALID:
-                if read:
-                    found.append((slot, own))
-            elif rule.early and self._early(slot):
-                found.append((slot, "args_valid"))
-        return found
+            return ["turn_blocked", "end"]
+        text = ["ran" if s.state in _VALID else "refused" for s in self.text_slots.values()]
+        return ["turn_open", *text, "end"]
 
-    def _early(self, slot: Slot) -> bool:
+    def _early(self, slot: BaseSlot) -> bool:
         scan = slot.scan
         if scan is None or not scan.closed or slot.state not in _APPENDS:
             return False
@@ -430,8 +594,15 @@ class TurnGate:
         return isinstance(slot.early, dict)
 
     def ordered_slots(self) -> list[Slot]:
-        """Slots by their provider key."""
-        return [self.slots[k] for k in sorted(self.slots)]
+        """The native slots by their provider key (sorted once per new slot)."""
+        ordered = self._ordered
+        if ordered is None:
+            ordered = self._ordered = [self.slots[k] for k in sorted(self.slots)]
+        return ordered
+
+    def calls(self) -> list[BaseSlot]:
+        """Every call of the turn: the native slots by key, then the text calls in order."""
+        return [*self.ordered_slots(), *self.text_slots.values()]
 
     # -- internals --------------------------------------------------------------------
 
@@ -452,6 +623,11 @@ class TurnGate:
                 code = "limit_exceeded"
             else:
                 slot = self.slots[key] = Slot(key)
+                self._ordered = None
+                if len(self.slots) == 1:
+                    for text in self.text_slots.values():
+                        if not (text.state in _VALID and self.text_per_call):
+                            self._set_aside(text)
                 if self.preview:
                     slot.scan = StructureScanner()
                 self._fire_turn("call", "a tool call opened after the turn ended", key)
@@ -463,7 +639,7 @@ class TurnGate:
             self.refuse(code, reason)
         return None
 
-    def _clash(self, slot: Slot, call_id: str | None, name: str | None) -> str:
+    def _clash(self, slot: BaseSlot, call_id: str | None, name: str | None) -> str:
         if call_id is not None and slot.id is not None and call_id != slot.id:
             return f"slot {slot.key} has id {slot.id!r}, then {call_id!r}"
         if name is not None and slot.name is not None and name != slot.name:
@@ -474,7 +650,7 @@ class TurnGate:
                 return f"id {call_id!r} of slot {slot.key} is already slot {owner}'s"
         return ""
 
-    def _arguments_complete(self, slot: Slot) -> bool:
+    def _arguments_complete(self, slot: BaseSlot) -> bool:
         """Whether the arguments so far are one complete object, however often it is asked.
 
         A structure scanner, started on the first restatement, follows the fragments, and
@@ -491,7 +667,7 @@ class TurnGate:
             slot.whole = is_complete_object(slot.raw_arguments)
         return slot.whole
 
-    def _replay(self, slot: Slot, text: str) -> None:
+    def _replay(self, slot: BaseSlot, text: str) -> None:
         original, pos = slot.replay, slot.replay_pos
         if original.startswith(text, pos):
             slot.replay_pos = pos + len(text)
@@ -502,7 +678,7 @@ class TurnGate:
             return
         self._fire(slot, "replay_diverge", f"slot {slot.key} restarted with other arguments")
 
-    def _check(self, slot: Slot) -> None:
+    def _check(self, slot: BaseSlot) -> None:
         problem: Finding | None = None
         arguments: dict[str, Any] | None = None
         if slot.name is None:
@@ -527,7 +703,7 @@ class TurnGate:
             slot.rejected = True
             self._fire(slot, "reject", "")
 
-    def _late_fragment(self, slot: Slot, text: str) -> None:
+    def _late_fragment(self, slot: BaseSlot, text: str) -> None:
         """A fragment for a slot its terminal checks blocked: the root cause, reported first.
 
         The checks read arguments that were cut short; the fragment that came after the
@@ -554,15 +730,15 @@ class TurnGate:
             )
             self._fire_turn("block")
 
-    def _transition(self, slot: Slot, event: str) -> Transition:
+    def _transition(self, slot: BaseSlot, event: str) -> Transition:
         return _SLOTS.transition(slot.state, event)  # raises, naming machine/state/event
 
-    def _fire(self, slot: Slot, event: str, message: str) -> Transition:
+    def _fire(self, slot: BaseSlot, event: str, message: str) -> Transition:
         transition = self._transition(slot, event)
         self._apply(slot, transition, message)
         return transition
 
-    def _grant(self, slot: Slot) -> None:
+    def _grant(self, slot: BaseSlot) -> None:
         """Let the common path append to a plain accumulating slot without asking.
 
         The grant is at most the slot's own room and a ``1 / (2 * max_slots)`` share of the
@@ -577,14 +753,14 @@ class TurnGate:
             slot.nbytes += grant
             self.turn_bytes += grant
 
-    def _settle(self, slot: Slot) -> None:
+    def _settle(self, slot: BaseSlot) -> None:
         """End a slot's grant: give back the room it did not use."""
         room = slot.room
         slot.nbytes -= room
         self.turn_bytes -= room
         slot.room = 0
 
-    def _apply(self, slot: Slot, transition: Transition, message: str) -> None:
+    def _apply(self, slot: BaseSlot, transition: Transition, message: str) -> None:
         self._settle(slot)
         self.version += 1
         slot.state = _SLOTS.target(transition)
@@ -592,7 +768,11 @@ class TurnGate:
         if output is not None and output != "check_finding":
             text = message or _MESSAGES.get(output, output).format(key=slot.key)
             self._record(finding(output, text, slot.key))
-        if transition.target in _SLOT_BLOCKS and transition.source not in _SLOT_BLOCKS:
+        if (
+            transition.target in _SLOT_BLOCKS
+            and transition.source not in _SLOT_BLOCKS
+            and type(slot.key) is int
+        ):
             self._fire_turn("block")
 
     def _fire_turn(self, event: str, message: str = "", key: object = None) -> TurnState:

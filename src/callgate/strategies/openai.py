@@ -12,7 +12,7 @@ are kept in the message by name and are never display text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from callgate.gate.findings import Finding
@@ -143,6 +143,57 @@ class OpenAIStrategy(ExtractionStrategy):
                 acc.finish_reason = reason
                 gate.turn_done(_ends_calls(gate, reason), reason)
         return shown
+
+    def reader(self, acc: _Accumulator) -> Callable[[Shape], str | None]:
+        """:meth:`accumulate`, with the commonest chunks read first and in place.
+
+        Those are a choice-0 delta holding only ``content`` text, or only one
+        ``tool_calls`` entry that carries nothing but an ``index`` and an arguments
+        fragment, with no ``finish_reason``; any other chunk (or a field of another type)
+        goes to :meth:`accumulate`, which reads and reports it.
+        """
+        fragment, accumulate = acc.gate.fragment, self.accumulate
+
+        def read(chunk: Shape) -> str | None:
+            index = text = None
+            try:
+                choices = chunk["choices"]
+                if type(choices) is list and len(choices) == 1:
+                    choice = choices[0]
+                    delta = choice["delta"]
+                    if (
+                        type(delta) is dict
+                        and len(delta) == 1
+                        and choice.get("finish_reason") is None
+                        and choice.get("index", 0) == 0
+                    ):
+                        content = delta.get(_DISPLAY)
+                        if type(content) is str and acc.blocks is None:
+                            acc.content.append(content)
+                            return content
+                        entries = delta.get("tool_calls")
+                        if type(entries) is list and len(entries) == 1:
+                            entry = entries[0]
+                            function = entry["function"]
+                            if (
+                                type(entry) is dict
+                                and type(function) is dict
+                                and entry.get("id") is None
+                                and function.get("name") is None
+                                and type(entry.get("index")) is int
+                            ):
+                                arguments = function.get("arguments")
+                                if type(arguments) is str and arguments:
+                                    index, text = entry["index"], arguments
+            except (KeyError, TypeError, IndexError):
+                pass  # a field missing or of another type: accumulate() reads and reports it
+            if text is None:
+                return accumulate(acc, chunk)
+            acc.last = index
+            fragment(index, text)
+            return None
+
+        return read
 
     @staticmethod
     def _tool_call(acc: _Accumulator, call: Any) -> None:

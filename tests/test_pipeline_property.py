@@ -1,0 +1,97 @@
+"""One verdict from every entry point: check, replay, the bare buffer and the loop agree.
+
+Streams of every wire are built with the public testing kit: a text content holding calls
+in any text format (or prose, or a near miss), cut at every split the kit draws (one
+character per delta included), then zero to two native calls. ``check``'s code path,
+``replay --json``'s, a bare :class:`LLMStreamBuffer` and ``run_turn`` must give the same
+verdict and the same calls to run, whatever the mix.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from callgate import Driver, LLMStreamBuffer, Tool, run_turn
+from callgate.cli.check import check_stream
+from callgate.cli.replay import replay
+from callgate.testing import splits, stream_plans, text_contents
+from callgate.testing.plans import TOOLS
+from callgate.testing.wires import WIRES, WireCall, chunks_of, encoder
+
+Call = tuple[str, str, Any]
+"""A call to run: its reference (native slot or ``text-B.N``), its tool, its arguments."""
+
+
+@st.composite
+def mixed_streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], Any]:
+    """A stream of any wire: text (calls embedded in it, cut anywhere), then native calls."""
+    wire = draw(st.sampled_from(WIRES))
+    content = draw(text_contents())
+    deltas = [d for d in draw(splits(content.content)) if d]
+    plan = draw(stream_plans(calls=(0, 2), text=False))
+    enc = encoder(wire)
+    first = enc.first_key(bool(deltas))
+    calls = [
+        WireCall(
+            None if wire == "ollama" else enc.id_prefix + call.suffix,
+            call.name,
+            call.fragments if enc.fragmented else (),
+            key=first + n,
+            arguments=call.arguments,
+        )
+        for n, call in enumerate(plan.calls)
+    ]
+    pieces = enc.prelude(deltas)
+    chunks = chunks_of(pieces)
+    for call in calls:
+        chunks += enc.open(call)
+        if enc.fragmented:
+            for fragment in call.fragments:
+                chunks += enc.fragment(call, fragment)
+        chunks += enc.close(call)
+    enc.state["reason"] = "tool_calls" if calls else "stop"
+    chunks += enc.finish(calls) + enc.epilogue()
+    tools = {**TOOLS, **{name: {"type": "object"} for name, _ in content.calls}}
+    return enc.finalise(chunks), tools, content
+
+
+def answer(**arguments: Any) -> str:
+    return json.dumps(arguments, sort_keys=True)
+
+
+def reported(calls: list[dict[str, Any]]) -> list[Call]:
+    return [(str(c["slot"]), c["name"], c["arguments"]) for c in calls if c["state"] == "validated"]
+
+
+@given(mixed_streams())
+def test_check_replay_the_buffer_and_the_loop_give_one_verdict_and_the_same_calls(
+    drawn: tuple[list[dict[str, Any]], dict[str, Any], Any],
+) -> None:
+    chunks, tools, content = drawn
+    formats = content.formats
+    checked = check_stream(chunks, tools, text_formats=formats)
+    replayed = replay(chunks, tools, text_formats=formats)
+    buffer = LLMStreamBuffer(tool_schemas=tools, text_formats=formats or "auto")
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    driver = Driver([Tool(n, s, answer) for n, s in tools.items()], text_formats=formats)
+    turn = run_turn(chunks, driver, driver.new_stream_buffer())
+
+    event(f"verdict {turn.status}")
+    event(f"text calls: {bool(buffer.text_calls)}, native calls: {bool(buffer.slots)}")
+    assert checked["status"] == replayed["status"] == buffer.verdict == turn.status
+    expected = reported(checked["calls"])
+    assert reported(replayed["calls"]) == expected
+    assert [(str(c.slot), c.name, c.arguments) for c in buffer.calls] == expected
+    ran = [(str(r.call.slot), r.call.name, r.call.arguments) for r in turn.results if not r.refused]
+    assert ran == expected
+    if turn.status == "pass":
+        assert expected  # a passing turn runs something
+    else:
+        assert expected == [] or turn.status == "not_applicable"
+    assert replayed["display"] == turn.text
