@@ -232,3 +232,23 @@ def test_the_bare_buffer_reads_the_same_verdict_as_the_loop() -> None:
     assert buffer.verdict == "pass"
     assert [(c.name, c.arguments) for c in buffer.calls] == [("get_weather", {"city": "Paris"})]
     assert buffer.text() == "Ok. "
+
+
+def test_a_deepseek_v3_call_cut_one_character_per_delta_is_a_call_at_every_split() -> None:
+    """Found by the one-verdict property: the early name read ``function`` (or ``g``)."""
+    from callgate.strategies.text.markup_payloads import (
+        CALL_BEGIN,
+        CALL_END,
+        CALLS_BEGIN,
+        CALLS_END,
+        SEP,
+    )
+
+    text = (
+        f'{CALLS_BEGIN}{CALL_BEGIN}function{SEP}get_weather\n```json\n{{"city": "Paris"}}\n```'
+        f"{CALL_END}{CALLS_END}"
+    )
+    for size in (1, 2, len(text)):
+        chunks = openai_chunks([], [], text=cut(text, size))
+        replayed = replay(chunks, {"get_weather": WEATHER}, text_formats=("deepseek",))
+        assert (replayed["status"], replayed["display"]) == ("pass", ""), size

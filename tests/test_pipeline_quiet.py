@@ -60,7 +60,8 @@ def test_a_quiet_step_leaves_the_display_state_of_the_full_step(pair: Any) -> No
     content, deltas = pair
     chunks = openai_chunks([], [], text=deltas)
     formats = content.formats or None
-    made = [Driver([Tool(n, {"type": "object"})], text_formats=formats) for n in ("get_weather",)]
-    assert states(made[0], chunks, quiet=True) == states(
-        Driver([Tool("get_weather", {"type": "object"})], text_formats=formats), chunks, quiet=False
-    )
+
+    def made() -> Driver:
+        return Driver([Tool("get_weather", {"type": "object"})], text_formats=formats)
+
+    assert states(made(), chunks, quiet=True) == states(made(), chunks, quiet=False)
