@@ -36,7 +36,12 @@ from callgate.gate.turn import BaseSlot, Slot, TextRef, TextSlot, TurnGate
 from callgate.ledger import Ledger
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, Shape
-from callgate.strategies.text.defaults import cut_short, default_text_formats, model_name
+from callgate.strategies.text.defaults import (
+    cut_off,
+    cut_short,
+    default_text_formats,
+    model_name,
+)
 from callgate.strategies.text.formats import END_FORMATS
 from callgate.strategies.text.think import ThinkFilter
 from callgate.textqueue import TextQueue
@@ -495,6 +500,12 @@ class LLMStreamBuffer:
             gate.finish()
         self.text_queue.end(cut=gate is None or cut_short(gate.done_seen, gate.done_reason))
         if gate is not None:
+            if gate.text_slots and cut_off(gate.done_seen, gate.done_reason):
+                gate.refuse(
+                    "wrong_terminal_reason",
+                    f"the turn ended with reason {gate.done_reason!r}: the output was cut, "
+                    "so the calls written in its text are not run",
+                )
             gate.text_settled()
         self._ended = True
         self._steady = None

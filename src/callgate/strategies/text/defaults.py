@@ -61,10 +61,50 @@ also ``model_context_window_exceeded``), Gemini and Cohere ``MAX_TOKENS``. The R
 API's ``response.incomplete`` (reason ``incomplete: …``) is a cut whatever its reason."""
 
 
-def cut_short(done: bool, reason: str | None) -> bool:
+FILTER_REASONS = frozenset(
+    {
+        "content_filter",
+        "refusal",
+        "guardrail_intervened",
+        "content_filtered",
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+    }
+)
+"""Turn-level finish reasons that say a filter stopped the output, as each wire spells it:
+OpenAI ``content_filter``, Anthropic ``refusal``, Bedrock ``guardrail_intervened`` and
+``content_filtered``, Gemini's safety reasons."""
+
+
+def _cut_reason(reason: object, reasons: frozenset[str]) -> bool:
+    """Whether ``reason`` is one of ``reasons`` or a Responses ``incomplete`` one.
+
+    A reason that is not text (a malformed chunk's) counts as a cut: that turn did not end
+    normally.
+    """
+    if reason is None:
+        return False
+    if not isinstance(reason, str):
+        return True
+    return reason in reasons or reason.startswith("incomplete")
+
+
+def cut_off(done: bool, reason: object) -> bool:
+    """Whether a turn that ended with ``reason`` was cut by a length limit or a filter.
+
+    A text call whose block closed before such an end is not run: its turn did not end
+    normally, as a native call's would not have (``wrong_terminal_reason``).
+    """
+    return done and _cut_reason(reason, LENGTH_REASONS | FILTER_REASONS)
+
+
+def cut_short(done: bool, reason: object) -> bool:
     """Whether a stream ended short of its normal end: no terminal event, or a length cut.
 
     A text block still open then is shown (its close may have been cut off); after a
     normal end a complete one is a call (servers use the close as a stop sequence).
     """
-    return not done or reason in LENGTH_REASONS or (reason or "").startswith("incomplete")
+    return not done or _cut_reason(reason, LENGTH_REASONS)
