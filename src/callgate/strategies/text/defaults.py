@@ -61,10 +61,14 @@ also ``model_context_window_exceeded``), Gemini and Cohere ``MAX_TOKENS``. The R
 API's ``response.incomplete`` (reason ``incomplete: …``) is a cut whatever its reason."""
 
 
-def cut_short(done: bool, reason: str | None) -> bool:
+def cut_short(done: bool, reason: object) -> bool:
     """Whether a stream ended short of its normal end: no terminal event, or a length cut.
 
     A text block still open then is shown (its close may have been cut off); after a
-    normal end a complete one is a call (servers use the close as a stop sequence).
+    normal end a complete one is a call (servers use the close as a stop sequence). A
+    reason that is neither a string nor absent is the wire's own fault: it counts as a
+    cut, so nothing unclosed runs on it.
     """
-    return not done or reason in LENGTH_REASONS or (reason or "").startswith("incomplete")
+    if not done or (reason is not None and not isinstance(reason, str)):
+        return True
+    return reason in LENGTH_REASONS or (reason or "").startswith("incomplete")
