@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from callgate import Driver, Tool
+from callgate.strategies.text.defaults import cut_short
 from callgate.strategies.text.markup_payloads import CALL_BEGIN, CALL_END, CALLS_BEGIN, SEP
 from callgate.testing.builders import WireText, anthropic_events, openai_chunks, split
 from callgate.testing.wires import Chunk
@@ -174,3 +175,28 @@ def test_held_bare_json_naming_a_tool_nobody_owns_is_shown_once_its_name_is_know
     assert shown[-1] == ""
     assert runs == []
     assert statuses[-1] is None
+
+
+@pytest.mark.parametrize(
+    ("done", "reason", "cut"),
+    [
+        (True, "stop", False),
+        (True, "end_turn", False),
+        (True, None, False),
+        (True, "STOP", False),
+        (True, "length", True),
+        (True, "max_tokens", True),
+        (True, "MAX_TOKENS", True),
+        (True, "model_context_window_exceeded", True),
+        (True, "incomplete: max_output_tokens", True),
+        (True, "incomplete", True),
+        (True, ["length"], True),
+        (True, True, True),
+        (False, "stop", True),
+        (False, None, True),
+    ],
+)
+def test_cut_short_names_every_wire_length_reason_and_a_reason_of_the_wrong_type(
+    done: bool, reason: object, cut: bool
+) -> None:
+    assert cut_short(done, reason) is cut

@@ -105,6 +105,8 @@ def cut_short(done: bool, reason: object) -> bool:
     """Whether a stream ended short of its normal end: no terminal event, or a length cut.
 
     A text block still open then is shown (its close may have been cut off); after a
-    normal end a complete one is a call (servers use the close as a stop sequence).
+    normal end a complete one is a call (servers use the close as a stop sequence). A
+    reason that is neither a string nor absent is the wire's own fault: it counts as a
+    cut, so nothing unclosed runs on it.
     """
     return not done or _cut_reason(reason, LENGTH_REASONS)
