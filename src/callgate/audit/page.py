@@ -21,6 +21,7 @@ from callgate.audit.describe import chunk_kind
 from callgate.audit.trace import TraceStep
 from callgate.fsm import MACHINES
 from callgate.fsm.detector import DETECTOR
+from callgate.fsm.slot import SLOT
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1d1d1f; }
@@ -489,13 +490,17 @@ def _cut(text: str, most: int) -> str:
     return f"{text[:most]}… ({len(text) - most:,} more characters not shown)"
 
 
+_BLOCKED = SLOT.tagged("blocks")
+"""The call states that mean it must not run (the slot table's, asked, not spelled)."""
+
+
 def _errors(findings: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [f for f in findings if f["severity"] == "error"]
 
 
 def _why(call: Mapping[str, Any], findings: Sequence[Mapping[str, Any]]) -> str:
     """Why a native call is blocked: its own findings, or the turn's that blocked it too."""
-    if call["state"] != "blocked":
+    if call["state"] not in _BLOCKED:
         return ""
     own = [f for f in _errors(findings) if f["slot"] == call["slot"]]
     if own:
@@ -531,7 +536,7 @@ def _text_why(
     """Why a text call is blocked: its own check, or the turn's findings."""
     if call["finding"] is not None:
         return f"<strong>{escape(call['finding']['code'])}</strong>"
-    if _text_state_name(call, states) != "blocked":
+    if _text_state_name(call, states) not in _BLOCKED:
         return ""
     return _with_its_turn(_errors(findings))
 
