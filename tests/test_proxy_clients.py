@@ -21,8 +21,7 @@ import pytest
 from langchain_core.messages import AIMessageChunk
 from langchain_openai import ChatOpenAI
 
-from callgate.proxy.demo import whole_response
-from callgate.proxy.upstream import Script, whole_body
+from callgate.proxy.upstream import Script, whole_body, whole_response
 from proxy_cases import QWEN, WEATHER, Harness, StreamCase, by_char, capture_cases, text_turn
 
 NODE_CLIENT = Path(__file__).resolve().parent / "node_openai"

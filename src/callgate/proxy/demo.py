@@ -15,9 +15,9 @@ import shlex
 from importlib.resources import files
 from typing import Any
 
-from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from callgate.proxy.upstream import ReplayUpstream, Script, sse_body, whole_body, whole_response
 
-__all__ = ["DEMO_MODELS", "demo_request", "demo_upstream", "instructions", "whole_response"]
+__all__ = ["DEMO_MODELS", "demo_request", "demo_upstream", "instructions"]
 
 
 def _scenario(name: str) -> dict[str, Any]:
@@ -80,41 +80,10 @@ def demo_upstream() -> ReplayUpstream:
         chunks, _ = streams.get(model if isinstance(model, str) else "", streams["qwen3-coder"])
         chunks = [{**c, "model": model} if isinstance(model, str) else c for c in chunks]
         if body.get("stream") is not True:
-            return Script(_whole(chunks), content_type="application/json")
+            return Script(whole_body(whole_response(chunks)), content_type="application/json")
         return Script(sse_body(chunks))
 
     return ReplayUpstream(pick, models=list(DEMO_MODELS))
-
-
-def _whole(chunks: list[dict[str, Any]]) -> bytes:
-    return json.dumps(whole_response(chunks)).encode("utf-8")
-
-
-def whole_response(chunks: list[dict[str, Any]]) -> dict[str, Any]:
-    """The stream=false response of a stream's chunks (assembled by callgate's own buffer)."""
-    from callgate.buffer import LLMStreamBuffer
-
-    buffer = LLMStreamBuffer()
-    for chunk in chunks:
-        buffer.add(chunk)
-    buffer.end()
-    message = buffer.as_dict()
-    finish = next(
-        (
-            c["choices"][0]["finish_reason"]
-            for c in reversed(chunks)
-            if c.get("choices") and c["choices"][0].get("finish_reason")
-        ),
-        None,
-    )
-    response = {
-        "id": chunks[0].get("id", "chatcmpl-demo"),
-        "object": "chat.completion",
-        "created": chunks[0].get("created", 0),
-        "model": chunks[0].get("model", ""),
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-    }
-    return response
 
 
 def instructions(proxy: str, upstream: str) -> str:

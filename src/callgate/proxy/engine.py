@@ -45,6 +45,7 @@ from callgate.buffer import UnreadableChunk
 from callgate.driver.drivers import Driver
 from callgate.driver.loop import Turn, TurnStep, finish_turn
 from callgate.driver.tools import Tool
+from callgate.fsm.verdict import VERDICT
 from callgate.gate.findings import Finding, finding
 from callgate.proxy.sse import DONE, Event
 from callgate.proxy.sse import encode as sse_event
@@ -68,8 +69,15 @@ __all__ = [
 ]
 
 BlockedMode = Literal["notice", "repair", "pass"]
-BLOCKED_MODES: tuple[BlockedMode, ...] = ("notice", "repair", "pass")
+NOTICE: BlockedMode = "notice"
+REPAIR: BlockedMode = "repair"
+PASS: BlockedMode = "pass"
+"""The ``--on-blocked`` modes (``pass`` is a mode here, not the verdict of that name)."""
+BLOCKED_MODES: tuple[BlockedMode, ...] = (NOTICE, REPAIR, PASS)
 """What ``--on-blocked`` may say: end with a notice, re-ask the upstream, or forward annotated."""
+_RUNS = VERDICT.tagged("runs")
+_APPLICABLE = VERDICT.tagged("applicable")
+"""Verdicts under which every call ran, and verdicts of a turn that had a call."""
 
 PASSABLE = frozenset(
     {"schema_invalid", "identity_collision", "args_mismatch", "missing_id", "unknown_tool"}
@@ -123,15 +131,15 @@ def on_blocked(words: Sequence[str]) -> tuple[BlockedMode, int]:
     if not words:
         raise ValueError("--on-blocked needs a mode: notice, repair N or pass")
     mode, *rest = words
-    if mode in ("notice", "pass"):
+    if mode in (NOTICE, PASS):
         if rest:
             raise ValueError(f"--on-blocked {mode} takes no number")
-        return ("notice" if mode == "notice" else "pass"), 1
-    if mode != "repair":
+        return (NOTICE if mode == NOTICE else PASS), 1
+    if mode != REPAIR:
         raise ValueError(f"--on-blocked must be notice, repair N or pass, not {mode!r}")
     if len(rest) > 1 or (rest and not rest[0].isdigit()) or (rest and int(rest[0]) < 1):
         raise ValueError("--on-blocked repair takes one whole number >= 1 (repair 2)")
-    return "repair", int(rest[0]) if rest else 1
+    return REPAIR, int(rest[0]) if rest else 1
 
 
 def fresh_id(prefix: str = "call_") -> str:
@@ -522,7 +530,8 @@ class GatedCore:
                 "its calls were not sent",
             )
             self.extra_findings.append(cut)
-        late = self.turn is not None and self.turn.status == "fail" and accepted
+        verdict = self.turn.status if self.turn is not None else None
+        late = verdict in _APPLICABLE and verdict not in _RUNS and accepted
         if late and not self.extra_findings:  # an error after the turn's end (an error frame)
             errors = [f for f in self.findings if f.severity == "error"]
             self.extra_findings.append(
@@ -539,10 +548,10 @@ class GatedCore:
         if not codes <= PASSABLE:
             return
         mode = self.options.on_blocked
-        if mode == "pass" and "unknown_tool" not in codes:
+        if mode == PASS and "unknown_tool" not in codes:
             self.calls += [self._blocked_call(r) for r in self.withheld]
             self.passed = True
-        elif mode == "repair" and self.attempt < self.options.repairs and self.turn is not None:
+        elif mode == REPAIR and self.attempt < self.options.repairs and self.turn is not None:
             messages = self.request.get("messages")
             history = list(messages) if isinstance(messages, list) else []
             self.repair = {**self.request, "messages": [*history, *self.turn.history]}

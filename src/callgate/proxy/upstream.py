@@ -24,7 +24,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-__all__ = ["ReplayUpstream", "Script", "sse_body", "whole_body"]
+__all__ = ["FlakyModel", "ReplayUpstream", "Script", "sse_body", "whole_body", "whole_response"]
 
 
 def sse_body(chunks: Sequence[object], *, done: bool = True, named: bool = False) -> bytes:
@@ -38,6 +38,33 @@ def sse_body(chunks: Sequence[object], *, done: bool = True, named: bool = False
 def whole_body(response: Mapping[str, Any]) -> bytes:
     """A stream=false response body."""
     return json.dumps(response).encode("utf-8")
+
+
+def whole_response(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The stream=false response of a stream's chunks (assembled by callgate's own buffer)."""
+    from callgate.buffer import LLMStreamBuffer
+
+    buffer = LLMStreamBuffer()
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    message = buffer.as_dict()
+    finish = next(
+        (
+            c["choices"][0]["finish_reason"]
+            for c in reversed(chunks)
+            if c.get("choices") and c["choices"][0].get("finish_reason")
+        ),
+        None,
+    )
+    response = {
+        "id": chunks[0].get("id", "chatcmpl-demo"),
+        "object": "chat.completion",
+        "created": chunks[0].get("created", 0),
+        "model": chunks[0].get("model", ""),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    }
+    return response
 
 
 @frozen
@@ -199,7 +226,5 @@ class FlakyModel:
             )
             chunks = openai_chunks([call], [0, 0], text=["Let me check."])
         if body.get("stream") is not True:
-            from callgate.proxy.demo import whole_response
-
             return Script(whole_body(whole_response(chunks)), content_type="application/json")
         return Script(sse_body(chunks))
