@@ -62,10 +62,14 @@ class Upstream:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def serve(self, *turns: list[Chunk]) -> None:
-        """Answer the next requests with ``turns``, in order (the old script is dropped)."""
+    def serve(self, *turns: list[Chunk], always: list[Chunk] | None = None) -> None:
+        """Answer the next requests with ``turns``, in order, then with ``always``.
+
+        The old script and the requests seen are dropped.
+        """
         with self._lock:
             self.script = list(turns)
+            self.always = always
             self.requests.clear()
 
     def _next(self, body: dict[str, Any]) -> list[Chunk] | None:
