@@ -71,7 +71,11 @@ def test_a_recording_is_a_valid_run_of_every_machine_and_changes_nothing(name: s
         lookup = {(t.source, t.event): t for t in table.transitions}
         for step in path:
             transition = lookup[step.source, step.event]
-            assert (transition.target, transition.output) == (step.target, step.output)
+            assert transition.target == step.target, (instance, step)
+            if transition.output == "check_finding":  # the trace names the finding it made
+                assert step.output in {f["code"] for f in result["findings"]}, (instance, step)
+            else:
+                assert transition.output == step.output, (instance, step)
     final = {inst: path[-1].target for (_, inst), path in paths.items()}
     for call in result["calls"]:
         if call["source"] != "native":
