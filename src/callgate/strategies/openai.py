@@ -152,7 +152,7 @@ class OpenAIStrategy(ExtractionStrategy):
         fragment, with no ``finish_reason``; any other chunk (or a field of another type)
         goes to :meth:`accumulate`, which reads and reports it.
         """
-        fragment, accumulate = acc.gate.fragment, self.accumulate
+        fragment, text_kept, accumulate = acc.gate.fragment, acc.gate.text, self.accumulate
 
         def read(chunk: Shape) -> str | None:
             index = text = None
@@ -169,6 +169,8 @@ class OpenAIStrategy(ExtractionStrategy):
                     ):
                         content = delta.get(_DISPLAY)
                         if type(content) is str and acc.blocks is None:
+                            if not text_kept(content):
+                                return ""
                             acc.content.append(content)
                             return content
                         entries = delta.get("tool_calls")
