@@ -7,11 +7,11 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callgate.proxy.sse import DONE_EVENT, Event, SSEReader, encode
+from callgate.proxy.sse import DONE_EVENT, SSEEvent, SSEReader, encode
 from callgate.testing.cuts import byte_splits
 
 
-def read(pieces: list[bytes]) -> list[Event]:
+def read(pieces: list[bytes]) -> list[SSEEvent]:
     reader = SSEReader()
     events = [e for p in pieces for e in reader.feed(p)]
     return events + list(reader.close())
@@ -25,10 +25,10 @@ STREAM = (
     b"id: 7\nretry: 100\ndata: [DONE]\n\n"
 )
 WANT = [
-    Event("message", '{"a": 1}'),
-    Event("message_start", '{"b":\n2}'),
-    Event("message", '{"c": "é€"}'),
-    Event("message", "[DONE]"),
+    SSEEvent("message", '{"a": 1}'),
+    SSEEvent("message_start", '{"b":\n2}'),
+    SSEEvent("message", '{"c": "é€"}'),
+    SSEEvent("message", "[DONE]"),
 ]
 
 
@@ -44,11 +44,11 @@ def test_any_split_of_the_bytes_reads_the_same_events(pieces: list[bytes]) -> No
 def test_bad_utf8_is_an_unreadable_event_and_the_stream_goes_on() -> None:
     events = read([b'data: {"a": "\xff"}\n\ndata: {}\n\n'])
     assert events[0].broken is not None and "UTF-8" in events[0].broken
-    assert events[1] == Event("message", "{}")
+    assert events[1] == SSEEvent("message", "{}")
 
 
 def test_an_event_cut_off_at_the_end_is_still_dispatched() -> None:
-    assert read([b'data: {"a": 1}']) == [Event("message", '{"a": 1}')]
+    assert read([b'data: {"a": 1}']) == [SSEEvent("message", '{"a": 1}')]
 
 
 @given(st.recursive(st.none() | st.booleans() | st.text(), lambda c: st.lists(c, max_size=3)))

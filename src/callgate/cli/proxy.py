@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from callgate.fsm.errors import CallgateError
+
 if TYPE_CHECKING:
     from callgate.proxy.engine import BlockedMode
 
 __all__ = ["add_proxy_parser", "parse_on_blocked", "proxy_config"]
 
 
-class ProxyUsageError(ValueError):
+class ProxyUsageError(CallgateError, ValueError):
     """A flag of ``callgate proxy`` that cannot be used; the message says why."""
 
 

@@ -147,6 +147,7 @@ def replay(
     for call in result["calls"]:
         call["released_at"] = released.get(call["slot"])
     own = {f["slot"]: f for f in reversed(result["findings"]) if f["slot"] is not None}
+    why = {c["slot"]: c["blocked_by"] for c in result["calls"] if "blocked_by" in c}
     text_calls = [
         {
             "slot": slot.key,
@@ -157,6 +158,7 @@ def replay(
             "completed_at": at,
             "released_at": released.get(slot.key),
             "finding": own.get(slot.key),
+            **({"blocked_by": why[slot.key]} if slot.key in why else {}),
         }
         for slot, at in zip(buffer.text_calls, completed, strict=True)
     ]

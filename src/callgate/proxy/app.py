@@ -35,7 +35,7 @@ from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError, on_blocked
 from callgate.proxy.messages import GatedMessages
 from callgate.proxy.metrics import Metrics
-from callgate.proxy.sse import DONE_EVENT, Event, SSEReader, encode
+from callgate.proxy.sse import DONE_EVENT, SSEEvent, SSEReader, encode
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -446,7 +446,7 @@ class _Exchange:
         for chunk in turn.finish():
             yield turn.encode(chunk)
 
-    def _event(self, turn: GatedCore, event: Event) -> bytes:
+    def _event(self, turn: GatedCore, event: SSEEvent) -> bytes:
         return b"".join(turn.encode(c) for c in turn.feed_event(event))
 
     # -- stream=false -----------------------------------------------------------------

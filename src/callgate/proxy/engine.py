@@ -45,9 +45,10 @@ from callgate.buffer import UnreadableChunk
 from callgate.driver.drivers import Driver
 from callgate.driver.loop import Turn, TurnStep, finish_turn
 from callgate.driver.tools import Tool
+from callgate.fsm.errors import CallgateError
 from callgate.fsm.verdict import VERDICT
 from callgate.gate.findings import Finding, finding
-from callgate.proxy.sse import DONE, Event
+from callgate.proxy.sse import DONE, SSEEvent
 from callgate.proxy.sse import encode as sse_event
 from callgate.strategies.base import ToolResult
 from callgate.strategies.text.defaults import default_text_formats
@@ -94,7 +95,7 @@ _DRIVERS_MAX = 256
 """Drivers (schemas compiled) cached per distinct tool set and formats; oldest dropped."""
 
 
-class RequestError(ValueError):
+class RequestError(CallgateError, ValueError):
     """A request the engine cannot gate (its ``tools`` unreadable, ``n`` above 1): a 400."""
 
 
@@ -429,7 +430,7 @@ class GatedCore:
         """The stream=false response made of gated ``chunks`` (the wire's own)."""
         raise NotImplementedError
 
-    def feed_event(self, event: Event) -> list[dict[str, Any]]:
+    def feed_event(self, event: SSEEvent) -> list[dict[str, Any]]:
         """One server-sent event of the upstream: ``[DONE]`` ends, data is a chunk."""
         if event.broken is not None:
             return self.feed_unreadable(event.broken)

@@ -20,7 +20,7 @@ _PER_TURN = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0
 _PER_CHUNK = (1e-6, 2.5e-6, 5e-6, 1e-5, 1.5e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3)
 
 
-class Played(Protocol):
+class PlayedTurn(Protocol):
     """What the metrics read of a finished turn (a gated turn of either wire)."""
 
     wire: str
@@ -77,7 +77,7 @@ class Metrics:
             registry=r,
         )
 
-    def turn(self, turn: Played, how: str) -> None:
+    def turn(self, turn: PlayedTurn, how: str) -> None:
         """Count a finished turn (``how`` it was served is not a label: it is in the audit)."""
         del how
         self.turns.labels(turn.wire, turn.status).inc()

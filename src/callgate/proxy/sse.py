@@ -19,7 +19,7 @@ DONE = "[DONE]"
 
 
 @frozen
-class Event:
+class SSEEvent:
     """One event: its name (``message`` unless told) and its data, or why it is unreadable."""
 
     name: str
@@ -29,7 +29,7 @@ class Event:
 
 
 class SSEReader:
-    """Turns the bytes of an event stream, in reads cut anywhere, into :class:`Event` s."""
+    """Turns the bytes of an event stream, in reads cut anywhere, into :class:`SSEEvent` s."""
 
     def __init__(self) -> None:
         self._pending = b""
@@ -39,7 +39,7 @@ class SSEReader:
         self._cr = False
         """The last read ended in a carriage return: a line feed opening the next read is its."""
 
-    def feed(self, data: bytes) -> Iterator[Event]:
+    def feed(self, data: bytes) -> Iterator[SSEEvent]:
         """The events completed by ``data``."""
         if not self._started:
             data = self._pending + data
@@ -76,7 +76,7 @@ class SSEReader:
             start = after
         self._pending = buffer[start:]
 
-    def close(self) -> Iterator[Event]:
+    def close(self) -> Iterator[SSEEvent]:
         """The end of the stream: an event still open without its empty line is dispatched."""
         if self._pending:
             event = self._line(self._pending)
@@ -86,7 +86,7 @@ class SSEReader:
         if self._data:
             yield self._dispatch()
 
-    def _line(self, line: bytes) -> Event | None:
+    def _line(self, line: bytes) -> SSEEvent | None:
         if not line:
             return self._dispatch() if self._data else None
         if line.startswith(b":"):
@@ -99,14 +99,14 @@ class SSEReader:
             self._name = value
         return None
 
-    def _dispatch(self) -> Event:
+    def _dispatch(self) -> SSEEvent:
         raw = b"\n".join(self._data)
         name = self._name
         self._data, self._name = [], b""
         try:
-            return Event(name.decode("utf-8") or "message", raw.decode("utf-8"))
+            return SSEEvent(name.decode("utf-8") or "message", raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            return Event(name.decode("utf-8", "replace") or "message", "", f"not UTF-8: {exc}")
+            return SSEEvent(name.decode("utf-8", "replace") or "message", "", f"not UTF-8: {exc}")
 
 
 def encode(chunk: Any, event: str | None = None) -> bytes:
