@@ -13,25 +13,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any, cast
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from callgate.buffer import LLMStreamBuffer
 from callgate.driver.drivers import Driver
+from callgate.driver.history import turn_history
 from callgate.driver.responses import DriverResponse, merge
-from callgate.driver.results import refusal
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.turn import TURN
 from callgate.fsm.verdict import VERDICT, Verdict, VerdictState
-from callgate.gate.findings import Finding, finding
-from callgate.gate.strictjson import parse_arguments
-from callgate.gate.turn import Slot
-from callgate.strategies.base import (
-    NO_NAME,
-    ExtractedCall,
-    HistoryCall,
-    ToolResult,
-    stand_in_id,
-)
+from callgate.gate.findings import Finding
+from callgate.strategies.base import ToolResult
 
 _VERDICT = Interpreter[VerdictState](VERDICT)
 _TURN_RUNS = TURN.tagged("runs")
@@ -235,82 +227,19 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     or refused it, else (no driver here owns it, or it never had a name) with an error
     result saying why. A call without a usable id carries a stand-in id in the history and
     in its answer; arguments that are not one JSON object go back as ``{}`` and the answer
-    quotes what was received.
+    quotes what was received (:func:`~callgate.driver.history.turn_history`).
     """
-    results = [r for step in steps for r in step.response.results]
-    history: list[dict[str, Any]] = []
-    strategy = buffer.strategy
-    if strategy is not None:
-        history += strategy.history(buffer.as_dict())
-    placed: list[HistoryCall] = []
-    if strategy is not None:
-        calls = _history_calls(buffer.slots, strategy.requires_id)
-        history, placed = strategy.answerable(history, calls)
-    if strategy is not None and placed:
-        results = _answer_every_call(buffer, results, placed)
-        history += strategy.result_messages(results)
-    else:
-        history += [m for step in steps for m in step.response.messages]
+    results, history = turn_history(
+        buffer,
+        [r for step in steps for r in step.response.results],
+        [m for step in steps for m in step.response.answers],
+    )
     text = "".join(step.text for step in steps)
     text_calls = [r.refused for r in results if not isinstance(r.call.slot, int)]
     recorder = buffer.recorder
     stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
     status = verdict(buffer.turn_state, text_calls, stepper)
     return Turn(text, tuple(results), tuple(history), status, tuple(buffer.findings))
-
-
-def _history_calls(slots: Sequence[Slot], requires_id: bool) -> list[HistoryCall]:
-    """Each slot's call as the history carries it (see :class:`HistoryCall`).
-
-    Where the wire requires ids, a call without a usable one gets a stand-in id.
-    """
-    calls: list[HistoryCall] = []
-    seen: set[str | None] = set()
-    for slot in slots:
-        call_id = slot.id or None
-        if requires_id and (call_id is None or call_id in seen):
-            call_id = stand_in_id(slot.key)
-        seen.add(call_id)
-        arguments = slot.arguments
-        if arguments is None:
-            arguments, _ = parse_arguments(slot.raw_arguments)
-        name = slot.name or NO_NAME
-        calls.append(HistoryCall(slot.key, call_id, name, arguments, slot.id or None))
-    return calls
-
-
-def _why(buffer: LLMStreamBuffer, call: HistoryCall, slot: Slot | None) -> Finding:
-    """Why no driver answered ``call``: nobody here owns its tool, or the root problem."""
-    if slot is not None and slot.name:
-        return finding("unknown_tool", f"{slot.name} is not available here", slot.key)
-    where = (slot.key if slot is not None else None, None)
-    errors = (f for f in buffer.findings if f.severity == "error" and f.slot in where)
-    if slot is None:
-        errors = (f for f in buffer.findings if f.severity == "error")
-    fallback = finding("unknown_tool", f"{call.name} is not available here")
-    return next(errors, None) or fallback
-
-
-def _answer_every_call(
-    buffer: LLMStreamBuffer, results: list[ToolResult], placed: Sequence[HistoryCall]
-) -> list[ToolResult]:
-    """One result per call of the message, in its order, with the ids the history carries."""
-    slots = {slot.key: slot for slot in buffer.slots}
-    by_slot = {r.call.slot: r for r in reversed(results) if r.call.slot in slots}
-    answered = []
-    for call in placed:
-        slot = slots.get(call.slot) if call.slot is not None else None
-        result = by_slot.get(call.slot) if call.slot is not None else None
-        if result is None:
-            unanswered = ExtractedCall(call.id, call.name, {}, call.slot)
-            result = refusal(unanswered, _why(buffer, call, slot))
-        if result.call.id != call.id:
-            result = evolve(result, call=evolve(result.call, id=call.id))
-        raw = slot.raw_arguments if slot is not None else ""
-        if call.arguments is None and raw and result.is_error:
-            result = evolve(result, content=f"{result.content} The arguments received were: {raw}")
-        answered.append(result)
-    return answered
 
 
 def run_turn(
