@@ -27,6 +27,7 @@ from callgate.strategies import (
     default_wire_strategies,
 )
 from callgate.strategies.base import Forming
+from callgate.strategies.text.strategy import TEXT_STRATEGIES
 from callgate.testing.builders import TextBlock, anthropic_events, openai_chunks, split
 from callgate.testing.wires import Chunk, WireCall
 from corpus.mcs_sdk import CASES, MCS, Case
@@ -216,3 +217,19 @@ def test_forming_is_on_every_wire_strategy_and_reads_its_own_replay() -> None:
     for chunk in openai_chunks(OPENAI_CALL[:1], [0, 0, 0], text=()):
         buffer.add(chunk)
     assert OpenAIStrategy().forming(buffer.as_dict()) == Forming(True, "send_mail")
+
+
+@pytest.mark.parametrize(
+    ("content", "forming"),
+    [
+        ("Sure <tool_call>", Forming(True, None)),
+        ('Sure <tool_call>{"name": "send_mail", "argu', Forming(True, "send_mail")),
+        (HERMES + " Done.", Forming(True, "send_mail")),
+        ("Just text, <tool_result> is no opener.", Forming(False, None)),
+    ],
+)
+def test_a_text_strategy_forms_mid_block_as_the_detector_reads_it(
+    content: str, forming: Forming
+) -> None:
+    strategy = TEXT_STRATEGIES["tool_call_tag"]()
+    assert strategy.forming({"role": "assistant", "content": content}) == forming
