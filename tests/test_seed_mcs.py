@@ -222,7 +222,7 @@ def test_forming_is_on_every_wire_strategy_and_reads_its_own_replay() -> None:
 @pytest.mark.parametrize(
     ("content", "forming"),
     [
-        ("Sure <tool_call>", Forming(True, None)),
+        ('Sure <tool_call>{"na', Forming(True, None)),
         ('Sure <tool_call>{"name": "send_mail", "argu', Forming(True, "send_mail")),
         (HERMES + " Done.", Forming(True, "send_mail")),
         ("Just text, <tool_result> is no opener.", Forming(False, None)),
