@@ -286,7 +286,8 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     or refused it, else (no driver here owns it, or it never had a name) with an error
     result saying why. A call without a usable id carries a stand-in id in the history and
     in its answer; arguments that are not one JSON object go back as ``{}`` and the answer
-    quotes what was received (:func:`~callgate.driver.history.turn_history`).
+    quotes what was received; a call read from the text that no driver answered gets an
+    error result too (:func:`~callgate.driver.history.turn_history`).
     """
     results, history = turn_history(
         buffer,
