@@ -112,9 +112,14 @@ def test_a_text_call_is_held_while_forming_hidden_and_run_once_at_the_turn_end()
     status = statuses(responses, 0)
     assert status[-1] == "call_executed"
     assert "call_pending" in status and "call_executed" not in status[:-1]
-    assert responses[-1][0].messages == (
+    assert responses[-1][0].answers == (
         {"role": "user", "content": '[result of get_weather] get_weather ok {"city": "Oslo"}'},
     )
+    assert responses[-1][0].messages == (
+        {"role": "assistant", "content": "Let me look. " + tag("get_weather", {"city": "Oslo"})
+         + " Back soon."},
+        *responses[-1][0].answers,
+    ), "the history it adds starts with the assistant message the answer follows"  # fmt: skip
 
 
 def test_a_text_call_naming_a_tool_nobody_owns_flows_as_text_unchanged() -> None:
@@ -193,9 +198,10 @@ def test_a_native_call_nobody_owns_blocks_the_turn_but_is_no_drivers_failure() -
     assert result.is_error and result.call.id == "call_1"
     assert "blocked with its turn: the call in slot 1 names an unknown tool" in result.content
     assert "unknown_tool" in result.content
-    assert final.messages == (
-        {"role": "tool", "tool_call_id": "call_1", "content": result.content},
-    )
+    assert final.answers == ({"role": "tool", "tool_call_id": "call_1", "content": result.content},)
+    assistant, *answers = final.messages
+    assert [c["id"] for c in assistant["tool_calls"]] == ["call_1", "call_2"]
+    assert [a["tool_call_id"] for a in answers] == ["call_1", "call_2"]
 
 
 # -- the native->text fall-through ----------------------------------------------------------
@@ -210,7 +216,7 @@ def test_fall_through_on_runs_a_call_leaked_into_anthropic_text() -> None:
     shown, responses = play(leak_events(LEAK), [driver], driver.new_stream_buffer())
     assert "".join(shown) == "Calling it now.  Done."
     assert counter.runs == [("get_weather", {"city": "Lima"})]
-    assert responses[-1][0].messages == (
+    assert responses[-1][0].answers == (
         {"role": "user", "content": '[result of get_weather] get_weather ok {"city": "Lima"}'},
     ), "a leaked call is answered in a text-style continuation"
 
@@ -486,10 +492,12 @@ def test_a_whole_message_with_a_malformed_call_gets_a_corrective_result_in_call_
     }
     response = driver.process_llm_response(message)
     assert response.status == "call_failed"
-    assert counter.runs == [("get_weather", {"city": "Oslo"})]
-    assert [(r.call.id, r.refused) for r in response.results] == [("c1", True), ("c2", False)]
+    assert counter.runs == [], "a turn runs all of its calls or none, as its stream does"
+    assert [(r.call.id, r.refused) for r in response.results] == [("c1", True), ("c2", True)]
     assert "malformed_json" in response.results[0].content
-    assert [m["tool_call_id"] for m in response.messages] == ["c1", "c2"]
+    assert "blocked with its turn: the call in slot 0 has arguments" in response.results[1].content
+    assert [m["tool_call_id"] for m in response.answers] == ["c1", "c2"]
+    assert [m.get("tool_call_id") for m in response.messages] == [None, "c1", "c2", "c3"]
 
 
 def test_a_whole_responses_message_with_unreadable_arguments_is_refused() -> None:
@@ -504,7 +512,7 @@ def test_a_whole_responses_message_with_unreadable_arguments_is_refused() -> Non
     response = driver.process_llm_response(message)
     [result] = response.results
     assert result.refused and "non_finite_number" in result.content
-    assert response.messages == (
+    assert response.answers == (
         {"type": "function_call_output", "call_id": "call_9", "output": result.content},
     )
 

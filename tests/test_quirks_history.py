@@ -182,3 +182,21 @@ def test_an_empty_gemini_text_part_is_left_out_and_whitespace_kept() -> None:
     assert [list(p) for p in empty.history[0]["parts"]] == [["functionCall"]]
     space = callgate.run_turn(gemini_turn(" "), chosen, chosen.new_stream_buffer())
     assert space.history[0]["parts"][0] == {"text": " "}
+
+
+def test_a_steps_messages_carry_the_same_stand_in_as_the_turns_history() -> None:
+    """A driver's step answers with the assistant message too: it avoids earlier ids alike."""
+    chosen = driver()
+    buffer = chosen.new_stream_buffer()
+    messages: list[Any] = [{"role": "user", "content": "weather?"}]
+    for city in ("Paris", "Rome"):
+        steps = list(
+            callgate.stream_turn(anthropic_turn(city, weather("toolu_1", city)), chosen, buffer)
+        )
+        [answered] = [s.response for s in steps if s.response.messages]
+        turn = callgate.finish_turn(buffer, steps)
+        assert list(answered.messages) == list(turn.history)
+        messages += answered.messages
+    validate_anthropic(messages)
+    assert messages[3]["content"][1]["id"] == "callgate_1"
+    assert messages[4]["content"][0]["tool_use_id"] == "callgate_1"

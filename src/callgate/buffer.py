@@ -175,18 +175,41 @@ def as_shape(chunk: object) -> Shape:
     if isinstance(chunk, Mapping):
         return chunk
     to_dict = getattr(chunk, "to_dict", None)
+    dump = getattr(chunk, "model_dump", None)
     if callable(to_dict):
         data = to_dict()
-    else:
-        dump = getattr(chunk, "model_dump", None)
-        if not callable(dump):
-            raise TypeError(
-                f"a chunk must be a mapping or an SDK model object, not {type(chunk).__name__}"
-            )
+    elif callable(dump):
         data = dump(mode="json", by_alias=True, exclude_unset=True)
+    elif hasattr(chunk, "__dict__") and not isinstance(chunk, type):
+        data = _attributes(chunk)
+    else:
+        raise TypeError(
+            f"a chunk must be a mapping or an SDK model object (or an object of attributes), "
+            f"not {type(chunk).__name__}"
+        )
     if not isinstance(data, Mapping):
         raise TypeError(f"{type(chunk).__name__} did not dump to a mapping")
     return data
+
+
+def _attributes(value: Any, depth: int = 0) -> Any:
+    """A plain attribute object as plain data: its public attributes, all the way down.
+
+    What ``SimpleNamespace`` chunks, and SDK classes without ``model_dump``, look like.
+    Deeper than the JSON nesting any wire allows, a value is kept as it is (the strategy
+    then refuses it as it refuses any odd field).
+    """
+    if depth > 256 or isinstance(value, (str, bytes, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _attributes(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_attributes(v, depth + 1) for v in value]
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return {
+            k: _attributes(v, depth + 1) for k, v in vars(value).items() if not k.startswith("_")
+        }
+    return value
 
 
 class LLMStreamBuffer:

@@ -129,15 +129,36 @@ def check_capture(
     return check_stream(stream, tools, profile or "auto", strict_finish=strict_finish)
 
 
+FIXTURE_KEYS = frozenset({"chunks", "events", "profile", "tool_schemas"})
+"""The envelope's keys: a JSON object with any of them is a fixture, never a chunk."""
+
+
 def _is_fixture(text: str) -> bool:
-    """Whether ``text`` is one JSON object with the stream under ``chunks`` or ``events``."""
-    if not text.lstrip().startswith("{"):
+    """Whether ``text`` is meant as a fixture: one JSON object with an envelope key.
+
+    A text that opens an object but is no JSON at all (a truncated or broken fixture)
+    counts as one too, so it is reported as an invalid fixture, unless its first line
+    is a JSON value of its own (JSON Lines: a capture, read line by line).
+    """
+    stripped = text.lstrip()
+    if not stripped.startswith("{"):
         return False
     try:
-        data = json.loads(text)
+        data = json.loads(stripped)
+    except RecursionError:
+        return False
+    except ValueError:
+        return not _json_line(stripped.split("\n", 1)[0])
+    return isinstance(data, dict) and not FIXTURE_KEYS.isdisjoint(data)
+
+
+def _json_line(line: str) -> bool:
+    """Whether ``line`` alone is a JSON value (the first line of a JSON Lines capture)."""
+    try:
+        json.loads(line)
     except (ValueError, RecursionError):
         return False
-    return isinstance(data, dict) and ("chunks" in data or "events" in data)
+    return True
 
 
 def check_stream(

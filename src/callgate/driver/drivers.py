@@ -29,9 +29,11 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar, cast
 
+from attrs import evolve
+
 from callgate.buffer import LLMStreamBuffer, Recording
-from callgate.chain import ExtractionChain
 from callgate.driver.decision import Decision
+from callgate.driver.history import turn_history
 from callgate.driver.responses import DriverResponse, Status, merge
 from callgate.driver.results import refusal
 from callgate.driver.tooldefs import tool_specs
@@ -41,7 +43,7 @@ from callgate.fsm.release import policy as release_policy
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
 from callgate.ledger import Ledger
-from callgate.strategies import default_wire_strategies
+from callgate.strategies import OpenAIStrategy, default_wire_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, ToolResult
 from callgate.strategies.text.defaults import default_text_formats, model_name
 from callgate.strategies.text.formats import DEFAULT_FORMATS
@@ -203,40 +205,110 @@ class BaseDriver(metaclass=DriverMeta):
     # -- whole messages ---------------------------------------------------------------
 
     def process_llm_response(self, response: str | Mapping[str, Any]) -> DriverResponse:
-        """The calls of one whole message that this driver owns, answered."""
-        return self._process_message(response, Ledger())
+        """The calls of one whole message that this driver owns, answered.
 
-    def _process_message(self, response: str | Mapping[str, Any], ledger: Ledger) -> DriverResponse:
+        The message is checked as its own stream: its wire replays it
+        (:meth:`~callgate.strategies.base.ExtractionStrategy.replay`) through a buffer of
+        this driver's, and each step is decided as a stream's is, so a whole message gets
+        the verdict, runs and answers its stream gets. A string, or a dict without a
+        native envelope, is plain text; this driver reads no native calls, so a native
+        message gets an empty response.
+        """
+        return self._process_message(response)
+
+    def message_wire(self, message: Mapping[str, Any]) -> ExtractionStrategy | None:
+        """The wire a whole message is replayed on: plain text only (None for a native one)."""
+        if any(wire.recognizes(message) for wire in default_wire_strategies()):
+            return None
+        return OpenAIStrategy()
+
+    def _process_message(self, response: str | Mapping[str, Any]) -> DriverResponse:
         message: Mapping[str, Any] = (
             {"role": "assistant", "content": response} if isinstance(response, str) else response
         )
-        chain = ExtractionChain(self.strategies())
-        strategy = chain.resolve(message)
-        if strategy is None and self.text_formats is None:
-            chosen = self.formats_for(message, None)
-            strategy = ExtractionChain([TEXT_STRATEGIES[n]() for n in chosen]).resolve(message)
-        if strategy is None:
+        wire = self.message_wire(message)
+        if wire is None:
             return DriverResponse()
-        calls = strategy.extract(message)
-        broken = strategy.unreadable(message)
-        shaper = strategy
-        backup = self.backup()
-        if backup is not None and self.text_formats is None:
-            backup = TextFormatsStrategy(self.formats_for(message, strategy.name))
-        if not calls and not broken and strategy.leaks_into_text and backup is not None:
-            calls = backup.extract({"content": strategy.content_text(message)})
-            shaper = backup
-        owned = [c for c in calls if self.owns(c.name)]
-        refused = [refusal(c, problem) for c, problem in broken if self.owns(c.name)]
-        if not owned and not refused:
+        buffer = self._buffer(wire)
+        steps = []
+        for chunk in wire.replay(message):
+            buffer.add(chunk)
+            steps.append(self._stream_step(buffer))
+        buffer.end()
+        steps.append(self._stream_step(buffer))
+        results = tuple(r for step in steps for r in step.results)
+        if not results:
             return DriverResponse()
-        answered = [self.answer(c, ledger) for c in owned]
-        results = tuple(sorted([*answered, *refused], key=lambda r: _position(r.call.slot)))
-        return DriverResponse(
-            "call_failed" if any(r.refused for r in results) else "call_executed",
-            results,
-            tuple(shaper.result_messages(results)),
+        failed = any(r.refused or r.is_error for r in results)
+        answers = tuple(m for step in steps for m in step.answers)
+        whole = DriverResponse("call_failed" if failed else "call_executed", results, answers)
+        return self._answered(buffer, whole)
+
+    def _buffer(
+        self,
+        strategy: ExtractionStrategy | None = None,
+        recorder: Recording | None = None,
+        ledger: Ledger | None = None,
+    ) -> LLMStreamBuffer:
+        """A buffer with this driver's chain, tools, policy, text formats and finish rules.
+
+        Without text formats it has no detector: content is shown as it comes; without a
+        backup text strategy, calls leaked into a native wire's text are text. With
+        ``strategy`` the buffer reads that wire (a whole message's replay). ``ledger``: the
+        conversation's (a fresh in-memory one when None).
+        """
+        chain = [*([strategy] if strategy is not None else []), *self.strategies()]
+        return LLMStreamBuffer(
+            chain,
+            tool_schemas=self.schemas,
+            limits=self.limits,
+            policy=self.policy,
+            strict_finish=self.strict_finish,
+            hide_think=self.hide_think,
+            text_formats="auto" if self.text_formats is None else self.text_formats or None,
+            strategy=strategy,
+            recorder=recorder,
+            ledger=ledger,
+            leaked_calls=self.backup() is not None,
         )
+
+    # -- one step of a stream ---------------------------------------------------------
+
+    def _stream_step(self, buffer: LLMStreamBuffer) -> DriverResponse:
+        """The driver's decision after one chunk (or the end), its calls run here."""
+        quiet = self._quiet(buffer)
+        if quiet is not None:
+            return quiet
+        step = Decision(self, buffer)
+        plan = step.plan()
+        ledger = buffer.ledger
+        response = step.finish(
+            plan, [(k, self.run(a, ledger) if isinstance(a, Job) else a) for k, a in plan]
+        )
+        return self._answered(buffer, response)
+
+    def _quiet(self, buffer: LLMStreamBuffer) -> DriverResponse | None:
+        """The repeated decision of a step that cannot differ from the last, or None."""
+        queue = buffer.text_queue
+        view = queue.views.get(id(self)) or queue.view(self)
+        if view.repeat is not None and view.stamp == buffer.stamp():
+            return _QUIET[view.again()]
+        return None
+
+    @staticmethod
+    def _answered(buffer: LLMStreamBuffer, response: DriverResponse) -> DriverResponse:
+        """A step that answered calls, with its history; ``call_failed`` if a tool raised.
+
+        :attr:`DriverResponse.messages` is the assistant message as the provider accepts it
+        back, then an answer for each of its calls (:func:`turn_history`).
+        """
+        if not response.results:
+            return response
+        status = response.status
+        if status == "call_executed" and any(r.is_error for r in response.results):
+            status = "call_failed"
+        _, messages = turn_history(buffer, response.results, response.answers)
+        return evolve(response, status=status, messages=tuple(messages))
 
 
 class SupportsNativeTools:
@@ -261,7 +333,7 @@ class SupportsStreaming:
     """Capability: hold/release over a stream through an :class:`LLMStreamBuffer`."""
 
     @property
-    def extraction_strategies(self) -> list[MessageReader]:
+    def extraction_strategies(self) -> Strategies:
         """The driver's chain: native strategies first, then its text strategies."""
         raise NotImplementedError
 
@@ -291,9 +363,20 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         return self._backup
 
     @property
-    def extraction_strategies(self) -> list[MessageReader]:
-        """The driver's chain: native strategies first, then its text strategies."""
-        return self.strategies()
+    def extraction_strategies(self) -> Strategies:
+        """The driver's chain: native strategies first, then its text strategies.
+
+        A list; calling it (``driver.extraction_strategies()``, as MCS does) gives the
+        same list.
+        """
+        return Strategies(self.strategies())
+
+    def message_wire(self, message: Mapping[str, Any]) -> ExtractionStrategy | None:
+        """The wire strategy of this driver that recognises ``message``, else plain text."""
+        for wire in self.native_strategies():
+            if wire.recognizes(message):
+                return wire
+        return OpenAIStrategy()
 
     def new_stream_buffer(
         self, *, recorder: Recording | None = None, ledger: Ledger | None = None
@@ -305,34 +388,18 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         leaked into a native wire's text are text. ``ledger``: the conversation's (a fresh
         in-memory one when None).
         """
-        return LLMStreamBuffer(
-            self.extraction_strategies,
-            tool_schemas=self.schemas,
-            limits=self.limits,
-            policy=self.policy,
-            strict_finish=self.strict_finish,
-            hide_think=self.hide_think,
-            text_formats="auto" if self.text_formats is None else self.text_formats or None,
-            recorder=recorder,
-            ledger=ledger,
-            leaked_calls=self.backup() is not None,
-        )
+        return self._buffer(recorder=recorder, ledger=ledger)
 
     def process_llm_response(
         self, response: str | Mapping[str, Any] | LLMStreamBuffer
     ) -> DriverResponse:
-        """One step of a stream (a buffer), or one whole message (a string or dict)."""
+        """One step of a stream (a buffer), or one whole message (a string or dict).
+
+        A whole message is replayed as its stream (see :meth:`BaseDriver.process_llm_response`).
+        """
         if isinstance(response, LLMStreamBuffer):
-            quiet = self._quiet(response)
-            if quiet is not None:
-                return quiet
-            step = Decision(self, response)
-            plan = step.plan()
-            ledger = response.ledger
-            return step.finish(
-                plan, [(k, self.run(a, ledger) if isinstance(a, Job) else a) for k, a in plan]
-            )
-        return self._process_message(response, Ledger())
+            return self._stream_step(response)
+        return self._process_message(response)
 
     async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
         """:meth:`process_llm_response` for the async loop: async tools are awaited."""
@@ -343,15 +410,10 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         plan = step.plan()
         jobs = [self.arun(a, buffer.ledger) for _, a in plan if isinstance(a, Job)]
         done = iter(await asyncio.gather(*jobs))
-        return step.finish(plan, [(k, next(done) if isinstance(a, Job) else a) for k, a in plan])
-
-    def _quiet(self, buffer: LLMStreamBuffer) -> DriverResponse | None:
-        """The repeated decision of a step that cannot differ from the last, or None."""
-        queue = buffer.text_queue
-        view = queue.views.get(id(self)) or queue.view(self)
-        if view.repeat is not None and view.stamp == buffer.stamp():
-            return _QUIET[view.again()]
-        return None
+        response = step.finish(
+            plan, [(k, next(done) if isinstance(a, Job) else a) for k, a in plan]
+        )
+        return self._answered(buffer, response)
 
 
 class Orchestrator(Driver):
@@ -391,20 +453,24 @@ class Orchestrator(Driver):
             return None
         return self._backup
 
-    def process_llm_response(
-        self, response: str | Mapping[str, Any] | LLMStreamBuffer
-    ) -> DriverResponse:
-        """Every driver's response to the same step, merged (see :func:`merge`)."""
-        responses = [d.process_llm_response(response) for d in self.drivers]
-        strategy = response.strategy if isinstance(response, LLMStreamBuffer) else None
-        return merge(responses, strategy)
+    def _stream_step(self, buffer: LLMStreamBuffer) -> DriverResponse:
+        """Every driver's response to the same step, merged (see :func:`merge`).
+
+        A whole message is replayed once, through the orchestrator's buffer (the union of
+        the tools), and every driver decides on it.
+        """
+        responses = [d.process_llm_response(buffer) for d in self.drivers]
+        return self._answered(buffer, merge(responses, buffer.strategy))
 
     async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
         """Every driver's async response to the same step, merged."""
         responses = [await d.aprocess_llm_response(buffer) for d in self.drivers]
-        return merge(responses, buffer.strategy)
+        return self._answered(buffer, merge(responses, buffer.strategy))
 
 
-def _position(slot: int | str | None) -> int:
-    """A call's position in its message, for answering in call order."""
-    return slot if isinstance(slot, int) else 0
+class Strategies(list[MessageReader]):
+    """A driver's chain as a list that may also be called (MCS names it as a method)."""
+
+    def __call__(self) -> Strategies:
+        """The same strategies: ``driver.extraction_strategies()`` as MCS calls it."""
+        return self

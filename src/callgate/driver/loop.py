@@ -21,26 +21,18 @@ from collections.abc import (
 )
 from typing import Any
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from callgate.buffer import LLMStreamBuffer, as_shape
 from callgate.driver.drivers import Driver
-from callgate.driver.history import carry, earlier, free_stand_in
-from callgate.driver.responses import TEXT_RESULTS, DriverResponse, merge
-from callgate.driver.results import refusal
+from callgate.driver.history import turn_history
+from callgate.driver.responses import DriverResponse, merge
 from callgate.fsm.errors import CallgateError
 from callgate.fsm.turn import TURN
 from callgate.fsm.verdict import Verdict, decide
-from callgate.gate.findings import Finding, finding
-from callgate.gate.strictjson import parse_arguments
-from callgate.gate.turn import Slot, TextSlot
+from callgate.gate.findings import Finding
 from callgate.ledger import Ledger
-from callgate.strategies.base import (
-    NO_NAME,
-    ExtractedCall,
-    HistoryCall,
-    ToolResult,
-)
+from callgate.strategies.base import ToolResult
 
 _TURN_RUNS = TURN.tagged("runs")
 _TURN_BLOCKS = TURN.tagged("blocks")
@@ -294,115 +286,19 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     or refused it, else (no driver here owns it, or it never had a name) with an error
     result saying why. A call without a usable id carries a stand-in id in the history and
     in its answer; arguments that are not one JSON object go back as ``{}`` and the answer
-    quotes what was received.
+    quotes what was received; a call read from the text that no driver answered gets an
+    error result too (:func:`~callgate.driver.history.turn_history`).
     """
-    results = [r for step in steps for r in step.response.results]
-    history: list[dict[str, Any]] = []
-    strategy = buffer.strategy
-    if strategy is not None:
-        history += strategy.history(buffer.as_dict())
-    placed: list[HistoryCall] = []
-    if strategy is not None:
-        carried = buffer.ledger.carried if strategy.unique_ids else None
-        calls = _history_calls(buffer.slots, strategy.requires_id, carried, buffer.ledger.turn)
-        history, placed = strategy.answerable(history, calls)
-        if carried is not None:
-            carry(carried, placed, buffer.ledger.turn)
-    unanswered = _answer_text_calls(buffer, results)
-    if strategy is not None and placed:
-        native = _answer_every_call(buffer, results, placed)
-        text = [r for r in results if not isinstance(r.call.slot, int)] + unanswered
-        results = native + text
-        history += strategy.result_messages(native)
-        history += TEXT_RESULTS.result_messages(text) if text else []
-    else:
-        history += [m for step in steps for m in step.response.messages]
-        history += TEXT_RESULTS.result_messages(unanswered) if unanswered else []
-        results += unanswered
+    results, history = turn_history(
+        buffer,
+        [r for step in steps for r in step.response.results],
+        [m for step in steps for m in step.response.answers],
+    )
     text_shown = "".join(step.text for step in steps)
     recorder = buffer.recorder
     stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
     status = buffer.verdict_of(stepper)
     return Turn(text_shown, tuple(results), tuple(history), status, tuple(buffer.findings))
-
-
-def _answer_text_calls(buffer: LLMStreamBuffer, results: Sequence[ToolResult]) -> list[ToolResult]:
-    """An answer for each call of the text that no driver answered (nobody here owns it)."""
-    answered = {r.call.slot for r in results}
-    return [
-        refusal(
-            ExtractedCall(slot.id, slot.name or NO_NAME, {}, slot.key),
-            _why_text(buffer, slot),
-        )
-        for slot in buffer.text_calls
-        if slot.key not in answered
-    ]
-
-
-def _why_text(buffer: LLMStreamBuffer, slot: TextSlot) -> Finding:
-    """Why no driver answered a call of the text: set aside, or nobody here owns its tool."""
-    own = next((f for f in buffer.findings if f.slot == slot.key), None)
-    if own is not None and own.code == "text_call_set_aside":
-        return own
-    return finding("unknown_tool", f"{slot.name} is not available here", slot.key)
-
-
-def _history_calls(
-    slots: Sequence[Slot], requires_id: bool, carried: Mapping[str, int] | None, turn: int
-) -> list[HistoryCall]:
-    """Each slot's call as the history carries it (see :class:`HistoryCall`).
-
-    Where the wire requires ids, a call without a usable one gets a stand-in id; so does,
-    where ids must be unique in the conversation (``carried``), one an earlier turn carried.
-    """
-    calls: list[HistoryCall] = []
-    seen: set[str | None] = set()
-    taken = earlier(carried, turn)
-    for slot in slots:
-        call_id = slot.id or None
-        if requires_id and (call_id is None or call_id in seen or call_id in taken):
-            call_id = free_stand_in(slot.key, taken | seen)
-        seen.add(call_id)
-        arguments = slot.arguments
-        if arguments is None:
-            arguments, _ = parse_arguments(slot.raw_arguments)
-        name = slot.name or NO_NAME
-        calls.append(HistoryCall(slot.key, call_id, name, arguments, slot.id or None))
-    return calls
-
-
-def _why(buffer: LLMStreamBuffer, call: HistoryCall, slot: Slot | None) -> Finding:
-    """Why no driver answered ``call``: nobody here owns its tool, or the root problem."""
-    if slot is not None and slot.name:
-        return finding("unknown_tool", f"{slot.name} is not available here", slot.key)
-    where = (slot.key if slot is not None else None, None)
-    errors = (f for f in buffer.findings if f.severity == "error" and f.slot in where)
-    if slot is None:
-        errors = (f for f in buffer.findings if f.severity == "error")
-    fallback = finding("unknown_tool", f"{call.name} is not available here")
-    return next(errors, None) or fallback
-
-
-def _answer_every_call(
-    buffer: LLMStreamBuffer, results: list[ToolResult], placed: Sequence[HistoryCall]
-) -> list[ToolResult]:
-    """One result per call of the message, in its order, with the ids the history carries."""
-    slots = {slot.key: slot for slot in buffer.slots}
-    by_slot = {r.call.slot: r for r in reversed(results) if r.call.slot in slots}
-    answered = []
-    for call in placed:
-        slot = slots.get(call.slot) if call.slot is not None else None
-        result = by_slot.get(call.slot) if call.slot is not None else None
-        if result is None:
-            unanswered = ExtractedCall(call.id, call.name, {}, call.slot)
-            result = refusal(unanswered, _why(buffer, call, slot))
-        if result.call.id != call.id:
-            result = evolve(result, call=evolve(result.call, id=call.id))
-        raw = slot.raw_arguments if slot is not None else ""
-        if call.arguments is None and raw and result.is_error:
-            result = evolve(result, content=f"{result.content} The arguments received were: {raw}")
-        answered.append(result)
-    return answered
 
 
 def run_turn(

@@ -19,19 +19,44 @@ TEXT_RESULTS = TextFormatsStrategy()
 
 @frozen
 class DriverResponse:
-    """What one driver decided for one step of a stream (or one whole message)."""
+    """What one driver decided for one step of a stream (or one whole message).
+
+    The client loop MCS documents reads it as it is: ``call_pending`` (hold on, keep
+    feeding chunks), ``call_executed`` / ``call_failed`` (extend the history with
+    :attr:`messages` and ask the model again), neither (nothing to do).
+    """
 
     status: Status | None = None
+    """``call_pending``, ``call_executed``, ``call_failed``, or None (no call)."""
     results: tuple[ToolResult, ...] = ()
     """The calls answered in this step, each with its result, in call order."""
-    messages: tuple[dict[str, Any], ...] = ()
-    """The results shaped as the provider expects them in the next request."""
+    answers: tuple[dict[str, Any], ...] = ()
+    """The results alone, shaped as the provider expects them in the next request."""
     findings: tuple[Finding, ...] = ()
+    messages: tuple[dict[str, Any], ...] = ()
+    """What the next request's history gets from this step: the assistant message as the
+    provider accepts it back, then an answer for each of its calls; empty when the step
+    answered nothing (see :func:`~callgate.driver.history.turn_history`)."""
 
     @property
     def calls(self) -> tuple[ExtractedCall, ...]:
         """The calls answered in this step."""
         return tuple(r.call for r in self.results)
+
+    @property
+    def call_pending(self) -> bool:
+        """A call is forming or waiting for its turn's end: the display is held."""
+        return self.status == "call_pending"
+
+    @property
+    def call_executed(self) -> bool:
+        """The step ran the driver's calls and each returned."""
+        return self.status == "call_executed"
+
+    @property
+    def call_failed(self) -> bool:
+        """A call of this step was refused (its answer says why) or its tool raised."""
+        return self.status == "call_failed"
 
 
 def merge(
@@ -39,28 +64,37 @@ def merge(
 ) -> DriverResponse:
     """Several drivers' responses to one step as one: the strongest status, all results.
 
+    The merged response keeps :attr:`~DriverResponse.messages` when one driver answered;
+    for several, whoever holds the buffer builds them over the merged results
+    (:func:`~callgate.driver.history.turn_history`), as an orchestrator does.
     With the stream's wire ``strategy`` the results are put in call order, one per call
     (drivers that own the same tool share the ledger, so they answer a call alike), and
     shaped together: native ones as that provider's results (one Anthropic or Bedrock user
     message for all, not one per driver), text ones as one text-style continuation.
     Without it each driver's messages are kept as they were, one after the other.
     """
-    rank = {None: 0, "call_pending": 1, "call_executed": 2, "call_failed": 3}
-    status = max((r.status for r in responses), key=rank.__getitem__, default=None)
+    status = max((r.status for r in responses), key=RANK.__getitem__, default=None)
     results = [x for r in responses for x in r.results]
-    messages = [x for r in responses for x in r.messages]
-    if strategy is not None and len([r for r in responses if r.results]) > 1:
+    answers = [x for r in responses for x in r.answers]
+    answering = [r for r in responses if r.results]
+    messages = answering[0].messages if len(answering) == 1 else ()
+    if strategy is not None and len(answering) > 1:
         results = list({r.call.slot: r for r in reversed(results)}.values())
         results.sort(key=lambda r: call_order(r.call.slot))
         native = [r for r in results if isinstance(r.call.slot, int)]
         text = [r for r in results if not isinstance(r.call.slot, int)]
-        messages = shaped(strategy, native, TEXT_RESULTS, text)
+        answers = shaped(strategy, native, TEXT_RESULTS, text)
     return DriverResponse(
         status,
         tuple(results),
-        tuple(messages),
+        tuple(answers),
         tuple(x for r in responses for x in r.findings),
+        messages,
     )
+
+
+RANK: dict[Status | None, int] = {None: 0, "call_pending": 1, "call_executed": 2, "call_failed": 3}
+"""Statuses from weakest to strongest: several drivers' (or steps') status is the strongest."""
 
 
 def shaped(

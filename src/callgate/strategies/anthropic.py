@@ -29,10 +29,14 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
+    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    arguments_text,
+    entry_forming,
     has_text,
+    received_input,
     repaired_blocks,
 )
 
@@ -293,6 +297,39 @@ class AnthropicStrategy(ExtractionStrategy):
             and block.get("name")
         ]
 
+    def forming(self, message: Shape) -> Forming:
+        """A call is coming once a ``tool_use`` block started; the last one names it."""
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else ()
+        tools = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+        return entry_forming(tools, lambda block: block.get("name"))
+
+    def replay(self, message: Shape) -> list[dict[str, Any]]:
+        """The events of a message: its start, each block started, filled and stopped, its end.
+
+        A ``tool_use`` block starts with an empty input and its input follows as one
+        ``input_json_delta``: an object written as JSON, a string as the text it is (what
+        :meth:`message` keeps of a call it refused), null as nothing. The stop reason is
+        the message's own, else ``tool_use`` when it has a call.
+        """
+        envelope = {k: v for k, v in message.items() if k not in ("content", "stop_reason")}
+        envelope.setdefault("type", "message")
+        envelope.setdefault("role", "assistant")
+        events: list[dict[str, Any]] = [
+            {"type": "message_start", "message": {**envelope, "content": []}}
+        ]
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        for index, block in enumerate(blocks):
+            events += _block_events(index, block)
+        reason = message.get("stop_reason")
+        if reason is None:
+            calls = any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+            reason = "tool_use" if calls else "end_turn"
+        events.append({"type": "message_delta", "delta": {"stop_reason": reason}})
+        events.append({"type": "message_stop"})
+        return events
+
     def content_text(self, message: Shape) -> str:
         """The text of every text block, joined."""
         return "".join(
@@ -334,6 +371,31 @@ class AnthropicStrategy(ExtractionStrategy):
             for r in results
         ]
         return [{"role": "user", "content": blocks}]
+
+
+def _block_events(index: int, block: Any) -> list[dict[str, Any]]:
+    """One content block as the events that stream it (see :meth:`AnthropicStrategy.replay`)."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    start: Any = block
+    deltas: list[dict[str, Any]] = []
+    if kind == "tool_use":
+        start = {**block, "input": {}}
+        text = arguments_text(block.get("input"))
+        if text:
+            deltas.append({"type": "input_json_delta", "partial_json": text})
+    elif kind == "text" and isinstance(block.get("text"), str):
+        start = {**block, "text": ""}
+        deltas.append({"type": "text_delta", "text": block["text"]})
+    elif kind == "thinking" and isinstance(block.get("thinking"), str):
+        start = {**block, "thinking": "", "signature": ""}
+        deltas.append({"type": "thinking_delta", "thinking": block["thinking"]})
+        if isinstance(block.get("signature"), str):
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    return [
+        {"type": "content_block_start", "index": index, "content_block": start},
+        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
+        {"type": "content_block_stop", "index": index},
+    ]
 
 
 def _text_of(acc: _Accumulator, value: object) -> str:
@@ -395,4 +457,4 @@ def _input(gate: TurnGate, index: int, initial: Any) -> Any:
         return initial if initial is not None else {}
     if slot.arguments is not None:
         return slot.arguments
-    return _read_input(slot.raw_arguments, initial)
+    return received_input(slot.raw_arguments, initial)

@@ -40,6 +40,23 @@ class ExtractedCall:
 
 
 @frozen
+class Forming:
+    """Whether a call is coming in a message (mid-stream or whole), and its tool once named.
+
+    What :meth:`MessageReader.forming` answers: ``coming`` is true as soon as the message
+    shows a call (native, or a text block opening), ``name`` is the tool of the call
+    formed last once its name has streamed (None before).
+    """
+
+    coming: bool = False
+    name: str | None = None
+
+
+NOT_FORMING = Forming()
+"""No call is coming."""
+
+
+@frozen
 class ToolResult:
     """The outcome of one executed call, to be shaped into the provider's next message."""
 
@@ -212,22 +229,78 @@ def read_function_calls(
     it has none) and empty arguments.
     """
     read: list[tuple[ExtractedCall, Finding | None]] = []
-    for position, call in enumerate(tool_calls or ()):
-        function = call.get("function") or {}
-        name = function.get("name")
-        raw = function.get("arguments") or ""
+    for position, call in enumerate(tool_calls if isinstance(tool_calls, list) else ()):
+        function = (call.get("function") if isinstance(call, Mapping) else None) or {}
+        name = function.get("name") if isinstance(function, Mapping) else None
+        raw = (function.get("arguments") if isinstance(function, Mapping) else None) or ""
         arguments: dict[str, Any] | None = {}
         problem: Finding | None = None
-        if raw or not empty_object:
+        if not isinstance(raw, str):
+            arguments, problem = None, not_text_arguments(raw, position)
+        elif raw or not empty_object:
             arguments, problem = parse_arguments(raw)
+        call_id = call.get("id") if isinstance(call, Mapping) else None
         if not name or not isinstance(name, str):
             name, problem = None, finding("missing_name", "the tool call has no name", position)
         if problem is None and arguments is not None and name is not None:
-            read.append((ExtractedCall(call.get("id"), name, arguments, position), None))
+            read.append((ExtractedCall(call_id, name, arguments, position), None))
         else:
             where = problem or finding("malformed_json", "unreadable arguments", position)
-            read.append((ExtractedCall(call.get("id"), name or "(no name)", {}, position), where))
+            read.append((ExtractedCall(call_id, name or "(no name)", {}, position), where))
     return read
+
+
+def not_text_arguments(value: object, slot: object = None) -> Finding:
+    """Why a call whose arguments must be a JSON string came with something else.
+
+    Some OpenAI-compatible servers send ``function.arguments`` as an object: the wire
+    says a JSON string, so the call is refused (``malformed_chunk``) with what came.
+    """
+    kind = "an object" if isinstance(value, Mapping) else type(value).__name__
+    return finding(
+        "malformed_chunk",
+        f"function.arguments is {kind}, not a JSON string: {value!r:.60}",
+        slot if type(slot) is int else None,
+    )
+
+
+def arguments_text(value: object) -> str:
+    """A call's arguments as the text a stream carries them in (for ``replay``).
+
+    A string is the text as received; None is no text; anything else is written as JSON
+    (``NaN`` included, so the gate refuses it as it would in a stream). A value JSON
+    cannot write gives text that is no JSON at all: the gate refuses it too.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return f"<{type(value).__name__} that JSON cannot write>"
+
+
+def received_input(raw: str, initial: Any = None) -> Any:
+    """An object-arguments call's input in the assembled message: never a lenient reading.
+
+    The strictly parsed object when the text is one; else the text exactly as received
+    (a refused or unfinished call), so the message handed back is refused again for the
+    same reason. Empty text means the start's input, else ``{}``.
+    """
+    if not raw:
+        return initial if initial is not None else {}
+    value, _ = parse_arguments(raw)
+    return value if value is not None else raw
+
+
+def entry_forming(entries: Sequence[Any], name_of: Callable[[Mapping[str, Any]], Any]) -> Forming:
+    """:meth:`MessageReader.forming` over a message's call entries: the last one names it."""
+    calls = [e for e in entries if isinstance(e, Mapping)]
+    if not calls:
+        return NOT_FORMING
+    name = name_of(calls[-1])
+    return Forming(True, name if isinstance(name, str) and name else None)
 
 
 def function_calls(tool_calls: Any, *, empty_object: bool = False) -> list[ExtractedCall]:
@@ -312,6 +385,20 @@ class MessageReader(Recognizer):
     def content_text(self, message: Shape) -> str:
         """The plain text content of an assembled message."""
 
+    def forming(self, message: Shape) -> Forming:
+        """Whether a call is coming in ``message`` (whole or assembled so far), and its tool.
+
+        The default reads the calls :meth:`extract` and :meth:`unreadable` find: a
+        message with any is forming, named by the last one. A wire strategy reads its own
+        call entries instead (a call whose name has not streamed yet is coming, unnamed).
+        """
+        calls = [*self.extract(message), *(c for c, _ in self.unreadable(message))]
+        if not calls:
+            return NOT_FORMING
+        calls.sort(key=lambda c: c.slot if isinstance(c.slot, int) else 0)
+        name = calls[-1].name
+        return Forming(True, name if name != "(no name)" else None)
+
     @abstractmethod
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """The tool results, shaped as the messages this provider expects next."""
@@ -381,6 +468,18 @@ class ExtractionStrategy(StreamReader[Any], MessageReader):
     def history(self, message: Shape) -> list[dict[str, Any]]:
         """The assembled turn as this provider takes it back in the next request's history."""
         return [dict(message)]
+
+    def replay(self, message: Shape) -> list[dict[str, Any]]:
+        """The stream that assembles into ``message``: what a whole message is checked as.
+
+        A driver given a whole message (``process_llm_response(dict)``) feeds these chunks
+        through a buffer and decides on them exactly as on a stream, so both paths give
+        one verdict. Every field is passed as received (arguments given as an object are
+        written as JSON text, a string is sent as the text it is), so the gate refuses
+        what it would refuse in a stream. A wire without a replay raises
+        :class:`NotImplementedError`.
+        """
+        raise NotImplementedError(f"the {self.name} strategy cannot replay a message")
 
     def answerable(
         self, history: list[dict[str, Any]], calls: Sequence[HistoryCall]

@@ -34,10 +34,14 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
+    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    arguments_text,
+    entry_forming,
     has_text,
+    received_input,
     repaired_blocks,
     text_field,
 )
@@ -286,6 +290,39 @@ class BedrockStrategy(ExtractionStrategy):
                     calls.append(ExtractedCall(tool.get("toolUseId"), name, arguments, position))
         return calls
 
+    def forming(self, message: Shape) -> Forming:
+        """A call is coming once a client ``toolUse`` block started; the last one names it."""
+        tools = [t for t in map(_client_tool, _content(message)) if t is not None]
+        return entry_forming(tools, lambda tool: tool.get("name"))
+
+    def replay(self, message: Shape) -> list[dict[str, Any]]:
+        """The ConverseStream events of a Converse response (or of its bare message).
+
+        Each client ``toolUse`` block starts with its id and name, and its input follows
+        as one text delta: an object written as JSON, a string as the text it is (what
+        :meth:`message` keeps of a call it refused). Text and reasoning blocks stream as
+        deltas; any other block starts whole. The stop reason is the response's own,
+        else ``tool_use`` when it has a call; usage and metrics come last as metadata.
+        """
+        output = message.get("output")
+        inner = output.get("message") if isinstance(output, Mapping) else None
+        role = inner.get("role", "assistant") if isinstance(inner, Mapping) else "assistant"
+        events: list[dict[str, Any]] = [{"messageStart": {"role": role}}]
+        blocks = _content(message)
+        for index, block in enumerate(blocks):
+            events += _block_events(index, block)
+        stop = {"stopReason": message.get("stopReason")}
+        if stop["stopReason"] is None:
+            calls = any(_client_tool(b) is not None for b in blocks)
+            stop["stopReason"] = "tool_use" if calls else "end_turn"
+        if isinstance(message.get("additionalModelResponseFields"), Mapping):
+            stop["additionalModelResponseFields"] = message["additionalModelResponseFields"]
+        events.append({"messageStop": stop})
+        meta = {k: message[k] for k in ("usage", "metrics", "trace") if k in message}
+        if meta:
+            events.append({"metadata": meta})
+        return events
+
     def content_text(self, message: Shape) -> str:
         """The text of every text block (and of cited text), joined."""
         texts = []
@@ -340,6 +377,34 @@ class BedrockStrategy(ExtractionStrategy):
 def _text(gate: TurnGate, tool: Mapping[str, Any], field: str) -> str | None:
     """A toolUse id or name: a non-empty string, or None; anything else is refused."""
     return text_field(gate.refuse, tool, field, "a toolUse")
+
+
+def _block_events(index: int, block: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One content block as the events that stream it (see :meth:`BedrockStrategy.replay`)."""
+    where = {"contentBlockIndex": index}
+    stop = {"contentBlockStop": where}
+    tool = _client_tool(block)
+    if tool is not None:
+        start = {k: v for k, v in tool.items() if k != "input"}
+        text = arguments_text(tool.get("input"))
+        events: list[dict[str, Any]] = [
+            {"contentBlockStart": {**where, "start": {"toolUse": start}}}
+        ]
+        if text:
+            events.append({"contentBlockDelta": {**where, "delta": {"toolUse": {"input": text}}}})
+        return [*events, stop]
+    if isinstance(block.get("text"), str):
+        return [{"contentBlockDelta": {**where, "delta": {"text": block["text"]}}}, stop]
+    reasoning = block.get("reasoningContent")
+    if isinstance(reasoning, Mapping):
+        shown = reasoning.get("reasoningText")
+        fields = dict(shown) if isinstance(shown, Mapping) else dict(reasoning)
+        delta = {"reasoningContent": fields}
+        return [{"contentBlockDelta": {**where, "delta": delta}}, stop]
+    kind = next(iter(block), None)
+    if kind is None:
+        return []
+    return [{"contentBlockStart": {**where, "start": {kind: block[kind]}}}, stop]
 
 
 def _apply(gate: TurnGate, block: _Block, index: int, delta: Mapping[str, Any]) -> str:
@@ -410,7 +475,7 @@ def _input(gate: TurnGate, index: int) -> Any:
         return {}
     if slot.arguments is not None:
         return slot.arguments
-    return _lenient(slot.raw_arguments)
+    return received_input(slot.raw_arguments)
 
 
 def _lenient(raw: str) -> Any:

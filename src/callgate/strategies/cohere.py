@@ -33,9 +33,11 @@ from callgate.gate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
+    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    entry_forming,
     function_call_entries,
     function_calls,
     read_function_calls,
@@ -325,6 +327,56 @@ class CohereStrategy(ExtractionStrategy):
             if p is not None
         ]
 
+    def forming(self, message: Shape) -> Forming:
+        """A call is coming once ``tool_calls`` has an entry; the last entry's name names it."""
+        entries = _message(message).get("tool_calls")
+        return entry_forming(entries if isinstance(entries, list) else (), _function_name)
+
+    def replay(self, message: Shape) -> list[dict[str, Any]]:
+        """The v2 events of a ChatResponse (or of its bare message).
+
+        Content items stream as content blocks, the tool plan as one delta, each call as
+        its start (id, type, name) and one delta with its ``arguments`` as received (an
+        object is refused as in a stream). ``message-end`` carries the response's
+        finish_reason, else ``TOOL_CALL`` when it has calls, and its usage.
+        """
+        inner = _message(message)
+        start: dict[str, Any] = {"type": "message-start"}
+        if message.get("id") is not None:
+            start["id"] = message["id"]
+        start["delta"] = {"message": {"role": inner.get("role", "assistant")}}
+        events = [start]
+        content = inner.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        for index, item in enumerate(content if isinstance(content, list) else ()):
+            kind = item.get("type", "text") if isinstance(item, Mapping) else "text"
+            field = "thinking" if kind == "thinking" else "text"
+            piece = item.get(field, "") if isinstance(item, Mapping) else ""
+            events += [
+                {"type": "content-start", "index": index,
+                 "delta": {"message": {"content": {"type": kind, field: ""}}}},
+                {"type": "content-delta", "index": index,
+                 "delta": {"message": {"content": {field: piece}}}},
+                {"type": "content-end", "index": index},
+            ]  # fmt: skip
+        if isinstance(inner.get("tool_plan"), str):
+            plan = {"message": {"tool_plan": inner["tool_plan"]}}
+            events.append({"type": "tool-plan-delta", "delta": plan})
+        entries = inner.get("tool_calls")
+        for index, entry in enumerate(entries if isinstance(entries, list) else ()):
+            events += _call_events(index, entry)
+        for citation in inner.get("citations") or ():
+            events.append({"type": "citation-start", "delta": {"message": {"citations": citation}}})
+        reason = message.get("finish_reason")
+        if reason is None:
+            reason = _TOOL_REASON if entries else "COMPLETE"
+        end: dict[str, Any] = {"finish_reason": reason}
+        if message.get("usage") is not None:
+            end["usage"] = message["usage"]
+        events.append({"type": "message-end", "delta": end})
+        return events
+
     def content_text(self, message: Shape) -> str:
         """The text of every ``text`` content item, joined."""
         content = _message(message).get("content")
@@ -370,6 +422,31 @@ class CohereStrategy(ExtractionStrategy):
             }
             for r in results
         ]
+
+
+def _function_name(entry: Mapping[str, Any]) -> Any:
+    function = entry.get("function")
+    return function.get("name") if isinstance(function, Mapping) else None
+
+
+def _call_events(index: int, entry: Any) -> list[dict[str, Any]]:
+    """One tool call as its start, one arguments delta (as received) and its end."""
+    if not isinstance(entry, Mapping):
+        return [{"type": "tool-call-start", "index": index,
+                 "delta": {"message": {"tool_calls": entry}}}]  # fmt: skip
+    function = entry.get("function")
+    function = function if isinstance(function, Mapping) else {}
+    opened = {**entry, "function": {**function, "arguments": ""}}
+    arguments = {"function": {"arguments": function.get("arguments")}}
+    return [
+        {"type": "tool-call-start", "index": index, "delta": {"message": {"tool_calls": opened}}},
+        {
+            "type": "tool-call-delta",
+            "index": index,
+            "delta": {"message": {"tool_calls": arguments}},
+        },
+        {"type": "tool-call-end", "index": index},
+    ]
 
 
 def _message(message: Shape) -> Mapping[str, Any]:

@@ -64,9 +64,11 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
+    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    entry_forming,
     report_whole_arguments,
     whole_call,
 )
@@ -420,6 +422,25 @@ class GeminiStrategy(ExtractionStrategy):
             for position, call in enumerate(_function_calls(message))
         )
         return [call for call in found if call is not None]
+
+    def forming(self, message: Shape) -> Forming:
+        """A call is coming once a ``functionCall`` part arrived (whole: named at once)."""
+        return entry_forming(_function_calls(message), lambda call: call.get("name"))
+
+    def replay(self, message: Shape) -> list[dict[str, Any]]:
+        """The response as its one chunk: calls arrive whole, as received (``args`` too).
+
+        A first candidate without a finish reason gets ``STOP`` (the normal end), so a
+        response handed over whole ends its turn.
+        """
+        chunk = dict(message)
+        candidates = message.get("candidates")
+        if isinstance(candidates, list) and candidates and isinstance(candidates[0], Mapping):
+            first = dict(candidates[0])
+            if not any(key in first for key in _REASON_KEYS):
+                first["finishReason"] = "STOP"
+            chunk["candidates"] = [first, *candidates[1:]]
+        return [chunk]
 
     def content_text(self, message: Shape) -> str:
         """The text of every non-thought text part of the first candidate, joined."""

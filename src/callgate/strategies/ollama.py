@@ -37,9 +37,11 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
+    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    entry_forming,
     repaired_tool_calls,
     report_whole_arguments,
     whole_call,
@@ -234,6 +236,14 @@ class OllamaStrategy(ExtractionStrategy):
                 calls.append(call)
         return calls
 
+    def forming(self, message: Shape) -> Forming:
+        """A call is coming once ``tool_calls`` has an entry (whole: named at once)."""
+        return entry_forming(_tool_calls(message), _function_name)
+
+    def replay(self, message: Shape) -> list[dict[str, Any]]:
+        """The response as its one done line: calls arrive whole, as received."""
+        return [{**message, "done": True} if message.get("done") is None else dict(message)]
+
     def content_text(self, message: Shape) -> str:
         """The message ``content``, or empty."""
         content = _inner(message).get("content")
@@ -295,6 +305,11 @@ def _inner(message: Shape) -> Mapping[str, Any]:
     """The ``message`` of a chat response (or the message itself)."""
     inner = message.get("message")
     return inner if isinstance(inner, Mapping) else message
+
+
+def _function_name(entry: Mapping[str, Any]) -> Any:
+    function = entry.get("function")
+    return function.get("name") if isinstance(function, Mapping) else None
 
 
 def _tool_calls(message: Shape) -> list[Mapping[str, Any]]:

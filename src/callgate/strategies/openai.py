@@ -19,11 +19,14 @@ from callgate.gate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
+    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    entry_forming,
     function_call_entries,
     function_calls,
+    not_text_arguments,
     read_function_calls,
 )
 
@@ -123,7 +126,8 @@ class OpenAIStrategy(ExtractionStrategy):
                             function is not None
                             and call.get("id") is None
                             and function.get("name") is None
-                            and function.get("arguments")
+                            and type(function.get("arguments")) is str
+                            and function["arguments"]
                         ):
                             slot = call.get("index")
                             if type(slot) is int:
@@ -209,7 +213,10 @@ class OpenAIStrategy(ExtractionStrategy):
         if call_id is not None or name is not None:
             gate.identity(key, call_id, name)
         arguments = function.get("arguments")
-        if arguments is not None:
+        if arguments is not None and not isinstance(arguments, str):
+            problem = not_text_arguments(arguments, key)
+            gate.refuse(problem.code, problem.message, key)
+        elif arguments is not None:
             gate.fragment(key, arguments)
         elif call_id is None and name is None:
             gate.fragment(key, "")
@@ -249,6 +256,39 @@ class OpenAIStrategy(ExtractionStrategy):
         """Calls without a name or whose arguments are not one strict JSON object."""
         return [(c, p) for c, p in read_function_calls(message.get("tool_calls")) if p is not None]
 
+    def forming(self, message: Shape) -> Forming:
+        """A call is coming once ``tool_calls`` has an entry; the last entry's name names it."""
+        entries = message.get("tool_calls")
+        return entry_forming(entries if isinstance(entries, list) else (), _function_name)
+
+    def replay(self, message: Shape) -> list[dict[str, Any]]:
+        """One chunk per choice: the message as its delta, then its finish_reason.
+
+        Reads an assistant message (``{role, content, tool_calls}``, what :meth:`message`
+        builds) or a whole ``chat.completion`` response (its choices). A message's
+        finish_reason is ``tool_calls`` when it has calls, else ``stop``; a response
+        keeps its own. Every entry keeps its fields as received (an object
+        ``function.arguments`` is refused as in a stream).
+        """
+        choices = message.get("choices")
+        if isinstance(choices, list) and "tool_calls" not in message:
+            read = [
+                (c.get("index", n), c.get("message") or {}, c.get("finish_reason"))
+                for n, c in enumerate(choices)
+                if isinstance(c, Mapping)
+            ]
+        else:
+            read = [(0, message, None)]
+        chunk: dict[str, Any] = {"object": "chat.completion.chunk"}
+        for field in ("id", "model"):
+            if isinstance(message.get(field), str):
+                chunk[field] = message[field]
+        chunk["choices"] = [
+            {"index": index, "delta": _delta(inner), "finish_reason": reason or _reason(inner)}
+            for index, inner, reason in read
+        ]
+        return [chunk]
+
     def content_text(self, message: Shape) -> str:
         """The ``content`` string (or its text parts), or empty."""
         content = message.get("content")
@@ -269,6 +309,32 @@ class OpenAIStrategy(ExtractionStrategy):
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, keyed by ``tool_call_id``."""
         return [{"role": "tool", "tool_call_id": r.call.id, "content": r.content} for r in results]
+
+
+def _function_name(entry: Mapping[str, Any]) -> Any:
+    function = entry.get("function")
+    return function.get("name") if isinstance(function, Mapping) else None
+
+
+def _delta(message: Any) -> dict[str, Any]:
+    """An assistant message as one delta: its fields as received, each call with its index."""
+    if not isinstance(message, Mapping):
+        return {"content": None, "tool_calls": message}
+    delta = {k: v for k, v in message.items() if k != "tool_calls"}
+    entries = message.get("tool_calls")
+    if isinstance(entries, list):
+        delta["tool_calls"] = [
+            {"index": n, **entry} if isinstance(entry, Mapping) else entry
+            for n, entry in enumerate(entries)
+        ]
+    elif entries is not None:
+        delta["tool_calls"] = entries
+    return delta
+
+
+def _reason(message: Any) -> str:
+    """The finish_reason a message without one ended with: ``tool_calls`` if it has calls."""
+    return "tool_calls" if isinstance(message, Mapping) and message.get("tool_calls") else "stop"
 
 
 def _key(acc: _Accumulator, call: Mapping[str, Any]) -> object:

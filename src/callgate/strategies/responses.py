@@ -38,9 +38,12 @@ from callgate.strategies.base import (
     CallPairing,
     ExtractedCall,
     ExtractionStrategy,
+    Forming,
     HistoryCall,
     Shape,
     ToolResult,
+    entry_forming,
+    not_text_arguments,
     text_field,
 )
 
@@ -485,6 +488,33 @@ class ResponsesStrategy(ExtractionStrategy):
         """``function_call`` items without a name or with unreadable arguments."""
         return [(c, p) for c, p in _function_call_items(message) if p is not None]
 
+    def forming(self, message: Shape) -> Forming:
+        """A call is coming once a ``function_call`` item was added; the last one names it."""
+        calls = [item for item in _output(message) if item.get("type") == "function_call"]
+        return entry_forming(calls, lambda item: item.get("name"))
+
+    def replay(self, message: Shape) -> list[dict[str, Any]]:
+        """The events of a Response: created, each output item added, filled and done, the end.
+
+        A ``function_call`` item is added with empty arguments, which follow as one delta
+        (a string as received; anything else stays in the item and is refused as in a
+        stream); message text streams as ``output_text.delta`` so text calls are read as
+        in a stream; the done item is the item as given. The ending is the response's
+        status: ``incomplete`` and ``failed`` end so, anything else completes.
+        """
+        envelope = {k: v for k, v in message.items() if k != "output"}
+        events: list[dict[str, Any]] = [
+            {"type": "response.created", "response": {**envelope, "output": []}}
+        ]
+        for index, item in enumerate(_output(message)):
+            events += _item_events(index, item)
+        status = message.get("status")
+        ending = {"incomplete": "response.incomplete", "failed": "response.failed"}
+        events.append(
+            {"type": ending.get(str(status), "response.completed"), "response": dict(message)}
+        )
+        return events
+
     def content_text(self, message: Shape) -> str:
         """The text of every ``output_text`` part of every message item, joined."""
         texts = []
@@ -529,6 +559,41 @@ def _answerable_item(item: dict[str, Any], pairing: CallPairing) -> dict[str, An
     return {**item, "call_id": call.id, "name": call.name, "arguments": arguments}
 
 
+def _item_events(index: int, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One output item as the events that stream it (see :meth:`ResponsesStrategy.replay`)."""
+    where: dict[str, Any] = {"output_index": index}
+    if isinstance(item.get("id"), str):
+        where["item_id"] = item["id"]
+    added: Mapping[str, Any] = item
+    deltas: list[dict[str, Any]] = []
+    kind = item.get("type")
+    arguments = item.get("arguments")
+    if kind == "function_call" and isinstance(arguments, str):
+        added = {**item, "arguments": ""}
+        if arguments:
+            deltas.append(
+                {"type": "response.function_call_arguments.delta", **where, "delta": arguments}
+            )
+    elif kind == "message" and isinstance(item.get("content"), list):
+        added = {**item, "content": []}
+        for part_index, part in enumerate(item["content"]):
+            text = part.get("text") if isinstance(part, Mapping) else None
+            if isinstance(text, str) and part.get("type") == "output_text":
+                deltas.append(
+                    {
+                        "type": "response.output_text.delta",
+                        **where,
+                        "content_index": part_index,
+                        "delta": text,
+                    }
+                )
+    return [
+        {"type": "response.output_item.added", "output_index": index, "item": dict(added)},
+        *deltas,
+        {"type": "response.output_item.done", "output_index": index, "item": dict(item)},
+    ]
+
+
 def _function_call_items(message: Shape) -> list[tuple[ExtractedCall, Finding | None]]:
     """Every ``function_call`` item, with why it cannot run (or None)."""
     read: list[tuple[ExtractedCall, Finding | None]] = []
@@ -537,6 +602,8 @@ def _function_call_items(message: Shape) -> list[tuple[ExtractedCall, Finding | 
         if item.get("type") != "function_call":
             continue
         parsed, problem = parse_arguments(arguments if isinstance(arguments, str) else "")
+        if arguments is not None and not isinstance(arguments, str):
+            parsed, problem = None, not_text_arguments(arguments, position)
         if not name or not isinstance(name, str):
             name, problem = None, finding("missing_name", "the function call has no name", position)
         call_id = item.get("call_id")

@@ -13,7 +13,14 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from callgate.strategies.base import ExtractedCall, MessageReader, Shape, ToolResult
+from callgate.strategies.base import (
+    NOT_FORMING,
+    ExtractedCall,
+    Forming,
+    MessageReader,
+    Shape,
+    ToolResult,
+)
 from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.formats import END_FORMATS, FORMATS
 
@@ -56,6 +63,16 @@ class TextStrategy(MessageReader):
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """The calls of this format in the content, in order."""
         return self._detect(message)
+
+    def forming(self, message: Shape) -> Forming:
+        """A block of this format open in the content (its tool once named), or a call read."""
+        detector = Detector([n for n in self.formats if n not in END_FORMATS], end_formats=())
+        detected = detector.feed(self.content_text(message))
+        coming, name = detector.forming()
+        if coming:
+            return Forming(True, name)
+        calls = [c for b in detected.blocks for c in b.calls]
+        return Forming(True, calls[-1].name) if calls else NOT_FORMING
 
     def content_text(self, message: Shape) -> str:
         """The string content."""
