@@ -394,3 +394,17 @@ def test_reasoning_text_counts_against_the_turns_text_limit() -> None:
     assert found(buffer) == [("limit_exceeded", None, "the turn's text exceeds 8 bytes")]
     assert buffer.turn_state == "blocked"
     assert buffer.as_dict()["reasoning_content"] == "think "
+
+
+def test_forming_names_the_last_entry_once_its_name_has_streamed() -> None:
+    from callgate.strategies.base import NOT_FORMING, Forming
+
+    strategy = OpenAIStrategy()
+    assert strategy.forming({"role": "assistant", "content": "hi"}) == NOT_FORMING
+    assert strategy.forming({"role": "assistant", "tool_calls": None}) == NOT_FORMING
+    assert strategy.forming({"tool_calls": []}) == NOT_FORMING
+    two = [{"index": 0, "function": {"name": "a"}}, {"index": 1, "function": {"name": "b"}}]
+    assert strategy.forming({"tool_calls": two}) == Forming(True, "b")
+    unnamed = [{"index": 0, "function": {"arguments": "{"}}]
+    assert strategy.forming({"tool_calls": unnamed}) == Forming(True, None)
+    assert strategy.forming({"tool_calls": [{"function": {"name": ""}}]}) == Forming(True, None)

@@ -67,6 +67,11 @@ _NATIVE = (
     "tests/test_limits_text.py",
     "tests/test_growth.py",
     "tests/test_wire_messages.py",
+    "tests/test_seed_defects.py",
+    "tests/test_seed_whole_message.py",
+    "tests/test_pipeline_defects.py",
+    "tests/test_pipeline_openai_reader.py",
+    "tests/test_text_calls_cut_off.py",
 )
 
 MODULES = {
