@@ -2,9 +2,11 @@
 
 Streams of every wire are built with the public testing kit: a text content holding calls
 in any text format (or prose, or a near miss), cut at every split the kit draws (one
-character per delta included), then zero to two native calls. ``check``'s code path,
-``replay --json``'s, a bare :class:`LLMStreamBuffer` and ``run_turn`` must give the same
-verdict and the same calls to run, whatever the mix.
+character per delta included), then zero to two native calls; the turn ends normally, is
+cut by its length limit, or stops with no end at all, and the tools of the text calls may
+be owned or not. ``check``'s code path, ``replay --json``'s, a bare
+:class:`LLMStreamBuffer` and ``run_turn`` must give the same verdict and the same calls to
+run, whatever the mix.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from callgate.cli.replay import replay
 from callgate.testing import splits, stream_plans, text_contents
 from callgate.testing.plans import TOOLS
 from callgate.testing.wires import WIRES, WireCall, chunks_of, encoder
+
+ENDINGS = ("normal", "normal", "cut", "none")
+"""How a drawn turn ends: its own end, cut by the length limit, or no end at all."""
 
 Call = tuple[str, str, Any]
 """A call to run: its reference (native slot or ``text-B.N``), its tool, its arguments."""
@@ -53,9 +58,17 @@ def mixed_streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]
             for fragment in call.fragments:
                 chunks += enc.fragment(call, fragment)
         chunks += enc.close(call)
+    ending = draw(st.sampled_from(ENDINGS))
     enc.state["reason"] = "tool_calls" if calls else "stop"
-    chunks += enc.finish(calls) + enc.epilogue()
-    tools = {**TOOLS, **{name: {"type": "object"} for name, _ in content.calls}}
+    if ending == "cut":
+        enc.state["reason"] = enc.other_reason()
+        chunks += enc.finish(calls, enc.other_reason()) + enc.epilogue()
+    elif ending == "normal":
+        chunks += enc.finish(calls) + enc.epilogue()
+    names = sorted({name for name, _ in content.calls})
+    owned = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+    event(f"ending {ending}, text tools owned {len(owned)} of {len(names)}")
+    tools = {**TOOLS, **{name: {"type": "object"} for name in owned}}
     return enc.finalise(chunks), tools, content
 
 
