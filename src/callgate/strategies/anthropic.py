@@ -22,7 +22,7 @@ duplicate-call case when the restatement is identical and an identity collision 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from callgate.strategies.base import (
@@ -39,6 +39,7 @@ from callgate.strategies.base import (
     received_input,
     repaired_blocks,
 )
+from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -458,3 +459,27 @@ def _input(gate: TurnGate, index: int, initial: Any) -> Any:
     if slot.arguments is not None:
         return slot.arguments
     return received_input(slot.raw_arguments, initial)
+
+
+def _tool_spec(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool as the Messages API lists it: its schema as ``input_schema``."""
+    return {"name": name, "description": description, "input_schema": dict(schema)}
+
+
+ANTHROPIC = Wire(
+    name="anthropic",
+    strategy=AnthropicStrategy,
+    recognition=2,
+    terminal=Terminal(
+        field="message_delta.delta.stop_reason",
+        calls_end=frozenset({"tool_use"}),
+        length=frozenset({"max_tokens", "model_context_window_exceeded"}),
+        filtered=frozenset({"refusal"}),
+    ),
+    tool_spec=_tool_spec,
+    quirks=("ping", "thinking", "empty_first_fragment", "server_tool"),
+    sdk=SdkForm("anthropic", "anthropic.types:RawMessageStreamEvent", construct=True),
+    framing=Framing(named=True),
+    systems=("anthropic",),
+)
+"""Anthropic Messages: content blocks keyed by ``index``, each closed by its own stop."""

@@ -45,6 +45,7 @@ from callgate.strategies.base import (
     repaired_blocks,
     text_field,
 )
+from callgate.strategies.wire import Framing, Terminal, Wire
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -518,3 +519,27 @@ def _content(message: Shape) -> list[Mapping[str, Any]]:
     if not isinstance(content, list):
         return []
     return [block for block in content if isinstance(block, Mapping)]
+
+
+def _tool_spec(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool as Converse's ``toolConfig.tools`` lists it: a ``toolSpec``, schema as JSON."""
+    spec = {"name": name, "description": description, "inputSchema": {"json": dict(schema)}}
+    return {"toolSpec": spec}
+
+
+BEDROCK = Wire(
+    name="bedrock",
+    strategy=BedrockStrategy,
+    recognition=3,
+    terminal=Terminal(
+        field="messageStop.stopReason",
+        calls_end=frozenset({"tool_use"}),
+        length=frozenset({"max_tokens"}),
+        filtered=frozenset({"guardrail_intervened", "content_filtered"}),
+    ),
+    tool_spec=_tool_spec,
+    quirks=("empty_text_start", "reasoning_block", "metadata"),
+    framing=Framing(events="lines"),
+    systems=("bedrock",),
+)
+"""Bedrock Converse: boto3 yields plain dicts (no SDK types), one event a line here."""

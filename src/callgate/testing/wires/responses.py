@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from callgate.strategies.responses import RESPONSES
+from callgate.strategies.wire import Wire
 from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 
 
@@ -13,8 +15,9 @@ from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 class ResponsesEncoder(Encoder):
     """Responses API events; quirks: a reasoning item, no argument deltas (LM Studio)."""
 
-    wire: str = "openai-responses"
-    QUIRKS: tuple[str, ...] = ("reasoning_item", "no_argument_deltas")
+    WIRE: ClassVar[Wire] = RESPONSES
+    wire: str = RESPONSES.name
+    QUIRKS: tuple[str, ...] = RESPONSES.quirks
     RESPONSE_ID = "resp_68b1c2f0a4e88190b7f2d3c41e5a6b7c"
 
     def first_key(self, has_text: bool) -> int:
