@@ -155,9 +155,10 @@ class ResponsesEncoder(Encoder):
             self.state.get("output", []),
             key=lambda item: 0 if item["type"] != "function_call" else 1 + int(item["id"][6:]),
         )
-        if reason == "incomplete":
+        if reason is not None and reason.startswith("incomplete"):
             response = self.envelope("incomplete", output)
-            response["incomplete_details"] = {"reason": "max_output_tokens"}
+            why = reason.partition(": ")[2] or "max_output_tokens"
+            response["incomplete_details"] = {"reason": why}
             return [{"type": "response.incomplete", "response": response}]
         return [{"type": "response.completed", "response": self.envelope("completed", output)}]
 
