@@ -65,6 +65,10 @@ _JOINED = ("text", "thinking", "signature")
 """Block fields kept as fragment lists while streaming and joined once, in message()."""
 
 
+_TOOL_REASON = "tool_use"
+"""The stop reason that ends a turn's calls normally (the record's ``calls_end``)."""
+
+
 class _Accumulator:
     """Native reassembly state for one turn (tool arguments live in the gate's slots)."""
 
@@ -145,7 +149,7 @@ class AnthropicStrategy(ExtractionStrategy):
                 acc.stop_reason = reason
         elif kind == "message_stop":
             reason = acc.stop_reason
-            gate.turn_done(reason == "tool_use", reason)
+            gate.turn_done(reason == _TOOL_REASON, reason)
         elif kind == "error":
             gate.stray(chunk)
             detail = (chunk.get("error") or {}).get("type", "error")
@@ -472,7 +476,7 @@ ANTHROPIC = Wire(
     recognition=2,
     terminal=Terminal(
         field="message_delta.delta.stop_reason",
-        calls_end=frozenset({"tool_use"}),
+        calls_end=frozenset({_TOOL_REASON}),
         length=frozenset({"max_tokens", "model_context_window_exceeded"}),
         filtered=frozenset({"refusal"}),
     ),

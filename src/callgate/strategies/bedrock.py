@@ -86,6 +86,10 @@ def _is_index(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_TOOL_REASON = "tool_use"
+"""The stop reason that ends a turn's calls normally (the record's ``calls_end``)."""
+
+
 class _Block:
     """One content block as the stream builds it (a tool call's input lives in its slot)."""
 
@@ -189,7 +193,7 @@ class BedrockStrategy(ExtractionStrategy):
             )
             return
         acc.stop.update(body)
-        acc.gate.turn_done(reason == "tool_use", reason)
+        acc.gate.turn_done(reason == _TOOL_REASON, reason)
 
     def _start(self, acc: _Accumulator, body: Mapping[str, Any]) -> None:
         index, start = body.get("contentBlockIndex"), body.get("start")
@@ -533,7 +537,7 @@ BEDROCK = Wire(
     recognition=3,
     terminal=Terminal(
         field="messageStop.stopReason",
-        calls_end=frozenset({"tool_use"}),
+        calls_end=frozenset({_TOOL_REASON}),
         length=frozenset({"max_tokens"}),
         filtered=frozenset({"guardrail_intervened", "content_filtered"}),
     ),
