@@ -281,3 +281,10 @@ def test_the_sdk_form_is_the_records(record: Wire) -> None:
     typed = to_sdk(record.name, chunk)
     assert not isinstance(typed, dict)
     assert type(typed).__module__.split(".")[0] == module.split(".")[0]
+
+
+def test_an_unknown_wire_gets_the_known_ones_from_the_kits_forms() -> None:
+    with pytest.raises(ValueError, match="unknown wire 'grpc'; known: openai, mistral"):
+        raw_stream("grpc", [{"a": 1}])
+    with pytest.raises(ValueError, match="unknown wire 'grpc'; known: openai, mistral"):
+        to_sdk("grpc", {"a": 1})

@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any
 
 from callgate.fsm.errors import CallgateError
-from callgate.strategies import WIRE_RECORDS
+from callgate.strategies import WIRE_RECORDS, wire_record
 from callgate.testing.wires import WIRES
 
 FORMS = ("dict", "sdk", "sse")
@@ -33,7 +33,7 @@ class SdkUnavailableError(CallgateError, ImportError):
 @cache
 def _validator(wire: str) -> Callable[[dict[str, Any]], Any]:
     """The SDK's own parser of one chunk of ``wire``, as its record's ``sdk`` names it."""
-    sdk = WIRE_RECORDS[wire].sdk
+    sdk = wire_record(wire).sdk
     if sdk is None:
         return dict
     module, _, name = sdk.stream_type.partition(":")
@@ -94,7 +94,7 @@ def raw_stream(wire: str, chunks: Sequence[dict[str, Any]], *, last: bool = True
     for Bedrock (what boto3 yields, one event a line: the AWS event-stream framing
     itself is binary and is not generated). ``last``: close the stream (``[DONE]``).
     """
-    framing = WIRE_RECORDS[wire].framing
+    framing = wire_record(wire).framing
     end = (framing.newline * 2).encode()
     out = bytearray()
     for chunk in chunks:
