@@ -23,6 +23,7 @@ from pydantic import TypeAdapter
 from callgate import Driver, Tool, run_turn
 from callgate.driver.tooldefs import description_of, parameter_docs, schema_from_function
 from callgate.gate.schema import ToolSchemas
+from callgate.strategies import WIRE_RECORDS
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires import WireCall
 
@@ -251,6 +252,23 @@ def test_gemini_specs_are_one_tool_of_function_declarations() -> None:
     declarations = tool.function_declarations or []
     assert [d.name for d in declarations] == ["get_weather", "ping"]
     assert declarations[0].parameters_json_schema == WEATHER_SCHEMA
+
+
+SDK_CHECKED = {
+    "openai": test_chat_completions_specs_are_openai_tool_params,
+    "cohere": test_cohere_ollama_and_mistral_take_the_chat_completions_shape,
+    "ollama": test_cohere_ollama_and_mistral_take_the_chat_completions_shape,
+    "mistral": test_cohere_ollama_and_mistral_take_the_chat_completions_shape,
+    "openai-responses": test_responses_specs_are_function_tool_params,
+    "anthropic": test_anthropic_specs_are_tool_params,
+    "bedrock": test_bedrock_specs_are_a_valid_converse_tool_config,
+    "gemini": test_gemini_specs_are_one_tool_of_function_declarations,
+}
+"""The test above that checks each wire's specs against its provider's SDK request type."""
+
+
+def test_every_wire_record_has_its_specs_checked_against_its_sdk_here() -> None:
+    assert set(SDK_CHECKED) == set(WIRE_RECORDS)
 
 
 def test_an_unknown_wire_is_refused_with_the_known_ones() -> None:

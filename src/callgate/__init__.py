@@ -40,6 +40,7 @@ from callgate.gate.turn import TurnGate
 from callgate.ledger import Ledger
 from callgate.ledger.store import LedgerUnavailable
 from callgate.strategies import (
+    WIRE_RECORDS,
     WIRE_STRATEGIES,
     AnthropicStrategy,
     BedrockStrategy,
@@ -52,6 +53,7 @@ from callgate.strategies import (
     OpenAIStrategy,
     ResponsesStrategy,
     ToolResult,
+    Wire,
 )
 from callgate.strategies.text.detector import Detector
 
@@ -77,6 +79,7 @@ else:
 
 
 __all__ = [
+    "WIRE_RECORDS",
     "WIRE_STRATEGIES",
     "AnthropicStrategy",
     "BaseDriver",
@@ -113,6 +116,7 @@ __all__ = [
     "TurnGate",
     "TurnStep",
     "UnrecognizedStreamError",
+    "Wire",
     "__version__",
     "arun_turn",
     "as_shape",

@@ -23,7 +23,7 @@ from callgate.fsm.verdict import VERDICT
 from callgate.gate.findings import Finding, blocked_with_turn, finding
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import BaseSlot
-from callgate.strategies import WIRE_STRATEGIES
+from callgate.strategies import WIRE_RECORDS
 from callgate.strategies.text.formats import END_FORMATS
 
 EXIT_CODES = {"pass": 0, "fail": 1, "not_applicable": 2, "invalid": 2}
@@ -31,6 +31,14 @@ EXIT_CODES = {"pass": 0, "fail": 1, "not_applicable": 2, "invalid": 2}
 
 class FixtureError(CallgateError, ValueError):
     """The fixture cannot be checked; the message says what to fix."""
+
+
+def _unknown_profile(profile: str) -> str | None:
+    """Why ``profile`` names no wire (``auto`` and every wire record's name do), or None."""
+    if profile == "auto" or profile in WIRE_RECORDS:
+        return None
+    known = ", ".join(["auto", *WIRE_RECORDS])
+    return f"unknown profile {profile!r}; known profiles: {known}"
 
 
 def _invalid(profile: str | None, message: str) -> dict[str, Any]:
@@ -62,9 +70,9 @@ def load_fixture(text: str) -> dict[str, Any]:
         profile = "auto"
     if not isinstance(profile, str):
         raise FixtureError(f"'profile' must be a string, not {json.dumps(profile)[:40]}")
-    if profile != "auto" and profile not in WIRE_STRATEGIES:
-        known = ", ".join(["auto", *WIRE_STRATEGIES])
-        raise FixtureError(f"unknown profile {profile!r}; known profiles: {known}")
+    unknown = _unknown_profile(profile)
+    if unknown is not None:
+        raise FixtureError(unknown)
     if "chunks" in data and "events" in data:
         raise FixtureError("the fixture has both 'chunks' and 'events'; give one")
     stream = data.get("chunks", data.get("events"))
@@ -178,10 +186,10 @@ def check_stream(
     ``strict_finish`` refuses calls an OpenAI turn ends with ``stop`` (see
     :class:`~callgate.buffer.LLMStreamBuffer`).
     """
-    if profile != "auto" and profile not in WIRE_STRATEGIES:
-        known = ", ".join(["auto", *WIRE_STRATEGIES])
-        return _invalid(profile, f"unknown profile {profile!r}; known profiles: {known}")
-    strategy = None if profile == "auto" else WIRE_STRATEGIES[profile]()
+    unknown = _unknown_profile(profile)
+    if unknown is not None:
+        return _invalid(profile, unknown)
+    strategy = None if profile == "auto" else WIRE_RECORDS[profile].strategy()
     schemas = ToolSchemas.any_tool() if tool_schemas is None else ToolSchemas(tool_schemas)
     formats = "auto" if text_formats is None else [n for n in text_formats if n not in END_FORMATS]
     buffer = LLMStreamBuffer(

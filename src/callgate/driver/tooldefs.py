@@ -11,9 +11,10 @@ guessed. :func:`description_of` takes a docstring's first paragraph, and
 Sphinx ``:param name:`` fields.
 
 :data:`SPECS` shapes a tool (name, description, schema) as each provider's request
-takes it: Chat Completions (and Mistral, Cohere v2, Ollama), Responses, Anthropic
-Messages, Bedrock Converse (``toolConfig.tools``) and Gemini (one tool of
-``functionDeclarations``, each schema as ``parametersJsonSchema``).
+takes it, read from each wire's record (:class:`~callgate.strategies.wire.Wire`): Chat
+Completions (and Mistral, Cohere v2, Ollama), Responses, Anthropic Messages, Bedrock
+Converse (``toolConfig.tools``) and Gemini (one tool of ``functionDeclarations``, each
+schema as ``parametersJsonSchema``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ import typing
 from collections import abc
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Union
+
+from callgate.strategies import WIRE_RECORDS
+from callgate.strategies.wire import ToolSpec
 
 Schema = dict[str, Any]
 
@@ -125,54 +129,17 @@ def parameter_docs(doc: str) -> dict[str, str]:
     return found
 
 
-def _function(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": dict(schema)},
-    }
-
-
-def _responses(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "name": name,
-        "description": description,
-        "parameters": dict(schema),
-    }
-
-
-def _anthropic(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": name, "description": description, "input_schema": dict(schema)}
-
-
-def _bedrock(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    spec = {"name": name, "description": description, "inputSchema": {"json": dict(schema)}}
-    return {"toolSpec": spec}
-
-
-def _gemini(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": name, "description": description, "parametersJsonSchema": dict(schema)}
-
-
-SPECS: Mapping[str, Callable[[str, str, Mapping[str, Any]], dict[str, Any]]] = {
-    "openai": _function,
-    "mistral": _function,
-    "cohere": _function,
-    "ollama": _function,
-    "openai-responses": _responses,
-    "anthropic": _anthropic,
-    "bedrock": _bedrock,
-    "gemini": _gemini,
-}
-"""Per wire profile: a tool as that provider's request lists it."""
+SPECS: Mapping[str, ToolSpec] = {name: w.tool_spec for name, w in WIRE_RECORDS.items()}
+"""Per wire profile: a tool as that provider's request lists it (each wire's record says)."""
 
 
 def tool_specs(wire: str, tools: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[Any]:
     """``tools`` (name, description, schema) as the ``tools`` list of ``wire``'s request.
 
-    Gemini takes every declaration in one tool; the others take one entry per tool.
+    Gemini takes every declaration in one tool (its record's ``tools_key``); the others
+    take one entry per tool.
     """
-    if wire not in SPECS:
+    if wire not in WIRE_RECORDS:
         raise ValueError(f"no tool specs for {wire!r}; known: {', '.join(SPECS)}")
-    specs = [SPECS[wire](*tool) for tool in tools]
-    return [{"functionDeclarations": specs}] if wire == "gemini" and specs else specs
+    record = WIRE_RECORDS[wire]
+    return record.tools([record.tool_spec(*tool) for tool in tools])

@@ -47,12 +47,14 @@ from pydantic_ai.settings import ModelSettings
 
 from callgate.integrations.common import options, report
 from callgate.proxy.engine import GatedTurn, Options
+from callgate.strategies import WIRE_RECORDS
 from callgate.strategies.text.defaults import default_text_formats
 
 __all__ = ["CallgateModel", "GatedStreamedResponse"]
 
-_WIRES = {"anthropic": "anthropic", "bedrock": "bedrock", "cohere": "cohere", "ollama": "ollama"}
-"""pydantic-ai's ``system`` names whose leak families callgate reads (the rest: OpenAI's)."""
+_WIRES = {system: w.name for w in WIRE_RECORDS.values() for system in w.systems}
+"""pydantic-ai's ``system`` names whose leak families callgate reads (the rest: OpenAI's),
+as each wire's record lists them (``systems``)."""
 
 _FINISH = {
     "stop": "stop",

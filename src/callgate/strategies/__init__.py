@@ -1,6 +1,8 @@
-"""One module per format; every wire strategy by its profile name."""
+"""One module per format; every wire as its record, and the tables read from the records."""
 
-from callgate.strategies.anthropic import AnthropicStrategy
+from collections.abc import Mapping
+
+from callgate.strategies.anthropic import ANTHROPIC, AnthropicStrategy
 from callgate.strategies.base import (
     ExtractedCall,
     ExtractionStrategy,
@@ -9,25 +11,40 @@ from callgate.strategies.base import (
     StreamReader,
     ToolResult,
 )
-from callgate.strategies.bedrock import BedrockStrategy
-from callgate.strategies.cohere import CohereStrategy
-from callgate.strategies.gemini import GeminiStrategy
-from callgate.strategies.ollama import OllamaStrategy
-from callgate.strategies.openai import MistralStrategy, OpenAIStrategy
-from callgate.strategies.responses import ResponsesStrategy
+from callgate.strategies.bedrock import BEDROCK, BedrockStrategy
+from callgate.strategies.cohere import COHERE, CohereStrategy
+from callgate.strategies.gemini import GEMINI, GeminiStrategy
+from callgate.strategies.ollama import OLLAMA, OllamaStrategy
+from callgate.strategies.openai import MISTRAL, OPENAI, MistralStrategy, OpenAIStrategy
+from callgate.strategies.responses import RESPONSES, ResponsesStrategy
 from callgate.strategies.text.strategy import TEXT_STRATEGIES
+from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
+
+WIRE_RECORDS: Mapping[str, Wire] = {
+    w.name: w for w in (OPENAI, MISTRAL, RESPONSES, ANTHROPIC, BEDROCK, GEMINI, COHERE, OLLAMA)
+}
+"""Every wire's record, by profile name: the one list a new wire joins."""
 
 WIRE_STRATEGIES: dict[str, type[ExtractionStrategy]] = {
-    "openai": OpenAIStrategy,
-    "mistral": MistralStrategy,
-    "openai-responses": ResponsesStrategy,
-    "anthropic": AnthropicStrategy,
-    "bedrock": BedrockStrategy,
-    "gemini": GeminiStrategy,
-    "cohere": CohereStrategy,
-    "ollama": OllamaStrategy,
+    name: w.strategy for name, w in WIRE_RECORDS.items()
 }
 """Every wire strategy, by the profile name the command line and fixtures use."""
+
+RECOGNITION_ORDER: tuple[Wire, ...] = tuple(
+    sorted(
+        (w for w in WIRE_RECORDS.values() if w.recognition is not None),
+        key=lambda w: w.recognition or 0,
+    )
+)
+"""The wires that take part in automatic recognition, in the order they are tried."""
+
+
+def wire_record(name: str) -> Wire:
+    """The record of the wire whose profile name is ``name``; a clear error otherwise."""
+    record = WIRE_RECORDS.get(name)
+    if record is None:
+        raise ValueError(f"unknown wire {name!r}; known: {', '.join(WIRE_RECORDS)}")
+    return record
 
 
 def default_strategies() -> list[MessageReader]:
@@ -37,33 +54,32 @@ def default_strategies() -> list[MessageReader]:
 
 def default_wire_strategies() -> list[ExtractionStrategy]:
     """A fresh instance of each wire strategy that takes part in recognition, in order."""
-    return [
-        OpenAIStrategy(),
-        ResponsesStrategy(),
-        AnthropicStrategy(),
-        BedrockStrategy(),
-        GeminiStrategy(),
-        CohereStrategy(),
-        OllamaStrategy(),
-    ]
+    return [w.strategy() for w in RECOGNITION_ORDER]
 
 
 __all__ = [
+    "RECOGNITION_ORDER",
+    "WIRE_RECORDS",
     "WIRE_STRATEGIES",
     "AnthropicStrategy",
     "BedrockStrategy",
     "CohereStrategy",
     "ExtractedCall",
     "ExtractionStrategy",
+    "Framing",
     "GeminiStrategy",
     "MessageReader",
     "MistralStrategy",
     "OllamaStrategy",
     "OpenAIStrategy",
     "ResponsesStrategy",
+    "SdkForm",
     "Shape",
     "StreamReader",
+    "Terminal",
     "ToolResult",
+    "Wire",
     "default_strategies",
     "default_wire_strategies",
+    "wire_record",
 ]

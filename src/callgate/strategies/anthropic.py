@@ -22,7 +22,7 @@ duplicate-call case when the restatement is identical and an identity collision 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from callgate.strategies.base import (
@@ -39,6 +39,7 @@ from callgate.strategies.base import (
     received_input,
     repaired_blocks,
 )
+from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -62,6 +63,10 @@ SERVER_TOOL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
 """Blocks of tools the provider runs: their input is assembled, never released to a client."""
 _JOINED = ("text", "thinking", "signature")
 """Block fields kept as fragment lists while streaming and joined once, in message()."""
+
+
+_TOOL_REASON = "tool_use"
+"""The stop reason that ends a turn's calls normally (the record's ``calls_end``)."""
 
 
 class _Accumulator:
@@ -144,7 +149,7 @@ class AnthropicStrategy(ExtractionStrategy):
                 acc.stop_reason = reason
         elif kind == "message_stop":
             reason = acc.stop_reason
-            gate.turn_done(reason == "tool_use", reason)
+            gate.turn_done(reason == _TOOL_REASON, reason)
         elif kind == "error":
             gate.stray(chunk)
             detail = (chunk.get("error") or {}).get("type", "error")
@@ -458,3 +463,27 @@ def _input(gate: TurnGate, index: int, initial: Any) -> Any:
     if slot.arguments is not None:
         return slot.arguments
     return received_input(slot.raw_arguments, initial)
+
+
+def _tool_spec(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool as the Messages API lists it: its schema as ``input_schema``."""
+    return {"name": name, "description": description, "input_schema": dict(schema)}
+
+
+ANTHROPIC = Wire(
+    name="anthropic",
+    strategy=AnthropicStrategy,
+    recognition=2,
+    terminal=Terminal(
+        field="message_delta.delta.stop_reason",
+        calls_end=frozenset({_TOOL_REASON}),
+        length=frozenset({"max_tokens", "model_context_window_exceeded"}),
+        filtered=frozenset({"refusal"}),
+    ),
+    tool_spec=_tool_spec,
+    quirks=("ping", "thinking", "empty_first_fragment", "server_tool"),
+    sdk=SdkForm("anthropic", "anthropic.types:RawMessageStreamEvent", construct=True),
+    framing=Framing(named=True),
+    systems=("anthropic",),
+)
+"""Anthropic Messages: content blocks keyed by ``index``, each closed by its own stop."""

@@ -45,6 +45,7 @@ from callgate.strategies.base import (
     repaired_blocks,
     text_field,
 )
+from callgate.strategies.wire import Framing, Terminal, Wire
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -83,6 +84,10 @@ _DELTA_KINDS = {
 def _is_index(value: object) -> TypeGuard[int]:
     """A content block index: a plain int (a bool is not one)."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+_TOOL_REASON = "tool_use"
+"""The stop reason that ends a turn's calls normally (the record's ``calls_end``)."""
 
 
 class _Block:
@@ -188,7 +193,7 @@ class BedrockStrategy(ExtractionStrategy):
             )
             return
         acc.stop.update(body)
-        acc.gate.turn_done(reason == "tool_use", reason)
+        acc.gate.turn_done(reason == _TOOL_REASON, reason)
 
     def _start(self, acc: _Accumulator, body: Mapping[str, Any]) -> None:
         index, start = body.get("contentBlockIndex"), body.get("start")
@@ -518,3 +523,27 @@ def _content(message: Shape) -> list[Mapping[str, Any]]:
     if not isinstance(content, list):
         return []
     return [block for block in content if isinstance(block, Mapping)]
+
+
+def _tool_spec(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool as Converse's ``toolConfig.tools`` lists it: a ``toolSpec``, schema as JSON."""
+    spec = {"name": name, "description": description, "inputSchema": {"json": dict(schema)}}
+    return {"toolSpec": spec}
+
+
+BEDROCK = Wire(
+    name="bedrock",
+    strategy=BedrockStrategy,
+    recognition=3,
+    terminal=Terminal(
+        field="messageStop.stopReason",
+        calls_end=frozenset({_TOOL_REASON}),
+        length=frozenset({"max_tokens"}),
+        filtered=frozenset({"guardrail_intervened", "content_filtered"}),
+    ),
+    tool_spec=_tool_spec,
+    quirks=("empty_text_start", "reasoning_block", "metadata"),
+    framing=Framing(events="lines"),
+    systems=("bedrock",),
+)
+"""Bedrock Converse: boto3 yields plain dicts (no SDK types), one event a line here."""

@@ -42,6 +42,7 @@ from callgate.strategies.base import (
     function_calls,
     read_function_calls,
 )
+from callgate.strategies.wire import SdkForm, Terminal, Wire, chat_tool_spec
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -453,3 +454,21 @@ def _message(message: Shape) -> Mapping[str, Any]:
     """The assistant message inside a ChatResponse (or the message itself)."""
     inner = message.get("message")
     return inner if isinstance(inner, Mapping) else message
+
+
+COHERE = Wire(
+    name="cohere",
+    strategy=CohereStrategy,
+    recognition=5,
+    terminal=Terminal(
+        field="message-end delta.finish_reason",
+        calls_end=frozenset({_TOOL_REASON}),
+        length=frozenset({"MAX_TOKENS"}),
+    ),
+    tool_spec=chat_tool_spec,
+    quirks=("tool_plan",),
+    leaks=("command_r",),
+    sdk=SdkForm("cohere", "cohere:StreamedChatResponseV2"),
+    systems=("cohere",),
+)
+"""Cohere v2 chat: typed events; Command models may write action markup into text."""

@@ -72,6 +72,7 @@ from callgate.strategies.base import (
     report_whole_arguments,
     whole_call,
 )
+from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -603,3 +604,27 @@ def _function_calls(message: Shape) -> list[Mapping[str, Any]]:
         if isinstance(call, Mapping):
             calls.append(call)
     return calls
+
+
+def _tool_spec(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A function declaration, its schema as ``parametersJsonSchema``."""
+    return {"name": name, "description": description, "parametersJsonSchema": dict(schema)}
+
+
+GEMINI = Wire(
+    name="gemini",
+    strategy=GeminiStrategy,
+    recognition=4,
+    terminal=Terminal(
+        field="candidates[0].finishReason",
+        calls_end=frozenset({_STOP}),
+        length=frozenset({"MAX_TOKENS"}),
+        filtered=frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"}),
+    ),
+    tool_spec=_tool_spec,
+    tools_key="functionDeclarations",
+    quirks=("thought", "thought_signature", "no_ids", "grouped_calls"),
+    sdk=SdkForm("google-genai", "google.genai.types:GenerateContentResponse"),
+    framing=Framing(newline="\r\n"),
+)
+"""Gemini: whole calls in ``parts``; every declaration goes in one tool."""

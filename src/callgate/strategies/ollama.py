@@ -46,6 +46,7 @@ from callgate.strategies.base import (
     report_whole_arguments,
     whole_call,
 )
+from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire, chat_tool_spec
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -318,3 +319,21 @@ def _tool_calls(message: Shape) -> list[Mapping[str, Any]]:
     if not isinstance(calls, list):
         return []
     return [c for c in calls if isinstance(c, Mapping)]
+
+
+OLLAMA = Wire(
+    name="ollama",
+    strategy=OllamaStrategy,
+    recognition=6,
+    terminal=Terminal(
+        field="done_reason (on the line with done: true)",
+        calls_end=frozenset(_TOOL_REASONS),
+        length=frozenset({"length"}),
+    ),
+    tool_spec=chat_tool_spec,
+    quirks=("thinking", "ids", "no_index"),
+    sdk=SdkForm("ollama", "ollama:ChatResponse"),
+    framing=Framing(events="lines"),
+    systems=("ollama",),
+)
+"""Ollama's native chat: JSON lines, whole calls, no call ids by default."""

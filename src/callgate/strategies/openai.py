@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from attrs import evolve
+
 from callgate.gate.findings import Finding
 from callgate.strategies.base import (
     ExtractedCall,
@@ -29,6 +31,7 @@ from callgate.strategies.base import (
     not_text_arguments,
     read_function_calls,
 )
+from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire, chat_tool_spec
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -473,3 +476,37 @@ class MistralStrategy(OpenAIStrategy):
     def recognizes(self, shape: Shape) -> bool:
         """Chosen by name only."""
         return False
+
+
+OPENAI = Wire(
+    name="openai",
+    strategy=OpenAIStrategy,
+    recognition=0,
+    terminal=Terminal(
+        field="choices[0].finish_reason",
+        calls_end=frozenset({"tool_calls"}),
+        lenient=frozenset({"stop"}),
+        length=frozenset({"length"}),
+        filtered=frozenset({"content_filter"}),
+    ),
+    tool_spec=chat_tool_spec,
+    quirks=(
+        "null_content",
+        "no_content_key",
+        "empty_id_in_continuation",
+        "empty_name_in_continuation",
+        "arguments_in_opening",
+        "reasoning_content",
+        "usage_chunk",
+        "repeated_finish_reason",
+        "no_index",
+    ),
+    sdk=SdkForm("openai", "openai.types.chat:ChatCompletionChunk", construct=True),
+    framing=Framing(done="[DONE]"),
+)
+"""Chat Completions: the first wire recognition tries (most servers speak it)."""
+
+MISTRAL = evolve(
+    OPENAI, name="mistral", strategy=MistralStrategy, recognition=None, quirks=(), sdk=None
+)
+"""Mistral's chat stream: OpenAI's record, chosen by name (its chunks look the same)."""

@@ -46,6 +46,7 @@ from callgate.strategies.base import (
     not_text_arguments,
     text_field,
 )
+from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -662,3 +663,31 @@ def _open_item(acc: _Accumulator, key: int) -> dict[str, Any]:
             if built:
                 item[list_name] = built
     return item
+
+
+def _tool_spec(name: str, description: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool as the Responses API lists it: the function's fields at the top level."""
+    return {
+        "type": "function",
+        "name": name,
+        "description": description,
+        "parameters": dict(schema),
+    }
+
+
+RESPONSES = Wire(
+    name="openai-responses",
+    strategy=ResponsesStrategy,
+    recognition=1,
+    terminal=Terminal(
+        field="response.completed | response.incomplete (incomplete_details.reason)",
+        calls_end=frozenset({"completed"}),
+        length=frozenset({"incomplete: max_output_tokens"}),
+        filtered=frozenset({"incomplete: content_filter"}),
+    ),
+    tool_spec=_tool_spec,
+    quirks=("reasoning_item", "no_argument_deltas"),
+    sdk=SdkForm("openai", "openai.types.responses:ResponseStreamEvent", construct=True),
+    framing=Framing(named=True),
+)
+"""The Responses API: typed events keyed by ``output_index``."""

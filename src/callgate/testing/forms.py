@@ -13,17 +13,15 @@ from functools import cache
 from typing import Any
 
 from callgate.fsm.errors import CallgateError
+from callgate.strategies import WIRE_RECORDS, wire_record
+from callgate.testing.wires import WIRES
 
 FORMS = ("dict", "sdk", "sse")
 
 SDK_PACKAGES = {
-    "openai": "openai",
-    "openai-responses": "openai",
-    "anthropic": "anthropic",
-    "gemini": "google-genai",
-    "cohere": "cohere",
-    "ollama": "ollama",
-    "bedrock": "",
+    name: record.sdk.package if record.sdk is not None else ""
+    for name, record in WIRE_RECORDS.items()
+    if name in WIRES
 }
 """The package whose typed objects ``form="sdk"`` gives per wire (boto3 yields plain dicts)."""
 
@@ -34,45 +32,28 @@ class SdkUnavailableError(CallgateError, ImportError):
 
 @cache
 def _validator(wire: str) -> Callable[[dict[str, Any]], Any]:
-    """The SDK's own parser of one chunk of ``wire``."""
+    """The SDK's own parser of one chunk of ``wire``, as its record's ``sdk`` names it."""
+    sdk = wire_record(wire).sdk
+    if sdk is None:
+        return dict
+    module, _, name = sdk.stream_type.partition(":")
     try:
-        # The openai and anthropic clients build their objects without validating them
-        # (construct_type): a chunk the types do not foresee still reaches the caller.
-        if wire == "openai":
-            from openai._models import construct_type as openai_construct
-            from openai.types.chat import ChatCompletionChunk
+        stream_type = getattr(importlib.import_module(module), name)
+        if sdk.construct:
+            # The openai and anthropic clients build their objects without validating them
+            # (construct_type): a chunk the types do not foresee still reaches the caller.
+            models = importlib.import_module(module.partition(".")[0] + "._models")
+            construct = models.construct_type
+            return lambda chunk: construct(type_=stream_type, value=chunk)
+        from pydantic import TypeAdapter
 
-            return lambda chunk: openai_construct(type_=ChatCompletionChunk, value=chunk)
-        if wire == "openai-responses":
-            from openai._models import construct_type as openai_construct
-            from openai.types.responses import ResponseStreamEvent
-
-            return lambda chunk: openai_construct(type_=ResponseStreamEvent, value=chunk)
-        if wire == "anthropic":
-            from anthropic._models import construct_type as anthropic_construct
-            from anthropic.types import RawMessageStreamEvent
-
-            return lambda chunk: anthropic_construct(type_=RawMessageStreamEvent, value=chunk)
-        if wire == "gemini":
-            from google.genai import types
-
-            return types.GenerateContentResponse.model_validate
-        if wire == "cohere":
-            from pydantic import TypeAdapter
-
-            cohere = importlib.import_module("cohere")
-            adapter: TypeAdapter[Any] = TypeAdapter(cohere.StreamedChatResponseV2)
-            return adapter.validate_python
-        if wire == "ollama":
-            ollama = importlib.import_module("ollama")
-            validate: Callable[[dict[str, Any]], Any] = ollama.ChatResponse.model_validate
-            return validate
+        adapter: TypeAdapter[Any] = TypeAdapter(stream_type)
+        return adapter.validate_python
     except ImportError as exc:
         raise SdkUnavailableError(
-            f"form='sdk' for {wire} needs the {SDK_PACKAGES[wire]} package: "
-            f"pip install {SDK_PACKAGES[wire]} ({exc})"
+            f"form='sdk' for {wire} needs the {sdk.package} package: "
+            f"pip install {sdk.package} ({exc})"
         ) from None
-    return dict
 
 
 def to_sdk(wire: str, chunk: dict[str, Any]) -> Any:
@@ -104,29 +85,25 @@ def _json(chunk: dict[str, Any]) -> bytes:
     return json.dumps(chunk, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-_NAMED_EVENTS = frozenset({"anthropic", "openai-responses"})
-_LINES = frozenset({"ollama", "bedrock"})
-
-
 def raw_stream(wire: str, chunks: Sequence[dict[str, Any]], *, last: bool = True) -> bytes:
     """The bytes a client reads for ``chunks``.
 
-    Server-sent events for the HTTP wires (named events for Anthropic and Responses, CRLF
+    As the wire's record frames them (:class:`~callgate.strategies.wire.Framing`):
+    server-sent events for the HTTP wires (named events for Anthropic and Responses, CRLF
     for Gemini's ``alt=sse``, OpenAI's ``[DONE]`` at the end); JSON lines for Ollama and
     for Bedrock (what boto3 yields, one event a line: the AWS event-stream framing
     itself is binary and is not generated). ``last``: close the stream (``[DONE]``).
     """
+    framing = wire_record(wire).framing
+    end = (framing.newline * 2).encode()
     out = bytearray()
     for chunk in chunks:
-        if wire in _LINES:
+        if framing.events == "lines":
             out += _json(chunk) + b"\n"
-        elif wire in _NAMED_EVENTS:
-            out += b"event: " + str(chunk.get("type", "")).encode() + b"\ndata: " + _json(chunk)
-            out += b"\n\n"
-        elif wire == "gemini":
-            out += b"data: " + _json(chunk) + b"\r\n\r\n"
-        else:
-            out += b"data: " + _json(chunk) + b"\n\n"
-    if last and wire == "openai":
-        out += b"data: [DONE]\n\n"
+            continue
+        if framing.named:
+            out += b"event: " + str(chunk.get("type", "")).encode() + framing.newline.encode()
+        out += b"data: " + _json(chunk) + end
+    if last and framing.done is not None:
+        out += b"data: " + framing.done.encode() + end
     return bytes(out)

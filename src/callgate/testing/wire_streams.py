@@ -24,11 +24,20 @@ from hypothesis import strategies as st
 
 from callgate import LLMStreamBuffer, ToolSchemas
 from callgate.buffer import UnreadableChunk
-from callgate.strategies import WIRE_STRATEGIES
+from callgate.strategies import WIRE_RECORDS, WIRE_STRATEGIES
 from callgate.testing.cuts import byte_splits, pieces
 from callgate.testing.forms import FORMS, raw_stream, to_sdk
 from callgate.testing.plans import TOOLS, StreamPlan, interleavings, stream_plans
-from callgate.testing.wires import QUIRKS, WIRES, Chunk, Encoder, Piece, WireCall, encoder
+from callgate.testing.wires import (
+    QUIRKS,
+    WIRES,
+    Chunk,
+    Encoder,
+    Piece,
+    WireCall,
+    encoder,
+    encoder_class,
+)
 
 Form = Literal["dict", "sdk", "sse"]
 
@@ -260,11 +269,11 @@ def streams(
     low, high = _as_range(calls)
     if kind is not None:
         low, high = max(low, 1), max(high, 1)
-    empty = WIRE_STRATEGIES[wire]().empty_arguments_object
+    empty = WIRE_RECORDS[wire].strategy.empty_arguments_object
     plan = draw(stream_plans(tools=schemas, calls=(low, high), text=text, empty_arguments=empty))
     chosen = _quirks(draw, wire, quirks)
     if kind == "identity_collision":  # two calls can only share an id they carry
-        chosen = (chosen - {"no_ids"}) | ({"ids"} if wire == "ollama" else set())
+        chosen = (chosen - {"no_ids"}) | (set() if encoder_class(wire).carries_ids else {"ids"})
     if kind == "index_reuse":  # a call without an index has no index to reuse
         chosen -= {"no_index"}
     names = [call.name for call in plan.calls]
@@ -339,9 +348,7 @@ def _wire_calls(enc: Encoder, plan: StreamPlan, draw: st.DrawFn) -> list[WireCal
     out = []
     for n, call in enumerate(plan.calls):
         call_id: str | None = enc.id_prefix + call.suffix
-        if (enc.wire == "gemini" and "no_ids" in enc.quirks) or (
-            enc.wire == "ollama" and "ids" not in enc.quirks
-        ):
+        if "no_ids" in enc.quirks or not (enc.carries_ids or "ids" in enc.quirks):
             call_id = None
         fragments = call.fragments if enc.fragmented else ()
         arguments: Any = call.arguments
@@ -362,7 +369,7 @@ def _encode(
     draw: st.DrawFn, enc: Encoder, plan: StreamPlan, calls: list[WireCall], interleave: bool
 ) -> list[Piece]:
     pieces = enc.prelude(plan.text_parts)
-    whole = not enc.fragmented or ("no_index" in enc.quirks and enc.wire == "openai")
+    whole = not enc.fragmented or "no_index" in enc.quirks
     lengths = [1 if whole else 1 + len(c.fragments) + int(enc.closes) for c in calls]
     if interleave and not whole:
         order = draw(interleavings(lengths))
@@ -393,7 +400,7 @@ def _encode(
             ]
         else:
             pieces += [Piece("close", chunk, n) for chunk in enc.close(call)]
-    if enc.wire == "gemini" and "grouped_calls" in enc.quirks:
+    if "grouped_calls" in enc.quirks:
         pieces = _grouped(pieces)
     enc.state["reason"] = "tool_calls" if calls else "stop"
     pieces += [Piece("finish", chunk) for chunk in enc.finish(calls)]
@@ -513,8 +520,13 @@ _LOOKALIKES: dict[str, tuple[str, ...]] = {}
 
 
 def _second_reason(enc: Encoder) -> str | None:
-    """A second finish that blocks (OpenAI's trailing ``stop`` is only a warning)."""
-    return {"openai": "length", "gemini": None, "ollama": None}.get(enc.wire)
+    """A second finish that blocks (None: the first finish's reason again).
+
+    On a wire whose trailing ``stop`` is only a warning (its record's lenient reasons:
+    OpenAI's), one of its length cuts.
+    """
+    terminal = enc.WIRE.terminal
+    return min(terminal.length) if terminal.lenient else None
 
 
 def _responses_delta(call: WireCall, text: str) -> list[Chunk]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
+from callgate.strategies.anthropic import ANTHROPIC
+from callgate.strategies.wire import Wire
 from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 
 
@@ -12,9 +15,10 @@ from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 class AnthropicEncoder(Encoder):
     """Messages stream events; quirks: pings, a thinking block, server tools, ``""`` JSON."""
 
-    wire: str = "anthropic"
+    WIRE: ClassVar[Wire] = ANTHROPIC
+    wire: str = ANTHROPIC.name
     id_prefix: str = "toolu_"
-    QUIRKS: tuple[str, ...] = ("ping", "thinking", "empty_first_fragment", "server_tool")
+    QUIRKS: tuple[str, ...] = ANTHROPIC.quirks
 
     def first_key(self, has_text: bool) -> int:
         return (

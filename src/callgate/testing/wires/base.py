@@ -13,7 +13,10 @@ import copy
 import json
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from callgate.strategies.wire import Wire
 
 Chunk = dict[str, Any]
 
@@ -60,6 +63,8 @@ class Piece:
 class Encoder:
     """The events of one wire. Subclasses fill in the shapes; quirks are flags."""
 
+    WIRE: ClassVar[Wire]
+    """The wire's record (:mod:`callgate.strategies`): its name and quirks are read from it."""
     wire: str = ""
     quirks: frozenset[str] = frozenset()
     fragmented: bool = True
@@ -67,6 +72,8 @@ class Encoder:
     closes: bool = True
     """Each call has a close event of its own (else only the turn's end closes calls)."""
     id_prefix: str = "call_"
+    carries_ids: bool = True
+    """Calls carry an id unless the ``no_ids`` quirk; else only under the ``ids`` quirk."""
     QUIRKS: tuple[str, ...] = ()
     state: dict[str, Any] = field(default_factory=dict)
 

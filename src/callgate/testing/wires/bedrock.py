@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
+from callgate.strategies.bedrock import BEDROCK
+from callgate.strategies.wire import Wire
 from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 
 
@@ -12,9 +15,10 @@ from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 class BedrockEncoder(Encoder):
     """ConverseStream events as boto3 yields them; quirks: an empty text start, reasoning."""
 
-    wire: str = "bedrock"
+    WIRE: ClassVar[Wire] = BEDROCK
+    wire: str = BEDROCK.name
     id_prefix: str = "tooluse_"
-    QUIRKS: tuple[str, ...] = ("empty_text_start", "reasoning_block", "metadata")
+    QUIRKS: tuple[str, ...] = BEDROCK.quirks
 
     def first_key(self, has_text: bool) -> int:
         return int(has_text) + int("reasoning_block" in self.quirks)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
+from callgate.strategies.cohere import COHERE
+from callgate.strategies.wire import Wire
 from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 
 
@@ -12,9 +15,10 @@ from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 class CohereEncoder(Encoder):
     """Chat v2 stream events; quirks: a tool plan, a no-argument call without deltas."""
 
-    wire: str = "cohere"
+    WIRE: ClassVar[Wire] = COHERE
+    wire: str = COHERE.name
     id_prefix: str = "get_weather_"
-    QUIRKS: tuple[str, ...] = ("tool_plan",)
+    QUIRKS: tuple[str, ...] = COHERE.quirks
 
     def prelude(self, text_parts: Sequence[str]) -> list[Piece]:
         out = [Piece("prelude", message_start())]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
+from callgate.strategies.gemini import GEMINI
+from callgate.strategies.wire import Wire
 from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 
 
@@ -12,11 +15,12 @@ from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 class GeminiEncoder(Encoder):
     """``streamGenerateContent`` chunks; calls come whole; quirks: thoughts, signatures, ids."""
 
-    wire: str = "gemini"
+    WIRE: ClassVar[Wire] = GEMINI
+    wire: str = GEMINI.name
     fragmented: bool = False
     closes: bool = False
     id_prefix: str = "fc_"
-    QUIRKS: tuple[str, ...] = ("thought", "thought_signature", "no_ids", "grouped_calls")
+    QUIRKS: tuple[str, ...] = GEMINI.quirks
 
     def chunk(self, parts: list[Chunk], finish: str | None = None) -> Chunk:
         """One response chunk of the single candidate."""

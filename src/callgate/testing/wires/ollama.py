@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
+from callgate.strategies.ollama import OLLAMA
+from callgate.strategies.wire import Wire
 from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 
 
@@ -12,10 +15,12 @@ from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 class OllamaEncoder(Encoder):
     """``/api/chat`` lines; calls come whole; quirks: thinking, ids (newer servers), no index."""
 
-    wire: str = "ollama"
+    WIRE: ClassVar[Wire] = OLLAMA
+    wire: str = OLLAMA.name
     fragmented: bool = False
     closes: bool = False
-    QUIRKS: tuple[str, ...] = ("thinking", "ids", "no_index")
+    carries_ids: bool = False
+    QUIRKS: tuple[str, ...] = OLLAMA.quirks
 
     def line(self, message: Chunk, done: bool = False, reason: str = "stop") -> Chunk:
         """One JSON line of the stream."""

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
+from callgate.strategies.openai import OPENAI
+from callgate.strategies.wire import Wire
 from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 
 
@@ -12,19 +15,10 @@ from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 class OpenAIEncoder(Encoder):
     """``chat.completion.chunk`` objects; quirks of OpenAI-compatible servers."""
 
-    wire: str = "openai"
+    WIRE: ClassVar[Wire] = OPENAI
+    wire: str = OPENAI.name
     closes: bool = False
-    QUIRKS: tuple[str, ...] = (
-        "null_content",
-        "no_content_key",
-        "empty_id_in_continuation",
-        "empty_name_in_continuation",
-        "arguments_in_opening",
-        "reasoning_content",
-        "usage_chunk",
-        "repeated_finish_reason",
-        "no_index",
-    )
+    QUIRKS: tuple[str, ...] = OPENAI.quirks
 
     def chunk(self, delta: Chunk, finish_reason: str | None = None) -> Chunk:
         """One chunk of the single choice."""

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from callgate.strategies.responses import RESPONSES
+from callgate.strategies.wire import Wire
 from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 
 
@@ -13,8 +15,9 @@ from callgate.testing.wires.base import Chunk, Encoder, Piece, WireCall
 class ResponsesEncoder(Encoder):
     """Responses API events; quirks: a reasoning item, no argument deltas (LM Studio)."""
 
-    wire: str = "openai-responses"
-    QUIRKS: tuple[str, ...] = ("reasoning_item", "no_argument_deltas")
+    WIRE: ClassVar[Wire] = RESPONSES
+    wire: str = RESPONSES.name
+    QUIRKS: tuple[str, ...] = RESPONSES.quirks
     RESPONSE_ID = "resp_68b1c2f0a4e88190b7f2d3c41e5a6b7c"
 
     def first_key(self, has_text: bool) -> int:
@@ -152,9 +155,10 @@ class ResponsesEncoder(Encoder):
             self.state.get("output", []),
             key=lambda item: 0 if item["type"] != "function_call" else 1 + int(item["id"][6:]),
         )
-        if reason == "incomplete":
+        if reason is not None and reason.startswith("incomplete"):
             response = self.envelope("incomplete", output)
-            response["incomplete_details"] = {"reason": "max_output_tokens"}
+            why = reason.partition(": ")[2] or "max_output_tokens"
+            response["incomplete_details"] = {"reason": why}
             return [{"type": "response.incomplete", "response": response}]
         return [{"type": "response.completed", "response": self.envelope("completed", output)}]
 
