@@ -384,3 +384,56 @@ def test_an_error_frame_after_the_finish_withholds_the_calls() -> None:
     assert {"error": chunks[-1]["error"]} in out  # relayed as it came
     assert rebuilt(out)["calls"] == [] and rebuilt(out)["finish_reason"] == "stop"
     assert turn.status == "fail"
+
+
+def _as_bytes(
+    case: StreamCase, options: Options, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> bytes:
+    """The bytes a client receives for ``case``: ``play`` per event, or ``feed_event`` encoded."""
+    from callgate.proxy import engine
+    from callgate.proxy.sse import SSEReader
+    from callgate.proxy.upstream import sse_body
+
+    ids = iter(range(10**6))
+    monkeypatch.setattr(engine, "fresh_id", lambda prefix="call_": f"{prefix}{next(ids)}")
+    monkeypatch.setattr(engine.time, "time", lambda: 1700000000.0)
+    turn = GatedTurn(case.request, options)
+    reader = SSEReader()
+    out = b""
+    for event in [*reader.feed(sse_body(case.chunks)), *reader.close()]:
+        if fast:
+            out += turn.play(event)
+        else:
+            out += b"".join(turn.encode(c) for c in turn.feed_event(event))
+    return out + b"".join(turn.encode(c) for c in turn.finish())
+
+
+ODD_TEXT = StreamCase(
+    "odd text",
+    [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": 'é \u2028 " \\'}}]},
+        {"choices": [{"index": 0, "delta": {"content": "a lone \ud800 surrogate"}}]},
+        {"choices": [{"index": 0, "delta": {"content": "x", "refusal": None, "extra": [1]}}]},
+        {"choices": [], "usage": {"prompt_tokens": 1}},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ],
+    {},
+)
+"""No envelope of its own, text the encoder escapes, a lone surrogate, a kept field."""
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        Options(on_blocked="notice"),
+        Options(on_blocked="pass", stream_args=True, move_reasoning=True),
+    ],
+    ids=["notice", "stream-args-reasoning"],
+)
+def test_play_writes_the_bytes_that_encoding_feed_event_writes(
+    options: Options, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = [*CAPTURES, *CORPUS[::10], ODD_TEXT]
+    for case in [*cases, *(by_char(c) for c in cases)]:
+        fast = _as_bytes(case, options, True, monkeypatch)
+        assert fast == _as_bytes(case, options, False, monkeypatch), case.id
