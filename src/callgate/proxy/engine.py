@@ -32,6 +32,7 @@ The OpenAI Chat Completions wire is :class:`GatedTurn`; the Anthropic Messages w
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import secrets
 import time
@@ -93,6 +94,11 @@ _TRUNCATED = frozenset({"length", "content_filter"})
 _DRIVERS: OrderedDict[str, Driver] = OrderedDict()
 _DRIVERS_MAX = 256
 """Drivers (schemas compiled) cached per distinct tool set and formats; oldest dropped."""
+
+
+_model_formats = functools.lru_cache(maxsize=_DRIVERS_MAX)(default_text_formats)
+"""The text formats of a wire and model name, read once per name (the model patterns are
+fixed): a request asks for them before every turn."""
 
 
 class RequestError(CallgateError, ValueError):
@@ -190,7 +196,7 @@ def driver_for(request: Mapping[str, Any], options: Options, wire: str = "openai
         formats = options.text_formats
     else:
         model = request.get("model")
-        formats = default_text_formats(wire, model if isinstance(model, str) else None)
+        formats = _model_formats(wire, model if isinstance(model, str) else None)
     key = json.dumps([tools, formats], sort_keys=True, default=str)
     driver = _DRIVERS.get(key)
     if driver is None:
