@@ -437,3 +437,30 @@ def test_play_writes_the_bytes_that_encoding_feed_event_writes(
     for case in [*cases, *(by_char(c) for c in cases)]:
         fast = _as_bytes(case, options, True, monkeypatch)
         assert fast == _as_bytes(case, options, False, monkeypatch), case.id
+
+
+def _merged(pieces: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
+    out: list[tuple[bool, str]] = []
+    for inside, text in pieces:
+        if out and out[-1][0] == inside:
+            out[-1] = (inside, out[-1][1] + text)
+        else:
+            out.append((inside, text))
+    return out
+
+
+@given(st.text(alphabet="<>/thinkab ", max_size=40), st.lists(st.integers(0, 40), max_size=6))
+def test_the_think_splitter_keeps_the_order_of_reasoning_and_text_at_any_split(
+    text: str, cuts: list[int]
+) -> None:
+    points = sorted({min(c, len(text)) for c in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    whole, split = ThinkSplitter(), ThinkSplitter()
+    want = whole.pieces(text)
+    got = [piece for part in pieces for piece in split.pieces(part)]
+    tail = split.flush()
+    want_tail = whole.flush()
+    assert all(piece for _, piece in got)
+    assert _merged([*got, (True, tail[0]), (False, tail[1])]) == _merged(
+        [*want, (True, want_tail[0]), (False, want_tail[1])]
+    )

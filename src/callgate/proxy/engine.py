@@ -231,15 +231,27 @@ class ThinkSplitter:
 
     def feed(self, text: str) -> tuple[str, str]:
         """(reasoning, content) of ``text``, with a possible cut tag held back."""
-        text = self._tail + text
-        self._tail = ""
         reasoning: list[str] = []
         content: list[str] = []
+        for inside, piece in self.pieces(text):
+            (reasoning if inside else content).append(piece)
+        return "".join(reasoning), "".join(content)
+
+    def pieces(self, text: str) -> list[tuple[bool, str]]:
+        """``text`` as (inside the tags, piece) in order, with a possible cut tag held back.
+
+        For a wire whose reasoning and text are blocks in sequence (Anthropic's); no
+        piece is empty and no two neighbours share a side.
+        """
+        text = self._tail + text
+        self._tail = ""
+        out: list[tuple[bool, str]] = []
         while text:
             tag = self.CLOSE if self.inside else self.OPEN
             at = text.find(tag)
             if at >= 0:
-                (reasoning if self.inside else content).append(text[:at])
+                if at:
+                    out.append((self.inside, text[:at]))
                 text = text[at + len(tag) :]
                 self.inside = not self.inside
                 continue
@@ -251,10 +263,11 @@ class ThinkSplitter:
                 ),
                 0,
             )
-            (reasoning if self.inside else content).append(text[: len(text) - keep])
+            if len(text) > keep:
+                out.append((self.inside, text[: len(text) - keep]))
             self._tail = text[len(text) - keep :]
             break
-        return "".join(reasoning), "".join(content)
+        return out
 
     def flush(self) -> tuple[str, str]:
         """What is held at the end, as it was."""
