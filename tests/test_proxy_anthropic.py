@@ -26,7 +26,7 @@ from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from callgate.testing.builders import WireText, anthropic_events
 from callgate.testing.wires import WireCall
-from proxy_cases import HERE, MANIFEST, QWEN, WEATHER
+from proxy_cases import HERE, MANIFEST, QWEN, WEATHER, closed_url
 
 NOTICE = Options(on_blocked="notice")
 
@@ -237,9 +237,7 @@ def test_anthropic_errors_are_in_anthropics_shape(servers: tuple[Scripts, str]) 
     assert (
         reply.json()["type"] == "error" and reply.json()["error"]["type"] == "invalid_request_error"
     )
-    closed = ServerThread(ReplayUpstream(lambda p, b: Script(b"")))
-    closed.sock.close()
-    proxy = create_app(ProxyConfig(upstream=f"http://127.0.0.1:{closed.port}", connect_timeout=2))
+    proxy = create_app(ProxyConfig(upstream=closed_url(), connect_timeout=2))
     with ServerThread(proxy) as server:
         reply = httpx.post(server.url + "/v1/messages", json=QWEN_REQUEST)
         assert reply.status_code == 502 and reply.json()["error"]["type"] == "api_error"

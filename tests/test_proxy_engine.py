@@ -25,9 +25,12 @@ from proxy_cases import (
     WEATHER,
     StreamCase,
     by_char,
+    calls_of,
     capture_cases,
+    chat_response,
     corpus_cases,
     cut_at,
+    qwen_case,
     rebuilt,
     text_turn,
 )
@@ -76,8 +79,7 @@ def test_the_corpus_gives_what_the_buffer_and_driver_give_whole_and_by_character
 
 
 def test_a_leaked_qwen_call_becomes_one_native_call_and_its_markup_never_shows() -> None:
-    case = StreamCase("qwen", text_turn(list(QWEN)), WEATHER, model="Qwen/Qwen2.5-7B-Instruct")
-    turn, out = play(case)
+    turn, out = play(qwen_case())
     got = rebuilt(out)
     assert got["content"] == "Let me check."
     assert got["calls"] == [("get_weather", {"city": "Paris"})]
@@ -89,7 +91,7 @@ def test_a_leaked_qwen_call_becomes_one_native_call_and_its_markup_never_shows()
 
 def _with_calls() -> list[StreamCase]:
     cases = [c for c in CAPTURES if c.schemas]
-    qwen = StreamCase("qwen", text_turn(list(QWEN)), WEATHER, model="Qwen/Qwen2.5-7B-Instruct")
+    qwen = qwen_case()
     return [*cases, qwen]
 
 
@@ -229,24 +231,13 @@ def test_stream_args_forwards_deltas_and_withholds_the_finish_until_the_gate_pas
 
 
 def test_whole_gives_the_stream_false_response_the_stream_would_give() -> None:
-    case = StreamCase("qwen", text_turn([QWEN]), WEATHER, model="Qwen/Qwen2.5-7B-Instruct")
-    response = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": case.model,
-        "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": QWEN}}
-        ],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8},
-    }
+    case = qwen_case([QWEN])
+    usage = {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
+    response = chat_response(case.model, {"role": "assistant", "content": QWEN}, usage=usage)
     body = GatedTurn(case.request, case.options).whole(response)
     message = body["choices"][0]["message"]
     assert message["content"] == "Let me check."
-    assert [
-        (c["function"]["name"], json.loads(c["function"]["arguments"]))
-        for c in message["tool_calls"]
-    ] == [("get_weather", {"city": "Paris"})]
+    assert calls_of(message) == [("get_weather", {"city": "Paris"})]
     assert body["choices"][0]["finish_reason"] == "tool_calls"
     assert body["usage"] == response["usage"] and body["object"] == "chat.completion"
 
@@ -255,29 +246,12 @@ def test_whole_gives_the_stream_false_response_the_stream_would_give() -> None:
 def test_whole_on_a_recorded_message_matches_the_stream(case: StreamCase) -> None:
     from callgate.cli.replay import replay
 
-    message = replay(case.chunks)["message"]
-    response = {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 1,
-        "model": case.model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-            }
-        ],
-    }
+    response = chat_response(case.model, replay(case.chunks)["message"])
     body = GatedTurn(case.request, case.options).whole(response)
     got = body["choices"][0]["message"]
     want = case.expected()
     assert (got["content"] or "") == want["display"]
-    calls = [
-        (c["function"]["name"], json.loads(c["function"]["arguments"]))
-        for c in got.get("tool_calls", [])
-    ]
-    assert calls == want["calls"]
+    assert calls_of(got) == want["calls"]
 
 
 def test_a_stream_that_is_not_this_wire_ends_cleanly_with_a_finding() -> None:
