@@ -10,7 +10,8 @@ proxy (``--litellm-python PATH``: an interpreter that has ``litellm[proxy]``; it
 a subprocess with one worker, its CPU read from /proc). Per row: the CPU spent per chunk
 and what the proxy added to row (a)'s, the inter-chunk latency of plain text (p50, p99),
 the per-request time sequentially and at 10 and 100 concurrent streams on one worker,
-and the growth of the per-request time per 10x stream length.
+the growth of the per-request time per 10x stream length, and the CPU per request of a
+one-chunk stream (what a request costs apart from its chunks).
 
 Modes: agent loops through the real openai client against a fake model that writes a
 schema-invalid call with some probability; per mode, how many conversations reach the
@@ -351,7 +352,7 @@ def speed(chunks: int, requests: int, litellm_python: str | None) -> None:
     """
     from callgate.proxy.upstream import Script, sse_body
 
-    streams = {n: sse_body(text_chunks(n)) for n in (chunks, chunks * 10)}
+    streams = {n: sse_body(text_chunks(n)) for n in (1, chunks, chunks * 10)}
     current = {"n": chunks}
     upstream = ReplayUpstream(lambda path, body: Script(streams[current["n"]]))
     skipped = LiteLLMProxy.unavailable(litellm_python)
@@ -380,6 +381,11 @@ def speed(chunks: int, requests: int, litellm_python: str | None) -> None:
                         _run(base + "/v1/chat/completions", max(4, requests // 4), 1, None)
                     )
                     rows[name]["growth"] = statistics.median(long) / rows[name]["seq"]
+                current["n"] = 1
+                for name, base, cpu in targets:
+                    spent = cpu()
+                    asyncio.run(_run(base + "/v1/chat/completions", requests, 1, None))
+                    rows[name]["cpu_req"] = (cpu() - spent) / (requests + 1)
             finally:
                 if litellm is not None:
                     litellm.__exit__(None, None, None)
@@ -396,7 +402,8 @@ def _print_speed(
     )
     print(
         f"{'':<20} {'CPU µs/chunk':>13} {'added':>8} {'gap p50':>9} {'gap p99':>9} "
-        f"{'req seq':>9} {'added':>8} {'req @10':>9} {'req @100':>9} {'10x len':>8}"
+        f"{'req seq':>9} {'added':>8} {'req @10':>9} {'req @100':>9} {'10x len':>8} "
+        f"{'CPU/req':>8} {'added':>8}"
     )
     for name, row in rows.items():
         added = (row["cpu"] - base["cpu"]) * 1e6
@@ -404,7 +411,8 @@ def _print_speed(
             f"{name:<20} {row['cpu'] * 1e6:>13.1f} {added:>8.1f} {row['gap50'] * 1e6:>8.0f}µ "
             f"{row['gap99'] * 1e6:>8.0f}µ {row['seq'] * 1e3:>8.2f}m "
             f"{(row['seq'] - base['seq']) * 1e3:>7.2f}m {row['c10'] * 1e3:>8.2f}m "
-            f"{row['c100'] * 1e3:>8.2f}m {row['growth']:>7.1f}x"
+            f"{row['c100'] * 1e3:>8.2f}m {row['growth']:>7.1f}x "
+            f"{row['cpu_req'] * 1e3:>7.2f}m {(row['cpu_req'] - base['cpu_req']) * 1e3:>7.2f}m"
         )
     if skipped:
         print(f"(d) LiteLLM proxy: skipped, {skipped}")

@@ -241,7 +241,7 @@ class ThinkSplitter:
         """``text`` as (inside the tags, piece) in order, with a possible cut tag held back.
 
         For a wire whose reasoning and text are blocks in sequence (Anthropic's); no
-        piece is empty and no two neighbours share a side.
+        piece is empty.
         """
         text = self._tail + text
         self._tail = ""
