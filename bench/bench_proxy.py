@@ -5,10 +5,13 @@ Run: ``python bench/bench_proxy.py`` (the speed tables) or ``python bench/bench_
 
 Speed: one mock upstream (uvicorn, replaying OpenAI streams), and in front of it (a) the
 client straight, (b) a bare pass-through proxy on the same stack (Starlette's request,
-httpx, the same SSE reader and writer, no callgate), (c) callgate proxy. Per row:
-the CPU the proxy process spent per chunk, the added inter-chunk latency of plain text
-(p50, p99), the per-request overhead sequentially and at 10 and 100 concurrent streams
-on one worker, and the growth of (c)'s per-request time per 10x stream length.
+httpx, the same SSE reader and writer, no callgate), (c) callgate proxy, (d) LiteLLM's
+proxy (``--litellm-python PATH``: an interpreter that has ``litellm[proxy]``; it runs as
+a subprocess with one worker, its CPU read from /proc). Per row: the CPU spent per chunk
+and what the proxy added to row (a)'s, the inter-chunk latency of plain text (p50, p99),
+the per-request time sequentially and at 10 and 100 concurrent streams on one worker,
+the growth of the per-request time per 10x stream length, and the CPU per request of a
+one-chunk stream (what a request costs apart from its chunks).
 
 Modes: agent loops through the real openai client against a fake model that writes a
 schema-invalid call with some probability; per mode, how many conversations reach the
@@ -22,9 +25,14 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -196,14 +204,111 @@ class BareProxy:
         await send({"type": "http.response.body", "body": DONE_EVENT, "more_body": False})
 
 
+class LiteLLMProxy:
+    """LiteLLM's proxy as a subprocess of ``python`` in front of ``upstream``: row (d).
+
+    One worker, its logs at ERROR (no access log, as the other rows), a model
+    ``gpt-4.1`` routed to ``upstream``'s ``/v1``. :meth:`cpu` is the process's CPU time.
+    """
+
+    KEY = "sk-bench-0123456789abcdef"
+
+    def __init__(self, python: str, upstream: str) -> None:
+        self.python = python
+        self.upstream = upstream
+        self.process: subprocess.Popen[bytes] | None = None
+        self.folder = tempfile.TemporaryDirectory(prefix="bench-litellm-")
+
+    @staticmethod
+    def unavailable(python: str | None) -> str | None:
+        """Why row (d) cannot run with ``python`` (None: it can)."""
+        if python is None:
+            return "no --litellm-python given"
+        try:
+            probe = subprocess.run(
+                [python, "-c", "import litellm.proxy.proxy_server"],
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{python} does not run: {exc}"
+        if probe.returncode != 0:
+            lines = (probe.stderr or probe.stdout).strip().splitlines() or ["(no output)"]
+            return f"litellm's proxy does not import under {python}: {lines[-1]}"
+        return None
+
+    def __enter__(self) -> LiteLLMProxy:
+        folder = Path(self.folder.name)
+        config = folder / "config.yaml"
+        config.write_text(
+            "model_list:\n"
+            "  - model_name: gpt-4.1\n"
+            "    litellm_params:\n"
+            "      model: openai/gpt-4.1\n"
+            f"      api_base: {self.upstream}/v1\n"
+            "      api_key: sk-upstream\n",
+            encoding="utf-8",
+        )
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        env = {
+            **os.environ,
+            "LITELLM_MASTER_KEY": self.KEY,
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "LITELLM_LOG": "ERROR",
+        }
+        command = [self.python, "-m", "litellm.proxy.proxy_cli", "--config", str(config)]
+        command += ["--host", "127.0.0.1", "--port", str(port), "--num_workers", "1"]
+        log = (folder / "litellm.log").open("wb")
+        self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                tail = (folder / "litellm.log").read_text(errors="replace").splitlines()[-5:]
+                raise RuntimeError("litellm's proxy stopped: " + " / ".join(tail))
+            try:
+                if httpx.get(self.url + "/health/liveliness", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        raise RuntimeError("litellm's proxy did not start within 300 s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.folder.cleanup()
+
+    def cpu(self) -> float:
+        """The subprocess's CPU seconds so far (user and system, its children's included)."""
+        assert self.process is not None
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
+        ticks = sum(int(fields[n]) for n in (11, 12, 13, 14))
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def _cpu() -> float:
     return time.process_time()
+
+
+REQUEST = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+HEADERS = {"authorization": f"Bearer {LiteLLMProxy.KEY}"}
 
 
 async def _one(client: httpx.AsyncClient, url: str, gaps: list[float] | None) -> float:
     started = time.perf_counter()
     last = None
-    async with client.stream("POST", url, json={"model": "gpt-4.1", "stream": True}) as reply:
+    async with client.stream("POST", url, json=REQUEST, headers=HEADERS) as reply:
         async for _ in reply.aiter_raw():
             now = time.perf_counter()
             if gaps is not None and last is not None:
@@ -223,62 +328,94 @@ async def _run(url: str, requests: int, concurrent: int, gaps: list[float] | Non
         return times
 
 
-def speed(chunks: int, requests: int) -> None:
-    """The side-by-side table (see the module's docstring); every server in this process.
+def _measure(url: str, chunks: int, requests: int, cpu: Callable[[], float]) -> dict[str, Any]:
+    """One row: CPU per chunk (sequential requests), gaps, per-request times."""
+    row: dict[str, Any] = {}
+    gaps: list[float] = []
+    spent = cpu()
+    seq = asyncio.run(_run(url, requests, 1, gaps))
+    row["cpu"] = (cpu() - spent) / (requests * chunks)
+    row["seq"] = statistics.median(seq)
+    row["gap50"] = statistics.median(gaps) if gaps else 0.0
+    row["gap99"] = _p99(gaps)
+    row["c10"] = statistics.median(asyncio.run(_run(url, requests, 10, None)))
+    row["c100"] = statistics.median(asyncio.run(_run(url, 100, 100, None)))
+    return row
 
-    CPU per chunk is the process's CPU time (client, upstream and proxy alike) minus the
-    straight row's, divided by the chunks sent: what the proxy added.
+
+def speed(chunks: int, requests: int, litellm_python: str | None) -> None:
+    """The side-by-side table (see the module's docstring), every server but LiteLLM's here.
+
+    CPU per chunk is the CPU time of this process (client, upstream and the in-process
+    proxies alike), plus LiteLLM's subprocess for row (d), divided by the chunks sent;
+    "added" subtracts the straight row's: what the proxy added.
     """
     from callgate.proxy.upstream import Script, sse_body
 
-    streams = {n: sse_body(text_chunks(n)) for n in (chunks, chunks * 10)}
+    streams = {n: sse_body(text_chunks(n)) for n in (1, chunks, chunks * 10)}
     current = {"n": chunks}
     upstream = ReplayUpstream(lambda path, body: Script(streams[current["n"]]))
+    skipped = LiteLLMProxy.unavailable(litellm_python)
     with ServerThread(upstream) as up:
         bare = ServerThread(BareProxy(up.url))
         gated = ServerThread(create_app(ProxyConfig(upstream=up.url)))
+        litellm = LiteLLMProxy(litellm_python, up.url) if litellm_python and not skipped else None
         with bare, gated:
-            rows: dict[str, dict[str, Any]] = {}
-            targets: list[tuple[str, str]] = [
-                ("(a) straight", up.url),
-                ("(b) bare proxy", bare.url),
-                ("(c) callgate proxy", gated.url),
+            targets: list[tuple[str, str, Callable[[], float]]] = [
+                ("(a) straight", up.url, _cpu),
+                ("(b) bare proxy", bare.url, _cpu),
+                ("(c) callgate proxy", gated.url, _cpu),
             ]
-            for name, base in targets:
-                url = base + "/v1/chat/completions"
-                row: dict[str, Any] = {}
-                gaps: list[float] = []
-                cpu = _cpu()
-                seq = asyncio.run(_run(url, requests, 1, gaps))
-                row["cpu"] = (_cpu() - cpu) / (requests * chunks)
-                row["seq"] = statistics.median(seq)
-                row["gap50"] = statistics.median(gaps) if gaps else 0.0
-                row["gap99"] = _p99(gaps)
-                row["c10"] = statistics.median(asyncio.run(_run(url, requests, 10, None)))
-                row["c100"] = statistics.median(asyncio.run(_run(url, 100, 100, None)))
-                rows[name] = row
-            current["n"] = chunks * 10
-            long = statistics.median(
-                asyncio.run(
-                    _run(gated.url + "/v1/chat/completions", max(4, requests // 4), 1, None)
-                )
-            )
+            if litellm is not None:
+                litellm.__enter__()
+                child = litellm.cpu
+                targets.append(("(d) LiteLLM proxy", litellm.url, lambda: _cpu() + child()))
+            try:
+                rows = {
+                    name: _measure(base + "/v1/chat/completions", chunks, requests, cpu)
+                    for name, base, cpu in targets
+                }
+                current["n"] = chunks * 10
+                for name, base, _ in targets:
+                    long = asyncio.run(
+                        _run(base + "/v1/chat/completions", max(4, requests // 4), 1, None)
+                    )
+                    rows[name]["growth"] = statistics.median(long) / rows[name]["seq"]
+                current["n"] = 1
+                for name, base, cpu in targets:
+                    spent = cpu()
+                    asyncio.run(_run(base + "/v1/chat/completions", requests, 1, None))
+                    rows[name]["cpu_req"] = (cpu() - spent) / (requests + 1)
+            finally:
+                if litellm is not None:
+                    litellm.__exit__(None, None, None)
+    _print_speed(rows, chunks, requests, skipped)
+
+
+def _print_speed(
+    rows: dict[str, dict[str, Any]], chunks: int, requests: int, skipped: str | None
+) -> None:
     base = rows["(a) straight"]
     print(
         f"{chunks} chunks of plain text per stream, {requests} requests per column; "
-        f"load average {os.getloadavg()[0]:.1f}"
+        "load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
     )
     print(
         f"{'':<20} {'CPU µs/chunk':>13} {'added':>8} {'gap p50':>9} {'gap p99':>9} "
-        f"{'req seq':>9} {'req @10':>9} {'req @100':>9}"
+        f"{'req seq':>9} {'added':>8} {'req @10':>9} {'req @100':>9} {'10x len':>8} "
+        f"{'CPU/req':>8} {'added':>8}"
     )
     for name, row in rows.items():
         added = (row["cpu"] - base["cpu"]) * 1e6
         print(
             f"{name:<20} {row['cpu'] * 1e6:>13.1f} {added:>8.1f} {row['gap50'] * 1e6:>8.0f}µ "
-            f"{row['gap99'] * 1e6:>8.0f}µ {row['seq'] * 1e3:>8.2f}m {row['c10'] * 1e3:>8.2f}m "
-            f"{row['c100'] * 1e3:>8.2f}m"
+            f"{row['gap99'] * 1e6:>8.0f}µ {row['seq'] * 1e3:>8.2f}m "
+            f"{(row['seq'] - base['seq']) * 1e3:>7.2f}m {row['c10'] * 1e3:>8.2f}m "
+            f"{row['c100'] * 1e3:>8.2f}m {row['growth']:>7.1f}x "
+            f"{row['cpu_req'] * 1e3:>7.2f}m {(row['cpu_req'] - base['cpu_req']) * 1e3:>7.2f}m"
         )
+    if skipped:
+        print(f"(d) LiteLLM proxy: skipped, {skipped}")
     bare_added = rows["(b) bare proxy"]["cpu"] - base["cpu"]
     gated_added = rows["(c) callgate proxy"]["cpu"] - base["cpu"]
     print(f"callgate's added CPU per chunk / the bare proxy's: {gated_added / bare_added:.2f}x")
@@ -286,10 +423,9 @@ def speed(chunks: int, requests: int) -> None:
         "callgate's own CPU per chunk over the bare proxy: "
         f"{(gated_added - bare_added) * 1e6:.1f} µs"
     )
-    print(
-        "growth per 10x stream length (callgate proxy, per request): "
-        f"{long / rows['(c) callgate proxy']['seq']:.1f}x"
-    )
+    if "(d) LiteLLM proxy" in rows:
+        litellm_added = rows["(d) LiteLLM proxy"]["cpu"] - base["cpu"]
+        print(f"LiteLLM's added CPU per chunk / callgate's: {litellm_added / gated_added:.2f}x")
 
 
 def _p99(values: list[float]) -> float:
@@ -320,12 +456,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", type=int, default=200)
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--conversations", type=int, default=100)
+    parser.add_argument(
+        "--litellm-python",
+        help="an interpreter with litellm[proxy] installed, for row (d) (else it is skipped)",
+    )
     args = parser.parse_args(argv)
     if args.modes:
         print_modes([0.2, 0.5, 0.8], args.conversations)
         return 0
     engine_only(args.chunks * 10)
-    speed(args.chunks, args.requests)
+    speed(args.chunks, args.requests, args.litellm_python)
     return 0
 
 

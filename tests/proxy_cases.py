@@ -9,10 +9,17 @@ outcome is what callgate's own buffer and dry-run driver give for the same chunk
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import httpx
 import openai
 
 from callgate.cli.capture import load_capture
@@ -27,6 +34,7 @@ from callgate.testing.builders import openai_chunks
 from corpus.peer_text import CASES
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 MANIFEST: list[dict[str, Any]] = json.loads(
     (HERE / "captures" / "manifest.json").read_text(encoding="utf-8")
 )
@@ -45,10 +53,7 @@ class StreamCase:
 
     @property
     def request(self) -> dict[str, Any]:
-        tools = [
-            {"type": "function", "function": {"name": name, "parameters": schema}}
-            for name, schema in self.schemas.items()
-        ]
+        tools = openai_tools(self.schemas)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": "go"}],
@@ -58,6 +63,21 @@ class StreamCase:
         if tools:
             body["tools"] = tools
         return body
+
+    @property
+    def create_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of an openai client's create() for this case.
+
+        ``metadata.case`` names the case, so a replaying upstream can pick its stream.
+        """
+        request = self.request
+        return {
+            "model": request["model"],
+            "messages": request["messages"],
+            **({"tools": request["tools"]} if "tools" in request else {}),
+            **({"tool_choice": request["tool_choice"]} if "tool_choice" in request else {}),
+            "metadata": {"case": self.id},
+        }
 
     @property
     def options(self) -> Options:
@@ -176,6 +196,7 @@ QWEN = (
     + "\n</tool_call>"
 )
 """A Qwen call leaked into the content, after some text."""
+QWEN_MODEL = "Qwen/Qwen2.5-7B-Instruct"
 WEATHER = {
     "get_weather": {
         "type": "object",
@@ -183,6 +204,43 @@ WEATHER = {
         "required": ["city"],
     }
 }
+
+
+def openai_tools(schemas: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A request's ``tools`` (OpenAI's shape) declaring ``schemas`` by name."""
+    return [
+        {"type": "function", "function": {"name": name, "parameters": schema}}
+        for name, schema in schemas.items()
+    ]
+
+
+def qwen_case(pieces: list[str] | None = None) -> StreamCase:
+    """The Qwen leak (:data:`QWEN`) in ``pieces`` (default: a character per chunk)."""
+    chunks = text_turn(pieces if pieces is not None else list(QWEN))
+    return StreamCase("qwen", chunks, WEATHER, model=QWEN_MODEL)
+
+
+def chat_response(model: str, message: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+    """A stream=false Chat Completions response carrying ``message`` (its finish reason
+    ``tool_calls`` when the message has calls, else ``stop``)."""
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    return {
+        "id": "chatcmpl-whole",
+        "object": "chat.completion",
+        "created": 1,
+        "model": model,
+        "choices": [{"index": 0, "message": dict(message), "finish_reason": finish}],
+        **extra,
+    }
+
+
+def calls_of(message: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A Chat Completions message's calls as (name, parsed arguments)."""
+    return [
+        (c["function"]["name"], json.loads(c["function"]["arguments"]))
+        for c in message.get("tool_calls") or []
+    ]
+
 
 NEGATIVE = [
     (
@@ -292,14 +350,7 @@ class Harness:
         """Script ``case`` (written in pieces of ``sizes``, else one event per write); the
         keyword arguments of a client's create() for it."""
         self.scripts[case.id] = Script(sse_body(case.chunks), write_sizes=sizes)
-        request = case.request
-        return {
-            "model": request["model"],
-            "messages": request["messages"],
-            **({"tools": request["tools"]} if "tools" in request else {}),
-            **({"tool_choice": request["tool_choice"]} if "tool_choice" in request else {}),
-            "metadata": {"case": case.id},
-        }
+        return case.create_kwargs
 
     def client(self, case: StreamCase) -> openai.OpenAI:
         """The sync client for the case's proxy (one per proxy, connections kept)."""
@@ -312,3 +363,46 @@ class Harness:
         """A fresh async client (its connections belong to one event loop)."""
         base = self.url + self.router.base(case) + "/v1"
         return openai.AsyncOpenAI(base_url=base, api_key="sk-loopback", max_retries=0)
+
+
+def closed_url() -> str:
+    """The URL of a loopback port nothing listens on (an unreachable upstream)."""
+    closed = ServerThread(ReplayUpstream(lambda path, body: Script(b"")))
+    port = closed.port
+    closed.sock.close()
+    return f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def proxy_process(
+    args: list[str], *, announced_on: Literal["stdout", "stderr"] = "stderr"
+) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+    """``callgate proxy ARGS --port 0`` as a process of this checkout.
+
+    Yields the process, its URL and the first line it printed (on ``announced_on``; it
+    names the URL) once the proxy is ready (``/readyz`` 200); the process is killed
+    after, if the test left it running.
+    """
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "callgate", "proxy", *args, "--port", "0"],
+        stdout=subprocess.PIPE if announced_on == "stdout" else None,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        stream = process.stdout if announced_on == "stdout" else process.stderr
+        assert stream is not None
+        first = stream.readline()
+        url = next((w for w in first.split() if w.startswith("http://")), "")
+        assert url, first
+        url = url.rstrip(",").removesuffix("/v1")
+        deadline = time.monotonic() + 30
+        while httpx.get(url + "/readyz").status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield process, url, first
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -26,7 +26,7 @@ from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from callgate.testing.builders import WireText, anthropic_events
 from callgate.testing.wires import WireCall
-from proxy_cases import HERE, MANIFEST, QWEN, WEATHER
+from proxy_cases import HERE, MANIFEST, QWEN, WEATHER, closed_url
 
 NOTICE = Options(on_blocked="notice")
 
@@ -237,9 +237,7 @@ def test_anthropic_errors_are_in_anthropics_shape(servers: tuple[Scripts, str]) 
     assert (
         reply.json()["type"] == "error" and reply.json()["error"]["type"] == "invalid_request_error"
     )
-    closed = ServerThread(ReplayUpstream(lambda p, b: Script(b"")))
-    closed.sock.close()
-    proxy = create_app(ProxyConfig(upstream=f"http://127.0.0.1:{closed.port}", connect_timeout=2))
+    proxy = create_app(ProxyConfig(upstream=closed_url(), connect_timeout=2))
     with ServerThread(proxy) as server:
         reply = httpx.post(server.url + "/v1/messages", json=QWEN_REQUEST)
         assert reply.status_code == 502 and reply.json()["error"]["type"] == "api_error"
@@ -256,3 +254,64 @@ def test_a_whole_message_over_loopback(servers: tuple[Scripts, str]) -> None:
     message = client.messages.create(**kwargs)
     assert [b.type for b in message.content] == ["text", "tool_use"]
     assert message.content[1].input == {"city": "Paris"}
+
+
+# -- --move-reasoning on the Anthropic wire ---------------------------------------------
+
+THINK = "<think>the user wants weather</think>"
+REASONING = Options(on_blocked="notice", move_reasoning=True)
+
+
+def test_reasoning_in_anthropic_text_becomes_a_thinking_block_when_asked() -> None:
+    for events in (qwen_events(THINK + QWEN), by_char(qwen_events(THINK + QWEN))):
+        turn = GatedMessages(QWEN_REQUEST, REASONING)
+        out = [e for event in events for e in turn.feed(event)] + turn.finish()
+        message = turn.assemble({}, out)
+        assert [b["type"] for b in message["content"]] == ["thinking", "text", "tool_use"]
+        assert message["content"][0] == {
+            "type": "thinking",
+            "thinking": "the user wants weather",
+            "signature": "",
+        }
+        assert summary(message) == ("Let me check.", [("get_weather", {"city": "Paris"})])
+        starts = [e["index"] for e in out if e["type"] == "content_block_start"]
+        stops = [e["index"] for e in out if e["type"] == "content_block_stop"]
+        assert starts == stops == [0, 1, 2]  # each block closed before the next opens
+    message = play(QWEN_REQUEST, qwen_events(THINK + QWEN))  # not asked: the text as it came
+    assert summary(message)[0] == THINK + "Let me check."
+
+
+def test_text_around_and_between_reasoning_keeps_its_order_in_blocks() -> None:
+    text = "Hi.<think>one</think>Then.<think>two</think>"
+    turn = GatedMessages({**QWEN_REQUEST, "tools": []}, REASONING)
+    out = [e for event in by_char(qwen_events(text)) for e in turn.feed(event)] + turn.finish()
+    blocks = turn.assemble({}, out)["content"]
+    assert [(b["type"], b.get("text", b.get("thinking"))) for b in blocks] == [
+        ("text", "Hi."),
+        ("thinking", "one"),
+        ("text", "Then."),
+        ("thinking", "two"),
+    ]
+
+
+def test_the_sdk_stream_helper_reads_moved_reasoning_as_a_thinking_block() -> None:
+    scripts = Scripts()
+    with (
+        ServerThread(scripts.app) as up,
+        ServerThread(create_app(ProxyConfig(upstream=up.url, options=REASONING))) as proxy,
+    ):
+        for events in (qwen_events(THINK + QWEN), by_char(qwen_events(THINK + QWEN))):
+            body = sse_body(events, done=False, named=True)
+            scripts.next = Script(body, write_sizes=(5, 13, 2))
+            final = sdk_stream(proxy.url, QWEN_REQUEST)
+            assert [b.type for b in final.content] == ["thinking", "text", "tool_use"]
+            assert final.content[0].thinking == "the user wants weather"
+            assert final.content[1].text == "Let me check."
+            assert final.content[2].input == {"city": "Paris"}
+            assert final.stop_reason == "tool_use"
+        whole = {**WHOLE, "content": [{"type": "text", "text": THINK + QWEN}]}
+        scripts.next = Script(json.dumps(whole).encode(), content_type="application/json")
+        client = anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0)
+        kwargs = {k: v for k, v in QWEN_REQUEST.items() if k != "stream"}
+        message = client.messages.create(**kwargs)
+        assert [b.type for b in message.content] == ["thinking", "text", "tool_use"]

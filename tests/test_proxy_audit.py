@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,21 +18,13 @@ from callgate.proxy.audit import AUDIT_FILE, load_records, reproduce, same_turn
 from callgate.proxy.engine import Options
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import FlakyModel, ReplayUpstream, Script, sse_body
-from proxy_cases import QWEN, WEATHER, StreamCase, capture_cases, text_turn
-
-ROOT = Path(__file__).resolve().parent.parent
-TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": WEATHER["get_weather"]}}
-]
+from proxy_cases import WEATHER, capture_cases, openai_tools, proxy_process, qwen_case, text_turn
 
 
 def _turns(directory: Path, some: int | None = None, **config: object) -> list[dict[str, object]]:
     """Play the OpenAI captures (``some``: the first few), the Qwen leak and a repaired
     turn through an audited proxy; the records it wrote."""
-    cases = [
-        *capture_cases()[:some],
-        StreamCase("qwen", text_turn(list(QWEN)), WEATHER, model="Qwen/Qwen2.5-7B-Instruct"),
-    ]
+    cases = [*capture_cases()[:some], qwen_case()]
     scripts = {c.id: Script(sse_body(c.chunks), write_sizes=(5, 3)) for c in cases}
     flaky = FlakyModel(1.0)
 
@@ -51,12 +40,11 @@ def _turns(directory: Path, some: int | None = None, **config: object) -> list[d
         openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-secret-key", max_retries=0) as client,
     ):
         for case in cases:
-            request = {k: v for k, v in case.request.items() if k != "stream"}
-            list(client.chat.completions.create(stream=True, metadata={"case": case.id}, **request))
+            list(client.chat.completions.create(stream=True, **case.create_kwargs))
         client.chat.completions.create(
             model="flaky",
             messages=[{"role": "user", "content": "weather?"}],
-            tools=TOOLS,
+            tools=openai_tools(WEATHER),  # type: ignore[arg-type]
             metadata={"conversation": "a"},
         )
     return [dict(r) for r in load_records((directory / AUDIT_FILE).read_text(encoding="utf-8"))]
@@ -124,51 +112,37 @@ def test_the_log_rotates_within_its_size_bound(tmp_path: Path) -> None:
 def test_sigterm_drains_an_open_stream_then_stops() -> None:
     chunks = text_turn([f"word{n} " for n in range(40)])
     upstream = ReplayUpstream(lambda path, body: Script(sse_body(chunks), delay=0.05))
-    with ServerThread(upstream) as up:
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        process = subprocess.Popen(
-            [sys.executable, "-m", "callgate", "proxy", "--upstream", up.url, "--port", "0"],
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
+    with (
+        ServerThread(upstream) as up,
+        proxy_process(["--upstream", up.url]) as (process, url, _),
+    ):
+        received: list[str] = []
+
+        def read() -> None:
+            with httpx.stream(
+                "POST",
+                url + "/v1/chat/completions",
+                json={"model": "m", "stream": True},
+                timeout=60,
+            ) as reply:
+                received.extend(reply.iter_lines())
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        time.sleep(0.5)  # the stream is open, a few words in
+        process.send_signal(signal.SIGTERM)
+        reader.join(timeout=60)
+        assert process.wait(timeout=60) in (0, -signal.SIGTERM)
+        data = [line for line in received if line.startswith("data: ")]
+        assert data[-1] == "data: [DONE]"  # the open stream ran to its end
+        text = "".join(
+            json.loads(d[6:])["choices"][0]["delta"].get("content") or ""
+            for d in data[:-1]
+            if json.loads(d[6:])["choices"]
         )
-        try:
-            assert process.stderr is not None
-            line = process.stderr.readline()
-            url = line.split()[2]
-            while httpx.get(url + "/readyz").status_code != 200:
-                time.sleep(0.05)
-            received: list[str] = []
-
-            def read() -> None:
-                with httpx.stream(
-                    "POST",
-                    url + "/v1/chat/completions",
-                    json={"model": "m", "stream": True},
-                    timeout=60,
-                ) as reply:
-                    received.extend(reply.iter_lines())
-
-            reader = threading.Thread(target=read)
-            reader.start()
-            time.sleep(0.5)  # the stream is open, a few words in
-            process.send_signal(signal.SIGTERM)
-            reader.join(timeout=60)
-            assert process.wait(timeout=60) in (0, -signal.SIGTERM)
-            data = [line for line in received if line.startswith("data: ")]
-            assert data[-1] == "data: [DONE]"  # the open stream ran to its end
-            text = "".join(
-                json.loads(d[6:])["choices"][0]["delta"].get("content") or ""
-                for d in data[:-1]
-                if json.loads(d[6:])["choices"]
-            )
-            assert text == "".join(f"word{n} " for n in range(40))
-            with pytest.raises(httpx.ConnectError):
-                httpx.get(url + "/readyz")
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        assert text == "".join(f"word{n} " for n in range(40))
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(url + "/readyz")
 
 
 def test_readyz_answers_503_while_draining() -> None:

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import openai
@@ -19,9 +14,7 @@ from callgate.cli.proxy import ProxyUsageError, parse_on_blocked
 from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.demo import DEMO_MODELS, demo_request, demo_upstream
 from callgate.proxy.serving import ServerThread
-from proxy_cases import rebuilt
-
-ROOT = Path(__file__).resolve().parent.parent
+from proxy_cases import proxy_process, rebuilt
 
 
 @pytest.mark.parametrize(
@@ -93,22 +86,8 @@ def test_the_demo_shows_the_difference_at_once() -> None:
 
 
 def test_callgate_proxy_demo_runs_serves_and_stops_on_sigterm() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "callgate", "proxy", "--demo", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert process.stdout is not None
-        first = process.stdout.readline()
+    with proxy_process(["--demo"], announced_on="stdout") as (process, url, first):
         assert first.startswith("callgate proxy (demo): http://127.0.0.1:"), first
-        url = first.split()[3].removesuffix("/v1,")
-        deadline = time.monotonic() + 30
-        while httpx.get(url + "/readyz").status_code != 200 and time.monotonic() < deadline:
-            time.sleep(0.05)
         got = _through(url, "qwen3-coder")
         assert got["calls"] == [("get_weather", {"city": "Oslo", "days": 3})]
         process.send_signal(signal.SIGTERM)
@@ -116,10 +95,6 @@ def test_callgate_proxy_demo_runs_serves_and_stops_on_sigterm() -> None:
         assert process.wait(timeout=30) in (0, -signal.SIGTERM)
         assert process.stderr is not None
         assert "Traceback" not in process.stderr.read()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def test_workers_configure_the_app_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,9 +25,12 @@ from proxy_cases import (
     WEATHER,
     StreamCase,
     by_char,
+    calls_of,
     capture_cases,
+    chat_response,
     corpus_cases,
     cut_at,
+    qwen_case,
     rebuilt,
     text_turn,
 )
@@ -76,8 +79,7 @@ def test_the_corpus_gives_what_the_buffer_and_driver_give_whole_and_by_character
 
 
 def test_a_leaked_qwen_call_becomes_one_native_call_and_its_markup_never_shows() -> None:
-    case = StreamCase("qwen", text_turn(list(QWEN)), WEATHER, model="Qwen/Qwen2.5-7B-Instruct")
-    turn, out = play(case)
+    turn, out = play(qwen_case())
     got = rebuilt(out)
     assert got["content"] == "Let me check."
     assert got["calls"] == [("get_weather", {"city": "Paris"})]
@@ -89,7 +91,7 @@ def test_a_leaked_qwen_call_becomes_one_native_call_and_its_markup_never_shows()
 
 def _with_calls() -> list[StreamCase]:
     cases = [c for c in CAPTURES if c.schemas]
-    qwen = StreamCase("qwen", text_turn(list(QWEN)), WEATHER, model="Qwen/Qwen2.5-7B-Instruct")
+    qwen = qwen_case()
     return [*cases, qwen]
 
 
@@ -229,24 +231,13 @@ def test_stream_args_forwards_deltas_and_withholds_the_finish_until_the_gate_pas
 
 
 def test_whole_gives_the_stream_false_response_the_stream_would_give() -> None:
-    case = StreamCase("qwen", text_turn([QWEN]), WEATHER, model="Qwen/Qwen2.5-7B-Instruct")
-    response = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": case.model,
-        "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": QWEN}}
-        ],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8},
-    }
+    case = qwen_case([QWEN])
+    usage = {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
+    response = chat_response(case.model, {"role": "assistant", "content": QWEN}, usage=usage)
     body = GatedTurn(case.request, case.options).whole(response)
     message = body["choices"][0]["message"]
     assert message["content"] == "Let me check."
-    assert [
-        (c["function"]["name"], json.loads(c["function"]["arguments"]))
-        for c in message["tool_calls"]
-    ] == [("get_weather", {"city": "Paris"})]
+    assert calls_of(message) == [("get_weather", {"city": "Paris"})]
     assert body["choices"][0]["finish_reason"] == "tool_calls"
     assert body["usage"] == response["usage"] and body["object"] == "chat.completion"
 
@@ -255,29 +246,12 @@ def test_whole_gives_the_stream_false_response_the_stream_would_give() -> None:
 def test_whole_on_a_recorded_message_matches_the_stream(case: StreamCase) -> None:
     from callgate.cli.replay import replay
 
-    message = replay(case.chunks)["message"]
-    response = {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 1,
-        "model": case.model,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-            }
-        ],
-    }
+    response = chat_response(case.model, replay(case.chunks)["message"])
     body = GatedTurn(case.request, case.options).whole(response)
     got = body["choices"][0]["message"]
     want = case.expected()
     assert (got["content"] or "") == want["display"]
-    calls = [
-        (c["function"]["name"], json.loads(c["function"]["arguments"]))
-        for c in got.get("tool_calls", [])
-    ]
-    assert calls == want["calls"]
+    assert calls_of(got) == want["calls"]
 
 
 def test_a_stream_that_is_not_this_wire_ends_cleanly_with_a_finding() -> None:
@@ -384,3 +358,83 @@ def test_an_error_frame_after_the_finish_withholds_the_calls() -> None:
     assert {"error": chunks[-1]["error"]} in out  # relayed as it came
     assert rebuilt(out)["calls"] == [] and rebuilt(out)["finish_reason"] == "stop"
     assert turn.status == "fail"
+
+
+def _as_bytes(
+    case: StreamCase, options: Options, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> bytes:
+    """The bytes a client receives for ``case``: ``play`` per event, or ``feed_event`` encoded."""
+    from callgate.proxy import engine
+    from callgate.proxy.sse import SSEReader
+    from callgate.proxy.upstream import sse_body
+
+    ids = iter(range(10**6))
+    monkeypatch.setattr(engine, "fresh_id", lambda prefix="call_": f"{prefix}{next(ids)}")
+    monkeypatch.setattr(engine.time, "time", lambda: 1700000000.0)
+    turn = GatedTurn(case.request, options)
+    reader = SSEReader()
+    out = b""
+    for event in [*reader.feed(sse_body(case.chunks)), *reader.close()]:
+        if fast:
+            out += turn.play(event)
+        else:
+            out += b"".join(turn.encode(c) for c in turn.feed_event(event))
+    return out + b"".join(turn.encode(c) for c in turn.finish())
+
+
+ODD_TEXT = StreamCase(
+    "odd text",
+    [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": 'é \u2028 " \\'}}]},
+        {"choices": [{"index": 0, "delta": {"content": "a lone \ud800 surrogate"}}]},
+        {"choices": [{"index": 0, "delta": {"content": "x", "refusal": None, "extra": [1]}}]},
+        {"choices": [], "usage": {"prompt_tokens": 1}},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ],
+    {},
+)
+"""No envelope of its own, text the encoder escapes, a lone surrogate, a kept field."""
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        Options(on_blocked="notice"),
+        Options(on_blocked="pass", stream_args=True, move_reasoning=True),
+    ],
+    ids=["notice", "stream-args-reasoning"],
+)
+def test_play_writes_the_bytes_that_encoding_feed_event_writes(
+    options: Options, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = [*CAPTURES, *CORPUS[::10], ODD_TEXT]
+    for case in [*cases, *(by_char(c) for c in cases)]:
+        fast = _as_bytes(case, options, True, monkeypatch)
+        assert fast == _as_bytes(case, options, False, monkeypatch), case.id
+
+
+def _merged(pieces: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
+    out: list[tuple[bool, str]] = []
+    for inside, text in pieces:
+        if out and out[-1][0] == inside:
+            out[-1] = (inside, out[-1][1] + text)
+        else:
+            out.append((inside, text))
+    return out
+
+
+@given(st.text(alphabet="<>/thinkab ", max_size=40), st.lists(st.integers(0, 40), max_size=6))
+def test_the_think_splitter_keeps_the_order_of_reasoning_and_text_at_any_split(
+    text: str, cuts: list[int]
+) -> None:
+    points = sorted({min(c, len(text)) for c in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    whole, split = ThinkSplitter(), ThinkSplitter()
+    want = whole.pieces(text)
+    got = [piece for part in pieces for piece in split.pieces(part)]
+    tail = split.flush()
+    want_tail = whole.flush()
+    assert all(piece for _, piece in got)
+    assert _merged([*got, (True, tail[0]), (False, tail[1])]) == _merged(
+        [*want, (True, want_tail[0]), (False, want_tail[1])]
+    )

@@ -175,12 +175,12 @@ def test_a_defect_of_the_engine_ends_the_stream_with_an_error_event(
 ) -> None:
     from callgate.proxy.engine import GatedTurn
 
-    def broken(self: GatedTurn, chunk: object) -> list[dict[str, Any]]:
+    def broken(self: GatedTurn, chunk: object) -> str | None:
         raise RuntimeError("a defect")
 
     upstream, url = servers
     upstream.script = Script(sse_body(CASES[0].chunks))
-    monkeypatch.setattr(GatedTurn, "rewrite", broken)
+    monkeypatch.setattr(GatedTurn, "step", broken)
     reply = httpx.post(url + "/v1/chat/completions", json=CASES[0].request, timeout=30)
     assert reply.status_code == 200
     data = events_of(reply.text)

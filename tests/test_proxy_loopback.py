@@ -21,7 +21,7 @@ import pytest
 
 from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.serving import ServerThread
-from callgate.proxy.upstream import ReplayUpstream, Script
+from callgate.proxy.upstream import Script
 from proxy_cases import (
     CUT_REASONS,
     NEGATIVE,
@@ -30,6 +30,8 @@ from proxy_cases import (
     StreamCase,
     by_char,
     capture_cases,
+    chat_response,
+    closed_url,
     corpus_cases,
     cut_at,
     rebuilt,
@@ -115,15 +117,7 @@ def test_a_whole_response_is_gated_as_the_stream_is(harness: Harness) -> None:
         kwargs = harness.add(case)
         from callgate.cli.replay import replay
 
-        native = replay(case.chunks)["message"]
-        finish = "tool_calls" if native.get("tool_calls") else "stop"
-        response = {
-            "id": "chatcmpl-w",
-            "object": "chat.completion",
-            "created": 1,
-            "model": case.model,
-            "choices": [{"index": 0, "message": native, "finish_reason": finish}],
-        }
+        response = chat_response(case.model, replay(case.chunks)["message"])
         harness.scripts[case.id] = Script(
             json.dumps(response).encode(), content_type="application/json"
         )
@@ -187,10 +181,7 @@ def test_an_upstream_http_error_is_relayed_as_it_is(harness: Harness) -> None:
 
 
 def test_an_unreachable_upstream_is_a_502_in_openais_shape() -> None:
-    closed = ServerThread(ReplayUpstream(lambda p, b: Script(b"")))
-    port = closed.port
-    closed.sock.close()  # nothing listens there
-    proxy = create_app(ProxyConfig(upstream=f"http://127.0.0.1:{port}", connect_timeout=2))
+    proxy = create_app(ProxyConfig(upstream=closed_url(), connect_timeout=2))
     with ServerThread(proxy) as server:
         for stream in (True, False):
             reply = httpx.post(

@@ -35,7 +35,7 @@ from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError, on_blocked
 from callgate.proxy.messages import GatedMessages
 from callgate.proxy.metrics import Metrics
-from callgate.proxy.sse import DONE_EVENT, SSEEvent, SSEReader, encode
+from callgate.proxy.sse import DONE_EVENT, SSEReader, encode
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -425,13 +425,13 @@ class _Exchange:
                     continue
                 out = bytearray()
                 for event in reader.feed(data):
-                    out += self._event(turn, event)
+                    out += turn.play(event)
                 if out:
                     yield bytes(out)
             if sse:
                 out = bytearray()
                 for event in reader.close():
-                    out += self._event(turn, event)
+                    out += turn.play(event)
                 if out:
                     yield bytes(out)
         except httpx.HTTPError as exc:  # the upstream stopped mid-stream: end the turn cleanly
@@ -445,9 +445,6 @@ class _Exchange:
             return
         for chunk in turn.finish():
             yield turn.encode(chunk)
-
-    def _event(self, turn: GatedCore, event: SSEEvent) -> bytes:
-        return b"".join(turn.encode(c) for c in turn.feed_event(event))
 
     # -- stream=false -----------------------------------------------------------------
 

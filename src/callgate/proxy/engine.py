@@ -32,6 +32,7 @@ The OpenAI Chat Completions wire is :class:`GatedTurn`; the Anthropic Messages w
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import secrets
 import time
@@ -93,6 +94,11 @@ _TRUNCATED = frozenset({"length", "content_filter"})
 _DRIVERS: OrderedDict[str, Driver] = OrderedDict()
 _DRIVERS_MAX = 256
 """Drivers (schemas compiled) cached per distinct tool set and formats; oldest dropped."""
+
+
+_model_formats = functools.lru_cache(maxsize=_DRIVERS_MAX)(default_text_formats)
+"""The text formats of a wire and model name, read once per name (the model patterns are
+fixed): a request asks for them before every turn."""
 
 
 class RequestError(CallgateError, ValueError):
@@ -190,7 +196,7 @@ def driver_for(request: Mapping[str, Any], options: Options, wire: str = "openai
         formats = options.text_formats
     else:
         model = request.get("model")
-        formats = default_text_formats(wire, model if isinstance(model, str) else None)
+        formats = _model_formats(wire, model if isinstance(model, str) else None)
     key = json.dumps([tools, formats], sort_keys=True, default=str)
     driver = _DRIVERS.get(key)
     if driver is None:
@@ -225,15 +231,27 @@ class ThinkSplitter:
 
     def feed(self, text: str) -> tuple[str, str]:
         """(reasoning, content) of ``text``, with a possible cut tag held back."""
-        text = self._tail + text
-        self._tail = ""
         reasoning: list[str] = []
         content: list[str] = []
+        for inside, piece in self.pieces(text):
+            (reasoning if inside else content).append(piece)
+        return "".join(reasoning), "".join(content)
+
+    def pieces(self, text: str) -> list[tuple[bool, str]]:
+        """``text`` as (inside the tags, piece) in order, with a possible cut tag held back.
+
+        For a wire whose reasoning and text are blocks in sequence (Anthropic's); no
+        piece is empty.
+        """
+        text = self._tail + text
+        self._tail = ""
+        out: list[tuple[bool, str]] = []
         while text:
             tag = self.CLOSE if self.inside else self.OPEN
             at = text.find(tag)
             if at >= 0:
-                (reasoning if self.inside else content).append(text[:at])
+                if at:
+                    out.append((self.inside, text[:at]))
                 text = text[at + len(tag) :]
                 self.inside = not self.inside
                 continue
@@ -245,10 +263,11 @@ class ThinkSplitter:
                 ),
                 0,
             )
-            (reasoning if self.inside else content).append(text[: len(text) - keep])
+            if len(text) > keep:
+                out.append((self.inside, text[: len(text) - keep]))
             self._tail = text[len(text) - keep :]
             break
-        return "".join(reasoning), "".join(content)
+        return out
 
     def flush(self) -> tuple[str, str]:
         """What is held at the end, as it was."""
@@ -429,6 +448,14 @@ class GatedCore:
     ) -> dict[str, Any]:
         """The stream=false response made of gated ``chunks`` (the wire's own)."""
         raise NotImplementedError
+
+    def play(self, event: SSEEvent) -> bytes:
+        """One server-sent event of the upstream as the bytes to send the client now.
+
+        The same as encoding :meth:`feed_event`'s chunks; a wire may write its common
+        chunks faster (the proxy's streaming path calls this).
+        """
+        return b"".join(self.encode(c) for c in self.feed_event(event))
 
     def feed_event(self, event: SSEEvent) -> list[dict[str, Any]]:
         """One server-sent event of the upstream: ``[DONE]`` ends, data is a chunk."""
@@ -639,6 +666,22 @@ _DELTA_GATED = frozenset({"content", "tool_calls", "function_call"})
 """Delta fields the engine rewrites; every other field of a delta is forwarded as it came."""
 
 
+_CONTENT_ONLY = frozenset({"content"})
+_TAIL = b',"finish_reason":null}]}\n\n'
+"""What follows the delta in a chunk that is not the last."""
+_string = json.encoder.encode_basestring
+"""A string as JSON without ASCII escapes (what ``json.dumps(s, ensure_ascii=False)`` writes)."""
+
+
+def _frame(envelope: Mapping[str, Any]) -> bytes:
+    """A chunk's event up to its delta (b"" when the envelope needs ASCII escapes)."""
+    try:
+        fixed = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return b""
+    return b"data: " + fixed[:-1] + b',"choices":[{"index":0,"delta":'
+
+
 class GatedTurn(GatedCore):
     """One OpenAI Chat Completions turn through the gate: chunks in, gated chunks out.
 
@@ -670,6 +713,8 @@ class GatedTurn(GatedCore):
         self._streamed: dict[int, str] = {}
         """Native slots whose deltas were forwarded (``stream_args``): their names."""
         self.splitter = ThinkSplitter() if self.options.move_reasoning else None
+        self._head: bytes | None = None
+        """The encoded start of every plain chunk up to its delta (b"": not encodable so)."""
 
     # -- the stream -------------------------------------------------------------------
 
@@ -678,33 +723,61 @@ class GatedTurn(GatedCore):
         if isinstance(chunk, dict) and isinstance(chunk.get("error"), Mapping):
             self.step(chunk)
             return [chunk]  # the upstream's own error, relayed
+        delta = self._delta(chunk)
+        return [] if delta is None else [self._chunk(delta)]
+
+    def play(self, event: SSEEvent) -> bytes:
+        """One upstream event as bytes; a chunk of text or kept fields is written at once.
+
+        The chunk's fixed part (the envelope, the choice around the delta) was encoded
+        once per turn, so only the delta is encoded per chunk: the same bytes as
+        :func:`~callgate.proxy.sse.encode` of the chunk :meth:`feed` makes.
+        """
+        if event.broken is not None or self.finished:
+            return super().play(event)
+        try:
+            chunk = json.loads(event.data)
+        except ValueError:  # [DONE], or not JSON: the general path says which
+            return super().play(event)
+        if type(chunk) is not dict or isinstance(chunk.get("error"), Mapping):
+            return super().play(event)
+        started = time.perf_counter_ns()
+        delta = self._delta(chunk)
+        out = b"" if delta is None else self._encoded(delta)
+        self.cpu_ns += time.perf_counter_ns() - started
+        return out
+
+    def _delta(self, chunk: object) -> dict[str, Any] | None:
+        """Play one chunk: the delta to send for it (None: nothing to send)."""
         choice: Mapping[str, Any] = {}
         if isinstance(chunk, dict):
             if not self.envelope:
                 self._take_envelope(chunk)
-            if chunk.get("usage") is not None:
-                self.usage = chunk["usage"]
+            usage = chunk.get("usage")
+            if usage is not None:
+                self.usage = usage
             choices = chunk.get("choices")
             if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
                 choice = choices[0]
-            elif chunk.get("usage") is not None:
+            elif usage is not None:
                 self._usage_alone = True
             reason = choice.get("finish_reason")
             if isinstance(reason, str):
                 self.upstream_finish = reason
         text = self.step(chunk)
         if text is None:
-            return []
+            return None
         delta = choice.get("delta")
         out: dict[str, Any] = {}
         if isinstance(delta, Mapping):
-            out = {k: v for k, v in delta.items() if k not in _DELTA_GATED and v is not None}
+            if not delta.keys() <= _DELTA_GATED:
+                out = {k: v for k, v in delta.items() if k not in _DELTA_GATED and v is not None}
             if self.options.stream_args:
                 calls = self._stream_args(delta.get("tool_calls"))
                 if calls:
                     out["tool_calls"] = calls
         self._text_into(out, text)
-        return self._emit(out)
+        return self._ready(out)
 
     def _text_into(self, delta: dict[str, Any], text: str) -> None:
         if self.splitter is not None and text:
@@ -714,15 +787,40 @@ class GatedTurn(GatedCore):
         if text:
             delta["content"] = text
 
-    def _emit(self, delta: dict[str, Any]) -> list[dict[str, Any]]:
+    def _ready(self, delta: dict[str, Any]) -> dict[str, Any] | None:
+        """The delta as sent: the first carries the role; an empty one is not sent (None)."""
         if not self._role_sent:
             delta = {"role": "assistant", **delta}
             if "content" not in delta and "tool_calls" not in delta:
                 delta["content"] = ""
             self._role_sent = True
         elif not delta or delta.keys() == {"role"}:
-            return []
-        return [self._chunk(delta)]
+            return None
+        return delta
+
+    def _emit(self, delta: dict[str, Any]) -> list[dict[str, Any]]:
+        ready = self._ready(delta)
+        return [] if ready is None else [self._chunk(ready)]
+
+    def _encoded(self, delta: dict[str, Any]) -> bytes:
+        """``encode(self._chunk(delta))``, with the chunk's fixed part encoded once."""
+        if self._head is None:
+            if not self.envelope:
+                self._take_envelope({})
+            self._head = _frame(self.envelope)
+        if self._head:
+            try:
+                if delta.keys() == _CONTENT_ONLY:
+                    body = b'{"content":' + _string(delta["content"]).encode("utf-8") + b"}"
+                else:
+                    body = json.dumps(delta, ensure_ascii=False, separators=(",", ":")).encode(
+                        "utf-8"
+                    )
+            except UnicodeEncodeError:  # a lone surrogate: the whole chunk is escaped
+                pass
+            else:
+                return self._head + body + _TAIL
+        return self.encode(self._chunk(delta))
 
     def _take_envelope(self, chunk: Mapping[str, Any]) -> None:
         """The fields every chunk sent carries: the upstream's first chunk's, else made up."""

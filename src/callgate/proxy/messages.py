@@ -7,7 +7,9 @@ blocks of its own numbering; thinking blocks as they came; native ``tool_use`` b
 only once the turn's end confirms them and the gate accepts them; a call the model
 wrote into its text as a ``tool_use`` block (a fresh ``toolu_`` id, the input in one
 ``input_json_delta``); then one ``message_delta`` (its ``stop_reason`` ``tool_use`` only
-when calls were sent, with a ``callgate`` field) and ``message_stop``.
+when calls were sent, with a ``callgate`` field) and ``message_stop``. Under
+``move_reasoning``, ``<think>…</think>`` of the released text becomes a ``thinking``
+block (no signature: the upstream signed nothing) between the text blocks around it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from callgate.proxy.engine import Call, GatedCore, Options, fresh_id
+from callgate.proxy.engine import Call, GatedCore, Options, ThinkSplitter, fresh_id
 from callgate.proxy.sse import encode
 
 __all__ = ["GatedMessages"]
@@ -45,7 +47,9 @@ class GatedMessages(GatedCore):
         self._started = continues is not None
         self._next: int = continues.blocks if continues is not None else 0
         """The next content-block index of the client's message."""
-        self._text_block: int | None = None
+        self._open: tuple[str, int] | None = None
+        """The block the proxy opened and has not closed: its type and the client's index."""
+        self.splitter = ThinkSplitter() if self.options.move_reasoning else None
         self._passed: dict[int, int] = {}
         """Upstream block index -> the client's, for blocks forwarded as they come."""
         self._streamed: dict[int, int] = {}
@@ -77,7 +81,7 @@ class GatedMessages(GatedCore):
         if kind in ("ping", "error") and isinstance(chunk, dict):
             out.append(chunk)
         if text:
-            out += self._text(text)
+            out += self._released(text)
         return out
 
     def _pass(self, chunk: Mapping[str, Any], kind: object) -> list[dict[str, Any]]:
@@ -128,28 +132,51 @@ class GatedMessages(GatedCore):
     def _owned(self, block: Any) -> bool:
         return isinstance(block, Mapping) and self.driver.owns(block.get("name"))
 
-    def _text(self, text: str) -> list[dict[str, Any]]:
+    def _released(self, text: str) -> list[dict[str, Any]]:
+        """Released text: in text blocks, its reasoning in thinking blocks when moved."""
+        if self.splitter is None:
+            return self._text(text)
         out: list[dict[str, Any]] = []
-        if self._text_block is None:
-            self._text_block = self._next
+        for inside, piece in self.splitter.pieces(text):
+            out += self._text(piece, "thinking" if inside else "text")
+        return out
+
+    def _text(self, text: str, kind: str = "text") -> list[dict[str, Any]]:
+        """``text`` in the open block of ``kind`` (a block of another kind is closed first)."""
+        out: list[dict[str, Any]] = []
+        if self._open is not None and self._open[0] != kind:
+            out += self._close_text()
+        if self._open is None:
+            self._open = (kind, self._next)
             self._next += 1
-            start = {"type": "text", "text": ""}
+            start = {"type": kind, kind: ""}
+            if kind == "thinking":
+                start["signature"] = ""
             out.append(
-                {"type": "content_block_start", "index": self._text_block, "content_block": start}
+                {"type": "content_block_start", "index": self._open[1], "content_block": start}
             )
-        delta = {"type": "text_delta", "text": text}
-        out.append({"type": "content_block_delta", "index": self._text_block, "delta": delta})
+        delta = {"type": f"{kind}_delta", kind: text}
+        out.append({"type": "content_block_delta", "index": self._open[1], "delta": delta})
         return out
 
     def _close_text(self) -> list[dict[str, Any]]:
-        if self._text_block is None:
+        """Close the block the proxy opened, if one is open."""
+        if self._open is None:
             return []
-        index, self._text_block = self._text_block, None
+        index = self._open[1]
+        self._open = None
         return [{"type": "content_block_stop", "index": index}]
 
     def flush(self, text: str) -> list[dict[str, Any]]:
-        """The text released at the end, in the open text block."""
-        return self._text(text) if text else []
+        """The text released at the end, in the open block; the splitter's held tail."""
+        out = self._released(text) if text else []
+        if self.splitter is not None:
+            reasoning, rest = self.splitter.flush()
+            if reasoning:
+                out += self._text(reasoning, "thinking")
+            if rest:
+                out += self._text(rest)
+        return out
 
     def final(self) -> list[dict[str, Any]]:
         """The notice, the tool_use blocks, then message_delta and message_stop."""
