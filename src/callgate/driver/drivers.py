@@ -31,7 +31,7 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from attrs import evolve
 
-from callgate.buffer import LLMStreamBuffer, Recording
+from callgate.buffer import LLMStreamBuffer, Recording, choice_index
 from callgate.driver.decision import Decision
 from callgate.driver.history import turn_history
 from callgate.driver.responses import DriverResponse, Status, merge
@@ -93,6 +93,7 @@ class BaseDriver(metaclass=DriverMeta):
         tool_timeout: float | None = None,
         strict_finish: bool = False,
         hide_think: bool = False,
+        choice: int = 0,
     ) -> None:
         self.name = name
         """How traces and the demo call this driver (``driver N`` when None)."""
@@ -124,6 +125,9 @@ class BaseDriver(metaclass=DriverMeta):
         self.hide_think = hide_think
         """Keep ``<think>…</think>`` in the content out of the display (a chat UI's wish);
         by default it is shown as it came. The message keeps it either way."""
+        self.choice = choice_index(choice)
+        """The choice of an OpenAI ``n > 1`` stream whose calls this driver runs (0 by
+        default); the other choices are decided and reported, never run."""
         self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats or ())
         """Read only by drivers with :class:`SupportsNativeTools` (the fall-through)."""
 
@@ -270,6 +274,7 @@ class BaseDriver(metaclass=DriverMeta):
             recorder=recorder,
             ledger=ledger,
             leaked_calls=self.backup() is not None,
+            choice=self.choice,
         )
 
     # -- one step of a stream ---------------------------------------------------------
@@ -430,6 +435,7 @@ class Orchestrator(Driver):
         policy: str = "turn",
         strict_finish: bool = False,
         hide_think: bool = False,
+        choice: int = 0,
     ) -> None:
         formats: list[str] | None = []
         for driver in drivers:
@@ -444,6 +450,7 @@ class Orchestrator(Driver):
             policy=policy,
             strict_finish=strict_finish,
             hide_think=hide_think,
+            choice=choice,
         )
         self.drivers = list(drivers)
 

@@ -50,7 +50,7 @@ def turn_history(
         ledger = buffer.ledger
         carried = ledger.carried if strategy.unique_ids else None
         calls = _history_calls(buffer.slots, strategy.requires_id, carried, ledger.turn)
-        history, placed = strategy.answerable(strategy.history(buffer.as_dict()), calls)
+        history, placed = strategy.answerable(strategy.history(buffer.message()), calls)
         if carried is not None:
             carry(carried, placed, ledger.turn)
     unanswered = _answer_text_calls(buffer, results)
