@@ -522,6 +522,7 @@ class LLMStreamBuffer:
         if done and (self._choices is None or self._choices.chosen_done()):
             self._done = True
             gate.finish()
+            self._settle_text(gate)
 
     def _cannot_read(self, strategy: ExtractionStrategy, shape: Shape, exc: Exception) -> None:
         """The strategy raised on a chunk whose fields have the wrong types: fail closed."""
@@ -590,6 +591,19 @@ class LLMStreamBuffer:
             gate.finish()
             if self._choices is not None:
                 self._choices.finish_others()
+        self._settle_text(gate)
+        self._ended = True
+        self._steady = None
+
+    def _settle_text(self, gate: TurnGate | None) -> None:
+        """The turn's text is complete: the detector settles it and its calls are decided.
+
+        At :meth:`end`, or already at the stream's own completion signal (so the client
+        loop MCS documents, which calls no ``end()``, gets its text calls answered). Text
+        that still comes after the signal is shown as it came.
+        """
+        if gate is not None and gate.text_done:
+            return
         self.text_queue.end(cut=gate is None or cut_short(gate.done_seen, gate.done_reason))
         if gate is not None:
             if gate.text_slots and cut_off(gate.done_seen, gate.done_reason):
@@ -599,8 +613,6 @@ class LLMStreamBuffer:
                     "so the calls written in its text are not run",
                 )
             gate.text_settled()
-        self._ended = True
-        self._steady = None
 
     @property
     def _gate(self) -> TurnGate:
