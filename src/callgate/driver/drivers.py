@@ -94,6 +94,7 @@ class BaseDriver(metaclass=DriverMeta):
         strict_finish: bool = False,
         hide_think: bool = False,
         choice: int = 0,
+        ledger: Ledger | None = None,
     ) -> None:
         self.name = name
         """How traces and the demo call this driver (``driver N`` when None)."""
@@ -126,6 +127,9 @@ class BaseDriver(metaclass=DriverMeta):
         """Keep ``<think>…</think>`` in the content out of the display (a chat UI's wish);
         by default it is shown as it came. The message keeps it either way."""
         self.choice = choice_index(choice)
+        self.ledger = _a_ledger(ledger) if ledger is not None else Ledger()
+        """The conversation's ledger for the driver's whole messages: a call runs at most
+        once across ``process_llm_response(message)`` calls, as across a buffer's turns."""
         """The choice of an OpenAI ``n > 1`` stream whose calls this driver runs (0 by
         default); the other choices are decided and reported, never run."""
         self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats or ())
@@ -208,7 +212,9 @@ class BaseDriver(metaclass=DriverMeta):
 
     # -- whole messages ---------------------------------------------------------------
 
-    def process_llm_response(self, response: str | Mapping[str, Any]) -> DriverResponse:
+    def process_llm_response(
+        self, response: str | Mapping[str, Any], *, ledger: Ledger | None = None
+    ) -> DriverResponse:
         """The calls of one whole message that this driver owns, answered.
 
         The message is checked as its own stream: its wire replays it
@@ -216,9 +222,11 @@ class BaseDriver(metaclass=DriverMeta):
         this driver's, and each step is decided as a stream's is, so a whole message gets
         the verdict, runs and answers its stream gets. A string, or a dict without a
         native envelope, is plain text; this driver reads no native calls, so a native
-        message gets an empty response.
+        message gets an empty response. Each message is a turn of the conversation whose
+        ledger is ``ledger`` (the driver's own, :attr:`ledger`, when None): a call already
+        answered in it gets its recorded answer and does not run again.
         """
-        return self._process_message(response)
+        return self._process_message(response, ledger)
 
     def message_wire(self, message: Mapping[str, Any]) -> ExtractionStrategy | None:
         """The wire a whole message is replayed on: plain text only (None for a native one)."""
@@ -226,16 +234,20 @@ class BaseDriver(metaclass=DriverMeta):
             return None
         return OpenAIStrategy()
 
-    def _process_message(self, response: str | Mapping[str, Any]) -> DriverResponse:
+    def _process_message(
+        self, response: str | Mapping[str, Any], ledger: Ledger | None
+    ) -> DriverResponse:
+        ledger = _a_ledger(ledger) if ledger is not None else self.ledger
         message: Mapping[str, Any] = (
             {"role": "assistant", "content": response} if isinstance(response, str) else response
         )
         wire = self.message_wire(message)
         if wire is None:
             return DriverResponse()
-        buffer = self._buffer(wire)
+        buffer = self._buffer(wire, ledger=ledger)
         steps = []
         for chunk in wire.replay(message):
+            ledger.identify(chunk)  # the first chunk's identity is the turn's, as in a stream
             buffer.add(chunk)
             steps.append(self._stream_step(buffer))
         buffer.end()
@@ -396,15 +408,23 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         return self._buffer(recorder=recorder, ledger=ledger)
 
     def process_llm_response(
-        self, response: str | Mapping[str, Any] | LLMStreamBuffer
+        self,
+        response: str | Mapping[str, Any] | LLMStreamBuffer,
+        *,
+        ledger: Ledger | None = None,
     ) -> DriverResponse:
         """One step of a stream (a buffer), or one whole message (a string or dict).
 
-        A whole message is replayed as its stream (see :meth:`BaseDriver.process_llm_response`).
+        A whole message is replayed as its stream (see :meth:`BaseDriver.process_llm_response`);
+        a buffer's calls are kept in the buffer's own ledger.
         """
         if isinstance(response, LLMStreamBuffer):
+            if ledger is not None and ledger is not response.ledger:
+                raise ValueError(
+                    "a buffer has its own ledger: give it to new_stream_buffer(ledger=...)"
+                )
             return self._stream_step(response)
-        return self._process_message(response)
+        return self._process_message(response, ledger)
 
     async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
         """:meth:`process_llm_response` for the async loop: async tools are awaited."""
@@ -436,6 +456,7 @@ class Orchestrator(Driver):
         strict_finish: bool = False,
         hide_think: bool = False,
         choice: int = 0,
+        ledger: Ledger | None = None,
     ) -> None:
         formats: list[str] | None = []
         for driver in drivers:
@@ -451,6 +472,7 @@ class Orchestrator(Driver):
             strict_finish=strict_finish,
             hide_think=hide_think,
             choice=choice,
+            ledger=ledger,
         )
         self.drivers = list(drivers)
 
@@ -473,6 +495,13 @@ class Orchestrator(Driver):
         """Every driver's async response to the same step, merged."""
         responses = [await d.aprocess_llm_response(buffer) for d in self.drivers]
         return self._answered(buffer, merge(responses, buffer.strategy))
+
+
+def _a_ledger(ledger: object) -> Ledger:
+    """``ledger`` if it is a :class:`Ledger`, else TypeError (nothing has run)."""
+    if not isinstance(ledger, Ledger):
+        raise TypeError(f"ledger must be a Ledger, not {type(ledger).__name__}")
+    return ledger
 
 
 class Strategies(list[MessageReader]):
