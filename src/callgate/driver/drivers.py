@@ -158,12 +158,16 @@ class BaseDriver(metaclass=DriverMeta):
         """
         return tool_specs(wire, [(t.name, t.description, t.schema) for t in self.tools.values()])
 
-    def strategies(self) -> list[MessageReader]:
+    def _chain(self) -> list[MessageReader]:
         """The strategies this driver reads messages with: one per text format."""
         return [TEXT_STRATEGIES[name]() for name in self.text_formats or ()]
 
-    def backup(self) -> TextStrategy | None:
-        """The text strategy for calls leaked into a native message's text (none here)."""
+    def get_native_backup_strategy(self) -> TextStrategy | None:
+        """The text strategy for calls leaked into a native message's text: none here.
+
+        A driver with :class:`SupportsNativeTools` has one (see
+        :meth:`SupportsNativeTools.set_native_backup_strategy`).
+        """
         return None
 
     # -- running calls ----------------------------------------------------------------
@@ -273,7 +277,7 @@ class BaseDriver(metaclass=DriverMeta):
         ``strategy`` the buffer reads that wire (a whole message's replay). ``ledger``: the
         conversation's (a fresh in-memory one when None).
         """
-        chain = [*([strategy] if strategy is not None else []), *self.strategies()]
+        chain = [*([strategy] if strategy is not None else []), *self._chain()]
         return LLMStreamBuffer(
             chain,
             tool_schemas=self.schemas,
@@ -285,7 +289,7 @@ class BaseDriver(metaclass=DriverMeta):
             strategy=strategy,
             recorder=recorder,
             ledger=ledger,
-            leaked_calls=self.backup() is not None,
+            leaked_calls=self.get_native_backup_strategy() is not None,
             choice=self.choice,
         )
 
@@ -314,18 +318,27 @@ class BaseDriver(metaclass=DriverMeta):
 
     @staticmethod
     def _answered(buffer: LLMStreamBuffer, response: DriverResponse) -> DriverResponse:
-        """A step that answered calls, with its history; ``call_failed`` if a tool raised.
+        """A step that answered calls, with its history and findings; ``call_failed`` on a raise.
 
         :attr:`DriverResponse.messages` is the assistant message as the provider accepts it
-        back, then an answer for each of its calls (:func:`turn_history`).
+        back, then an answer for each of its calls (:func:`turn_history`);
+        :attr:`DriverResponse.findings` what the gate found about those calls.
         """
-        if not response.results:
+        results = response.results
+        if not results:
             return response
         status = response.status
-        if status == "call_executed" and any(r.is_error for r in response.results):
+        if status == "call_executed" and any(r.is_error for r in results):
             status = "call_failed"
-        _, messages = turn_history(buffer, response.results, response.answers)
-        return evolve(response, status=status, messages=tuple(messages))
+        _, messages = turn_history(buffer, results, response.answers)
+        slots = {r.call.slot for r in results}
+        refused = any(r.refused for r in results)
+        findings = tuple(
+            f
+            for f in buffer.findings
+            if f.slot in slots or f.slot is None or (refused and f.severity == "error")
+        )
+        return evolve(response, status=status, messages=tuple(messages), findings=findings)
 
 
 class SupportsNativeTools:
@@ -371,13 +384,9 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
 
     chooses_formats = True
 
-    def strategies(self) -> list[MessageReader]:
+    def _chain(self) -> list[MessageReader]:
         """Native strategies first, then one text strategy per text format."""
-        return [*self.native_strategies(), *super().strategies()]
-
-    def backup(self) -> TextStrategy | None:
-        """The backup text strategy (see :meth:`set_native_backup_strategy`)."""
-        return self._backup
+        return [*self.native_strategies(), *super()._chain()]
 
     @property
     def extraction_strategies(self) -> Strategies:
@@ -386,7 +395,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         A list; calling it (``driver.extraction_strategies()``, as MCS does) gives the
         same list.
         """
-        return Strategies(self.strategies())
+        return Strategies(self._chain())
 
     def message_wire(self, message: Mapping[str, Any]) -> ExtractionStrategy | None:
         """The wire strategy of this driver that recognises ``message``, else plain text."""
@@ -476,9 +485,9 @@ class Orchestrator(Driver):
         )
         self.drivers = list(drivers)
 
-    def backup(self) -> TextStrategy | None:
+    def get_native_backup_strategy(self) -> TextStrategy | None:
         """The backup text strategy, or None once every composed driver switched its own off."""
-        if all(driver.backup() is None for driver in self.drivers):
+        if all(driver.get_native_backup_strategy() is None for driver in self.drivers):
             return None
         return self._backup
 

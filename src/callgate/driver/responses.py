@@ -33,6 +33,10 @@ class DriverResponse:
     answers: tuple[dict[str, Any], ...] = ()
     """The results alone, shaped as the provider expects them in the next request."""
     findings: tuple[Finding, ...] = ()
+    """What the gate found about the calls answered in this step, in the order found: each
+    call's own findings, the turn's (a finding of no call), and, when a call was refused,
+    every error that blocked the turn (the answers say the same in words). Empty when the
+    step answered nothing; the whole turn's are ``buffer.findings``."""
     messages: tuple[dict[str, Any], ...] = ()
     """What the next request's history gets from this step: the assistant message as the
     provider accepts it back, then an answer for each of its calls; empty when the step
@@ -64,6 +68,8 @@ def merge(
 ) -> DriverResponse:
     """Several drivers' responses to one step as one: the strongest status, all results.
 
+    Their findings are kept once each, in order (drivers see the same turn).
+
     The merged response keeps :attr:`~DriverResponse.messages` when one driver answered;
     for several, whoever holds the buffer builds them over the merged results
     (:func:`~callgate.driver.history.turn_history`), as an orchestrator does.
@@ -88,7 +94,7 @@ def merge(
         status,
         tuple(results),
         tuple(answers),
-        tuple(x for r in responses for x in r.findings),
+        tuple(dict.fromkeys(x for r in responses for x in r.findings)),
         messages,
     )
 
