@@ -109,10 +109,38 @@ def shaped(
     text_shaper: MessageReader,
     text: Sequence[ToolResult],
 ) -> list[dict[str, Any]]:
-    """Native results as the wire's result messages, then text results as a continuation."""
+    """Native results as the wire's result messages, then text results as a continuation.
+
+    Where the wire answers calls in a user message (Anthropic, Bedrock, Gemini), the
+    continuation's text joins that message as a block of its own, after the results: the
+    providers want user and assistant turns to alternate, never two user messages.
+    """
     messages: list[dict[str, Any]] = []
     if native and wire is not None:
         messages += wire.result_messages(native)
     if text:
-        messages += text_shaper.result_messages(text)
+        messages += _joined(messages, text_shaper.result_messages(text))
     return messages
+
+
+def _joined(answers: list[dict[str, Any]], text: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``text`` without its first message when that went into the last of ``answers``.
+
+    A user message whose ``content`` (or Gemini's ``parts``) is a list of blocks takes a
+    text continuation's words as one more block: typed (``{"type": "text", ...}``) among
+    typed blocks, else ``{"text": ...}``.
+    """
+    if not answers or not text:
+        return text
+    last, first = answers[-1], text[0]
+    words = first.get("content")
+    if last.get("role") != "user" or first.get("role") != "user" or not isinstance(words, str):
+        return text
+    for key in ("content", "parts"):
+        blocks = last.get(key)
+        if isinstance(blocks, list) and blocks:
+            typed = all(isinstance(b, dict) and "type" in b for b in blocks)
+            block = {"type": "text", "text": words} if typed else {"text": words}
+            answers[-1] = {**last, key: [*blocks, block]}
+            return text[1:]
+    return text
