@@ -8,6 +8,11 @@ assembled message is the stream=false ``{role, content, tool_calls}``, ``content
 when no text streamed (an empty string counts as none), each call's ``arguments`` a JSON
 string. Other string fields of the delta (``refusal``, DeepSeek's ``reasoning_content``)
 are kept in the message by name and are never display text.
+
+A request with ``n > 1`` streams several choices, each chunk's choice naming its
+``index``: each choice is assembled apart, with a gate of its own (a tool call's
+``index`` counts within its choice); the buffer's gate and display are its chosen
+choice's, and the message of several choices is the ``chat.completion`` of them all.
 """
 
 from __future__ import annotations
