@@ -519,7 +519,8 @@ class LLMStreamBuffer:
         if shown:
             self._content.append(shown)
             self.text_queue.feed(shown)
-        if done and (self._choices is None or self._choices.chosen_done()):
+        choices = self._choices  # past the text limit the chunk was not read: its end stands
+        if done and (choices is None or gate.text_over or choices.chosen_done()):
             self._done = True
             gate.finish()
             self._settle_text(gate)
