@@ -43,7 +43,7 @@ def play(pieces: list[str]) -> tuple[list[Round], list[dict[str, Any]]]:
 PENDING = "call_pending"
 
 
-def test_a_call_of_ours_is_held_while_forming_pending_once_named_and_run_at_the_end() -> None:
+def test_a_call_of_ours_is_held_while_forming_pending_once_named_and_run_at_the_finish() -> None:
     rounds, runs = play(
         ["Sure. ", "<tool_call>", '{"name": "get_',
          'weather", "arguments": {"city": "Paris"}}', "</tool_call>"]
@@ -55,8 +55,8 @@ def test_a_call_of_ours_is_held_while_forming_pending_once_named_and_run_at_the_
         ("holding", PENDING, ""),  # still forming: the name is not complete
         ("pending", PENDING, ""),
         ("pending", PENDING, ""),
-        ("pending", PENDING, ""),  # the finish chunk: the turn policy waits for the end
-        ("ended", "call_executed", ""),
+        ("executed", "call_executed", ""),  # the finish chunk: the stream's end, the turn's
+        ("ended", None, ""),
     ]
     assert runs == [{"city": "Paris"}]
 
@@ -81,8 +81,8 @@ def test_our_call_cut_off_by_the_end_is_released_as_text_and_not_run() -> None:
         ("flowing", None, "Sure. "),
         ("holding", PENDING, ""),
         ("pending", PENDING, ""),
-        ("pending", PENDING, ""),
-        ("ended", None, '<tool_call>{"name": "get_weather", "arg'),
+        ("released", None, '<tool_call>{"name": "get_weather", "arg'),  # the finish chunk
+        ("ended", None, ""),
     ]
     assert runs == []
 

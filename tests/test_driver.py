@@ -110,15 +110,15 @@ def test_a_text_call_is_held_while_forming_hidden_and_run_once_at_the_turn_end()
     assert not any("<" in piece or "{" in piece for piece in shown)
     assert counter.runs == [("get_weather", {"city": "Oslo"})]
     status = statuses(responses, 0)
-    assert status[-1] == "call_executed"
-    assert "call_pending" in status and "call_executed" not in status[:-1]
-    assert responses[-1][0].answers == (
+    assert status[-2:] == ["call_executed", None], "run at the finish chunk, the stream's end"
+    assert "call_pending" in status and "call_executed" not in status[:-2]
+    assert responses[-2][0].answers == (
         {"role": "user", "content": '[result of get_weather] get_weather ok {"city": "Oslo"}'},
     )
-    assert responses[-1][0].messages == (
+    assert responses[-2][0].messages == (
         {"role": "assistant", "content": "Let me look. " + tag("get_weather", {"city": "Oslo"})
          + " Back soon."},
-        *responses[-1][0].answers,
+        *responses[-2][0].answers,
     ), "the history it adds starts with the assistant message the answer follows"  # fmt: skip
 
 
@@ -149,7 +149,7 @@ def test_fan_out_every_driver_goes_pending_and_only_the_owner_runs() -> None:
     for index in (0, 1):
         status = statuses(responses, index)
         assert "call_failed" not in status
-        assert status[-1] == "call_executed"
+        assert status[-2:] == ["call_executed", None]
     first_pending = [statuses(responses, i).index("call_pending") for i in (0, 1)]
     assert first_pending[0] == first_pending[1], "both drivers hold from the same chunk"
 
@@ -216,7 +216,7 @@ def test_fall_through_on_runs_a_call_leaked_into_anthropic_text() -> None:
     shown, responses = play(leak_events(LEAK), [driver], driver.new_stream_buffer())
     assert "".join(shown) == "Calling it now.  Done."
     assert counter.runs == [("get_weather", {"city": "Lima"})]
-    assert responses[-1][0].answers == (
+    assert responses[-2][0].answers == (
         {"role": "user", "content": '[result of get_weather] get_weather ok {"city": "Lima"}'},
     ), "a leaked call is answered in a text-style continuation"
 
@@ -331,7 +331,7 @@ def test_policies_for_text_calls_turn_waits_for_the_end_call_runs_at_the_close()
         driver = Driver([Counter().tool("t")], policy=policy, text_formats=EVERY)
         _, responses = play(chunks, [driver], driver.new_stream_buffer())
         ran[policy] = [i for i, r in enumerate(responses) if r[0].results]
-    assert ran["turn"] == [len(chunks)], "text calls wait for the end (bare JSON is read there)"
+    assert ran["turn"] == [len(chunks) - 1], "text calls wait for the finish (bare JSON too)"
     assert ran["call"] == ran["parseable"] == [closed]
 
 
@@ -469,7 +469,7 @@ def test_after_the_end_a_driver_answers_nothing_more() -> None:
     driver = Driver([counter.tool("t")], text_formats=EVERY)
     buffer = driver.new_stream_buffer()
     steps = list(stream_turn(content_chunks(tag("t", {})), driver, buffer))
-    assert steps[-1].response.status == "call_executed"
+    assert [s.response.status for s in steps[-2:]] == ["call_executed", None]
     assert driver.process_llm_response(buffer) == DriverResponse()
     assert counter.runs == [("t", {})]
 

@@ -157,12 +157,11 @@ def test_a_finish_reason_ends_the_stream_only_on_choice_zero() -> None:
     assert not strategy.is_done({"usage": {}})
 
 
-def test_another_choice_is_refused_and_not_read() -> None:
+def test_another_choice_is_kept_apart_and_not_shown() -> None:
     buffer = feed(chunk({"content": "other"}, index=1))
-    assert found(buffer) == [
-        ("malformed_chunk", None, "only choice 0 is read; this stream has n > 1")
-    ]
+    assert found(buffer) == []
     assert buffer.get_content() == ""
+    assert buffer.as_dict()["choices"][1]["message"]["content"] == "other"
 
 
 def test_a_choice_without_index_is_choice_zero() -> None:
@@ -287,7 +286,8 @@ def test_choice_zero_after_another_choice_is_still_read() -> None:
         }
     )
     assert buffer.get_content() == "y"
-    assert [f.code for f in buffer.findings] == ["malformed_chunk"]
+    assert buffer.findings == []
+    assert [c["message"]["content"] for c in buffer.as_dict()["choices"]] == ["y", "x"]
 
 
 def test_the_delta_after_unreadable_tool_calls_is_still_read() -> None:

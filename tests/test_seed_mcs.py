@@ -131,8 +131,8 @@ def mcs_loop(
 ) -> tuple[str, list[str]]:
     """The client loop of source documents 000 and 001, line by line; what it printed.
 
-    callgate adds one step, the last two lines: the turn policy answers text calls once
-    the stream is over (``end()``); native calls are answered at the wire's own finish.
+    Nothing is added to it: no ``end()``. The stream's own completion signal (OpenAI's
+    ``finish_reason``, Anthropic's ``message_stop``) settles the turn, its text included.
     """
     streamer = DriverMeta.resolve_capability(driver, SupportsStreaming)
     assert streamer is not None
@@ -145,12 +145,17 @@ def mcs_loop(
         seen.append("pending" if dr.call_pending else "")
         if dr.call_executed or dr.call_failed:
             history.extend(dr.messages)
-    buf.end()
-    dr = streamer.process_llm_response(buf)
-    printed += buf.text()
-    if dr.call_executed or dr.call_failed:
-        history.extend(dr.messages)
     return printed, seen
+
+
+SHOWN = {
+    "openai-native": "On it.",
+    "anthropic-native": "On it.",
+    "openai-plain-text": "Just chatting.",
+    "openai-text-leak": "Sending.  Done.",
+    "anthropic-text-leak": "Sending. ",
+}
+"""What each stream shows the user: its text, never a call's markup."""
 
 
 @pytest.mark.parametrize("name", sorted(STREAMS))
@@ -162,8 +167,9 @@ def test_the_mcs_client_loop_runs_as_written_and_builds_a_history_the_sdk_accept
     driver = runs.driver(("send_mail",), text_formats=formats or ())
     user: dict[str, Any] = {"role": "user", "content": "Mail a@b.c please."}
     history = [user]
-    printed, _ = mcs_loop(driver, stream, history)
-    assert "<tool_call>" not in printed and "{" not in printed
+    printed, seen = mcs_loop(driver, stream, history)
+    assert printed == SHOWN[name]
+    assert seen[-1] == "", "the last step, with no end(), holds nothing back"
     if name == "openai-plain-text":
         assert (printed, runs.runs, history) == ("Just chatting.", [], [user])
         return

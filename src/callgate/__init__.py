@@ -9,7 +9,13 @@ when the policy allows; :func:`run_turn` is that loop. ``__all__`` is the public
 
 from typing import TYPE_CHECKING
 
-from callgate.buffer import BufferUsageError, LLMStreamBuffer, UnrecognizedStreamError, as_shape
+from callgate.buffer import (
+    BufferUsageError,
+    Choice,
+    LLMStreamBuffer,
+    UnrecognizedStreamError,
+    as_shape,
+)
 from callgate.chain import ExtractionChain
 from callgate.driver import (
     BaseDriver,
@@ -86,6 +92,7 @@ __all__ = [
     "BedrockStrategy",
     "BufferUsageError",
     "CallgateError",
+    "Choice",
     "CohereStrategy",
     "Detector",
     "Driver",

@@ -21,7 +21,9 @@ buffer serves one conversation, turn after turn, and no call id runs twice in it
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from attrs import frozen
 
 from callgate.chain import ExtractionChain
 from callgate.fsm.errors import CallgateError
@@ -128,6 +130,61 @@ class Recording(Protocol):
         ...
 
 
+@runtime_checkable
+class _Choices(Protocol):
+    """An accumulator of a wire whose stream may carry several choices (OpenAI's ``n > 1``).
+
+    Its own gate is the buffer's, for the chosen choice; every other choice gets a gate
+    of its own (tool-call indices are scoped per choice).
+    """
+
+    def choose(self, index: int, new_gate: Callable[[], TurnGate]) -> None:
+        """Read choice ``index`` into the buffer's gate; make other choices' with ``new_gate``."""
+        ...
+
+    def chosen_done(self) -> bool:
+        """Whether the chosen choice has ended."""
+        ...
+
+    def turns(self) -> list[tuple[int, TurnGate, dict[str, Any]]]:
+        """Every choice seen (the chosen one always) by index, with its gate and message."""
+        ...
+
+    def chosen_message(self) -> dict[str, Any]:
+        """The chosen choice's stream=false message."""
+        ...
+
+    def finish_others(self) -> None:
+        """The stream ended: settle every choice but the chosen one."""
+        ...
+
+
+def choice_index(choice: object) -> int:
+    """``choice`` as the index of a choice to read: an int >= 0, else ValueError."""
+    if type(choice) is not int or choice < 0:
+        raise ValueError(f"choice must be a choice's index (an int >= 0), not {choice!r}")
+    return choice
+
+
+@frozen
+class Choice:
+    """One choice of a turn, decided on its own: its verdict, calls and findings.
+
+    A stream of one choice has one; an OpenAI ``n > 1`` stream one per ``index``. The
+    chosen one's (:attr:`LLMStreamBuffer.choice`) is what the buffer's own ``verdict``,
+    ``calls`` and ``findings`` say, text calls included; another choice's covers its native
+    calls (its text is kept in its message, not read for calls).
+    """
+
+    index: int
+    verdict: Verdict
+    calls: tuple[ExtractedCall, ...]
+    """The calls the choice runs under its verdict (none unless it passes)."""
+    findings: tuple[Finding, ...]
+    message: dict[str, Any]
+    """The choice's stream=false assistant message."""
+
+
 class UnrecognizedStreamError(CallgateError, ValueError):
     """No strategy of the chain recognises the stream's first chunk."""
 
@@ -230,7 +287,11 @@ class LLMStreamBuffer:
         ledger: Ledger | None = None,
         recorder: Recording | None = None,
         leaked_calls: bool = True,
+        choice: int = 0,
     ) -> None:
+        self.choice = choice_index(choice)
+        """The choice of an ``n > 1`` stream that the gate, the text and the calls are read
+        from (0 by default); the other choices are decided apart (:attr:`choices`)."""
         if isinstance(strategies, ExtractionChain):
             self.chain = strategies
         else:
@@ -272,6 +333,7 @@ class LLMStreamBuffer:
         self.strategy: ExtractionStrategy | None = self._fixed
         self.gate: TurnGate | None = None
         self._acc: Any = None
+        self._choices: _Choices | None = None
         self._content: list[str] = []
         self._new_text_queue(self.text_formats)
         self._chosen = not self.auto_formats
@@ -341,6 +403,11 @@ class LLMStreamBuffer:
         if strategy.leaks_into_text and not self.leaked_calls:
             self._new_text_queue(None)
         self._acc = strategy.new_accumulator(self.gate)
+        self._choices = self._acc if isinstance(self._acc, _Choices) else None
+        if self._choices is not None:
+            self._choices.choose(self.choice, lambda: TurnGate(**options))
+        elif self.choice:
+            raise ValueError(f"the {strategy.name} wire has one choice per turn, not {self.choice}")
         self.gate.on_stray = self._stray
         self.gate.on_text_over = self._unsettle
         for chunk in self._unread:
@@ -452,9 +519,11 @@ class LLMStreamBuffer:
         if shown:
             self._content.append(shown)
             self.text_queue.feed(shown)
-        if done:
+        choices = self._choices  # past the text limit the chunk was not read: its end stands
+        if done and (choices is None or gate.text_over or choices.chosen_done()):
             self._done = True
             gate.finish()
+            self._settle_text(gate)
 
     def _cannot_read(self, strategy: ExtractionStrategy, shape: Shape, exc: Exception) -> None:
         """The strategy raised on a chunk whose fields have the wrong types: fail closed."""
@@ -521,6 +590,21 @@ class LLMStreamBuffer:
         gate = self.gate
         if gate is not None and not self._ended:
             gate.finish()
+            if self._choices is not None:
+                self._choices.finish_others()
+        self._settle_text(gate)
+        self._ended = True
+        self._steady = None
+
+    def _settle_text(self, gate: TurnGate | None) -> None:
+        """The turn's text is complete: the detector settles it and its calls are decided.
+
+        At :meth:`end`, or already at the stream's own completion signal (so the client
+        loop MCS documents, which calls no ``end()``, gets its text calls answered). Text
+        that still comes after the signal is shown as it came.
+        """
+        if gate is not None and gate.text_done:
+            return
         self.text_queue.end(cut=gate is None or cut_short(gate.done_seen, gate.done_reason))
         if gate is not None:
             if gate.text_slots and cut_off(gate.done_seen, gate.done_reason):
@@ -530,8 +614,6 @@ class LLMStreamBuffer:
                     "so the calls written in its text are not run",
                 )
             gate.text_settled()
-        self._ended = True
-        self._steady = None
 
     @property
     def _gate(self) -> TurnGate:
@@ -569,7 +651,7 @@ class LLMStreamBuffer:
         return "".join(self._content)
 
     def is_finished(self) -> bool:
-        """Whether the provider's stream-completion signal has arrived."""
+        """Whether the provider's stream-completion signal has arrived (the chosen choice's)."""
         return self._done
 
     def stamp(self) -> int:
@@ -590,7 +672,12 @@ class LLMStreamBuffer:
     # -- the turn ---------------------------------------------------------------------
 
     def as_dict(self) -> dict[str, Any]:
-        """The provider's own stream=false message for what has arrived."""
+        """The provider's own stream=false message for what has arrived.
+
+        An OpenAI stream of several choices (``n > 1``) gives the ``chat.completion`` with
+        every choice, as the openai SDK's stream helper assembles it; :meth:`message` is
+        the chosen choice's message.
+        """
         if self.strategy is None or self._acc is None:
             return {}
         return self.strategy.message(self._acc)
@@ -632,16 +719,32 @@ class LLMStreamBuffer:
         """The calls the turn runs under its verdict (native, then text), in call order.
 
         Empty unless the verdict is ``pass``; a text call set aside beside native calls
-        is not one of them.
+        is not one of them. With several choices: the chosen one's (see :attr:`choices`).
         """
-        if self.gate is None or self.verdict not in _PASSES:
-            return []
-        decided = TurnGate.releases(self.gate, release_policy("turn"))  # read, not recorded
-        return [
-            ExtractedCall(slot.id, slot.name or "", slot.arguments or {}, slot.key)
-            for slot, outcome in decided
-            if outcome in _RUNS
-        ]
+        return _runs(self.gate, self.verdict)
+
+    @property
+    def choices(self) -> list[Choice]:
+        """Every choice of the turn by index, each decided on its own (one for most wires).
+
+        The chosen choice (:attr:`choice`) says what :attr:`verdict`, :attr:`calls` and
+        :attr:`findings` say; a choice the stream never sent is not listed, unless chosen.
+        """
+        if self._choices is None:
+            verdict, found = self.verdict, tuple(self.findings)
+            return [Choice(self.choice, verdict, tuple(self.calls), found, self.as_dict())]
+        listed = []
+        for index, gate, message in self._choices.turns():
+            verdict = self.verdict if index == self.choice else decide(gate.verdict_events())
+            calls = tuple(_runs(gate, verdict))
+            listed.append(Choice(index, verdict, calls, tuple(gate.findings), message))
+        return listed
+
+    def message(self) -> dict[str, Any]:
+        """The chosen choice's stream=false message (:meth:`as_dict` for a one-choice turn)."""
+        if self._choices is not None:
+            return self._choices.chosen_message()
+        return self.as_dict()
 
     @property
     def turn_state(self) -> TurnState:
@@ -667,3 +770,15 @@ class LLMStreamBuffer:
     def findings(self) -> list[Finding]:
         """Everything the gate found, in the order found."""
         return list(self.gate.findings) if self.gate is not None else []
+
+
+def _runs(gate: TurnGate | None, verdict: Verdict) -> list[ExtractedCall]:
+    """The calls ``gate``'s turn runs under ``verdict`` (none unless it passes)."""
+    if gate is None or verdict not in _PASSES:
+        return []
+    decided = TurnGate.releases(gate, release_policy("turn"))  # read, not recorded
+    return [
+        ExtractedCall(slot.id, slot.name or "", slot.arguments or {}, slot.key)
+        for slot, outcome in decided
+        if outcome in _RUNS
+    ]

@@ -89,7 +89,7 @@ class TextQueue:
     def feed(self, delta: str) -> None:
         """One content delta from the wire strategy."""
         self._fed += len(delta)
-        if self.detector is None:
+        if self.detector is None or self.ended:  # text after the end: shown as it came
             self._queue.append(delta)
         else:
             self._take(self.detector.feed(delta))

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from callgate.buffer import LLMStreamBuffer, UnrecognizedStreamError
+from callgate.buffer import Choice, LLMStreamBuffer, UnrecognizedStreamError
 from callgate.cli.capture import CaptureError, checked_chunk, load_capture, loads
 from callgate.fsm.errors import CallgateError
 from callgate.fsm.verdict import VERDICT
@@ -226,13 +226,34 @@ def report(buffer: LLMStreamBuffer) -> dict[str, Any]:
     if status not in _PASSES:
         _say_why_blocked(calls, findings)
     evidence = buffer.gate is not None and buffer.gate.evidence
-    return {
+    result = {
         "status": status,
         "applicable": bool(calls) or evidence,
         "executable": status in _PASSES,
         "profile": buffer.strategy.name if buffer.strategy is not None else None,
         "calls": calls,
         "findings": [f.as_dict() for f in findings],
+    }
+    choices = buffer.choices
+    if len(choices) > 1:
+        result["choices"] = [choice_report(c) for c in choices]
+    return result
+
+
+def choice_report(choice: Choice) -> dict[str, Any]:
+    """One choice of an ``n > 1`` turn: its own verdict, the calls it runs, its findings.
+
+    The report's ``status`` and ``calls`` are the chosen choice's (choice 0 unless told).
+    """
+    return {
+        "index": choice.index,
+        "status": choice.verdict,
+        "executable": choice.verdict in _PASSES,
+        "calls": [
+            {"slot": c.slot, "id": c.id, "name": c.name, "arguments": c.arguments}
+            for c in choice.calls
+        ],
+        "findings": [f.as_dict() for f in choice.findings],
     }
 
 
@@ -272,7 +293,19 @@ def format_text(result: Mapping[str, Any]) -> str:
     for item in result["findings"]:
         where = f" slot {item['slot']}" if item["slot"] is not None else ""
         lines.append(f"{item['severity']:<7} {item['code']}{where}: {item['message']}")
+    lines += choice_lines(result)
     verdict = result["status"].upper()
     executable = "executable" if result["executable"] else "not executable"
     lines.append(f"{verdict}: profile {result['profile']}, {executable}")
     return "\n".join(lines)
+
+
+def choice_lines(result: Mapping[str, Any]) -> list[str]:
+    """One line per choice of an ``n > 1`` turn (none for one choice): its verdict and calls."""
+    lines = []
+    for choice in result.get("choices", ()):
+        names = ", ".join(call["name"] for call in choice["calls"]) or "no call runs"
+        errors = [f["code"] for f in choice["findings"] if f["severity"] == "error"]
+        why = f" ({', '.join(errors)})" if errors else ""
+        lines.append(f"choice {choice['index']}: {choice['status'].upper()}{why}: {names}")
+    return lines

@@ -14,7 +14,7 @@ from typing import Any
 
 from callgate.audit.trace import Recorder
 from callgate.buffer import LLMStreamBuffer
-from callgate.cli.check import report
+from callgate.cli.check import choice_lines, report
 from callgate.driver.drivers import Driver
 from callgate.driver.loop import stream_turn
 from callgate.driver.tools import Tool
@@ -181,6 +181,7 @@ def replay(
         "findings": findings,
         "timeline": timeline,
         "hidden": [b.markup for b in buffer.text_queue.blocks if b.vote in _HIDES and not b.shown],
+        **({"choices": result["choices"]} if "choices" in result else {}),
     }
 
 
@@ -224,6 +225,7 @@ def format_replay(result: Mapping[str, Any]) -> str:
     for item in result["findings"]:
         where = f" slot {item['slot']}" if item["slot"] is not None else ""
         lines.append(f"{item['severity']:<7} {item['code']}{where}: {item['message']}")
+    lines += choice_lines(result)
     executable = "executable" if result["executable"] else "not executable"
     lines.append(f"{result['status'].upper()}: {executable}")
     return "\n".join(lines)

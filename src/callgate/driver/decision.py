@@ -37,7 +37,7 @@ class Owner(Protocol):
     def owns(self, name: str | None) -> bool:
         """Whether ``name`` is one of the driver's tools."""
 
-    def backup(self) -> TextStrategy | None:
+    def get_native_backup_strategy(self) -> TextStrategy | None:
         """The text strategy for calls leaked into native text, or None."""
 
     def prepare(self, call: ExtractedCall, ledger: Ledger, *, checked: bool = False) -> Answer:
@@ -104,7 +104,7 @@ class Decision:
         )
         view.repeat = observation if quiet and not self.buffer.policy_rule.early else None
         view.stamp = self.buffer.stamp()
-        backup = self.driver.backup() or TEXT_RESULTS
+        backup = self.driver.get_native_backup_strategy() or TEXT_RESULTS
         messages = shaped(self.buffer.strategy, native, backup, text)
         return DriverResponse(status, tuple(results), tuple(messages))
 

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from attrs import evolve
 
-from callgate.buffer import LLMStreamBuffer, Recording
+from callgate.buffer import LLMStreamBuffer, Recording, choice_index
 from callgate.driver.decision import Decision
 from callgate.driver.history import turn_history
 from callgate.driver.responses import DriverResponse, Status, merge
@@ -93,6 +93,8 @@ class BaseDriver(metaclass=DriverMeta):
         tool_timeout: float | None = None,
         strict_finish: bool = False,
         hide_think: bool = False,
+        choice: int = 0,
+        ledger: Ledger | None = None,
     ) -> None:
         self.name = name
         """How traces and the demo call this driver (``driver N`` when None)."""
@@ -124,6 +126,12 @@ class BaseDriver(metaclass=DriverMeta):
         self.hide_think = hide_think
         """Keep ``<think>…</think>`` in the content out of the display (a chat UI's wish);
         by default it is shown as it came. The message keeps it either way."""
+        self.choice = choice_index(choice)
+        self.ledger = _a_ledger(ledger) if ledger is not None else Ledger()
+        """The conversation's ledger for the driver's whole messages: a call runs at most
+        once across ``process_llm_response(message)`` calls, as across a buffer's turns."""
+        """The choice of an OpenAI ``n > 1`` stream whose calls this driver runs (0 by
+        default); the other choices are decided and reported, never run."""
         self._backup: TextStrategy | None = TextFormatsStrategy(self.text_formats or ())
         """Read only by drivers with :class:`SupportsNativeTools` (the fall-through)."""
 
@@ -150,12 +158,16 @@ class BaseDriver(metaclass=DriverMeta):
         """
         return tool_specs(wire, [(t.name, t.description, t.schema) for t in self.tools.values()])
 
-    def strategies(self) -> list[MessageReader]:
+    def _chain(self) -> list[MessageReader]:
         """The strategies this driver reads messages with: one per text format."""
         return [TEXT_STRATEGIES[name]() for name in self.text_formats or ()]
 
-    def backup(self) -> TextStrategy | None:
-        """The text strategy for calls leaked into a native message's text (none here)."""
+    def get_native_backup_strategy(self) -> TextStrategy | None:
+        """The text strategy for calls leaked into a native message's text: none here.
+
+        A driver with :class:`SupportsNativeTools` has one (see
+        :meth:`SupportsNativeTools.set_native_backup_strategy`).
+        """
         return None
 
     # -- running calls ----------------------------------------------------------------
@@ -204,7 +216,9 @@ class BaseDriver(metaclass=DriverMeta):
 
     # -- whole messages ---------------------------------------------------------------
 
-    def process_llm_response(self, response: str | Mapping[str, Any]) -> DriverResponse:
+    def process_llm_response(
+        self, response: str | Mapping[str, Any], *, ledger: Ledger | None = None
+    ) -> DriverResponse:
         """The calls of one whole message that this driver owns, answered.
 
         The message is checked as its own stream: its wire replays it
@@ -212,9 +226,11 @@ class BaseDriver(metaclass=DriverMeta):
         this driver's, and each step is decided as a stream's is, so a whole message gets
         the verdict, runs and answers its stream gets. A string, or a dict without a
         native envelope, is plain text; this driver reads no native calls, so a native
-        message gets an empty response.
+        message gets an empty response. Each message is a turn of the conversation whose
+        ledger is ``ledger`` (the driver's own, :attr:`ledger`, when None): a call already
+        answered in it gets its recorded answer and does not run again.
         """
-        return self._process_message(response)
+        return self._process_message(response, ledger)
 
     def message_wire(self, message: Mapping[str, Any]) -> ExtractionStrategy | None:
         """The wire a whole message is replayed on: plain text only (None for a native one)."""
@@ -222,16 +238,20 @@ class BaseDriver(metaclass=DriverMeta):
             return None
         return OpenAIStrategy()
 
-    def _process_message(self, response: str | Mapping[str, Any]) -> DriverResponse:
+    def _process_message(
+        self, response: str | Mapping[str, Any], ledger: Ledger | None
+    ) -> DriverResponse:
+        ledger = _a_ledger(ledger) if ledger is not None else self.ledger
         message: Mapping[str, Any] = (
             {"role": "assistant", "content": response} if isinstance(response, str) else response
         )
         wire = self.message_wire(message)
         if wire is None:
             return DriverResponse()
-        buffer = self._buffer(wire)
+        buffer = self._buffer(wire, ledger=ledger)
         steps = []
         for chunk in wire.replay(message):
+            ledger.identify(chunk)  # the first chunk's identity is the turn's, as in a stream
             buffer.add(chunk)
             steps.append(self._stream_step(buffer))
         buffer.end()
@@ -257,7 +277,7 @@ class BaseDriver(metaclass=DriverMeta):
         ``strategy`` the buffer reads that wire (a whole message's replay). ``ledger``: the
         conversation's (a fresh in-memory one when None).
         """
-        chain = [*([strategy] if strategy is not None else []), *self.strategies()]
+        chain = [*([strategy] if strategy is not None else []), *self._chain()]
         return LLMStreamBuffer(
             chain,
             tool_schemas=self.schemas,
@@ -269,7 +289,8 @@ class BaseDriver(metaclass=DriverMeta):
             strategy=strategy,
             recorder=recorder,
             ledger=ledger,
-            leaked_calls=self.backup() is not None,
+            leaked_calls=self.get_native_backup_strategy() is not None,
+            choice=self.choice,
         )
 
     # -- one step of a stream ---------------------------------------------------------
@@ -297,18 +318,27 @@ class BaseDriver(metaclass=DriverMeta):
 
     @staticmethod
     def _answered(buffer: LLMStreamBuffer, response: DriverResponse) -> DriverResponse:
-        """A step that answered calls, with its history; ``call_failed`` if a tool raised.
+        """A step that answered calls, with its history and findings; ``call_failed`` on a raise.
 
         :attr:`DriverResponse.messages` is the assistant message as the provider accepts it
-        back, then an answer for each of its calls (:func:`turn_history`).
+        back, then an answer for each of its calls (:func:`turn_history`);
+        :attr:`DriverResponse.findings` what the gate found about those calls.
         """
-        if not response.results:
+        results = response.results
+        if not results:
             return response
         status = response.status
-        if status == "call_executed" and any(r.is_error for r in response.results):
+        if status == "call_executed" and any(r.is_error for r in results):
             status = "call_failed"
-        _, messages = turn_history(buffer, response.results, response.answers)
-        return evolve(response, status=status, messages=tuple(messages))
+        _, messages = turn_history(buffer, results, response.answers)
+        slots = {r.call.slot for r in results}
+        refused = any(r.refused for r in results)
+        findings = tuple(
+            f
+            for f in buffer.findings
+            if f.slot in slots or f.slot is None or (refused and f.severity == "error")
+        )
+        return evolve(response, status=status, messages=tuple(messages), findings=findings)
 
 
 class SupportsNativeTools:
@@ -354,13 +384,9 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
 
     chooses_formats = True
 
-    def strategies(self) -> list[MessageReader]:
+    def _chain(self) -> list[MessageReader]:
         """Native strategies first, then one text strategy per text format."""
-        return [*self.native_strategies(), *super().strategies()]
-
-    def backup(self) -> TextStrategy | None:
-        """The backup text strategy (see :meth:`set_native_backup_strategy`)."""
-        return self._backup
+        return [*self.native_strategies(), *super()._chain()]
 
     @property
     def extraction_strategies(self) -> Strategies:
@@ -369,7 +395,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         A list; calling it (``driver.extraction_strategies()``, as MCS does) gives the
         same list.
         """
-        return Strategies(self.strategies())
+        return Strategies(self._chain())
 
     def message_wire(self, message: Mapping[str, Any]) -> ExtractionStrategy | None:
         """The wire strategy of this driver that recognises ``message``, else plain text."""
@@ -391,15 +417,23 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         return self._buffer(recorder=recorder, ledger=ledger)
 
     def process_llm_response(
-        self, response: str | Mapping[str, Any] | LLMStreamBuffer
+        self,
+        response: str | Mapping[str, Any] | LLMStreamBuffer,
+        *,
+        ledger: Ledger | None = None,
     ) -> DriverResponse:
         """One step of a stream (a buffer), or one whole message (a string or dict).
 
-        A whole message is replayed as its stream (see :meth:`BaseDriver.process_llm_response`).
+        A whole message is replayed as its stream (see :meth:`BaseDriver.process_llm_response`);
+        a buffer's calls are kept in the buffer's own ledger.
         """
         if isinstance(response, LLMStreamBuffer):
+            if ledger is not None and ledger is not response.ledger:
+                raise ValueError(
+                    "a buffer has its own ledger: give it to new_stream_buffer(ledger=...)"
+                )
             return self._stream_step(response)
-        return self._process_message(response)
+        return self._process_message(response, ledger)
 
     async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
         """:meth:`process_llm_response` for the async loop: async tools are awaited."""
@@ -430,6 +464,8 @@ class Orchestrator(Driver):
         policy: str = "turn",
         strict_finish: bool = False,
         hide_think: bool = False,
+        choice: int = 0,
+        ledger: Ledger | None = None,
     ) -> None:
         formats: list[str] | None = []
         for driver in drivers:
@@ -444,12 +480,14 @@ class Orchestrator(Driver):
             policy=policy,
             strict_finish=strict_finish,
             hide_think=hide_think,
+            choice=choice,
+            ledger=ledger,
         )
         self.drivers = list(drivers)
 
-    def backup(self) -> TextStrategy | None:
+    def get_native_backup_strategy(self) -> TextStrategy | None:
         """The backup text strategy, or None once every composed driver switched its own off."""
-        if all(driver.backup() is None for driver in self.drivers):
+        if all(driver.get_native_backup_strategy() is None for driver in self.drivers):
             return None
         return self._backup
 
@@ -466,6 +504,13 @@ class Orchestrator(Driver):
         """Every driver's async response to the same step, merged."""
         responses = [await d.aprocess_llm_response(buffer) for d in self.drivers]
         return self._answered(buffer, merge(responses, buffer.strategy))
+
+
+def _a_ledger(ledger: object) -> Ledger:
+    """``ledger`` if it is a :class:`Ledger`, else TypeError (nothing has run)."""
+    if not isinstance(ledger, Ledger):
+        raise TypeError(f"ledger must be a Ledger, not {type(ledger).__name__}")
+    return ledger
 
 
 class Strategies(list[MessageReader]):

@@ -25,7 +25,7 @@ from typing import Any
 from attrs import evolve
 
 from callgate.buffer import LLMStreamBuffer
-from callgate.driver.responses import TEXT_RESULTS
+from callgate.driver.responses import TEXT_RESULTS, shaped
 from callgate.driver.results import refusal
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
@@ -50,15 +50,14 @@ def turn_history(
         ledger = buffer.ledger
         carried = ledger.carried if strategy.unique_ids else None
         calls = _history_calls(buffer.slots, strategy.requires_id, carried, ledger.turn)
-        history, placed = strategy.answerable(strategy.history(buffer.as_dict()), calls)
+        history, placed = strategy.answerable(strategy.history(buffer.message()), calls)
         if carried is not None:
             carry(carried, placed, ledger.turn)
     unanswered = _answer_text_calls(buffer, results)
     if strategy is not None and placed:
         native = _answer_every_call(buffer, results, placed)
         text = [r for r in results if not isinstance(r.call.slot, int)] + unanswered
-        history += strategy.result_messages(native)
-        history += TEXT_RESULTS.result_messages(text) if text else []
+        history += shaped(strategy, native, TEXT_RESULTS, text)
         return native + text, history
     history += answers
     history += TEXT_RESULTS.result_messages(unanswered) if unanswered else []

@@ -33,6 +33,10 @@ class DriverResponse:
     answers: tuple[dict[str, Any], ...] = ()
     """The results alone, shaped as the provider expects them in the next request."""
     findings: tuple[Finding, ...] = ()
+    """What the gate found about the calls answered in this step, in the order found: each
+    call's own findings, the turn's (a finding of no call), and, when a call was refused,
+    every error that blocked the turn (the answers say the same in words). Empty when the
+    step answered nothing; the whole turn's are ``buffer.findings``."""
     messages: tuple[dict[str, Any], ...] = ()
     """What the next request's history gets from this step: the assistant message as the
     provider accepts it back, then an answer for each of its calls; empty when the step
@@ -64,6 +68,8 @@ def merge(
 ) -> DriverResponse:
     """Several drivers' responses to one step as one: the strongest status, all results.
 
+    Their findings are kept once each, in order (drivers see the same turn).
+
     The merged response keeps :attr:`~DriverResponse.messages` when one driver answered;
     for several, whoever holds the buffer builds them over the merged results
     (:func:`~callgate.driver.history.turn_history`), as an orchestrator does.
@@ -88,7 +94,7 @@ def merge(
         status,
         tuple(results),
         tuple(answers),
-        tuple(x for r in responses for x in r.findings),
+        tuple(dict.fromkeys(x for r in responses for x in r.findings)),
         messages,
     )
 
@@ -103,10 +109,38 @@ def shaped(
     text_shaper: MessageReader,
     text: Sequence[ToolResult],
 ) -> list[dict[str, Any]]:
-    """Native results as the wire's result messages, then text results as a continuation."""
+    """Native results as the wire's result messages, then text results as a continuation.
+
+    Where the wire answers calls in a user message (Anthropic, Bedrock, Gemini), the
+    continuation's text joins that message as a block of its own, after the results: the
+    providers want user and assistant turns to alternate, never two user messages.
+    """
     messages: list[dict[str, Any]] = []
     if native and wire is not None:
         messages += wire.result_messages(native)
     if text:
-        messages += text_shaper.result_messages(text)
+        messages += _joined(messages, text_shaper.result_messages(text))
     return messages
+
+
+def _joined(answers: list[dict[str, Any]], text: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``text`` without its first message when that went into the last of ``answers``.
+
+    A user message whose ``content`` (or Gemini's ``parts``) is a list of blocks takes a
+    text continuation's words as one more block: typed (``{"type": "text", ...}``) among
+    typed blocks, else ``{"text": ...}``.
+    """
+    if not answers or not text:
+        return text
+    last, first = answers[-1], text[0]
+    words = first.get("content")
+    if last.get("role") != "user" or first.get("role") != "user" or not isinstance(words, str):
+        return text
+    for key in ("content", "parts"):
+        blocks = last.get(key)
+        if isinstance(blocks, list) and blocks:
+            typed = all(isinstance(b, dict) and "type" in b for b in blocks)
+            block = {"type": "text", "text": words} if typed else {"text": words}
+            answers[-1] = {**last, key: [*blocks, block]}
+            return text[1:]
+    return text

@@ -8,6 +8,11 @@ assembled message is the stream=false ``{role, content, tool_calls}``, ``content
 when no text streamed (an empty string counts as none), each call's ``arguments`` a JSON
 string. Other string fields of the delta (``refusal``, DeepSeek's ``reasoning_content``)
 are kept in the message by name and are never display text.
+
+A request with ``n > 1`` streams several choices, each chunk's choice naming its
+``index``: each choice is assembled apart, with a gate of its own (a tool call's
+``index`` counts within its choice); the buffer's gate and display are its chosen
+choice's, and the message of several choices is the ``chat.completion`` of them all.
 """
 
 from __future__ import annotations
@@ -37,12 +42,32 @@ if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
 
 _DISPLAY = "content"
+_HEAD = ("id", "created", "model", "system_fingerprint", "service_tier")
+"""The chunk fields an ``n > 1`` stream's ``chat.completion`` carries over, as first sent."""
 
 
 class _Accumulator:
-    """Native reassembly state for one turn (the arguments live in the gate's slots)."""
+    """Native reassembly state for one choice of a turn (the arguments live in the gate's slots).
 
-    __slots__ = ("blocks", "by_id", "content", "extra", "finish_reason", "gate", "last", "role")
+    The buffer's accumulator is its chosen choice's (``chosen``, 0 unless the buffer was
+    told otherwise); each other choice of an ``n > 1`` stream gets one of its own in
+    ``others``, with a gate of its own: tool-call indices are scoped per choice.
+    """
+
+    __slots__ = (
+        "blocks",
+        "by_id",
+        "chosen",
+        "content",
+        "extra",
+        "finish_reason",
+        "gate",
+        "head",
+        "last",
+        "new_gate",
+        "others",
+        "role",
+    )
 
     def __init__(self, gate: TurnGate) -> None:
         self.gate = gate
@@ -56,6 +81,61 @@ class _Accumulator:
         """Slot keys given to index-less entries, by their call id."""
         self.last: int | None = None
         """The slot the last tool_calls entry went to (an index-less continuation's)."""
+        self.chosen = 0
+        """The index of the choice this accumulator (and the buffer's gate) reads."""
+        self.others: dict[int, _Accumulator] = {}
+        """The stream's other choices (``n > 1``), by index."""
+        self.new_gate: Callable[[], TurnGate] | None = None
+        """Makes another choice's gate (the buffer sets it); None: a plain gate like ``gate``."""
+        self.head: dict[str, Any] = {}
+        """The completion's own fields (``id``, ``model``, ``created``, …), as first sent."""
+
+    def choose(self, index: int, new_gate: Callable[[], TurnGate]) -> None:
+        """Read choice ``index`` here; every other choice gets a gate from ``new_gate``."""
+        self.chosen = index
+        self.new_gate = new_gate
+
+    def chosen_done(self) -> bool:
+        """Whether the chosen choice's finish_reason has arrived."""
+        return self.finish_reason is not None
+
+    def turns(self) -> list[tuple[int, TurnGate, dict[str, Any]]]:
+        """Every choice seen (the chosen one always), by index, with its gate and message."""
+        every = {self.chosen: self, **self.others}
+        return [(n, every[n].gate, _message(every[n])) for n in sorted(every)]
+
+    def other(self, index: int) -> _Accumulator:
+        """Another choice's accumulator, made with a gate of its own on first sight."""
+        acc = self.others.get(index)
+        if acc is None:
+            gate = self.gate
+            made = self.new_gate() if self.new_gate is not None else _like(gate)
+            made.on_stray = gate.on_stray
+            acc = self.others[index] = _Accumulator(made)
+        return acc
+
+    def chosen_message(self) -> dict[str, Any]:
+        """The chosen choice's stream=false assistant message."""
+        return _message(self)
+
+    def finish_others(self) -> None:
+        """The stream ended: every other choice's gate settles (its chosen one is the buffer's)."""
+        for acc in self.others.values():
+            acc.gate.finish()
+
+
+def _like(gate: TurnGate) -> TurnGate:
+    """A fresh gate with ``gate``'s options (another choice of the same turn)."""
+    return type(gate)(
+        schemas=gate.schemas,
+        limits=gate.limits,
+        per_call_done=gate.per_call_done,
+        requires_id=gate.requires_id,
+        empty_arguments_object=gate.empty_arguments_object,
+        preview=gate.preview,
+        strict_finish=gate.strict_finish,
+        text_per_call=gate.text_per_call,
+    )
 
 
 class OpenAIStrategy(ExtractionStrategy):
@@ -83,8 +163,11 @@ class OpenAIStrategy(ExtractionStrategy):
         return _Accumulator(gate)
 
     def accumulate(self, acc: _Accumulator, chunk: Shape) -> str:
-        """Apply one chunk; report tool-call primitives to the gate; return new content."""
-        shown = ""
+        """Apply one chunk; report tool-call primitives to the gates; return new content.
+
+        Each choice goes to its own accumulator and gate (``index`` scopes its tool-call
+        indices); only the chosen choice's content is returned for display.
+        """
         gate = acc.gate
         if "choices" not in chunk:
             gate.stray(chunk)
@@ -95,71 +178,93 @@ class OpenAIStrategy(ExtractionStrategy):
         if not isinstance(choices, list):
             gate.refuse("malformed_chunk", f"choices is not a list: {choices!r:.60}")
             return ""
+        if not acc.head:
+            acc.head.update((k, chunk[k]) for k in _HEAD if chunk.get(k) is not None)
+        if chunk.get("usage") is not None:
+            acc.head["usage"] = chunk["usage"]
+        shown = ""
         for choice in choices:
-            if choice.get("index", 0) != 0:
-                gate.refuse("malformed_chunk", "only choice 0 is read; this stream has n > 1")
+            index = choice.get("index", 0)
+            if index == acc.chosen:
+                shown += self._choice(acc, choice)
+            elif type(index) is not int or index < 0:
+                gate.refuse("malformed_chunk", f"a choice index is not a count: {index!r:.60}")
+            elif index > gate.limits.max_slot_index:
+                gate.refuse(
+                    "limit_exceeded",
+                    f"choice index {index} exceeds {gate.limits.max_slot_index}",
+                )
+            else:
+                other = acc.other(index)
+                self._choice(other, choice)
+                if choice.get("finish_reason") is not None:
+                    other.gate.finish()  # its finish ends it, as a one-choice stream's does
+        return shown
+
+    def _choice(self, acc: _Accumulator, choice: Any) -> str:
+        """One choice's delta and finish_reason into its accumulator; return its content."""
+        shown = ""
+        gate = acc.gate
+        delta = choice.get("delta") or {}
+        reason = choice.get("finish_reason")
+        if reason is not None and acc.finish_reason is not None:
+            if reason == acc.finish_reason and _carries_nothing(delta):
+                gate.note("repeated_terminal", f"finish_reason {reason!r} again, on a bare chunk")
+                return ""
+            if reason == "stop" and _carries_nothing(delta, blank=True):
+                gate.note(
+                    "trailing_terminal",
+                    f"finish_reason 'stop' after {acc.finish_reason!r}, on a chunk with "
+                    "nothing but whitespace text (a relay's own end); the turn had ended",
+                )
+                reason = None  # its whitespace is still content; the turn's end stands
+        for key, value in delta.items():
+            if value is None:
                 continue
-            delta = choice.get("delta") or {}
-            reason = choice.get("finish_reason")
-            if reason is not None and acc.finish_reason is not None:
-                if reason == acc.finish_reason and _carries_nothing(delta):
-                    gate.note(
-                        "repeated_terminal", f"finish_reason {reason!r} again, on a bare chunk"
-                    )
+            if key == _DISPLAY:
+                shown += _content(acc, value)
+            elif key == "tool_calls":
+                if not isinstance(value, list):
+                    gate.refuse("malformed_chunk", f"tool_calls is not a list: {value!r:.60}")
                     continue
-                if reason == "stop" and _carries_nothing(delta, blank=True):
-                    gate.note(
-                        "trailing_terminal",
-                        f"finish_reason 'stop' after {acc.finish_reason!r}, on a chunk with "
-                        "nothing but whitespace text (a relay's own end); the turn had ended",
-                    )
-                    reason = None  # its whitespace is still content; the turn's end stands
-            for key, value in delta.items():
-                if value is None:
-                    continue
-                if key == _DISPLAY:
-                    shown += _content(acc, value)
-                elif key == "tool_calls":
-                    if not isinstance(value, list):
-                        gate.refuse("malformed_chunk", f"tool_calls is not a list: {value!r:.60}")
-                        continue
-                    for call in value:
-                        function = call.get("function") if type(call) is dict else None
-                        if (
-                            function is not None
-                            and call.get("id") is None
-                            and function.get("name") is None
-                            and type(function.get("arguments")) is str
-                            and function["arguments"]
-                        ):
-                            slot = call.get("index")
-                            if type(slot) is int:
-                                acc.last = slot  # as _key() does, without the call
-                            else:
-                                slot = _key(acc, call)
-                            gate.fragment(slot, function["arguments"])
+                for call in value:
+                    function = call.get("function") if type(call) is dict else None
+                    if (
+                        function is not None
+                        and call.get("id") is None
+                        and function.get("name") is None
+                        and type(function.get("arguments")) is str
+                        and function["arguments"]
+                    ):
+                        slot = call.get("index")
+                        if type(slot) is int:
+                            acc.last = slot  # as _key() does, without the call
                         else:
-                            self._tool_call(acc, call)
-                elif key == "role":
-                    acc.role = value
-                elif key == "function_call":
-                    gate.refuse("malformed_chunk", "legacy function_call deltas are not read")
-                elif isinstance(value, str) and gate.text(value):
-                    acc.extra.setdefault(key, []).append(value)
-            if reason is not None:
-                acc.finish_reason = reason
-                gate.turn_done(_ends_calls(gate, reason), reason)
+                            slot = _key(acc, call)
+                        gate.fragment(slot, function["arguments"])
+                    else:
+                        self._tool_call(acc, call)
+            elif key == "role":
+                acc.role = value
+            elif key == "function_call":
+                gate.refuse("malformed_chunk", "legacy function_call deltas are not read")
+            elif isinstance(value, str) and gate.text(value):
+                acc.extra.setdefault(key, []).append(value)
+        if reason is not None:
+            acc.finish_reason = reason
+            gate.turn_done(_ends_calls(gate, reason), reason)
         return shown
 
     def reader(self, acc: _Accumulator) -> Callable[[Shape], str | None]:
         """:meth:`accumulate`, with the commonest chunks read first and in place.
 
-        Those are a choice-0 delta holding only ``content`` text, or only one
+        Those are a delta of the chosen choice holding only ``content`` text, or only one
         ``tool_calls`` entry that carries nothing but an ``index`` and an arguments
         fragment, with no ``finish_reason``; any other chunk (or a field of another type)
         goes to :meth:`accumulate`, which reads and reports it.
         """
         fragment, text_kept, accumulate = acc.gate.fragment, acc.gate.text, self.accumulate
+        chosen = acc.chosen
 
         def read(chunk: Shape) -> str | None:
             index = text = None
@@ -172,7 +277,7 @@ class OpenAIStrategy(ExtractionStrategy):
                         type(delta) is dict
                         and len(delta) == 1
                         and choice.get("finish_reason") is None
-                        and choice.get("index", 0) == 0
+                        and choice.get("index", 0) == chosen
                     ):
                         content = delta.get(_DISPLAY)
                         if type(content) is str and acc.blocks is None:
@@ -225,31 +330,34 @@ class OpenAIStrategy(ExtractionStrategy):
             gate.fragment(key, "")
 
     def is_done(self, chunk: Shape) -> bool:
-        """A chunk whose choice 0 carries a finish_reason ends the turn (only choice 0 is read)."""
+        """A chunk with a choice that carries a finish_reason may end the turn.
+
+        With several choices the buffer asks the accumulator whether it is the chosen
+        choice's end (:meth:`_Accumulator.chosen_done`).
+        """
         choices = chunk.get("choices")
-        return choices is not None and bool(choices) and choices[0].get("finish_reason") is not None
+        if not choices:
+            return False
+        if len(choices) == 1:
+            return choices[0].get("finish_reason") is not None
+        return any(isinstance(c, Mapping) and c.get("finish_reason") is not None for c in choices)
 
     def message(self, acc: _Accumulator) -> dict[str, Any]:
-        """The stream=false assistant message (content as parts if the server sent parts)."""
-        message: dict[str, Any] = {
-            "role": acc.role,
-            "content": "".join(acc.content) or None
-            if acc.blocks is None
-            else [_block(kind, parts) for kind, parts in acc.blocks],
-        }
-        for key, parts in acc.extra.items():
-            message[key] = "".join(parts)
-        slots = acc.gate.ordered_slots()
-        if slots:
-            message["tool_calls"] = [
-                {
-                    "id": slot.id,
-                    "type": "function",
-                    "function": {"name": slot.name, "arguments": slot.raw_arguments},
-                }
-                for slot in slots
-            ]
-        return message
+        """The stream=false message; with several choices, the ``chat.completion`` of them all.
+
+        A stream of one choice gives its assistant message (content as parts if the
+        server sent parts); an ``n > 1`` stream gives what the openai SDK's stream helper
+        assembles: the completion's own fields and ``choices``, each with its ``index``,
+        ``message`` and ``finish_reason``, in index order.
+        """
+        if not acc.others:
+            return _message(acc)
+        every = {acc.chosen: acc, **acc.others}
+        choices = [
+            {"index": n, "message": _message(a), "finish_reason": a.finish_reason}
+            for n, a in sorted(every.items())
+        ]
+        return {**acc.head, "object": "chat.completion", "choices": choices}
 
     def extract(self, message: Shape) -> list[ExtractedCall]:
         """Calls whose name is set and whose arguments strictly parse to an object."""
@@ -312,6 +420,29 @@ class OpenAIStrategy(ExtractionStrategy):
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result, keyed by ``tool_call_id``."""
         return [{"role": "tool", "tool_call_id": r.call.id, "content": r.content} for r in results]
+
+
+def _message(acc: _Accumulator) -> dict[str, Any]:
+    """One choice's stream=false assistant message."""
+    message: dict[str, Any] = {
+        "role": acc.role,
+        "content": "".join(acc.content) or None
+        if acc.blocks is None
+        else [_block(kind, parts) for kind, parts in acc.blocks],
+    }
+    for key, parts in acc.extra.items():
+        message[key] = "".join(parts)
+    slots = acc.gate.ordered_slots()
+    if slots:
+        message["tool_calls"] = [
+            {
+                "id": slot.id,
+                "type": "function",
+                "function": {"name": slot.name, "arguments": slot.raw_arguments},
+            }
+            for slot in slots
+        ]
+    return message
 
 
 def _function_name(entry: Mapping[str, Any]) -> Any:
