@@ -89,7 +89,12 @@ def prose(size: int, calls: bool) -> list[dict[str, Any]]:
 
 
 def driver() -> Driver:
-    return Driver([Tool("lookup", SCHEMA, lambda q: "ok")])
+    """The driver of a model that writes ``<tool_call>`` blocks: its buffer's detector reads them.
+
+    Without ``text_formats`` a driver picks the formats from the stream's model, and these
+    chunks name none: the text calls would be text, and no round would decide one.
+    """
+    return Driver([Tool("lookup", SCHEMA, lambda q: "ok")], text_formats=("tool_call_tag",))
 
 
 DRIVER = driver()

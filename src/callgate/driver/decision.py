@@ -11,6 +11,7 @@ ran, fires the display machine (:mod:`callgate.fsm.display`) and shapes the resp
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any, Protocol, cast
 
 from callgate.buffer import LLMStreamBuffer
@@ -72,7 +73,8 @@ class Decision:
         """Observe the buffer and decide every call this step answers (nothing runs yet)."""
         if self.view.state in _ENDED:
             return []
-        calls = self.buffer.gate.calls() if self.buffer.gate is not None else []
+        gate = self.buffer.gate
+        calls = chain(gate.ordered_slots(), gate.text_slots.values()) if gate is not None else ()
         self.observation = self._observe(calls)
         return self._answer()
 
@@ -110,16 +112,23 @@ class Decision:
 
     # -- what the driver sees ---------------------------------------------------------
 
-    def _observe(self, calls: Sequence[BaseSlot]) -> str:
+    def _observe(self, calls: Iterable[BaseSlot]) -> str:
+        """The step's observation; the first unanswered call of this driver's decides it.
+
+        An owned call outranks every other observation, so the walk stops there: a turn
+        whose text calls wait for its end costs one look per round, not one per call.
+        """
         driver, view, queue = self.driver, self.view, self.queue
+        answered = view.answered
         ours = forming = foreign = False
         for slot in calls:
-            if slot.key in view.answered or (slot.state in _SLOT_BLOCKS and not slot.name):
+            if slot.key in answered or (slot.state in _SLOT_BLOCKS and not slot.name):
                 continue
             if slot.name is None:
                 forming = True
             elif driver.owns(slot.name):
                 ours = True
+                break
             elif slot.state not in _SETTLED_SLOT:
                 foreign = True
         if queue.declined > view.seen:
