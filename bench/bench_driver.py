@@ -1,6 +1,7 @@
 """The driver's cost per chunk, side by side in one run: buffer alone, the full loop, recording.
 
-Run: ``python bench/bench_driver.py`` (``--quick`` drops the largest size). Three OpenAI
+Run: ``python bench/bench_driver.py`` (``--quick`` drops the largest size; ``--rounds N``
+takes the best of N rounds instead of three, for a loaded machine). Three OpenAI
 streams of 20 KB, 200 KB and 2 MB: one native call whose arguments come in 4-character
 fragments; prose in 1-8 character deltas with a text-embedded call every 2 KB; the same
 prose without calls. Each is fed, in one run, to:
@@ -142,11 +143,13 @@ def played(chunks: list[dict[str, Any]]) -> None:
 
 
 def alternating(
-    runs: list[Callable[[list[dict[str, Any]]], None]], chunks: list[dict[str, Any]]
+    runs: list[Callable[[list[dict[str, Any]]], None]],
+    chunks: list[dict[str, Any]],
+    rounds: int = 3,
 ) -> list[float]:
-    """Each run's best CPU time over three rounds, in microseconds per chunk."""
+    """Each run's best CPU time over ``rounds`` rounds, in microseconds per chunk."""
     times = [float("inf")] * len(runs)
-    for _ in range(3):
+    for _ in range(rounds):
         for i, run in enumerate(runs):
             start = time.process_time()
             run(chunks)
@@ -156,6 +159,7 @@ def alternating(
 
 def main() -> None:
     sizes = [20_000, 200_000] if "--quick" in sys.argv else [20_000, 200_000, 2_000_000]
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
     streams = {
         "native call": native,
         "prose + text calls": lambda n: prose(n, True),
@@ -170,7 +174,7 @@ def main() -> None:
         for size in sizes:
             chunks = build(size)
             plain, detected, full, rec, user = alternating(
-                [buffer_only, buffer_detector, loop, recording, played], chunks
+                [buffer_only, buffer_detector, loop, recording, played], chunks, rounds
             )
             total = full * len(chunks)
             growth = f"{total / previous:.1f}x" if previous else "-"
