@@ -202,11 +202,17 @@ def seed_anthropic(events: list[Chunk]) -> object:
         kind = event["type"]
         if kind == "content_block_start" and event["content_block"]["type"] == "tool_use":
             block = event["content_block"]
-            blocks[event["index"]] = {"id": block["id"], "name": block["name"], "args": ""}
+            blocks[event["index"]] = {
+                "id": block["id"],
+                "name": block["name"],
+                "args": "",
+                "done": False,
+            }
         elif kind == "content_block_delta" and event["index"] in blocks:
             if event["delta"].get("type") == "input_json_delta":
                 blocks[event["index"]]["args"] += event["delta"]["partial_json"]
         elif kind == "content_block_stop" and event["index"] in blocks:
+            blocks[event["index"]]["done"] = True
             blocks[event["index"]]["args"] = json.loads(blocks[event["index"]]["args"] or "{}")
     return blocks
 

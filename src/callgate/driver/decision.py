@@ -10,7 +10,8 @@ ran, fires the display machine (:mod:`callgate.fsm.display`) and shapes the resp
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from typing import Any, Protocol, cast
 
 from callgate.buffer import LLMStreamBuffer
@@ -72,7 +73,8 @@ class Decision:
         """Observe the buffer and decide every call this step answers (nothing runs yet)."""
         if self.view.state in _ENDED:
             return []
-        calls = self.buffer.gate.calls() if self.buffer.gate is not None else []
+        gate = self.buffer.gate
+        calls = chain(gate.ordered_slots(), gate.text_slots.values()) if gate is not None else ()
         self.observation = self._observe(calls)
         return self._answer()
 
@@ -110,16 +112,23 @@ class Decision:
 
     # -- what the driver sees ---------------------------------------------------------
 
-    def _observe(self, calls: Sequence[BaseSlot]) -> str:
+    def _observe(self, calls: Iterable[BaseSlot]) -> str:
+        """The step's observation; the first unanswered call of this driver's decides it.
+
+        An owned call outranks every other observation, so the walk stops there: a turn
+        whose text calls wait for its end costs one look per round, not one per call.
+        """
         driver, view, queue = self.driver, self.view, self.queue
+        answered = view.answered
         ours = forming = foreign = False
         for slot in calls:
-            if slot.key in view.answered or (slot.state in _SLOT_BLOCKS and not slot.name):
+            if slot.key in answered or (slot.state in _SLOT_BLOCKS and not slot.name):
                 continue
             if slot.name is None:
                 forming = True
             elif driver.owns(slot.name):
                 ours = True
+                break
             elif slot.state not in _SETTLED_SLOT:
                 foreign = True
         if queue.declined > view.seen:
@@ -151,6 +160,7 @@ class Decision:
         checked = buffer.schemas is driver.schemas
         answers: list[tuple[CallRef, Answer]] = []
         blocked: list[BaseSlot] = []
+        asides: dict[object, Finding] | None = None
         for slot, outcome in decided:
             key = slot.key
             if key in answered or not driver.owns(slot.name):
@@ -162,27 +172,48 @@ class Decision:
                     call = ExtractedCall(slot.id, name, arguments, key)
                     answers.append((key, driver.prepare(call, buffer.ledger, checked=checked)))
             elif outcome in _ASIDE:
+                if asides is None:
+                    asides = _first_by_call(buffer.findings, _set_aside)
                 call = ExtractedCall(slot.id, name, _given(slot), key)
-                answers.append((key, refusal(call, _aside(buffer.findings, key))))
+                answers.append((key, refusal(call, asides.get(key) or _not_run(key))))
             else:
                 blocked.append(slot)
         if blocked:
             findings = buffer.findings
             first = _first_error(findings)
+            errors = _first_by_call(findings, _error)
             for slot in blocked:
-                own = _first_error(f for f in findings if f.slot == slot.key)
+                own = errors.get(slot.key)
                 call = ExtractedCall(slot.id, cast(str, slot.name), _given(slot), slot.key)
                 problem = own or first or finding("malformed_chunk", "the turn was blocked")
                 answers.append((slot.key, refusal(call, problem, sibling=own is None)))
         return answers
 
 
-def _aside(findings: Iterable[Finding], key: CallRef) -> Finding:
+def _first_by_call(
+    findings: Iterable[Finding], keep: Callable[[Finding], bool]
+) -> dict[object, Finding]:
+    """The first finding ``keep`` accepts of each call, read in one pass over ``findings``."""
+    first: dict[object, Finding] = {}
+    for f in findings:
+        if f.slot is not None and keep(f):
+            first.setdefault(f.slot, f)
+    return first
+
+
+def _set_aside(f: Finding) -> bool:
     """The warning that set a text call aside (the gate records one per call)."""
-    return next(
-        (f for f in findings if f.code == "text_call_set_aside" and f.slot == key),
-        finding("text_call_set_aside", f"text call {key} was not run"),
-    )
+    return f.code == "text_call_set_aside"
+
+
+def _error(f: Finding) -> bool:
+    """A finding that blocks: what a refused call's answer quotes."""
+    return f.severity == "error"
+
+
+def _not_run(key: CallRef) -> Finding:
+    """A set-aside text call's warning, should the findings' limit have dropped its own."""
+    return finding("text_call_set_aside", f"text call {key} was not run")
 
 
 def _given(slot: BaseSlot) -> dict[str, Any]:
@@ -191,4 +222,4 @@ def _given(slot: BaseSlot) -> dict[str, Any]:
 
 
 def _first_error(findings: Iterable[Finding]) -> Finding | None:
-    return next((f for f in findings if f.severity == "error"), None)
+    return next((f for f in findings if _error(f)), None)

@@ -19,6 +19,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
+from functools import partial
 from typing import Any
 
 from attrs import frozen
@@ -121,16 +122,19 @@ class _Play:
 
         The first chunk gives the ledger the stream's identity (id-less calls' turn).
         """
-        self._chunk = len(self.played)
-        self._mark_chunk(self._chunk)
-        if not self.played:
-            _identify(self.buffer.ledger, chunk)
-        self.buffer.add(chunk)
+        buffer = self.buffer
+        self._chunk = n = len(self.played)
+        if buffer.recorder is not None:
+            buffer.recorder.chunk = n
+        if not n:
+            _identify(buffer.ledger, chunk)
+        buffer.add(chunk)
 
     def end(self) -> None:
         """No more chunks: end the buffer (its recorder's steps now belong to the end)."""
         self._chunk = None
-        self._mark_chunk(None)
+        if self.buffer.recorder is not None:
+            self.buffer.recorder.chunk = None
         self.buffer.end()
         self.ended = True
 
@@ -139,11 +143,11 @@ class _Play:
         if not self.ended or self.failure is not None:
             self.buffer.ledger.repeat_turn()
 
-    def took(self, responses: Sequence[DriverResponse]) -> TurnStep:
-        """The round's step: the drivers' merged responses and the text now shown."""
-        response = responses[0] if len(responses) == 1 else merge(responses, self.buffer.strategy)
-        self.played.append(TurnStep(self._chunk, self.buffer.text(), response))
-        return self.played[-1]
+    def took(self, response: DriverResponse) -> TurnStep:
+        """The round's step: the drivers' response and the text now shown."""
+        step = TurnStep(self._chunk, self.buffer.text(), response)
+        self.played.append(step)
+        return step
 
     def close(self) -> None:
         """Raise :class:`TurnError` with the partial turn if the chunk source failed."""
@@ -151,9 +155,20 @@ class _Play:
             self.buffer.ledger.repeat_turn()
             raise TurnError(finish_turn(self.buffer, self.played), self.failure) from self.failure
 
-    def _mark_chunk(self, chunk: int | None) -> None:
-        if self.buffer.recorder is not None:
-            self.buffer.recorder.chunk = chunk
+
+
+def _asking(drivers: list[Driver], buffer: LLMStreamBuffer) -> Callable[[], DriverResponse]:
+    """What asks the drivers for one round: one driver directly, several merged."""
+    if len(drivers) == 1:
+        return partial(drivers[0].process_llm_response, buffer)
+    return lambda: merge([d.process_llm_response(buffer) for d in drivers], buffer.strategy)
+
+
+async def _aask(drivers: list[Driver], buffer: LLMStreamBuffer) -> DriverResponse:
+    """One round of the async loop: each driver awaited in turn, merged when several."""
+    if len(drivers) == 1:
+        return await drivers[0].aprocess_llm_response(buffer)
+    return merge([await d.aprocess_llm_response(buffer) for d in drivers], buffer.strategy)
 
 
 def _identify(ledger: Ledger, chunk: object) -> None:
@@ -247,13 +262,14 @@ def stream_turn(
     """
     chosen = _drivers(drivers)
     _sync_only(chosen)
+    ask = _asking(chosen, buffer)
     play = _Play(buffer)
     try:
         for chunk in _read(chunks, play):
             play.add(chunk)
-            yield play.took([d.process_llm_response(buffer) for d in chosen])
+            yield play.took(ask())
         play.end()
-        yield play.took([d.process_llm_response(buffer) for d in chosen])
+        yield play.took(ask())
     except BaseException:  # closed early, interrupted, or a tool the step refused
         play.interrupted()
         raise
@@ -270,9 +286,9 @@ async def astream_turn(
     try:
         async for chunk in _aread(chunks, play):
             play.add(chunk)
-            yield play.took([await d.aprocess_llm_response(buffer) for d in chosen])
+            yield play.took(await _aask(chosen, buffer))
         play.end()
-        yield play.took([await d.aprocess_llm_response(buffer) for d in chosen])
+        yield play.took(await _aask(chosen, buffer))
     except BaseException:  # cancelled, closed early, or interrupted
         play.interrupted()
         raise

@@ -543,6 +543,8 @@ class TurnGate:
 
     def _text_evidence(self, rule: Policy) -> list[tuple[BaseSlot, str]]:
         turn = self.turn
+        if not (self.text_done or rule.per_call or turn in _TURN_FINAL or turn in _TURN_BLOCKS):
+            return []  # every text call waits for the turn's end: no walk per round
         found: list[tuple[BaseSlot, str]] = []
         for slot in self.text_slots.values():
             if slot.aside:
