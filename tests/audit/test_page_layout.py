@@ -28,7 +28,7 @@ from callgate.cli.commands import main
 from callgate.cli.replay import replay
 from test_trace_views import SCENARIOS, page_for
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 WIDTH, HEIGHT = 1400, 900
 PHONE = 390
 

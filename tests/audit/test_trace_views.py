@@ -6,7 +6,6 @@ page from a file with the network shut off, and reads the browser's console log.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -16,34 +15,11 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 
 from callgate.audit.page import replay_page
-from callgate.audit.trace import Recorder
 from callgate.cli.commands import main
-from callgate.cli.demo import scenarios
-from callgate.cli.replay import replay
 from callgate.diagrams import trace_dot
 from callgate.diagrams.dot import PALETTE
 from callgate.fsm import MACHINES, SLOT, TURN
-
-SCENARIOS = {s.name: s for s in scenarios()}
-
-
-def capture(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    """A demo scenario written as a capture file and a tools file."""
-    scenario = SCENARIOS[name]
-    chunks = tmp_path / f"{name}.json"
-    chunks.write_text(json.dumps(list(scenario.chunks)), encoding="utf-8")
-    tools = tmp_path / "tools.json"
-    merged = {k: v for d in scenario.drivers.values() for k, v in d.items()}
-    tools.write_text(json.dumps(merged), encoding="utf-8")
-    return chunks, tools
-
-
-def recorded(name: str, formats: list[str] | None = None) -> tuple[dict[str, Any], Recorder]:
-    scenario = SCENARIOS[name]
-    tools = {k: v for d in scenario.drivers.values() for k, v in d.items()}
-    recorder = Recorder()
-    return replay(list(scenario.chunks), tools, text_formats=formats, recorder=recorder), recorder
-
+from demo_scenarios import SCENARIOS, capture, recorded
 
 # -- diagrams ------------------------------------------------------------------------------
 

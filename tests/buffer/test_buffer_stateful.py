@@ -1,7 +1,8 @@
 """LLMStreamBuffer on OpenAI and Anthropic streams written by the kit's encoders: examples.
 
-The generated streams with injected faults run in tests/test_wire_machine.py; these are the
-cases one writes out: nothing executable before the terminal, limits, bad arguments.
+The generated streams with injected faults run in tests/wires/test_every_wire_stateful.py;
+these are the cases one writes out: nothing executable before the terminal, limits, bad
+arguments.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = str(Path(__file__).resolve().parent.parent / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 CHUNK = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
 WHOLE = json.dumps({"profile": "openai", "tool_schemas": {}, "chunks": [CHUNK]}, indent=2)
 

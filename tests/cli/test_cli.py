@@ -21,9 +21,9 @@ from callgate.cli.commands import EXIT_BROKEN_PIPE, main
 from callgate.cli.demo import scenarios
 from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
-from test_trace_views import capture
+from demo_scenarios import capture
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OPENAI_CALL = {
     "id": "c",
     "object": "chat.completion.chunk",

@@ -78,7 +78,7 @@ def test_a_quiet_step_answers_as_the_full_step_on_text_calls(pair: Any, policy: 
     assert steps == played(driver(policy, formats), chunks, quiet=False)
 
 
-CAPTURES = Path(__file__).resolve().parent / "captures"
+CAPTURES = Path(__file__).resolve().parents[1] / "captures"
 RECORDED = [
     entry
     for entry in json.loads((CAPTURES / "manifest.json").read_text(encoding="utf-8"))

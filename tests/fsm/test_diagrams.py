@@ -19,7 +19,7 @@ from callgate.diagrams.render import DiagramError
 from callgate.fsm import MACHINES, SLOT, TURN, Event, State, Table, Transition
 from callgate.fsm.export import dumps, loads
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EDGE = re.compile(r'^  "(?P<source>[^"]*)" -> "(?P<target>[^"]*)"(?: \[(?P<attrs>.*)\])?;$')
 NODE = re.compile(r'^  "(?P<name>[^"]*)" \[(?P<attrs>.*)\];$')
 LABEL = re.compile(r'label="(?P<label>(?:[^"\\]|\\.)*)"')
@@ -236,7 +236,7 @@ def drawn(svg: bytes) -> dict[str, list[str]]:
 def test_the_in_process_build_draws_what_dot_draws(name: str, trace: bool) -> None:
     source = to_dot(MACHINES[name])
     if trace:
-        from test_trace_views import recorded
+        from demo_scenarios import recorded
 
         _, recorder = recorded("5_adversarial_restart", ["tool_call_tag"])
         source = trace_dot(MACHINES[name], recorder.of(name), title="restart")

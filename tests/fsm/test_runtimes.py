@@ -42,7 +42,7 @@ from callgate.fsm.vectors import (
 from callgate.fsm.xstate import to_xstate
 from test_export import tables
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MACHINES_DIR = ROOT / "docs" / "machines"
 RUNTIMES = ROOT / "runtimes"
 NS = {"s": NAMESPACE}

@@ -29,7 +29,7 @@ from callgate.fsm.verdict import VERDICT, VerdictState
 from callgate.fsm.vote import VoteState
 from callgate.fsm.xstate import to_xstate
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "callgate"
+SRC = Path(__file__).resolve().parents[2] / "src" / "callgate"
 
 ALIASES: dict[str, Any] = {
     "slot": SlotState,

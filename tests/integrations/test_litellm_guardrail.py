@@ -48,7 +48,7 @@ litellm = framework("litellm")
 from callgate.integrations.litellm import CallgateGuardrail  # noqa: E402
 from corpus.peer_text import CASES  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MASTER_KEY = "sk-callgate-test-master-key-0123456789"
 MODEL_OF = {
     "tool_call_tag": "Qwen/Qwen2.5-7B-Instruct",

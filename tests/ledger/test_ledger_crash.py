@@ -25,7 +25,7 @@ from callgate import Ledger, arun_turn, run_turn
 from ledger_turns import aiter, counted, one_call
 from redis_server import RedisServer, need_client, redis_url  # noqa: F401 (a fixture)
 
-CHILD = Path(__file__).parent / "ledger_child.py"
+CHILD = Path(__file__).parents[1] / "ledger_child.py"
 EXPIRY = 0.3
 """The start records' expiry in these tests (their tool has no timeout)."""
 

@@ -23,7 +23,7 @@ from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import FlakyModel, ReplayUpstream, Script, sse_body
 from proxy_cases import QWEN, WEATHER, StreamCase, capture_cases, text_turn
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": WEATHER["get_weather"]}}
 ]

@@ -21,7 +21,7 @@ from callgate.proxy.demo import DEMO_MODELS, demo_request, demo_upstream
 from callgate.proxy.serving import ServerThread
 from proxy_cases import rebuilt
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(

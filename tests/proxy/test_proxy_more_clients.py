@@ -24,7 +24,7 @@ from langchain_openai import ChatOpenAI
 from callgate.proxy.upstream import Script, whole_body, whole_response
 from proxy_cases import QWEN, WEATHER, Harness, StreamCase, by_char, capture_cases, text_turn
 
-NODE_CLIENT = Path(__file__).resolve().parent / "node_openai"
+NODE_CLIENT = Path(__file__).resolve().parents[1] / "node_openai"
 CASES = [
     *capture_cases(),
     StreamCase("qwen-leak", text_turn([QWEN]), WEATHER, model="Qwen/Qwen2.5-7B-Instruct"),

@@ -21,7 +21,7 @@ CONVERSATIONS = 16
 
 
 def bench() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "bench" / "bench_proxy.py"
+    path = Path(__file__).resolve().parents[2] / "bench" / "bench_proxy.py"
     spec = importlib.util.spec_from_file_location("bench_proxy", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
@@ -61,7 +61,7 @@ def layer_of(module: str) -> int:
             if holds(member, module) and len(member) > length:
                 best, length = index, len(member)
     if best < 0:
-        raise AssertionError(f"{module} belongs to no layer of tests/test_layers.py")
+        raise AssertionError(f"{module} belongs to no layer of tests/release/test_layers.py")
     return best
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import callgate
 from callgate import CallgateError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEEDS = [
     "ExtractionStrategy",
     "ExtractionChain",

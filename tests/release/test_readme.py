@@ -26,7 +26,7 @@ from loopback import (
 )
 from provider_rules import validate_anthropic, validate_openai
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
 TOOLS = next(b for b in BLOCKS if "Tool.from_function" in b and "agent loop" not in b)
 LOOPS = {

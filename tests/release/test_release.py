@@ -18,7 +18,7 @@ from callgate.cli.fixtures import examples
 from callgate.fsm import MACHINES
 from callgate.testing import WIRES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}

@@ -1,6 +1,6 @@
 """The bedrock wire: the native Converse response, display text, results, boto3's parsing.
 
-The generated streams with injected faults run in tests/test_wire_machine.py.
+The generated streams with injected faults run in tests/wires/test_every_wire_stateful.py.
 """
 
 from __future__ import annotations

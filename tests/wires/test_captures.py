@@ -21,7 +21,7 @@ from callgate.cli.check import check_stream
 from callgate.cli.replay import replay
 from callgate.strategies import WIRE_STRATEGIES
 
-HERE = Path(__file__).resolve().parent / "captures"
+HERE = Path(__file__).resolve().parents[1] / "captures"
 MANIFEST: list[dict[str, Any]] = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
 WIRES = {"openai", "openai-responses", "anthropic", "bedrock", "gemini", "cohere", "ollama"}
 

@@ -1,6 +1,6 @@
 """Cohere v2 chat stream: the native response, display, results, recognition.
 
-The generated streams with injected faults run in tests/test_wire_machine.py.
+The generated streams with injected faults run in tests/wires/test_every_wire_stateful.py.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from callgate.cli.commands import main
 from callgate.cli.replay import replay
 from callgate.gate.schema import ToolSchemas
 
-CAPTURES = Path(__file__).resolve().parent / "captures"
+CAPTURES = Path(__file__).resolve().parents[1] / "captures"
 
 
 def capture(name: str) -> list[dict[str, Any]]:
@@ -191,7 +191,7 @@ def test_a_cohere_call_with_no_argument_fragment_means_an_empty_object() -> None
 
 def test_a_mid_stream_error_frame_is_a_finding_that_names_it() -> None:
     result = check_fixture(
-        (Path(__file__).parents[1] / "src/callgate/examples/openai_provider_error.json").read_text()
+        (Path(__file__).parents[2] / "src/callgate/examples/openai_provider_error.json").read_text()
     )
     assert result["status"] == "fail"
     error = next(f for f in result["findings"] if f["code"] == "provider_error")

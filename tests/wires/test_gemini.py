@@ -1,7 +1,7 @@
 """Gemini streamGenerateContent: the native response, display, split args, recognition.
 
 The stateful test of this wire (whole calls packed into chunks, calls split over two
-chunks, faults) is the generic machine of tests/test_wire_machine.py.
+chunks, faults) is the generic machine of tests/wires/test_every_wire_stateful.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Ollama native /api/chat: the native response, display, results, recognition.
 
 The stateful test of this wire (whole calls packed into lines, an error line, faults) is
-the generic machine of tests/test_wire_machine.py.
+the generic machine of tests/wires/test_every_wire_stateful.py.
 """
 
 from __future__ import annotations

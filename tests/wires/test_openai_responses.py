@@ -1,6 +1,6 @@
 """The openai-responses wire: native Response objects, display text, results, recognition.
 
-The generated streams with injected faults run in tests/test_wire_machine.py.
+The generated streams with injected faults run in tests/wires/test_every_wire_stateful.py.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from callgate import LLMStreamBuffer
 from callgate.gate.limits import Limits
 from callgate.strategies import WIRE_STRATEGIES, ExtractionStrategy
 
-EXAMPLES = Path(__file__).parents[1] / "src/callgate/examples"
+EXAMPLES = Path(__file__).parents[2] / "src/callgate/examples"
 WIRES = sorted(name for name, cls in WIRE_STRATEGIES.items() if cls.reports_stray_chunks)
 
 
