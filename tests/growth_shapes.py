@@ -1,6 +1,6 @@
 """Stream shapes that once made callgate's work per chunk grow with the stream's history.
 
-Shared by ``tests/test_growth.py`` (which counts the work at one size) and
+Shared by ``tests/buffer/test_growth.py`` (which counts the work at one size) and
 ``bench/bench_growth.py`` (which times it per doubling). Each takes the size ``n``.
 """
 

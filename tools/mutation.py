@@ -58,56 +58,56 @@ class Module:
 
 
 _NATIVE = (
-    "tests/test_buffer.py",
-    "tests/test_check.py",
-    "tests/test_replay.py",
-    "tests/test_wire_corners.py",
-    "tests/test_captures.py",
-    "tests/test_history.py",
-    "tests/test_limits_text.py",
-    "tests/test_growth.py",
-    "tests/test_wire_messages.py",
-    "tests/test_seed_defects.py",
-    "tests/test_seed_whole_message.py",
-    "tests/test_pipeline_defects.py",
-    "tests/test_pipeline_openai_reader.py",
-    "tests/test_text_calls_cut_off.py",
+    "tests/buffer/test_buffer.py",
+    "tests/cli/test_check.py",
+    "tests/cli/test_replay.py",
+    "tests/wires/test_contract_corners.py",
+    "tests/wires/test_captures.py",
+    "tests/driver/test_history.py",
+    "tests/gate/test_text_and_findings_limits.py",
+    "tests/buffer/test_growth.py",
+    "tests/wires/test_native_messages.py",
+    "tests/buffer/test_seed_interface.py",
+    "tests/wires/test_whole_message.py",
+    "tests/buffer/test_pipeline_defects.py",
+    "tests/wires/test_openai_chat_fast_reader.py",
+    "tests/text/test_cut_off_calls.py",
 )
 
 MODULES = {
     "strictjson": Module(
         "src/callgate/gate/strictjson.py",
-        ("tests/test_strictjson.py", "tests/test_mutation_strictjson.py"),
+        ("tests/gate/test_strict_arguments.py", "tests/gate/test_strict_arguments_messages.py"),
     ),
     "gate": Module(
         "src/callgate/gate/turn.py",
-        (*_NATIVE, "tests/test_mutation_gate.py", "tests/test_gate_grants.py"),
+        (*_NATIVE, "tests/gate/test_turn_gate_rules.py", "tests/gate/test_byte_limit_grants.py"),
     ),
     "openai": Module(
-        "src/callgate/strategies/openai.py", (*_NATIVE, "tests/test_mutation_openai.py")
+        "src/callgate/strategies/openai.py", (*_NATIVE, "tests/wires/test_openai_chat.py")
     ),
     "anthropic": Module(
         "src/callgate/strategies/anthropic.py",
-        (*_NATIVE, "tests/test_mutation_anthropic.py", "tests/test_stray_chunks.py"),
+        (*_NATIVE, "tests/wires/test_anthropic.py", "tests/wires/test_stray_chunks.py"),
     ),
     "detector": Module(
         "src/callgate/strategies/text/detector.py",
         (
-            "tests/test_detector.py",
-            "tests/test_detector_held.py",
-            "tests/test_text_strategies.py",
-            "tests/test_mutation_detector.py",
-            "tests/test_detector_transitions.py",
+            "tests/text/test_detector.py",
+            "tests/text/test_detector_held_payloads.py",
+            "tests/text/test_text_strategies.py",
+            "tests/text/test_detector_blocks.py",
+            "tests/fsm/test_detector_transitions.py",
         ),
     ),
 }
 
 
 _GATE_TESTS = (
-    "tests/test_slot_transitions.py",
-    "tests/test_mutation_gate.py",
-    "tests/test_mutation_openai.py",
-    "tests/test_mutation_anthropic.py",
+    "tests/fsm/test_slot_transitions.py",
+    "tests/gate/test_turn_gate_rules.py",
+    "tests/wires/test_openai_chat.py",
+    "tests/wires/test_anthropic.py",
 )
 
 TABLES = {
@@ -116,18 +116,18 @@ TABLES = {
     "detector": Module(
         "src/callgate/fsm/detector.py",
         (
-            "tests/test_detector_transitions.py",
-            "tests/test_mutation_detector.py",
-            "tests/test_text_strategies.py",
+            "tests/fsm/test_detector_transitions.py",
+            "tests/text/test_detector_blocks.py",
+            "tests/text/test_text_strategies.py",
         ),
     ),
     "display": Module(
         "src/callgate/fsm/display.py",
-        ("tests/test_display_transitions.py", "tests/test_driver.py"),
+        ("tests/fsm/test_display_transitions.py", "tests/driver/test_drivers.py"),
     ),
-    "release": Module("src/callgate/fsm/release.py", ("tests/test_release_transitions.py",)),
-    "vote": Module("src/callgate/fsm/vote.py", ("tests/test_vote_transitions.py",)),
-    "verdict": Module("src/callgate/fsm/verdict.py", ("tests/test_verdict_transitions.py",)),
+    "release": Module("src/callgate/fsm/release.py", ("tests/fsm/test_release_transitions.py",)),
+    "vote": Module("src/callgate/fsm/vote.py", ("tests/fsm/test_vote_transitions.py",)),
+    "verdict": Module("src/callgate/fsm/verdict.py", ("tests/fsm/test_verdict_transitions.py",)),
 }
 """The machine tables (data, which mutmut leaves alone) and the behaviour tests that run them."""
 
