@@ -156,7 +156,6 @@ class _Play:
             raise TurnError(finish_turn(self.buffer, self.played), self.failure) from self.failure
 
 
-
 def _asking(drivers: list[Driver], buffer: LLMStreamBuffer) -> Callable[[], DriverResponse]:
     """What asks the drivers for one round: one driver directly, several merged."""
     if len(drivers) == 1:
