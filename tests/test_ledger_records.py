@@ -15,10 +15,12 @@ from typing import Any
 
 import pytest
 
-from callgate import Ledger
+from callgate import Driver, Ledger, Tool, run_turn
 from callgate.ledger import LedgerUnavailable, MemoryStore, Record, call_key, stream_identity
 from callgate.ledger.sqlite import SQLiteStore
 from callgate.strategies.base import ExtractedCall, ToolResult
+from ledger_turns import one_call
+from redis_server import need_client, redis_url  # noqa: F401 (a fixture)
 
 CALL = ExtractedCall("call_1", "get_weather", {"city": "Lima"}, 0)
 
@@ -334,3 +336,60 @@ def test_a_sqlite_store_refuses_an_unknown_synchronous_mode(tmp_path: Path) -> N
     with pytest.raises(ValueError, match="synchronous must be 'FULL' or 'NORMAL', not 'OFF'"):
         SQLiteStore(tmp_path / "x.db", synchronous="OFF")  # type: ignore[arg-type]
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_lost_call_and_an_interrupted_one_are_told_so_in_full() -> None:
+    store = MemoryStore()
+    ledger_on(store, owner="w2").start(CALL)
+    lost = ledger_on(store, owner="w1", at=5000.0).start(CALL)
+    assert lost is not None and lost.content == (
+        "The call to get_weather started earlier but its result was lost; it was not run "
+        "again, and whether it took effect is unknown."
+    )
+    runs: list[str] = []
+
+    def get_weather(city: str) -> str:
+        runs.append(city)
+        raise KeyboardInterrupt
+
+    driver = Driver([Tool("get_weather", {"type": "object"}, get_weather)])
+    buffer = driver.new_stream_buffer()
+    chunks = one_call("call_pay", {"city": "Lima"})
+    with pytest.raises(KeyboardInterrupt):
+        run_turn(chunks, driver, buffer)
+    (result,) = run_turn(chunks, driver, buffer).results
+    assert runs == ["Lima"]
+    assert result.content == (
+        "The call to get_weather was interrupted (KeyboardInterrupt) while it ran; it was not "
+        "run again, and whether it took effect is unknown."
+    )
+
+
+def test_an_async_start_answers_from_this_ledger_when_its_store_lost_the_answer() -> None:
+    ledger = ledger_on(Failing(OSError("disk full")))
+    ledger.record(ToolResult(CALL, "21 C"))
+    answer = asyncio.run(ledger.astart(CALL))
+    assert answer is not None and (answer.content, answer.replayed) == ("21 C", True)
+
+
+def test_a_redis_ledger_takes_its_options(request: pytest.FixtureRequest) -> None:
+    need_client()
+    url = request.getfixturevalue("redis_url")
+    ledger = Ledger.redis(url, conversation="opts", expiry=42, prefix="test:opts:", ttl=60)
+    assert ledger.expiry == 42.0
+    assert ledger.start(CALL) is None
+    import redis
+
+    client = redis.Redis.from_url(url)
+    assert client.hlen("test:opts:opts") == 1
+    assert 0 < client.pttl("test:opts:opts") <= 60_000
+    client.delete("test:opts:opts")
+
+
+def test_a_call_whose_arguments_hold_a_lone_surrogate_is_still_keyed_and_held() -> None:
+    odd = ExtractedCall("call_odd", "echo", {"text": "\ud800"}, 0)
+    ledger = ledger_on(MemoryStore())
+    assert ledger.start(odd) is None and "call_odd" in ledger
+    assert call_key(odd, "#1") != call_key(
+        ExtractedCall("call_odd", "echo", {"text": "?"}, 0), "#1"
+    )

@@ -122,7 +122,6 @@ MODULES = {
     "ledger": Module("src/callgate/ledger/__init__.py", _LEDGER),
     "ledger_store": Module("src/callgate/ledger/store.py", _LEDGER),
     "ledger_sqlite": Module("src/callgate/ledger/sqlite.py", _LEDGER),
-    "ledger_redis": Module("src/callgate/ledger/redis.py", _LEDGER),
 }
 
 

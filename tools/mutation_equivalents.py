@@ -53,6 +53,22 @@ _NOT_WHILE_HOLDING = (
     "it holds nothing"
 )
 
+_DEC = "callgate.driver.decision.xǁDecisionǁ"
+_QUIET_OFF = (
+    "the quiet-step shortcut is only turned off: the full step answers as the quiet one "
+    "does (tests/test_driver_quiet.py)"
+)
+_L = "callgate.ledger."
+_KEY_SPELLING = (
+    "the call key is only compared with keys the same code made: another spelling of the "
+    "same JSON gives another hash for every call alike"
+)
+_KEY_JSON = "every part of a call key (ids, turn, slot, name, JSON text) is JSON already"
+_RACE = (
+    "a start record of this ledger's own running call is met only when two threads start "
+    "one call at once: in turn, get() answers it before the store is asked"
+)
+
 TABLE_EQUIVALENT: dict[str, str] = {
     "display: source --broken--> released: target released -> executed": _HOLDS_ONLY,
     "display: holding --text--> released: target released -> executed": _NOT_WHILE_HOLDING,
@@ -242,5 +258,23 @@ EQUIVALENT: dict[str, str] = {
         "fired with its text"
     ),
     **{f"{_D}reset__mutmut_{n}": _TRUTH for n in (9, 14)},
+    # decision
+    f"{_DEC}__init____mutmut_6": _TRUTH,
+    f"{_DEC}__init____mutmut_11": _TRUTH,
+    **{
+        f"{_DEC}__init____mutmut_{n}": "plan() sets the observation before finish() reads it"
+        for n in (8, 9, 10)
+    },
+    f"{_DEC}__init____mutmut_12": _QUIET_OFF,
+    f"{_DEC}finish__mutmut_42": _QUIET_OFF,
+    f"{_DEC}finish__mutmut_43": _QUIET_OFF,
+    f"{_DEC}finish__mutmut_3": "the view's answers are read as keys (what was answered) only",
+    # ledger
+    f"{_L}x_call_key__mutmut_4": _TRUTH,
+    f"{_L}x_call_key__mutmut_21": _TRUTH,
+    **{f"{_L}x_call_key__mutmut_{n}": _KEY_SPELLING for n in (8, 11, 24, 26)},
+    **{f"{_L}x_call_key__mutmut_{n}": _KEY_JSON for n in (9, 22, 25)},
+    f"{_L}x_call_key__mutmut_33": "'UTF-8' and 'utf-8' name one codec",
+    **{f"{_L}xǁLedgerǁ_started_or__mutmut_{n}": _RACE for n in (22, 24, 25, 26, 27, 28, 29, 30)},
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)
