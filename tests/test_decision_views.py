@@ -224,6 +224,7 @@ def test_a_text_call_beside_native_calls_is_answered_not_run() -> None:
     assert len(results) == 2
     [aside] = [r for r in results if r.call.id != "call_1"]
     assert aside.call.arguments == {"city": "Oslo"}
+    assert aside.call.slot == "text-0.0"
     assert aside.refused and "not run" in aside.content
 
 

@@ -58,6 +58,11 @@ _QUIET_OFF = (
     "the quiet-step shortcut is only turned off: the full step answers as the quiet one "
     "does (tests/test_driver_quiet.py)"
 )
+_CAST = "typing.cast returns its value, whatever type it names"
+_SETTLED_ALIKE = (
+    "released and flowing are both settled: no status, the same transitions onward, so "
+    "seeing another driver's call as text (or repeating 'foreign') shows nothing else"
+)
 _L = "callgate.ledger."
 _KEY_SPELLING = (
     "the call key is only compared with keys the same code made: another spelling of the "
@@ -268,6 +273,12 @@ EQUIVALENT: dict[str, str] = {
     f"{_DEC}__init____mutmut_12": _QUIET_OFF,
     f"{_DEC}finish__mutmut_42": _QUIET_OFF,
     f"{_DEC}finish__mutmut_43": _QUIET_OFF,
+    **{f"{_DEC}finish__mutmut_{n}": _CAST for n in (21, 25, 26, 27)},
+    **{f"{_DEC}_answer__mutmut_{n}": _CAST for n in (15, 76)},
+    f"{_DEC}_answer__mutmut_36": (
+        "checked only spares the driver a second check of the same schemas, with one answer"
+    ),
+    **{f"{_DEC}_observe__mutmut_{n}": _SETTLED_ALIKE for n in (17, 18, 21, 22)},
     f"{_DEC}finish__mutmut_3": "the view's answers are read as keys (what was answered) only",
     # ledger
     f"{_L}x_call_key__mutmut_4": _TRUTH,
