@@ -504,3 +504,33 @@ def test_function_calls_of_a_whole_response_that_cannot_run_say_why() -> None:
     assert all(p.message for _, p in unreadable)
     assert unreadable[0][1].message.startswith("function.arguments is an object, not a JSON string")
     assert unreadable[1][1].message == "the function call has no name"
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        (
+            {**arguments_done(0, ARGUMENTS), "output_index": "0"},
+            "function_call_arguments.done has output_index '0'",
+        ),
+        (
+            {**delta(0, ARGUMENTS), "output_index": None},
+            "function_call_arguments.delta has output_index None",
+        ),
+        (
+            {**part_added({"type": "output_text"}), "content_index": "0"},
+            "response.content_part.added needs an integer content_index and a part",
+        ),
+        (
+            {**part_added({"type": "output_text"}), "part": "text"},
+            "response.content_part.added needs an integer content_index and a part",
+        ),
+    ],
+    ids=["done-index-text", "delta-index-none", "part-index-text", "part-not-object"],
+)
+def test_an_event_that_names_no_place_is_refused_and_says_what_it_named(
+    bad: Event, says: str
+) -> None:
+    buffer = fed([created(), added(0, message_item()), bad])
+    assert buffer.verdict == "fail"
+    assert [(f.code, f.message) for f in buffer.findings] == [("malformed_chunk", says)]
