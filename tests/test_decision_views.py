@@ -209,6 +209,10 @@ def test_a_blocked_native_turn_answers_every_call_and_runs_none() -> None:
     results = {r.call.id: r for step in steps for r in step[0].results}
     assert set(results) == {"call_1", "call_2"}
     assert all(r.refused for r in results.values())
+    assert [(r.call.name, r.content.split(" was ")[0]) for r in results.values()] == [
+        ("get_weather", "The call to get_weather"),
+        ("get_time", "The call to get_time"),
+    ]
     assert "tz" in results["call_2"].content
     assert "tz" in results["call_1"].content, "the sibling is told which call blocked it"
 

@@ -64,6 +64,8 @@ _SETTLED_ALIKE = (
     "seeing another driver's call as text (or repeating 'foreign') shows nothing else"
 )
 _L = "callgate.ledger."
+_SQL_CASE = "SQLite reads keywords, table and column names and journal modes in any case"
+_Q = "callgate.ledger.sqlite.xǁSQLiteStoreǁ"
 _KEY_SPELLING = (
     "the call key is only compared with keys the same code made: another spelling of the "
     "same JSON gives another hash for every call alike"
@@ -285,6 +287,23 @@ EQUIVALENT: dict[str, str] = {
     f"{_L}x_call_key__mutmut_21": _TRUTH,
     **{f"{_L}x_call_key__mutmut_{n}": _KEY_SPELLING for n in (8, 11, 24, 26)},
     **{f"{_L}x_call_key__mutmut_{n}": _KEY_JSON for n in (9, 22, 25)},
+    **{
+        f"{_Q}{function}__mutmut_{n}": _SQL_CASE
+        for function, numbers in (
+            ("__init__", (24, 25)),
+            ("start", (7, 8, 10, 11, 20, 21)),
+            ("finish", (6, 7, 9, 10, 12)),
+            ("forget", (7, 8, 10, 22, 23, 25)),
+        )
+        for n in numbers
+    },
+    **{
+        f"{_L}xǁLedgerǁget__mutmut_{n}": (
+            "a call running here is told so from its start time: still_running(here=True) "
+            "reads neither the record's state nor its owner"
+        )
+        for n in (19, 20, 25, 26)
+    },
     f"{_L}x_call_key__mutmut_33": "'UTF-8' and 'utf-8' name one codec",
     **{f"{_L}xǁLedgerǁ_started_or__mutmut_{n}": _RACE for n in (22, 24, 25, 26, 27, 28, 29, 30)},
 }
