@@ -534,3 +534,43 @@ def test_an_event_that_names_no_place_is_refused_and_says_what_it_named(
     buffer = fed([created(), added(0, message_item()), bad])
     assert buffer.verdict == "fail"
     assert [(f.code, f.message) for f in buffer.findings] == [("malformed_chunk", says)]
+
+
+def test_faults_at_two_unreadable_output_indexes_are_refused_once_each() -> None:
+    bad = [{**delta(0, ARGUMENTS), "output_index": index} for index in ("a", "a", "b")]
+    buffer = fed([created(), added(0, call_item()), *bad])
+    assert [f.message for f in buffer.findings if f.code == "malformed_chunk"] == [
+        "function_call_arguments.delta has output_index 'a'",
+        "function_call_arguments.delta has output_index 'b'",
+    ]
+
+
+FINISHED = {**call_item(), "status": "completed", "arguments": ARGUMENTS}
+
+
+def streamed_then_completed(listed: list[Event]) -> LLMStreamBuffer:
+    """One streamed call, then a ``response.completed`` whose output is ``listed``."""
+    events = one_call(delta(0, ARGUMENTS))
+    return fed([*events[:-1], completed(listed)])
+
+
+def test_a_completed_response_may_name_a_streamed_call_by_its_call_id_alone() -> None:
+    without_id = {k: v for k, v in FINISHED.items() if k != "id"}
+    buffer = streamed_then_completed([without_id])
+    assert buffer.findings == [] and buffer.verdict == "pass"
+
+
+def test_a_completed_response_listing_a_call_that_never_streamed_is_refused() -> None:
+    stranger = {**FINISHED, "id": "fc_9", "call_id": "call_zzz", "name": "get_time"}
+    buffer = streamed_then_completed([FINISHED, stranger])
+    assert buffer.verdict == "fail"
+    [problem] = buffer.findings
+    assert problem.code == "orphan_event"
+    assert "'call_zzz'" in problem.message and "'get_time'" in problem.message
+
+
+def test_a_completed_response_that_renames_a_streamed_call_is_no_orphan_but_a_mismatch() -> None:
+    renamed = {**FINISHED, "call_id": "call_other"}
+    buffer = streamed_then_completed([renamed])
+    assert buffer.verdict == "fail"
+    assert buffer.findings and all(f.code != "orphan_event" for f in buffer.findings)
