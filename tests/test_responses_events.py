@@ -567,6 +567,11 @@ def test_a_completed_response_listing_a_call_that_never_streamed_is_refused() ->
     [problem] = buffer.findings
     assert problem.code == "orphan_event"
     assert "'call_zzz'" in problem.message and "'get_time'" in problem.message
+    changed = {**FINISHED, "arguments": '{"city":"Rome"}'}
+    both = streamed_then_completed([stranger, changed])
+    assert [f.code for f in both.findings] == ["orphan_event", "args_mismatch"], (
+        "a call listed after an orphan is still checked"
+    )
 
 
 def test_a_completed_response_that_renames_a_streamed_call_is_no_orphan_but_a_mismatch() -> None:

@@ -281,6 +281,13 @@ EQUIVALENT: dict[str, str] = {
         "checked only spares the driver a second check of the same schemas, with one answer"
     ),
     **{f"{_DEC}_observe__mutmut_{n}": _SETTLED_ALIKE for n in (17, 18, 21, 22)},
+    **{
+        f"{_DEC}finish__mutmut_{n}": (
+            "a refused answer is an error result, and a step with one reports call_failed "
+            "either way (Driver._answered); executed and failed are both settled alike"
+        )
+        for n in (4, 5, 14)
+    },
     f"{_DEC}finish__mutmut_3": "the view's answers are read as keys (what was answered) only",
     # ledger
     f"{_L}x_call_key__mutmut_4": _TRUTH,
