@@ -488,6 +488,7 @@ def test_function_calls_of_a_whole_response_that_cannot_run_say_why() -> None:
             {"type": "function_call", "call_id": "c3", "name": "", "arguments": "{}"},
             {"type": "function_call", "call_id": "c4", "name": "get_weather", "arguments": "[1]"},
             {"type": "function_call", "call_id": "c5", "name": 7, "arguments": "{}"},
+            {"type": "function_call", "call_id": "c6", "name": "get_weather"},
         ],
     }
     strategy = ResponsesStrategy()
@@ -500,7 +501,9 @@ def test_function_calls_of_a_whole_response_that_cannot_run_say_why() -> None:
         ("c3", "(no name)", {}, "missing_name", 3),
         ("c4", "get_weather", {}, "non_object_arguments", None),
         ("c5", "(no name)", {}, "missing_name", 5),
+        ("c6", "get_weather", {}, "malformed_json", None),
     ]
+    assert unreadable[-1][1].message.startswith("arguments text is empty")
     assert all(p.message for _, p in unreadable)
     assert unreadable[0][1].message.startswith("function.arguments is an object, not a JSON string")
     assert unreadable[1][1].message == "the function call has no name"
@@ -572,6 +575,9 @@ def test_a_completed_response_listing_a_call_that_never_streamed_is_refused() ->
     assert [f.code for f in both.findings] == ["orphan_event", "args_mismatch"], (
         "a call listed after an orphan is still checked"
     )
+    other = {**stranger, "id": "fc_8", "call_id": "call_yyy"}
+    two = streamed_then_completed([FINISHED, stranger, other, stranger])
+    assert [f.message.split("'")[1] for f in two.findings] == ["call_zzz", "call_yyy"]
 
 
 def test_a_completed_response_that_renames_a_streamed_call_is_no_orphan_but_a_mismatch() -> None:
