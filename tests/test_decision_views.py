@@ -258,3 +258,18 @@ def test_a_driver_asked_before_any_chunk_and_after_an_empty_stream_answers_nothi
     for response in (before, after):
         assert (response.status, response.results, response.answers) == (None, (), ())
     assert runs.runs == []
+
+
+def test_each_text_call_set_aside_is_told_its_own_reason() -> None:
+    runs = Runs()
+    driver = weather_driver(runs)
+    calls = [WireCall("call_1", "get_weather", ('{"city": "Paris"}',))]
+    text = (
+        "A " + tag("get_weather", {"city": "Oslo"}) + " B " + tag("get_weather", {"city": "Lima"})
+    )
+    steps, _ = play(openai_chunks(calls, [0, 0], text=split(text, [7])), [driver])
+    aside = [r for step in steps for r in step[0].results if r.call.id != "call_1"]
+    assert [r.call.slot for r in aside] == ["text-0.0", "text-1.0"]
+    for result in aside:
+        assert f"text call {result.call.slot} (get_weather) sits beside native" in result.content
+        assert "(text_call_set_aside)" in result.content

@@ -393,3 +393,16 @@ def test_a_call_whose_arguments_hold_a_lone_surrogate_is_still_keyed_and_held() 
     assert call_key(odd, "#1") != call_key(
         ExtractedCall("call_odd", "echo", {"text": "?"}, 0), "#1"
     )
+
+
+def test_an_async_answer_the_store_cannot_write_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ledger = ledger_on(Failing(OSError("disk full")))
+    with caplog.at_level(logging.ERROR, logger="callgate"):
+        asyncio.run(ledger.arecord(ToolResult(CALL, "21 C")))
+    assert [r.getMessage().split(" (call key ")[0] for r in caplog.records] == [
+        "the ledger could not record an answer"
+    ]
+    answer = ledger.get(CALL)
+    assert answer is not None and answer.content == "21 C"

@@ -585,3 +585,29 @@ def test_a_completed_response_that_renames_a_streamed_call_is_no_orphan_but_a_mi
     buffer = streamed_then_completed([renamed])
     assert buffer.verdict == "fail"
     assert buffer.findings and all(f.code != "orphan_event" for f in buffer.findings)
+
+
+def test_a_second_ending_is_a_duplicate_terminal() -> None:
+    events = one_call(delta(0, ARGUMENTS))
+    buffer = LLMStreamBuffer(tool_schemas=TOOLS)
+    for event in [*events, events[-1]]:
+        buffer.add(event)
+    assert [(f.code, f.message) for f in buffer.findings] == [
+        ("duplicate_terminal", "response.completed after response.completed")
+    ]
+
+
+def test_an_item_that_changes_its_type_when_done_is_refused() -> None:
+    buffer = fed([created(), added(0, message_item()), done(0, FINISHED)])
+    assert ("malformed_chunk", "output item 0 changed its type when done") in [
+        (f.code, f.message) for f in buffer.findings
+    ]
+
+
+def test_an_incomplete_whole_response_runs_none_of_its_calls() -> None:
+    driver, runs = weather_driver()
+    whole = {"id": "resp_7", "object": "response", "status": "incomplete", "output": [FINISHED]}
+    response = driver.process_llm_response(whole)
+    assert runs == []
+    assert response.results and all(r.refused for r in response.results)
+    assert "wrong_terminal_reason" in response.results[0].content

@@ -311,6 +311,9 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (19, 20, 25, 26)
     },
+    "callgate.ledger.store.xǁRecordǁdumps__mutmut_10": (
+        "a record is dumped as a JSON list: the key separator never appears"
+    ),
     f"{_L}x_call_key__mutmut_33": "'UTF-8' and 'utf-8' name one codec",
     **{f"{_L}xǁLedgerǁ_started_or__mutmut_{n}": _RACE for n in (22, 24, 25, 26, 27, 28, 29, 30)},
 }
