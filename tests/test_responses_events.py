@@ -611,3 +611,18 @@ def test_an_incomplete_whole_response_runs_none_of_its_calls() -> None:
     assert runs == []
     assert response.results and all(r.refused for r in response.results)
     assert "wrong_terminal_reason" in response.results[0].content
+
+
+def test_a_whole_response_with_reasoning_and_hosted_items_replays_as_it_was() -> None:
+    whole = leaked_response("Paris is sunny.")
+    whole["output"] = [
+        {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "t"}]},
+        {"id": "ws_1", "type": "web_search_call", "status": "completed"},
+        *whole["output"],
+    ]
+    buffer = LLMStreamBuffer()
+    for event in ResponsesStrategy().replay(whole):
+        buffer.add(event)
+    buffer.end()
+    assert buffer.as_dict() == whole
+    assert buffer.findings == []
