@@ -74,6 +74,13 @@ _NATIVE = (
     "tests/text/test_cut_off_calls.py",
 )
 
+_LEDGER = (
+    "tests/test_ledger.py",
+    "tests/test_ledger_stores.py",
+    "tests/test_at_most_once.py",
+    "tests/test_ledger_records.py",
+)
+
 MODULES = {
     "strictjson": Module(
         "src/callgate/gate/strictjson.py",
@@ -100,6 +107,21 @@ MODULES = {
             "tests/fsm/test_detector_transitions.py",
         ),
     ),
+    "decision": Module(
+        "src/callgate/driver/decision.py",
+        (
+            "tests/test_driver.py",
+            "tests/test_text_driver_formats.py",
+            "tests/test_decision_views.py",
+        ),
+    ),
+    "responses": Module(
+        "src/callgate/strategies/responses.py",
+        ("tests/test_wire_responses.py", "tests/test_responses_events.py"),
+    ),
+    "ledger": Module("src/callgate/ledger/__init__.py", _LEDGER),
+    "ledger_store": Module("src/callgate/ledger/store.py", _LEDGER),
+    "ledger_sqlite": Module("src/callgate/ledger/sqlite.py", _LEDGER),
 }
 
 

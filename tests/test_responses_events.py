@@ -1,0 +1,628 @@
+"""The openai-responses wire event by event: what a user reads off the buffer and the driver.
+
+Each test builds a short Responses stream (or a whole Response) and checks what the user
+sees: the assembled stream=false message, the display text, the findings, the verdict and
+the calls that run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from callgate import Driver, LLMStreamBuffer, Tool
+from callgate.strategies import ResponsesStrategy
+from callgate.strategies.text.formats import DEFAULT_FORMATS
+
+Event = dict[str, Any]
+
+WEATHER = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+TOOLS = {"get_weather": WEATHER}
+ARGUMENTS = '{"city":"Paris"}'
+
+
+def created(response_id: str = "resp_1") -> Event:
+    return {
+        "type": "response.created",
+        "response": {"id": response_id, "object": "response", "status": "in_progress"},
+    }
+
+
+def call_item(item_id: str = "fc_1", call_id: str = "call_1", arguments: str = "") -> Event:
+    return {
+        "id": item_id,
+        "type": "function_call",
+        "status": "in_progress",
+        "arguments": arguments,
+        "call_id": call_id,
+        "name": "get_weather",
+    }
+
+
+def added(index: int, item: Event) -> Event:
+    return {"type": "response.output_item.added", "output_index": index, "item": item}
+
+
+def done(index: int, item: Event) -> Event:
+    return {"type": "response.output_item.done", "output_index": index, "item": item}
+
+
+def _arguments(kind: str, field: str, index: int, text: str, item_id: str) -> Event:
+    """A ``function_call_arguments`` event (``delta`` or ``done``) for one item."""
+    return {
+        "type": f"response.function_call_arguments.{kind}",
+        "output_index": index,
+        "item_id": item_id,
+        field: text,
+    }
+
+
+def delta(index: int, text: str, item_id: str = "fc_1") -> Event:
+    return _arguments("delta", "delta", index, text, item_id)
+
+
+def arguments_done(index: int, text: str, item_id: str = "fc_1") -> Event:
+    return _arguments("done", "arguments", index, text, item_id)
+
+
+def completed(output: list[Event], response_id: str = "resp_1") -> Event:
+    response = {"id": response_id, "object": "response", "status": "completed", "output": output}
+    return {"type": "response.completed", "response": response}
+
+
+def one_call(*middle: Event) -> list[Event]:
+    """A stream of one get_weather call (Paris) with ``middle`` as its argument events."""
+    finished = {**call_item(), "status": "completed", "arguments": ARGUMENTS}
+    return [created(), added(0, call_item()), *middle, done(0, finished), completed([finished])]
+
+
+def fed(events: list[Event]) -> LLMStreamBuffer:
+    buffer = LLMStreamBuffer(tool_schemas=TOOLS)
+    for event in events:
+        buffer.add(event)
+    buffer.end()
+    return buffer
+
+
+def codes(buffer: LLMStreamBuffer) -> list[tuple[str, object]]:
+    return [(f.code, f.slot) for f in buffer.findings]
+
+
+# -- which item an arguments event names -------------------------------------------------------
+
+
+def test_a_clean_call_passes_with_its_arguments() -> None:
+    buffer = fed(one_call(delta(0, '{"city":'), delta(0, '"Paris"}'), arguments_done(0, ARGUMENTS)))
+    assert codes(buffer) == []
+    assert buffer.verdict == "pass"
+    assert [(c.id, c.name, c.arguments) for c in buffer.calls] == [
+        ("call_1", "get_weather", {"city": "Paris"})
+    ]
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [delta(0, ARGUMENTS, item_id="fc_other")],
+        [delta(0, '{"city":'), delta(0, '"Paris"}', item_id="fc_other")],
+        [delta(0, ARGUMENTS), arguments_done(0, ARGUMENTS, item_id="fc_other")],
+    ],
+    ids=["first-delta", "later-delta", "arguments-done"],
+)
+def test_an_arguments_event_for_another_item_id_is_a_collision_and_nothing_runs(
+    events: list[Event],
+) -> None:
+    buffer = fed(one_call(*events))
+    assert ("identity_collision", None) in codes(buffer) or ("identity_collision", 0) in codes(
+        buffer
+    ), codes(buffer)
+    assert any("fc_other" in f.message for f in buffer.findings)
+    assert buffer.verdict == "fail"
+    assert buffer.calls == []
+
+
+def test_an_arguments_delta_without_an_item_id_is_read_as_its_output_index_says() -> None:
+    plain = {k: v for k, v in delta(0, ARGUMENTS).items() if k != "item_id"}
+    buffer = fed(one_call(plain))
+    assert codes(buffer) == []
+    assert [c.arguments for c in buffer.calls] == [{"city": "Paris"}]
+
+
+def test_an_arguments_delta_for_a_message_item_is_refused() -> None:
+    message = {"id": "msg_1", "type": "message", "status": "in_progress", "content": []}
+    events = [created(), added(0, message), delta(0, ARGUMENTS, item_id="msg_1")]
+    buffer = fed(events)
+    assert ("malformed_chunk", None) in codes(buffer) or ("malformed_chunk", 0) in codes(buffer)
+    assert "'message' item" in " ".join(f.message for f in buffer.findings)
+    assert buffer.verdict == "fail"
+
+
+# -- the message's parts: text, refusals, annotations ------------------------------------------
+
+
+def message_item() -> Event:
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "status": "in_progress",
+        "content": [],
+        "role": "assistant",
+    }
+
+
+def part_added(part: Event, index: int = 0) -> Event:
+    return {
+        "type": "response.content_part.added",
+        "item_id": "msg_1",
+        "output_index": 0,
+        "content_index": index,
+        "part": part,
+    }
+
+
+def text_delta(kind: str, text: str, index: int = 0) -> Event:
+    return {
+        "type": f"response.{kind}.delta",
+        "item_id": "msg_1",
+        "output_index": 0,
+        "content_index": index,
+        "delta": text,
+    }
+
+
+def annotation(note: Event, index: int = 0) -> Event:
+    return {
+        "type": "response.output_text.annotation.added",
+        "item_id": "msg_1",
+        "output_index": 0,
+        "content_index": index,
+        "annotation_index": 0,
+        "annotation": note,
+    }
+
+
+def streamed(events: list[Event]) -> tuple[LLMStreamBuffer, str]:
+    """A buffer fed ``events`` (not ended: the message is read mid-stream), and the text shown."""
+    buffer = LLMStreamBuffer()
+    shown = []
+    for event in events:
+        buffer.add(event)
+        shown.append(buffer.text())
+    return buffer, "".join(shown)
+
+
+def test_refusal_text_stays_in_the_message_and_is_not_shown() -> None:
+    buffer, shown = streamed(
+        [
+            created(),
+            added(0, message_item()),
+            part_added({"type": "refusal", "refusal": ""}),
+            text_delta("refusal", "I can't "),
+            text_delta("refusal", "help with that."),
+        ]
+    )
+    assert shown == ""
+    [item] = buffer.as_dict()["output"]
+    assert item["content"] == [{"type": "refusal", "refusal": "I can't help with that."}]
+
+
+def test_refusal_text_without_its_part_added_gets_a_refusal_part() -> None:
+    buffer, shown = streamed([created(), added(0, message_item()), text_delta("refusal", "No.")])
+    assert shown == ""
+    assert buffer.as_dict()["output"][0]["content"] == [{"type": "refusal", "refusal": "No."}]
+
+
+def test_text_and_refusal_parts_are_kept_apart_in_their_order() -> None:
+    buffer, shown = streamed(
+        [
+            created(),
+            added(0, message_item()),
+            text_delta("output_text", "Partly: ", 0),
+            text_delta("refusal", "not that.", 1),
+            text_delta("output_text", "the rest.", 0),
+        ]
+    )
+    assert shown == "Partly: the rest."
+    assert buffer.as_dict()["output"][0]["content"] == [
+        {"type": "output_text", "annotations": [], "text": "Partly: the rest."},
+        {"type": "refusal", "refusal": "not that."},
+    ]
+
+
+CITE_A = {"type": "url_citation", "url": "https://a.example", "start_index": 0, "end_index": 4}
+CITE_B = {"type": "url_citation", "url": "https://b.example", "start_index": 5, "end_index": 9}
+CITE_C = {"type": "file_citation", "file_id": "file_1", "index": 9}
+
+
+def test_annotations_added_to_a_part_join_the_ones_it_came_with_in_order() -> None:
+    buffer, _ = streamed(
+        [
+            created(),
+            added(0, message_item()),
+            part_added({"type": "output_text", "annotations": [CITE_A], "text": ""}),
+            text_delta("output_text", "Oslo and Lima"),
+            annotation(CITE_B),
+            annotation(CITE_C),
+        ]
+    )
+    [part] = buffer.as_dict()["output"][0]["content"]
+    assert part == {
+        "type": "output_text",
+        "annotations": [CITE_A, CITE_B, CITE_C],
+        "text": "Oslo and Lima",
+    }
+
+
+def test_an_annotation_for_a_part_never_added_changes_nothing() -> None:
+    buffer, shown = streamed(
+        [
+            created(),
+            added(0, message_item()),
+            text_delta("output_text", "Oslo"),
+            annotation(CITE_B, index=3),
+        ]
+    )
+    assert shown == "Oslo"
+    assert buffer.as_dict()["output"][0]["content"] == [
+        {"type": "output_text", "annotations": [], "text": "Oslo"}
+    ]
+    assert buffer.findings == []
+
+
+def test_reading_the_message_twice_does_not_grow_its_annotations() -> None:
+    buffer, _ = streamed(
+        [
+            created(),
+            added(0, message_item()),
+            part_added({"type": "output_text", "annotations": [CITE_A], "text": ""}),
+            annotation(CITE_B),
+        ]
+    )
+    first = buffer.as_dict()["output"][0]["content"][0]["annotations"]
+    first.append("changed by the reader")
+    assert buffer.as_dict()["output"][0]["content"][0]["annotations"] == [CITE_A, CITE_B]
+
+
+# -- a whole Response ---------------------------------------------------------------------------
+
+
+def leaked_response(text: str) -> dict[str, Any]:
+    """A stream=false Response whose only output item is a message carrying ``text``."""
+    item = {
+        **message_item(),
+        "status": "completed",
+        "content": [{"type": "output_text", "annotations": [], "text": text}],
+    }
+    return {"id": "resp_9", "object": "response", "status": "completed", "output": [item]}
+
+
+def weather_driver() -> tuple[Driver, list[dict[str, Any]]]:
+    runs: list[dict[str, Any]] = []
+
+    def get_weather(**arguments: Any) -> str:
+        runs.append(arguments)
+        return "21 C"
+
+    return Driver([Tool("get_weather", WEATHER, get_weather)], text_formats=DEFAULT_FORMATS), runs
+
+
+LEAK = '<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}}</tool_call>'
+
+
+def test_a_whole_response_whose_only_item_leaks_a_text_call_runs_it_once() -> None:
+    driver, runs = weather_driver()
+    response = driver.process_llm_response(leaked_response("Checking. " + LEAK))
+    assert runs == [{"city": "Lima"}]
+    assert response.status == "call_executed"
+    assert [r.content for r in response.results] == ["21 C"]
+
+
+def test_a_whole_response_with_the_fall_through_off_runs_nothing() -> None:
+    driver, runs = weather_driver()
+    driver.set_native_backup_strategy(None)
+    response = driver.process_llm_response(leaked_response("Checking. " + LEAK))
+    assert runs == []
+    assert response.results == ()
+
+
+def test_a_whole_response_replays_as_the_stream_that_shows_its_text() -> None:
+    whole = leaked_response("Paris is sunny.")
+    buffer = LLMStreamBuffer()
+    shown = []
+    for event in ResponsesStrategy().replay(whole):
+        buffer.add(event)
+        shown.append(buffer.text())
+    buffer.end()
+    assert "".join(shown) == "Paris is sunny."
+    assert buffer.as_dict() == whole
+    assert buffer.verdict == "not_applicable"
+
+
+def test_a_part_added_without_its_text_field_reads_as_empty_text() -> None:
+    buffer, _ = streamed(
+        [
+            created(),
+            added(0, message_item()),
+            part_added({"type": "output_text", "annotations": []}),
+        ]
+    )
+    assert buffer.as_dict()["output"][0]["content"] == [
+        {"type": "output_text", "annotations": [], "text": ""}
+    ]
+
+
+def test_deltas_extend_the_text_a_part_came_with() -> None:
+    buffer, shown = streamed(
+        [
+            created(),
+            added(0, message_item()),
+            part_added({"type": "output_text", "annotations": [], "text": "Hello, "}),
+            text_delta("output_text", "world"),
+        ]
+    )
+    assert shown == "world"
+    assert buffer.as_dict()["output"][0]["content"][0]["text"] == "Hello, world"
+
+
+def test_a_reasoning_summary_in_progress_is_built_from_its_deltas() -> None:
+    reasoning = {"id": "rs_1", "type": "reasoning", "summary": []}
+    summary = {
+        "type": "response.reasoning_summary_text.delta",
+        "item_id": "rs_1",
+        "output_index": 0,
+        "summary_index": 0,
+    }
+    buffer, shown = streamed(
+        [
+            created(),
+            added(0, reasoning),
+            {**summary, "delta": "Think "},
+            {**summary, "delta": "first."},
+        ]
+    )
+    assert shown == ""
+    assert buffer.as_dict()["output"] == [
+        {**reasoning, "summary": [{"type": "summary_text", "text": "Think first."}]}
+    ]
+
+
+# -- errors the provider reports ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        ({"error": {"code": "rate_limit", "message": "Slow down"}}, "rate_limit: Slow down"),
+        ({"code": "server_error", "message": "Try again"}, "server_error: Try again"),
+        ({"error": {"message": "Slow down"}}, "'Slow down'"),
+    ],
+    ids=["nested", "flat", "no-code"],
+)
+def test_an_error_event_refuses_the_turn_and_says_what_the_provider_said(
+    error: Event, says: str
+) -> None:
+    buffer = fed([created(), {"type": "error", "sequence_number": 3, **error}])
+    assert buffer.verdict == "fail"
+    [problem] = buffer.findings
+    assert problem.code == "provider_error"
+    assert problem.message == f"the provider reported an error: {says}"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"type": "response.output_item.added", "output_index": "0", "item": call_item()},
+        {"type": "response.output_item.added", "output_index": 0, "item": "function_call"},
+        {"type": "response.output_item.done", "output_index": None, "item": call_item()},
+    ],
+    ids=["index-text", "item-text", "done-index-none"],
+)
+def test_an_output_item_event_without_its_index_or_item_is_refused(bad: Event) -> None:
+    buffer = fed([created(), bad])
+    assert buffer.verdict == "fail"
+    [problem] = buffer.findings
+    assert problem.code == "malformed_chunk"
+    which = bad["type"].rsplit(".", 1)[1]
+    assert problem.message.startswith(f"output_item.{which} needs an output_index and an item")
+
+
+def test_a_repeated_fault_is_refused_once_per_output_index_it_names() -> None:
+    bad = {"type": "response.output_item.added", "item": "x"}
+    buffer = fed(
+        [
+            created(),
+            {**bad, "output_index": "a"},
+            {**bad, "output_index": "a"},
+            {**bad, "output_index": "b"},
+        ]
+    )
+    assert [f.code for f in buffer.findings] == ["malformed_chunk", "malformed_chunk"]
+
+
+# -- reading a whole Response ---------------------------------------------------------------
+
+
+def test_the_text_of_a_whole_response_is_its_output_text_parts_joined() -> None:
+    whole = {
+        "object": "response",
+        "output": [
+            {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "hmm"}]},
+            {
+                "type": "message",
+                "content": [
+                    {"type": "output_text", "text": "One, "},
+                    {"type": "refusal", "text": "never shown"},
+                    "not a part",
+                    {"type": "output_text", "text": "two."},
+                ],
+            },
+            {"type": "function_call", "content": [{"type": "output_text", "text": "no"}]},
+        ],
+    }
+    assert ResponsesStrategy().content_text(whole) == "One, two."
+
+
+def test_function_calls_of_a_whole_response_that_cannot_run_say_why() -> None:
+    whole = {
+        "object": "response",
+        "output": [
+            {"type": "message", "content": []},
+            {
+                "type": "function_call",
+                "call_id": "c1",
+                "name": "get_weather",
+                "arguments": ARGUMENTS,
+            },
+            {
+                "type": "function_call",
+                "call_id": "c2",
+                "name": "get_weather",
+                "arguments": {"a": 1},
+            },
+            {"type": "function_call", "call_id": "c3", "name": "", "arguments": "{}"},
+            {"type": "function_call", "call_id": "c4", "name": "get_weather", "arguments": "[1]"},
+            {"type": "function_call", "call_id": "c5", "name": 7, "arguments": "{}"},
+            {"type": "function_call", "call_id": "c6", "name": "get_weather"},
+        ],
+    }
+    strategy = ResponsesStrategy()
+    assert [(c.id, c.name, c.arguments, c.slot) for c in strategy.extract(whole)] == [
+        ("c1", "get_weather", {"city": "Paris"}, 1)
+    ]
+    unreadable = strategy.unreadable(whole)
+    assert [(c.id, c.name, c.arguments, p.code, p.slot) for c, p in unreadable] == [
+        ("c2", "get_weather", {}, "malformed_chunk", 2),
+        ("c3", "(no name)", {}, "missing_name", 3),
+        ("c4", "get_weather", {}, "non_object_arguments", None),
+        ("c5", "(no name)", {}, "missing_name", 5),
+        ("c6", "get_weather", {}, "malformed_json", None),
+    ]
+    assert unreadable[-1][1].message.startswith("arguments text is empty")
+    assert all(p.message for _, p in unreadable)
+    assert unreadable[0][1].message.startswith("function.arguments is an object, not a JSON string")
+    assert unreadable[1][1].message == "the function call has no name"
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        (
+            {**arguments_done(0, ARGUMENTS), "output_index": "0"},
+            "function_call_arguments.done has output_index '0'",
+        ),
+        (
+            {**delta(0, ARGUMENTS), "output_index": None},
+            "function_call_arguments.delta has output_index None",
+        ),
+        (
+            {**part_added({"type": "output_text"}), "content_index": "0"},
+            "response.content_part.added needs an integer content_index and a part",
+        ),
+        (
+            {**part_added({"type": "output_text"}), "part": "text"},
+            "response.content_part.added needs an integer content_index and a part",
+        ),
+    ],
+    ids=["done-index-text", "delta-index-none", "part-index-text", "part-not-object"],
+)
+def test_an_event_that_names_no_place_is_refused_and_says_what_it_named(
+    bad: Event, says: str
+) -> None:
+    buffer = fed([created(), added(0, message_item()), bad])
+    assert buffer.verdict == "fail"
+    assert [(f.code, f.message) for f in buffer.findings] == [("malformed_chunk", says)]
+
+
+def test_faults_at_two_unreadable_output_indexes_are_refused_once_each() -> None:
+    bad = [{**delta(0, ARGUMENTS), "output_index": index} for index in ("a", "a", "b")]
+    buffer = fed([created(), added(0, call_item()), *bad])
+    assert [f.message for f in buffer.findings if f.code == "malformed_chunk"] == [
+        "function_call_arguments.delta has output_index 'a'",
+        "function_call_arguments.delta has output_index 'b'",
+    ]
+
+
+FINISHED = {**call_item(), "status": "completed", "arguments": ARGUMENTS}
+
+
+def streamed_then_completed(listed: list[Event]) -> LLMStreamBuffer:
+    """One streamed call, then a ``response.completed`` whose output is ``listed``."""
+    events = one_call(delta(0, ARGUMENTS))
+    return fed([*events[:-1], completed(listed)])
+
+
+def test_a_completed_response_may_name_a_streamed_call_by_its_call_id_alone() -> None:
+    without_id = {k: v for k, v in FINISHED.items() if k != "id"}
+    buffer = streamed_then_completed([without_id])
+    assert buffer.findings == [] and buffer.verdict == "pass"
+
+
+def test_a_completed_response_listing_a_call_that_never_streamed_is_refused() -> None:
+    stranger = {**FINISHED, "id": "fc_9", "call_id": "call_zzz", "name": "get_time"}
+    buffer = streamed_then_completed([FINISHED, stranger])
+    assert buffer.verdict == "fail"
+    [problem] = buffer.findings
+    assert problem.code == "orphan_event"
+    assert "'call_zzz'" in problem.message and "'get_time'" in problem.message
+    changed = {**FINISHED, "arguments": '{"city":"Rome"}'}
+    both = streamed_then_completed([stranger, changed])
+    assert [f.code for f in both.findings] == ["orphan_event", "args_mismatch"], (
+        "a call listed after an orphan is still checked"
+    )
+    other = {**stranger, "id": "fc_8", "call_id": "call_yyy"}
+    two = streamed_then_completed([FINISHED, stranger, other, stranger])
+    assert [f.message.split("'")[1] for f in two.findings] == ["call_zzz", "call_yyy"]
+
+
+def test_a_completed_response_that_renames_a_streamed_call_is_no_orphan_but_a_mismatch() -> None:
+    renamed = {**FINISHED, "call_id": "call_other"}
+    buffer = streamed_then_completed([renamed])
+    assert buffer.verdict == "fail"
+    assert buffer.findings and all(f.code != "orphan_event" for f in buffer.findings)
+
+
+def test_a_second_ending_is_a_duplicate_terminal() -> None:
+    events = one_call(delta(0, ARGUMENTS))
+    buffer = LLMStreamBuffer(tool_schemas=TOOLS)
+    for event in [*events, events[-1]]:
+        buffer.add(event)
+    assert [(f.code, f.message) for f in buffer.findings] == [
+        ("duplicate_terminal", "response.completed after response.completed")
+    ]
+
+
+def test_an_item_that_changes_its_type_when_done_is_refused() -> None:
+    buffer = fed([created(), added(0, message_item()), done(0, FINISHED)])
+    assert ("malformed_chunk", "output item 0 changed its type when done") in [
+        (f.code, f.message) for f in buffer.findings
+    ]
+
+
+def test_an_incomplete_whole_response_runs_none_of_its_calls() -> None:
+    driver, runs = weather_driver()
+    whole = {"id": "resp_7", "object": "response", "status": "incomplete", "output": [FINISHED]}
+    response = driver.process_llm_response(whole)
+    assert runs == []
+    assert response.results and all(r.refused for r in response.results)
+    assert "wrong_terminal_reason" in response.results[0].content
+
+
+def test_a_whole_response_with_reasoning_and_hosted_items_replays_as_it_was() -> None:
+    whole = leaked_response("Paris is sunny.")
+    whole["output"] = [
+        {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "t"}]},
+        {"id": "ws_1", "type": "web_search_call", "status": "completed"},
+        *whole["output"],
+    ]
+    buffer = LLMStreamBuffer()
+    for event in ResponsesStrategy().replay(whole):
+        buffer.add(event)
+    buffer.end()
+    assert buffer.as_dict() == whole
+    assert buffer.findings == []
