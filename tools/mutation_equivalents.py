@@ -56,7 +56,7 @@ _NOT_WHILE_HOLDING = (
 _DEC = "callgate.driver.decision.xǁDecisionǁ"
 _QUIET_OFF = (
     "the quiet-step shortcut is only turned off: the full step answers as the quiet one "
-    "does (tests/test_driver_quiet.py)"
+    "does (tests/driver/test_quiet_step.py)"
 )
 _CAST = "typing.cast returns its value, whatever type it names"
 _SETTLED_ALIKE = (
