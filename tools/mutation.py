@@ -1,5 +1,7 @@
 """Mutation testing of callgate's core with mutmut: full runs per module and a CI sample.
 
+mutmut is imported where mutants are made or read, so the maps can be checked without it.
+
 Each core module is mutated on its own, in a scratch copy of the project under
 ``build/mutation/<module>/``, against only the test files listed for it in :data:`MODULES`;
 within those, mutmut runs for each mutant only the tests that call the mutated function.
@@ -26,10 +28,6 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-
-from mutmut.mutation.file_mutation import mutate_file_contents
-from mutmut.stats import status_by_exit_code
-from mutmut.utils.format_utils import get_mutant_name
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "mutation"
@@ -263,6 +261,9 @@ def table_run(names: list[str]) -> int:
 
 def mutant_names(module: Module) -> list[str]:
     """Every mutant mutmut makes of the module, in its own order."""
+    from mutmut.mutation.file_mutation import mutate_file_contents
+    from mutmut.utils.format_utils import get_mutant_name
+
     path = Path(module.path)
     mutated = mutate_file_contents(str(path), (ROOT / path).read_text(encoding="utf-8"))
     return [get_mutant_name(path, name) for name in mutated.mutant_names]
@@ -270,6 +271,8 @@ def mutant_names(module: Module) -> list[str]:
 
 def mutant_prefix(module: Module) -> str:
     """The dotted prefix of the module's mutant names."""
+    from mutmut.utils.format_utils import get_mutant_name
+
     return get_mutant_name(Path(module.path), "x").removesuffix(".x") + "."
 
 
@@ -315,6 +318,8 @@ def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
 
 def statuses(workdir: Path, module: Module) -> dict[str, str]:
     """The status of each mutant of the module after a run in workdir."""
+    from mutmut.stats import status_by_exit_code
+
     meta = workdir / "mutants" / (module.path + ".meta")
     data = json.loads(meta.read_text(encoding="utf-8"))
     return {name: status_by_exit_code[code] for name, code in data["exit_code_by_key"].items()}

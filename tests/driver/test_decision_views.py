@@ -137,10 +137,14 @@ def test_under_policy_call_each_text_call_runs_in_its_own_step() -> None:
 def test_under_policy_turn_a_text_call_waits_for_the_end() -> None:
     runs = Runs()
     text = "Before. " + tag("get_weather", {"city": "Oslo"}) + " After that, more text here."
-    steps, _ = play(text_chunks(text), [weather_driver(runs)])
-    assert [s for s, _ in runs_of(statuses(steps))] == [None, "call_pending", "call_executed"]
+    chunks = text_chunks(text)
+    steps, _ = play(chunks, [weather_driver(runs)])
+    seen = statuses(steps)
+    assert [s for s, _ in runs_of(seen)] == [None, "call_pending", "call_executed", None]
+    # the stream's own end (its finish chunk) settles the turn: the call runs there, once
+    assert seen.index("call_executed") == len(chunks) - 1
     assert runs.runs == [("get_weather", {"city": "Oslo"})]
-    assert steps[-1][0].answers == (
+    assert steps[len(chunks) - 1][0].answers == (
         {"role": "user", "content": "[result of get_weather] get_weather ran"},
     )
 

@@ -430,7 +430,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         if isinstance(response, LLMStreamBuffer):
             view = response.text_queue.views.get(id(self))
             if view is not None and view.repeat is not None and view.stamp == response.stamp():
-                return _QUIET[view.state]  # the commonest step: nothing new since the last
+                return _QUIET[view.again()]  # the commonest step: nothing new since the last
             if ledger is not None and ledger is not response.ledger:
                 raise ValueError(
                     "a buffer has its own ledger: give it to new_stream_buffer(ledger=...)"
