@@ -54,13 +54,13 @@ class TextQueue:
         self.declined = 0
         """How many blocks were shown as text because no call of theirs is the turn's."""
         self.changes = 0
-        """Grows whenever a text block is found, opens or closes: what a driver's decision
-        reads of the text (see :meth:`LLMStreamBuffer.stamp`)."""
+        """Grows whenever a text block is found, opens, closes or shows the tool it names:
+        what a driver's decision reads of the text (see :meth:`LLMStreamBuffer.stamp`)."""
         self.enter: Callable[[TextBlock], bool] = _nobody
         """Whether a found block is a call block (its calls entered the gate): the buffer's."""
         self.known: Callable[[str | None], bool] = bool
         """Whether a name is a tool of the turn: an open block naming another flows early."""
-        self._open = False
+        self._forming: tuple[bool, str | None] = (False, None)
         self.views: dict[int, View] = {}
         self._queue: list[str] = []
         self._fed = self._shown = self._hidden = 0
@@ -89,10 +89,11 @@ class TextQueue:
     def feed(self, delta: str) -> None:
         """One content delta from the wire strategy."""
         self._fed += len(delta)
-        if self.detector is None or self.ended:  # text after the end: shown as it came
+        detector = self.detector
+        if detector is None or self.ended or detector.plain(delta):  # after the end: as it came
             self._queue.append(delta)
         else:
-            self._take(self.detector.feed(delta))
+            self._take(detector.feed(delta))
 
     def end(self, *, cut: bool = False) -> None:
         """The stream ended (``cut``: short of its normal end); the detector settles its text."""
@@ -121,10 +122,9 @@ class TextQueue:
                 self._queue.append(found.markup)
         if start < len(text):
             self._queue.append(text[start:])
-        detector = self.detector
-        opened = detector is not None and detector.block is not None
-        if detected.blocks or opened is not self._open:
-            self._open = opened
+        forming = self.forming()
+        if detected.blocks or forming != self._forming:
+            self._forming = forming
             self.changes += 1
 
     def vote(self, block: TextBlock, event: str) -> VoteState:

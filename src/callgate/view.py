@@ -9,6 +9,8 @@ driver, and :mod:`callgate.driver.decision` steps it through the ``display`` mac
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from attrs import define, field
 
 from callgate.fsm.display import DISPLAY, DisplayState
@@ -50,6 +52,10 @@ class View:
     """The buffer's stamp after this driver's last full step."""
     repeat: str | None = None
     """The observation to fire again while the stamp stays the same (a self-loop)."""
+    reply: object = None
+    """What a quiet step answers again without firing (the driver's response), or None."""
+    replays: ClassVar[bool] = True
+    """Whether a quiet step may answer :attr:`reply` unfired (a recording view fires)."""
 
     def fire(self, event: str) -> DisplayState:
         """Step the display machine; an event the state does not accept raises."""

@@ -1,12 +1,12 @@
 """A driver's quiet step answers what its full step would have answered.
 
 While the buffer's stamp equals the one after a driver's last full step (no new slot,
-identity, verdict or text block, none opened or closed, the stream not ended), the driver
-repeats that step's observation instead of deciding again. The reference is a buffer whose
-every stamp is new, so that each step is a full one: both must play a turn alike, step by
-step, on every wire (faults included), on text calls cut anywhere, under every policy, and
-on the recorded provider streams of tests/captures.
-"""
+identity, verdict or text block, none opened or closed, no tool named by an open block,
+the stream not ended), the driver repeats that step's observation instead of deciding
+again. The reference is a buffer whose every stamp is new, so that each step is a full
+one: both must play a turn alike, step by step and display state by display state, on
+every wire (faults included), on text calls cut anywhere, under every policy, and on the
+recorded provider streams of tests/captures."""
 
 from __future__ import annotations
 
@@ -43,10 +43,12 @@ def answer(**arguments: Any) -> str:
 
 
 def played(driver: Driver, chunks: list[Any], quiet: bool) -> list[Any]:
+    """Each step of the turn, with the driver's display state after it."""
     buffer = driver.new_stream_buffer()
     if not quiet:
         buffer.__class__ = Unstamped
-    return list(stream_turn(chunks, driver, buffer))
+    steps = stream_turn(chunks, driver, buffer)
+    return [(step, buffer.text_queue.view(driver).state) for step in steps]
 
 
 def driver(policy: str, formats: tuple[str, ...] | None = None) -> Driver:

@@ -12,7 +12,7 @@ run, with no recording branch on their path, so recording costs nothing when it 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from attrs import define, field, frozen
 
@@ -25,7 +25,7 @@ from callgate.fsm.table import Transition
 from callgate.fsm.turn import TURN, TurnState
 from callgate.fsm.vote import VoteState
 from callgate.gate.turn import BaseSlot, CallRef, TurnGate
-from callgate.strategies.text.detector import Detector
+from callgate.strategies.text.detector import Detected, Detector
 from callgate.textqueue import TextQueue
 from callgate.view import TextBlock, View
 
@@ -183,8 +183,18 @@ class RecordingDetector(Detector):
         self._fired = 0
         super().__init__(*args, **options)
 
+    def plain(self, delta: str) -> bool:
+        """As :meth:`Detector.plain`; a delta it takes is recorded as ``text``."""
+        state = self.state
+        taken = super().plain(delta)
+        if taken:
+            self.recorder.record("detector", "detector", state, "text", self.state, output=None)
+        return taken
+
     def feed(self, delta: str) -> Any:
-        """As :meth:`Detector.feed`; plain text that took the fast path is recorded as ``text``."""
+        """As :meth:`Detector.feed`; text that fired no transition is recorded as ``text``."""
+        if self.plain(delta):
+            return Detected(delta)
         fired, state = self._fired, self.state
         step = super().feed(delta)
         if self._fired == fired and delta:
@@ -205,6 +215,7 @@ class RecordingView(View):
     """A driver's :class:`~callgate.view.View` that records each display transition."""
 
     recorder: Recorder = field(kw_only=True)
+    replays: ClassVar[bool] = False
 
     def fire(self, event: str) -> DisplayState:
         """As :meth:`View.fire`, recording the step under the driver's name."""

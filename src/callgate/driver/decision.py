@@ -45,6 +45,8 @@ class Owner(Protocol):
         """What ``call`` gets: a known answer, a refusal, a dry run, or a job to run."""
 
 
+QUIET = {state: DriverResponse(cast("Status | None", status)) for state, status in STATUS.items()}
+"""A quiet step's response by display state: nothing answered, so one (immutable) value each."""
 _ENDED = DISPLAY.final_states
 """Display states after the stream's end: the driver has nothing more to decide."""
 _SELF_LOOPS = frozenset((t.source, t.event) for t in DISPLAY.transitions if t.source == t.target)
@@ -98,13 +100,9 @@ class Decision:
         status = cast("Status | None", STATUS[view.state])
         if self.buffer.ended and view.state not in HOLDS:
             view.fire("end")
-        quiet = (
-            not results
-            and not self.once
-            and (view.state, observation) in _SELF_LOOPS
-            and not self.queue.forming()[0]
-        )
+        quiet = not results and not self.once and (view.state, observation) in _SELF_LOOPS
         view.repeat = observation if quiet and not self.buffer.policy_rule.early else None
+        view.reply = QUIET[view.state] if view.repeat is not None and view.replays else None
         view.stamp = self.buffer.stamp()
         backup = self.driver.get_native_backup_strategy() or TEXT_RESULTS
         messages = shaped(self.buffer.strategy, native, backup, text)

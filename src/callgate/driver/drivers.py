@@ -32,13 +32,12 @@ from typing import Any, ClassVar, TypeVar, cast
 from attrs import evolve
 
 from callgate.buffer import LLMStreamBuffer, Recording, choice_index
-from callgate.driver.decision import Decision
+from callgate.driver.decision import QUIET, Decision
 from callgate.driver.history import turn_history
-from callgate.driver.responses import DriverResponse, Status, merge
+from callgate.driver.responses import DriverResponse, merge
 from callgate.driver.results import refusal
 from callgate.driver.tooldefs import tool_specs
 from callgate.driver.tools import Answer, Job, Tool, arun_job, run_job
-from callgate.fsm.display import STATUS
 from callgate.fsm.release import policy as release_policy
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
@@ -57,10 +56,6 @@ __all__ = [
     "SupportsNativeTools",
     "SupportsStreaming",
 ]
-
-
-_QUIET = {state: DriverResponse(cast("Status | None", status)) for state, status in STATUS.items()}
-"""A quiet step's response by display state: nothing answered, so one (immutable) value each."""
 
 
 class DriverMeta(type):
@@ -313,7 +308,7 @@ class BaseDriver(metaclass=DriverMeta):
         queue = buffer.text_queue
         view = queue.views.get(id(self)) or queue.view(self)
         if view.repeat is not None and view.stamp == buffer.stamp():
-            return _QUIET[view.again()]
+            return QUIET[view.again()]
         return None
 
     @staticmethod
@@ -429,8 +424,8 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """
         if isinstance(response, LLMStreamBuffer):
             view = response.text_queue.views.get(id(self))
-            if view is not None and view.repeat is not None and view.stamp == response.stamp():
-                return _QUIET[view.again()]  # the commonest step: nothing new since the last
+            if view is not None and view.reply is not None and view.stamp == response.stamp():
+                return cast(DriverResponse, view.reply)  # the commonest step: nothing new
             if ledger is not None and ledger is not response.ledger:
                 raise ValueError(
                     "a buffer has its own ledger: give it to new_stream_buffer(ledger=...)"

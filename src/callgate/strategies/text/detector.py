@@ -105,7 +105,9 @@ def _stops(tokens: Iterable[str]) -> _Stops:
 class _Block:
     """An open block: its opener, candidate formats, and the payload so far."""
 
-    __slots__ = ("formats", "head", "opener", "parts", "size", "stops", "tail", "value")
+    __slots__ = (
+        "formats", "head", "name", "opener", "parts", "read", "size", "stops", "tail", "value",
+    )  # fmt: skip
 
     def __init__(self, opener: str, formats: list[TextFormat], stops: _Stops) -> None:
         self.opener = opener
@@ -114,10 +116,24 @@ class _Block:
         self.parts: list[str] = []
         self.size = 0
         self.head = ""
+        self.name: str | None = None
+        """The tool the payload names first thing, once read (see :meth:`named`)."""
+        self.read = -1
+        """The head's length when :attr:`name` was last looked for."""
         self.tail = ""
         syntaxes = {f.syntax for f in formats if f.syntax is not None}
         self.value = _ValueEnd("python" in syntaxes) if syntaxes else None
         """For a block that is the whole content: where its one value ends."""
+
+    def named(self) -> str | None:
+        """The tool the payload names first thing (once streamed), read again as the head grows.
+
+        The head stops growing at its bound, so a long payload is read once.
+        """
+        if self.read != len(self.head):
+            self.read = len(self.head)
+            self.name = leading_name(self.head)
+        return self.name
 
     @property
     def markup_open(self) -> str:
@@ -296,15 +312,25 @@ class Detector:
 
     # -- feeding ----------------------------------------------------------------------
 
-    def feed(self, delta: str) -> Detected:
-        """Read one content delta; return what may be shown now and any finished blocks."""
+    def plain(self, delta: str) -> bool:
+        """Take ``delta`` as plain text if no marker can start in it: it is shown as it came.
+
+        The common delta of prose, taken with one check and nothing built; False leaves the
+        delta to :meth:`feed`.
+        """
         if (
             self.state in _PASSES
             and (self._seen_text or not self._at_start)
-            and not self._starters.search(delta)
             and delta
+            and not self._starters.search(delta)
         ):
             self._content.append(delta)
+            return True
+        return False
+
+    def feed(self, delta: str) -> Detected:
+        """Read one content delta; return what may be shown now and any finished blocks."""
+        if self.plain(delta):
             return Detected(delta)
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
@@ -327,7 +353,7 @@ class Detector:
         block = self.block
         if block is None:
             return False, None
-        return True, leading_name(block.head)
+        return True, block.named()
 
     def abandon(self) -> Detected:
         """Release the open block as text now (its tool is nobody's): read it again as text.
