@@ -112,10 +112,13 @@ class _Play:
     def __init__(self, buffer: LLMStreamBuffer) -> None:
         buffer.reset()
         self.buffer = buffer
-        self.played: list[TurnStep] = []
         self.failure: Exception | None = None
         self.ended = False
         self._chunk: int | None = None
+        self._added = 0
+        self._shown: list[str] = []
+        self._answered: list[DriverResponse] = []
+        """The rounds that answered calls: all a played turn gathers besides its text."""
 
     def add(self, chunk: object) -> None:
         """Feed the next chunk (a buffer with a recorder learns which chunk it is).
@@ -123,7 +126,8 @@ class _Play:
         The first chunk gives the ledger the stream's identity (id-less calls' turn).
         """
         buffer = self.buffer
-        self._chunk = n = len(self.played)
+        self._chunk = n = self._added
+        self._added = n + 1
         if buffer.recorder is not None:
             buffer.recorder.chunk = n
         if not n:
@@ -143,17 +147,28 @@ class _Play:
         if not self.ended or self.failure is not None:
             self.buffer.ledger.repeat_turn()
 
+    def kept(self, response: DriverResponse) -> str:
+        """Keep what the round adds to the turn (its text, its answers); the text now shown."""
+        text = self.buffer.text()
+        if text:
+            self._shown.append(text)
+        if response.results or response.answers:
+            self._answered.append(response)
+        return text
+
     def took(self, response: DriverResponse) -> TurnStep:
         """The round's step: the drivers' response and the text now shown."""
-        step = TurnStep(self._chunk, self.buffer.text(), response)
-        self.played.append(step)
-        return step
+        return TurnStep(self._chunk, self.kept(response), response)
+
+    def turn(self) -> Turn:
+        """The turn played so far, gathered (see :func:`finish_turn`)."""
+        return _gathered(self.buffer, self._answered, "".join(self._shown))
 
     def close(self) -> None:
         """Raise :class:`TurnError` with the partial turn if the chunk source failed."""
         if self.failure is not None:
             self.buffer.ledger.repeat_turn()
-            raise TurnError(finish_turn(self.buffer, self.played), self.failure) from self.failure
+            raise TurnError(self.turn(), self.failure) from self.failure
 
 
 def _asking(drivers: list[Driver], buffer: LLMStreamBuffer) -> Callable[[], DriverResponse]:
@@ -249,6 +264,15 @@ class TurnError(CallgateError, RuntimeError):
         self.turn = turn
 
 
+def _sync_play(
+    drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
+) -> tuple[_Play, Callable[[], DriverResponse]]:
+    """A turn for the sync loop, and what asks its drivers for one round (checked first)."""
+    chosen = _drivers(drivers)
+    _sync_only(chosen)
+    return _Play(buffer), _asking(chosen, buffer)
+
+
 def stream_turn(
     chunks: Iterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
 ) -> Iterator[TurnStep]:
@@ -259,10 +283,7 @@ def stream_turn(
     chunk (None for the end). If reading the next chunk raises, the turn is ended there:
     the end's step is yielded, then :class:`TurnError` is raised with the partial turn.
     """
-    chosen = _drivers(drivers)
-    _sync_only(chosen)
-    ask = _asking(chosen, buffer)
-    play = _Play(buffer)
+    play, ask = _sync_play(drivers, buffer)
     try:
         for chunk in _read(chunks, play):
             play.add(chunk)
@@ -304,12 +325,16 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
     quotes what was received; a call read from the text that no driver answered gets an
     error result too (:func:`~callgate.driver.history.turn_history`).
     """
+    return _gathered(buffer, [step.response for step in steps], "".join(s.text for s in steps))
+
+
+def _gathered(
+    buffer: LLMStreamBuffer, responses: Sequence[DriverResponse], text_shown: str
+) -> Turn:
+    """The :class:`Turn` of a played buffer, from its rounds' responses and the text shown."""
     results, history = turn_history(
-        buffer,
-        [r for step in steps for r in step.response.results],
-        [m for step in steps for m in step.response.answers],
+        buffer, [r for x in responses for r in x.results], [m for x in responses for m in x.answers]
     )
-    text_shown = "".join(step.text for step in steps)
     recorder = buffer.recorder
     stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
     status = buffer.verdict_of(stepper)
@@ -319,12 +344,40 @@ def finish_turn(buffer: LLMStreamBuffer, steps: Sequence[TurnStep]) -> Turn:
 def run_turn(
     chunks: Iterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
 ) -> Turn:
-    """Play one whole turn (see :func:`stream_turn`) and gather it."""
-    return finish_turn(buffer, list(stream_turn(chunks, drivers, buffer)))
+    """Play one whole turn (see :func:`stream_turn`) and gather it.
+
+    The rounds are :func:`stream_turn`'s; only what the turn gathers is kept (the text
+    shown, the rounds that answered), not a :class:`TurnStep` per chunk.
+    """
+    play, ask = _sync_play(drivers, buffer)
+    try:
+        for chunk in _read(chunks, play):
+            play.add(chunk)
+            play.kept(ask())
+        play.end()
+        play.kept(ask())
+    except BaseException:  # interrupted, or a tool the step refused
+        play.interrupted()
+        raise
+    play.close()
+    return play.turn()
 
 
 async def arun_turn(
     chunks: AsyncIterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
 ) -> Turn:
     """:func:`run_turn` over an async iterator of chunks."""
-    return finish_turn(buffer, [step async for step in astream_turn(chunks, drivers, buffer)])
+    chosen = _drivers(drivers)
+    _within_expiry(chosen, buffer.ledger)
+    play = _Play(buffer)
+    try:
+        async for chunk in _aread(chunks, play):
+            play.add(chunk)
+            play.kept(await _aask(chosen, buffer))
+        play.end()
+        play.kept(await _aask(chosen, buffer))
+    except BaseException:  # cancelled, or interrupted
+        play.interrupted()
+        raise
+    play.close()
+    return play.turn()
