@@ -20,6 +20,7 @@ buffer serves one conversation, turn after turn, and no call id runs twice in it
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -269,6 +270,23 @@ def _attributes(value: Any, depth: int = 0) -> Any:
     return value
 
 
+@functools.cache
+def _defaults() -> tuple[MessageReader, ...]:
+    """The default chain's strategies, made once: a strategy keeps no state of a stream."""
+    return tuple(default_strategies())
+
+
+def _has_choices(kind: type[object]) -> bool:
+    """Whether accumulators of ``kind`` are :class:`_Choices` (a protocol check is slow: once)."""
+    known = _CHOOSES.get(kind)
+    if known is None:
+        known = _CHOOSES[kind] = issubclass(kind, _Choices)
+    return known
+
+
+_CHOOSES: dict[type[object], bool] = {}
+
+
 class LLMStreamBuffer:
     """Accumulates one assistant turn from raw chunks of any supported provider."""
 
@@ -295,7 +313,7 @@ class LLMStreamBuffer:
         if isinstance(strategies, ExtractionChain):
             self.chain = strategies
         else:
-            self.chain = ExtractionChain(default_strategies() if strategies is None else strategies)
+            self.chain = ExtractionChain(_defaults() if strategies is None else strategies)
         self.limits = limits if limits is not None else Limits()
         if tool_schemas is None or isinstance(tool_schemas, ToolSchemas):
             self.schemas = tool_schemas
@@ -403,7 +421,7 @@ class LLMStreamBuffer:
         if strategy.leaks_into_text and not self.leaked_calls:
             self._new_text_queue(None)
         self._acc = strategy.new_accumulator(self.gate)
-        self._choices = self._acc if isinstance(self._acc, _Choices) else None
+        self._choices = self._acc if _has_choices(type(self._acc)) else None
         if self._choices is not None:
             self._choices.choose(self.choice, lambda: TurnGate(**options))
         elif self.choice:

@@ -133,14 +133,14 @@ class Ledger:
 
     __slots__ = (
         "_answers",
+        "_conversation",
         "_ids",
+        "_owner",
         "_repeat",
         "_running",
         "carried",
         "clock",
-        "conversation",
         "expiry",
-        "owner",
         "store",
         "stream",
         "turn",
@@ -164,10 +164,9 @@ class Ledger:
         if not (isinstance(expiry, int | float) and expiry > 0):
             raise ValueError(f"expiry must be a number of seconds > 0, not {expiry!r}")
         self.store: LedgerStore = store if store is not None else MemoryStore()
-        self.conversation = conversation if conversation is not None else uuid.uuid4().hex
+        self._conversation = conversation
         self.expiry = float(expiry)
-        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        """Who starts calls through this ledger (host, process, ledger): start records say it."""
+        self._owner = owner or None
         self.clock: Callable[[], float] = time.time
         self.turn = 0
         """Counts the conversation's turns here; a retried turn keeps its number."""
@@ -181,6 +180,23 @@ class Ledger:
         self.carried: dict[str, int] = {}
         """The call ids the conversation's histories carried, each with the turn that first
         carried it (a wire whose ids must be unique gives a later repeat a stand-in)."""
+
+    @property
+    def conversation(self) -> str:
+        """The conversation's id: the one given, else a random one made when first asked."""
+        if self._conversation is None:
+            self._conversation = uuid.uuid4().hex
+        return self._conversation
+
+    @property
+    def owner(self) -> str:
+        """Who starts calls through this ledger (host, process, ledger): start records say it.
+
+        Made when first asked (a turn that runs nothing never needs it).
+        """
+        if self._owner is None:
+            self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        return self._owner
 
     @classmethod
     def sqlite(cls, path: str | os.PathLike[str], *, conversation: str, **options: Any) -> Ledger:
