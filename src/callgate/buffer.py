@@ -35,7 +35,7 @@ from callgate.fsm.verdict import VERDICT, Verdict, decide
 from callgate.gate.findings import Finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
-from callgate.gate.turn import BaseSlot, Slot, TextRef, TextSlot, TurnGate
+from callgate.gate.turn import BaseSlot, Changes, Slot, TextRef, TextSlot, TurnGate
 from callgate.ledger import Ledger
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, Shape
@@ -353,6 +353,9 @@ class LLMStreamBuffer:
         self._acc: Any = None
         self._choices: _Choices | None = None
         self._content: list[str] = []
+        self.changes = Changes()
+        """What a driver's step reads, counted (see :meth:`stamp`): the gate and the text
+        queue step it."""
         self._new_text_queue(self.text_formats)
         self._chosen = not self.auto_formats
         self._held = False
@@ -378,6 +381,7 @@ class LLMStreamBuffer:
             reasoning_calls=self.reasoning_calls,
         )
         queue.enter = self._enter_block
+        queue.changes = self.changes
         known = self.schemas if self.schemas is not None else ToolSchemas.any_tool()
         queue.known = known.knows
 
@@ -417,7 +421,8 @@ class LLMStreamBuffer:
             "strict_finish": self.strict_finish,
             "text_per_call": self.policy_rule.per_call,
         }
-        self.gate = self._make_gate(**options)
+        self.gate = self._make_gate(**options, changes=self.changes)
+        self.changes.n += 1
         if strategy.leaks_into_text and not self.leaked_calls:
             self._new_text_queue(None)
         self._acc = strategy.new_accumulator(self.gate)
@@ -602,7 +607,7 @@ class LLMStreamBuffer:
     def end(self) -> None:
         """The stream is over (however it stopped): settle every slot and the turn."""
         if self.gate is None and self._unread and not self._ended:
-            self.gate = TurnGate(schemas=self.schemas, limits=self.limits)
+            self.gate = TurnGate(schemas=self.schemas, limits=self.limits, changes=self.changes)
             for chunk in self._unread:
                 self.gate.refuse(chunk.code, chunk.reason)
         gate = self.gate
@@ -611,6 +616,8 @@ class LLMStreamBuffer:
             if self._choices is not None:
                 self._choices.finish_others()
         self._settle_text(gate)
+        if not self._ended:
+            self.changes.n += 1
         self._ended = True
         self._steady = None
 
@@ -675,12 +682,11 @@ class LLMStreamBuffer:
     def stamp(self) -> int:
         """What a driver's decision depends on, in brief: equal stamps, equal decision.
 
-        The sum of counters that only grow: the gate's version (slots, identities,
-        verdict; not appended fragments), the text queue's changes (a text block found,
-        opened or closed), and whether the stream ended.
+        One count that only grows (:attr:`changes`): the gate steps it (its wire resolved,
+        slots, identities, verdict; not appended fragments), the text queue (a text block
+        found, opened or closed, or the tool an open block names), and the end.
         """
-        gate = self.gate
-        return (gate.version if gate is not None else -1) + self.text_queue.changes + self._ended
+        return self.changes.n
 
     @property
     def ended(self) -> bool:

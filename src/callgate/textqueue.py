@@ -18,6 +18,7 @@ from typing import Any
 
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.vote import VOTE, VoteState
+from callgate.gate.turn import Changes
 from callgate.strategies.text.base import Schemas
 from callgate.strategies.text.detector import Detected, Detector
 from callgate.view import TextBlock, View
@@ -53,15 +54,17 @@ class TextQueue:
         self.blocks: list[TextBlock] = []
         self.declined = 0
         """How many blocks were shown as text because no call of theirs is the turn's."""
-        self.changes = 0
+        self.changes = Changes()
         """Grows whenever a text block is found, opens, closes or shows the tool it names:
-        what a driver's decision reads of the text (see :meth:`LLMStreamBuffer.stamp`)."""
+        what a driver's decision reads of the text (see :meth:`LLMStreamBuffer.stamp`).
+        A buffer gives its queue the count its gate steps."""
         self.enter: Callable[[TextBlock], bool] = _nobody
         """Whether a found block is a call block (its calls entered the gate): the buffer's."""
         self.known: Callable[[str | None], bool] = bool
         """Whether a name is a tool of the turn: an open block naming another flows early."""
         self._forming: tuple[bool, str | None] = (False, None)
-        self.views: dict[int, View] = {}
+        self.views: dict[object, View] = {}
+        """Each driver's view, keyed by the driver object itself (hashed by its identity)."""
         self._queue: list[str] = []
         self._fed = self._shown = self._hidden = 0
         """Characters received, handed out by :meth:`text`, and dropped as a call's markup."""
@@ -69,11 +72,10 @@ class TextQueue:
 
     def view(self, owner: object) -> View:
         """The view of ``owner`` (a driver), registered on first use."""
-        key = id(owner)
-        view = self.views.get(key)
+        view = self.views.get(owner)
         if view is None:
             name = getattr(owner, "name", None) or f"driver {len(self.views) + 1}"
-            view = self.views[key] = self.new_view(name)
+            view = self.views[owner] = self.new_view(name)
         return view
 
     def new_detector(self, formats: Iterable[str], **options: Any) -> Detector:
@@ -125,7 +127,7 @@ class TextQueue:
         forming = self.forming()
         if detected.blocks or forming != self._forming:
             self._forming = forming
-            self.changes += 1
+            self.changes.n += 1
 
     def vote(self, block: TextBlock, event: str) -> VoteState:
         """Step ``block``'s vote machine: ``claim`` (a call block) or ``decline`` (text)."""

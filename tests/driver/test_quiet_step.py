@@ -3,14 +3,14 @@
 While the buffer's stamp equals the one after a driver's last full step (no new slot,
 identity, verdict or text block, none opened or closed, no tool named by an open block,
 the stream not ended), the driver repeats that step's observation instead of deciding
-again. The reference is a buffer whose every stamp is new, so that each step is a full
-one: both must play a turn alike, step by step and display state by display state, on
-every wire (faults included), on text calls cut anywhere, under every policy, and on the
-recorded provider streams of tests/captures."""
+again. The reference is a driver whose every step is a full one: both must play a turn
+alike, step by step and display state by display state, on every wire (faults included),
+on text calls cut anywhere, under every policy, and on the recorded provider streams of
+tests/captures.
+"""
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callgate import Driver, LLMStreamBuffer, Tool
+from callgate import Driver, DriverResponse, LLMStreamBuffer, Tool
 from callgate.cli.capture import load_capture
 from callgate.driver.loop import stream_turn
 from callgate.fsm.release import POLICIES as RELEASE_POLICIES
@@ -28,14 +28,17 @@ from callgate.testing.builders import openai_chunks
 from callgate.testing.plans import TOOLS
 from callgate.testing.wires import WIRES
 
-_FRESH = itertools.count(-2, -1)
 
+class Stepping(Driver):
+    """A driver whose every step is a full one: it never repeats a step, whatever the stamp."""
 
-class Unstamped(LLMStreamBuffer):
-    """A buffer whose every stamp is new: no driver step is ever quiet."""
+    def process_llm_response(self, response: Any, *, ledger: Any = None) -> DriverResponse:
+        if isinstance(response, LLMStreamBuffer):
+            return self._stream_step(response)
+        return super().process_llm_response(response, ledger=ledger)
 
-    def stamp(self) -> int:
-        return next(_FRESH)
+    def _quiet(self, buffer: LLMStreamBuffer) -> DriverResponse | None:
+        return None
 
 
 def answer(**arguments: Any) -> str:
@@ -44,9 +47,9 @@ def answer(**arguments: Any) -> str:
 
 def played(driver: Driver, chunks: list[Any], quiet: bool) -> list[Any]:
     """Each step of the turn, with the driver's display state after it."""
-    buffer = driver.new_stream_buffer()
     if not quiet:
-        buffer.__class__ = Unstamped
+        driver.__class__ = Stepping
+    buffer = driver.new_stream_buffer()
     steps = stream_turn(chunks, driver, buffer)
     return [(step, buffer.text_queue.view(driver).state) for step in steps]
 

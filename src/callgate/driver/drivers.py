@@ -306,7 +306,7 @@ class BaseDriver(metaclass=DriverMeta):
     def _quiet(self, buffer: LLMStreamBuffer) -> DriverResponse | None:
         """The repeated decision of a step that cannot differ from the last, or None."""
         queue = buffer.text_queue
-        view = queue.views.get(id(self)) or queue.view(self)
+        view = queue.views.get(self) or queue.view(self)
         if view.repeat is not None and view.stamp == buffer.stamp():
             return QUIET[view.again()]
         return None
@@ -423,8 +423,8 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         a buffer's calls are kept in the buffer's own ledger.
         """
         if isinstance(response, LLMStreamBuffer):
-            view = response.text_queue.views.get(id(self))
-            if view is not None and view.reply is not None and view.stamp == response.stamp():
+            view = response.text_queue.views.get(self)
+            if view is not None and view.reply is not None and view.stamp == response.changes.n:
                 return cast(DriverResponse, view.reply)  # the commonest step: nothing new
             if ledger is not None and ledger is not response.ledger:
                 raise ValueError(

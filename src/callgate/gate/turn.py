@@ -182,6 +182,19 @@ class TextSlot(BaseSlot):
         """The arguments as the text gave them, whether or not they validated."""
 
 
+class Changes:
+    """A count that only grows, stepped on every change a driver's decision reads.
+
+    A turn's gate steps it, and so does its buffer's text queue: an equal count means an
+    equal decision.
+    """
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
 class TurnGate:
     """Slot machines and the turn machine of one assistant turn, with their findings."""
 
@@ -196,6 +209,7 @@ class TurnGate:
         preview: bool = False,
         strict_finish: bool = False,
         text_per_call: bool = False,
+        changes: Changes | None = None,
     ) -> None:
         self.schemas = schemas if schemas is not None else ToolSchemas.any_tool()
         self.limits = limits if limits is not None else Limits()
@@ -221,9 +235,9 @@ class TurnGate:
         """Whether the turn's text is settled (the stream ended): no text call comes."""
         self._ordered: list[Slot] | None = None
         self.turn: TurnState = _TURN.initial
-        self.version = 0
-        """Counts the transitions taken outside the appending hot path: a reader that saw
-        the same version saw the same slots, identities and verdict (only more fragments)."""
+        self.changes = changes if changes is not None else Changes()
+        """Stepped by every transition outside the appending hot path (see :attr:`version`);
+        a buffer shares it with its text queue."""
         self.findings: list[Finding] = []
         self.turn_bytes = 0
         self.text_bytes = 0
@@ -241,6 +255,15 @@ class TurnGate:
         """What :meth:`stray` asks (the buffer sets it); alone, a gate knows no other wire."""
         self.on_text_over: Callable[[], None] | None = None
         """What :meth:`text` calls once, when the turn's text first passes its limit."""
+
+    @property
+    def version(self) -> int:
+        """Counts the transitions taken outside the appending hot path.
+
+        A reader that saw the same version saw the same slots, identities and verdict (only
+        more fragments).
+        """
+        return self.changes.n
 
     # -- what the wire strategies call ------------------------------------------------
 
@@ -437,7 +460,7 @@ class TurnGate:
         if self.text_done:
             return
         self.text_done = True
-        self.version += 1
+        self.changes.n += 1
         if not self.slots and any(s.state in _SLOT_BLOCKS for s in self.text_slots.values()):
             self._fire_turn("block")
 
@@ -764,7 +787,7 @@ class TurnGate:
 
     def _apply(self, slot: BaseSlot, transition: Transition, message: str) -> None:
         self._settle(slot)
-        self.version += 1
+        self.changes.n += 1
         slot.state = _SLOTS.target(transition)
         output = transition.output
         if output is not None and output != "check_finding":
@@ -779,7 +802,7 @@ class TurnGate:
 
     def _fire_turn(self, event: str, message: str = "", key: object = None) -> TurnState:
         transition = _TURN.transition(self.turn, event)
-        self.version += 1
+        self.changes.n += 1
         self.turn = _TURN.target(transition)
         if transition.output is not None:
             self._record(finding(transition.output, message, key if type(key) is int else None))
