@@ -10,8 +10,8 @@ proxy (``--litellm-python PATH``: an interpreter that has ``litellm[proxy]``; it
 a subprocess with one worker, its CPU read from /proc). Per row: the CPU spent per chunk
 and what the proxy added to row (a)'s, the inter-chunk latency of plain text (p50, p99),
 the per-request time sequentially and at 10 and 100 concurrent streams on one worker,
-the growth of the per-request time per 10x stream length, and the CPU per request of a
-one-chunk stream (what a request costs apart from its chunks).
+the growth of the per-request time per 10x stream length, and the CPU per request and the
+median time per request of a one-chunk stream (what a request costs apart from its chunks).
 
 Modes: agent loops through the real openai client against a fake model that writes a
 schema-invalid call with some probability; per mode, how many conversations reach the
@@ -384,8 +384,9 @@ def speed(chunks: int, requests: int, litellm_python: str | None) -> None:
                 current["n"] = 1
                 for name, base, cpu in targets:
                     spent = cpu()
-                    asyncio.run(_run(base + "/v1/chat/completions", requests, 1, None))
+                    one = asyncio.run(_run(base + "/v1/chat/completions", requests, 1, None))
                     rows[name]["cpu_req"] = (cpu() - spent) / (requests + 1)
+                    rows[name]["one50"] = statistics.median(one)
             finally:
                 if litellm is not None:
                     litellm.__exit__(None, None, None)
@@ -403,7 +404,7 @@ def _print_speed(
     print(
         f"{'':<20} {'CPU µs/chunk':>13} {'added':>8} {'gap p50':>9} {'gap p99':>9} "
         f"{'req seq':>9} {'added':>8} {'req @10':>9} {'req @100':>9} {'10x len':>8} "
-        f"{'CPU/req':>8} {'added':>8}"
+        f"{'CPU/req':>8} {'added':>8} {'1-chunk p50':>12} {'added':>8}"
     )
     for name, row in rows.items():
         added = (row["cpu"] - base["cpu"]) * 1e6
@@ -412,7 +413,8 @@ def _print_speed(
             f"{row['gap99'] * 1e6:>8.0f}µ {row['seq'] * 1e3:>8.2f}m "
             f"{(row['seq'] - base['seq']) * 1e3:>7.2f}m {row['c10'] * 1e3:>8.2f}m "
             f"{row['c100'] * 1e3:>8.2f}m {row['growth']:>7.1f}x "
-            f"{row['cpu_req'] * 1e3:>7.2f}m {(row['cpu_req'] - base['cpu_req']) * 1e3:>7.2f}m"
+            f"{row['cpu_req'] * 1e3:>7.2f}m {(row['cpu_req'] - base['cpu_req']) * 1e3:>7.2f}m "
+            f"{row['one50'] * 1e3:>11.2f}m {(row['one50'] - base['one50']) * 1e3:>7.2f}m"
         )
     if skipped:
         print(f"(d) LiteLLM proxy: skipped, {skipped}")
@@ -422,6 +424,12 @@ def _print_speed(
     print(
         "callgate's own CPU per chunk over the bare proxy: "
         f"{(gated_added - bare_added) * 1e6:.1f} µs"
+    )
+    gated, bare = rows["(c) callgate proxy"], rows["(b) bare proxy"]
+    print(
+        "callgate's own time per request over the bare proxy (a one-chunk stream, p50): "
+        f"{(gated['one50'] - bare['one50']) * 1e3:.2f} ms; CPU: "
+        f"{(gated['cpu_req'] - bare['cpu_req']) * 1e3:.2f} ms"
     )
     if "(d) LiteLLM proxy" in rows:
         litellm_added = rows["(d) LiteLLM proxy"]["cpu"] - base["cpu"]
