@@ -9,7 +9,7 @@ driver, and :mod:`callgate.driver.decision` steps it through the ``display`` mac
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from attrs import define, field
 
@@ -52,8 +52,11 @@ class View:
     """The buffer's stamp after this driver's last full step."""
     repeat: str | None = None
     """The observation to fire again while the stamp stays the same (a self-loop)."""
-    reply: object = None
-    """What a quiet step answers again without firing (the driver's response), or None."""
+    reply: Any = None
+    """What a quiet step answers again without firing (the driver's response), or None.
+
+    Typed ``Any``: the response type lives in the driver's layer, above this one.
+    """
     replays: ClassVar[bool] = True
     """Whether a quiet step may answer :attr:`reply` unfired (a recording view fires)."""
 

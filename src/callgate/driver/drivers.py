@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar, TypeVar
 
 from attrs import evolve
 
@@ -424,8 +424,10 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         """
         if isinstance(response, LLMStreamBuffer):
             view = response.text_queue.views.get(self)
-            if view is not None and view.reply is not None and view.stamp == response.changes.n:
-                return cast(DriverResponse, view.reply)  # the commonest step: nothing new
+            if view is not None and view.stamp == response.changes.n:
+                reply: DriverResponse | None = view.reply  # the commonest step: nothing new
+                if reply is not None:
+                    return reply
             if ledger is not None and ledger is not response.ledger:
                 raise ValueError(
                     "a buffer has its own ledger: give it to new_stream_buffer(ledger=...)"
