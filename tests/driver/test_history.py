@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 import callgate
 from callgate import Driver, Tool, Turn, run_turn
 from callgate.testing.builders import WireText, anthropic_events, openai_chunks, split
-from callgate.testing.wires import Chunk, WireCall
+from callgate.testing.wires import WIRES as KIT_WIRES
+from callgate.testing.wires import Chunk, WireCall, encoder
 from provider_rules import (
     validate_anthropic,
     validate_bedrock,
@@ -244,3 +245,27 @@ def test_every_bundled_fixture_leaves_a_history_the_provider_accepts(name: str) 
 
     wire = name.split("_", maxsplit=1)[0]
     VALIDATORS[wire]([FIRST.get(wire, USER), *turn.history])
+
+
+# -- a turn whose only call is written in its text ------------------------------------------
+
+TEXT_CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+ENCODED = {"openai-responses": "responses"}
+
+
+@pytest.mark.parametrize("wire", [w for w in KIT_WIRES if ENCODED.get(w, w) in VALIDATORS])
+def test_a_text_call_s_answer_takes_the_wire_s_own_user_message(wire: str) -> None:
+    """Gemini holds a user's text in ``parts`` and Bedrock in blocks: neither takes a
+    plain ``content`` string, which is what every wire got before."""
+    kit = encoder(wire)
+    chunks = [p.chunk for p in kit.prelude(["Let me look. ", TEXT_CALL])]
+    stream = kit.finalise([*chunks, *kit.finish([]), *kit.epilogue()])
+    driver = Driver(
+        [Tool("get_weather", CITY, lambda city: f"18 C in {city}")], text_formats=["tool_call_tag"]
+    )
+
+    turn = run_turn(stream, driver, driver.new_stream_buffer())
+
+    assert [r.content for r in turn.results] == ["18 C in Paris"]
+    name = ENCODED.get(wire, wire)
+    VALIDATORS[name]([FIRST.get(name, USER), *turn.history])

@@ -85,6 +85,11 @@ def test_bedrock_and_gemini_answers_take_the_text_in_their_one_user_message() ->
     assert gemini[0]["parts"][-1] == {"text": "[result of add] answer text-0.0"}
 
 
-def test_text_answers_alone_stay_one_plain_message() -> None:
+def test_text_answers_alone_are_one_user_message_in_the_wire_s_shape() -> None:
+    words = "[result of add] answer text-0.0"
     alone = shaped(BedrockStrategy(), [], TEXT_RESULTS, results("text-0.0"))
-    assert alone == [{"role": "user", "content": "[result of add] answer text-0.0"}]
+    assert alone == [{"role": "user", "content": [{"text": words}]}]
+    alone = shaped(GeminiStrategy(), [], TEXT_RESULTS, results("text-0.0"))
+    assert alone == [{"role": "user", "parts": [{"text": words}]}]
+    alone = shaped(None, [], TEXT_RESULTS, results("text-0.0"))
+    assert alone == [{"role": "user", "content": words}]

@@ -25,7 +25,7 @@ from typing import Any
 from attrs import evolve
 
 from callgate.buffer import LLMStreamBuffer
-from callgate.driver.responses import TEXT_RESULTS, shaped
+from callgate.driver.responses import TEXT_RESULTS, in_wire_shape, shaped
 from callgate.driver.results import refusal
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
@@ -60,7 +60,7 @@ def turn_history(
         history += shaped(strategy, native, TEXT_RESULTS, text)
         return native + text, history
     history += answers
-    history += TEXT_RESULTS.result_messages(unanswered) if unanswered else []
+    history += in_wire_shape(strategy, TEXT_RESULTS.result_messages(unanswered))
     return [*results, *unanswered], history
 
 

@@ -9,7 +9,7 @@ from attrs import frozen
 
 from callgate.gate.findings import Finding
 from callgate.gate.turn import call_order
-from callgate.strategies.base import ExtractedCall, MessageReader, ToolResult
+from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, ToolResult
 from callgate.strategies.text.strategy import TextFormatsStrategy
 
 Status = Literal["call_pending", "call_executed", "call_failed"]
@@ -119,8 +119,26 @@ def shaped(
     if native and wire is not None:
         messages += wire.result_messages(native)
     if text:
-        messages += _joined(messages, text_shaper.result_messages(text))
+        messages += in_wire_shape(wire, _joined(messages, text_shaper.result_messages(text)))
     return messages
+
+
+def in_wire_shape(
+    wire: MessageReader | None, messages: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A text continuation's plain user messages, as ``wire`` takes a user's text.
+
+    Gemini holds a message's text in ``parts`` and Bedrock in a list of blocks: a plain
+    ``{"role": "user", "content": str}`` is refused there.
+    """
+    if not isinstance(wire, ExtractionStrategy):
+        return messages
+    return [
+        wire.user_text(m["content"])
+        if m.get("role") == "user" and isinstance(m.get("content"), str) and len(m) == 2
+        else m
+        for m in messages
+    ]
 
 
 def _joined(answers: list[dict[str, Any]], text: list[dict[str, Any]]) -> list[dict[str, Any]]:

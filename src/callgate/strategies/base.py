@@ -403,6 +403,14 @@ class MessageReader(Recognizer):
     def result_messages(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """The tool results, shaped as the messages this provider expects next."""
 
+    def user_text(self, text: str) -> dict[str, Any]:
+        """A user message of plain ``text`` as this provider takes it in a history.
+
+        What answers the calls written in a turn's text: ``content`` as a string by
+        default; a wire whose messages hold only blocks or parts says so.
+        """
+        return {"role": "user", "content": text}
+
 
 Acc = TypeVar("Acc")
 """A stream reader's own accumulator type (one per wire)."""

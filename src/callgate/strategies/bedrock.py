@@ -378,6 +378,10 @@ class BedrockStrategy(ExtractionStrategy):
         ]
         return [{"role": "user", "content": blocks}]
 
+    def user_text(self, text: str) -> dict[str, Any]:
+        """A user message of one text block: Converse content is a list of blocks."""
+        return {"role": "user", "content": [{"text": text}]}
+
 
 def _text(gate: TurnGate, tool: Mapping[str, Any], field: str) -> str | None:
     """A toolUse id or name: a non-empty string, or None; anything else is refused."""

@@ -482,6 +482,10 @@ class GeminiStrategy(ExtractionStrategy):
             parts.append({"functionResponse": response})
         return [{"role": "user", "parts": parts}]
 
+    def user_text(self, text: str) -> dict[str, Any]:
+        """A ``user`` content of one text part: Gemini's contents hold parts, not content."""
+        return {"role": "user", "parts": [{"text": text}]}
+
 
 def _stream_args(acc: _Accumulator, entry: _Call, call: Mapping[str, Any]) -> None:
     """Apply one streamed ``functionCall`` piece to ``entry``'s args; close it at the end."""
