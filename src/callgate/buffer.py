@@ -270,6 +270,11 @@ def _attributes(value: Any, depth: int = 0) -> Any:
     return value
 
 
+def _no_block(block: TextBlock) -> bool:
+    """The text queue's hook after the end: no block enters the gate any more."""
+    return False
+
+
 @functools.cache
 def _defaults() -> tuple[MessageReader, ...]:
     """The default chain's strategies, made once: a strategy keeps no state of a stream."""
@@ -620,6 +625,17 @@ class LLMStreamBuffer:
             self.changes.n += 1
         self._ended = True
         self._steady = None
+        self._unhook(gate)
+
+    def _unhook(self, gate: TurnGate | None) -> None:
+        """After the end nothing calls back into the buffer: its hooks go.
+
+        The gate and the text queue then hold no reference cycle with the buffer, which is
+        freed as soon as it is dropped instead of when the collector next runs.
+        """
+        if gate is not None:
+            gate.on_stray = gate.on_text_over = None
+        self.text_queue.enter = _no_block
 
     def _settle_text(self, gate: TurnGate | None) -> None:
         """The turn's text is complete: the detector settles it and its calls are decided.
