@@ -21,6 +21,7 @@ are held.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Container, Iterable
 from typing import NamedTuple
@@ -241,6 +242,62 @@ class _ValueEnd:
         return at + 1
 
 
+class _Scanning(NamedTuple):
+    """What a detector scans with, for one choice of formats (built once; read only)."""
+
+    openers: dict[str, list[TextFormat]]
+    at_start: dict[str, list[TextFormat]]
+    held_formats: frozenset[str]
+    open_re: re.Pattern[str]
+    prefixes: frozenset[str]
+    hold: int
+    stops: dict[str, _Stops]
+    reason_re: re.Pattern[str]
+    starters: re.Pattern[str]
+    reason_hold: int
+
+
+@functools.lru_cache(maxsize=256)
+def _scanning(formats: tuple[str, ...] | None) -> _Scanning:
+    """The scanning tables of ``formats`` (None: the defaults), checked and built once.
+
+    A detector per turn would otherwise rebuild them (about 40 us for one format).
+    """
+    chosen = select(formats)
+    openers: dict[str, list[TextFormat]] = {}
+    at_start: dict[str, list[TextFormat]] = {}
+    for fmt in chosen:
+        table = at_start if fmt.at_start else openers
+        for opener in fmt.opens:
+            group = table.setdefault(opener, [])
+            if group and group[0].close != fmt.close:
+                raise ValueError(f"formats sharing {opener!r} must share its close")
+            group.append(fmt)
+    tokens = [*openers, THINK_OPEN]
+    for a in tokens:
+        for b in tokens:
+            if a != b and b.startswith(a):
+                raise ValueError(f"delimiter {a!r} is a prefix of {b!r}")
+    stops: dict[str, _Stops] = {}
+    for opener, group in openers.items():
+        inner = {t for f in group for t in f.inner}
+        breakers = [o for o in openers if (o != opener or not group[0].repeats) and o not in inner]
+        close = [group[0].close] if group[0].close else []
+        stops[opener] = _stops([*close, *breakers])
+    return _Scanning(
+        openers=openers,
+        at_start=at_start,
+        held_formats=frozenset(f.name for f in chosen if f.at_start),
+        open_re=_alternation(tokens),
+        prefixes=frozenset(t[:k] for t in tokens for k in range(1, len(t))),
+        hold=max(len(t) for t in tokens) - 1,
+        stops=stops,
+        reason_re=_alternation([THINK_CLOSE, *openers]),
+        starters=re.compile("[" + re.escape("".join({t[0] for t in tokens})) + "]"),
+        reason_hold=max(len(t) for t in [THINK_CLOSE, *openers]) - 1,
+    )
+
+
 class Detector:
     """Text-embedded call detection over one stream of content deltas."""
 
@@ -255,7 +312,6 @@ class Detector:
         reasoning_calls: bool = False,
         max_block: int = 1 << 20,
     ) -> None:
-        chosen = select(formats)
         self.end_formats = [FORMATS[n] for n in (end_formats or ())]
         for fmt in self.end_formats:
             if fmt.name not in END_FORMATS:
@@ -265,35 +321,17 @@ class Detector:
         self.known_tools = known_tools
         self.reasoning_calls = reasoning_calls
         self.max_block = max_block
-        self._openers: dict[str, list[TextFormat]] = {}
-        self._at_start: dict[str, list[TextFormat]] = {}
-        self._held_formats = frozenset(f.name for f in chosen if f.at_start)
-        for fmt in chosen:
-            table = self._at_start if fmt.at_start else self._openers
-            for opener in fmt.opens:
-                group = table.setdefault(opener, [])
-                if group and group[0].close != fmt.close:
-                    raise ValueError(f"formats sharing {opener!r} must share its close")
-                group.append(fmt)
-        tokens = [*self._openers, THINK_OPEN]
-        for a in tokens:
-            for b in tokens:
-                if a != b and b.startswith(a):
-                    raise ValueError(f"delimiter {a!r} is a prefix of {b!r}")
-        self._open_re = _alternation(tokens)
-        self._prefixes = {t[:k] for t in tokens for k in range(1, len(t))}
-        self._hold = max(len(t) for t in tokens) - 1
-        self._stops: dict[str, _Stops] = {}
-        for opener, group in self._openers.items():
-            inner = {t for f in group for t in f.inner}
-            breakers = [
-                o for o in self._openers if (o != opener or not group[0].repeats) and o not in inner
-            ]
-            close = [group[0].close] if group[0].close else []
-            self._stops[opener] = _stops([*close, *breakers])
-        self._reason_re = _alternation([THINK_CLOSE, *self._openers])
-        self._starters = re.compile("[" + re.escape("".join({t[0] for t in tokens})) + "]")
-        self._reason_hold = max(len(t) for t in [THINK_CLOSE, *self._openers]) - 1
+        scan = _scanning(None if formats is None else tuple(formats))
+        self._openers = scan.openers
+        self._at_start = scan.at_start
+        self._held_formats = scan.held_formats
+        self._open_re = scan.open_re
+        self._prefixes = scan.prefixes
+        self._hold = scan.hold
+        self._stops = scan.stops
+        self._reason_re = scan.reason_re
+        self._starters = scan.starters
+        self._reason_hold = scan.reason_hold
         self.findings: list[Finding] = []
         self.reset()
 
