@@ -626,3 +626,171 @@ def test_a_whole_response_with_reasoning_and_hosted_items_replays_as_it_was() ->
     buffer.end()
     assert buffer.as_dict() == whole
     assert buffer.findings == []
+
+
+# -- each fault an event can carry, at two output indexes: what the user is told -------------
+
+
+def _message(item_id: str) -> Event:
+    return {**message_item(), "id": item_id}
+
+
+def _call(n: int, **fields: Any) -> Event:
+    return {**call_item(f"fc_{n}", f"call_{n}"), **fields}
+
+
+def _without_arguments(n: int) -> Event:
+    return {k: v for k, v in _call(n).items() if k != "arguments"}
+
+
+def _text_at(index: int) -> Event:
+    return {**text_delta("output_text", "hi"), "output_index": index}
+
+
+def _part_at(index: int, **fields: Any) -> Event:
+    return {**part_added({"type": "output_text"}), "output_index": index, **fields}
+
+
+UNFINISHED = [("missing_terminal", "the stream ended before this call's terminal")] * 2
+
+FAULTS: dict[str, tuple[list[Event], list[tuple[str, str]]]] = {
+    "added-twice": (
+        [added(0, _message("m0")), added(1, _message("m1"))] * 2,
+        [("malformed_chunk", f"output item {n} was added twice") for n in (0, 1)],
+    ),
+    "arguments-not-text": (
+        [added(0, _call(0, arguments=5)), added(1, _call(1, arguments=5))],
+        [("malformed_chunk", f"function call {n}'s arguments are not a string") for n in (0, 1)]
+        + UNFINISHED,
+    ),
+    "item-id-taken": (
+        [added(n, _message("m0")) for n in (0, 1, 2)],
+        [
+            ("identity_collision", f"item id 'm0' of output item {n} is already output item 0's")
+            for n in (1, 2)
+        ],
+    ),
+    "custom-tool-call": (
+        [added(n, {"type": "custom_tool_call", "id": f"ct_{n}", "name": f"t{n}"}) for n in (0, 1)],
+        [
+            (
+                "malformed_chunk",
+                f"output item {n} is a custom_tool_call ('t{n}'): its free-text input cannot be "
+                "checked, so callgate does not pass it",
+            )
+            for n in (0, 1)
+        ],
+    ),
+    "delta-not-text": (
+        [added(0, _call(0)), added(1, _call(1))]
+        + [{**delta(n, "", f"fc_{n}"), "delta": 5} for n in (0, 1)],
+        [("malformed_chunk", f"an arguments delta for output item {n} is not text") for n in (0, 1)]
+        + UNFINISHED,
+    ),
+    "done-never-added": (
+        [arguments_done(n, ARGUMENTS, f"fc_{n}") for n in (0, 1)],
+        [("orphan_event", f"arguments done for output item {n}, never added") for n in (0, 1)],
+    ),
+    "done-not-text": (
+        [added(0, _call(0)), added(1, _call(1))]
+        + [{**arguments_done(n, "", f"fc_{n}"), "arguments": 5} for n in (0, 1)],
+        [("malformed_chunk", f"function call {n}'s done arguments are not text") for n in (0, 1)]
+        + UNFINISHED,
+    ),
+    "done-without-arguments": (
+        [added(0, _call(0)), added(1, _call(1)), *(done(n, _without_arguments(n)) for n in (0, 1))],
+        [
+            finding
+            for n in (0, 1)
+            for finding in (
+                ("malformed_chunk", f"function call {n} is done without its arguments"),
+                (
+                    "malformed_json",
+                    "arguments text is empty: expected a JSON value at line 1 column 1 (char 0)",
+                ),
+            )
+        ],
+    ),
+    "changed-type": (
+        [added(0, _message("m0")), added(1, _message("m1")), done(0, _call(0)), done(1, _call(1))],
+        [("malformed_chunk", f"output item {n} changed its type when done") for n in (0, 1)],
+    ),
+    "part-never-added": (
+        [_part_at(0), _part_at(1)],
+        [
+            ("orphan_event", f"response.content_part.added for output item {n}, never added")
+            for n in (0, 1)
+        ],
+    ),
+    "part-without-its-index": (
+        [added(0, _message("m0")), added(1, _message("m1"))]
+        + [_part_at(n, content_index="0") for n in (0, 1)],
+        [
+            (
+                "malformed_chunk",
+                "response.content_part.added needs an integer content_index and a part",
+            )
+        ]
+        * 2,
+    ),
+    "text-never-added": (
+        [_text_at(0), _text_at(1)],
+        [
+            ("orphan_event", f"response.output_text.delta for output item {n}, never added")
+            for n in (0, 1)
+        ],
+    ),
+    "text-for-a-call": (
+        [added(0, _call(0)), added(1, _call(1)), _text_at(0), _text_at(1)],
+        [
+            (
+                "malformed_chunk",
+                f"response.output_text.delta for output item {n} needs a text part and text",
+            )
+            for n in (0, 1)
+        ]
+        + UNFINISHED,
+    ),
+    "no-response-object": (
+        [{"type": "response.in_progress"}],
+        [("malformed_chunk", "response.in_progress carries no response object")],
+    ),
+    "response-id-changed": (
+        [{"type": "response.in_progress", "response": {"id": "resp_2"}}],
+        [("identity_collision", "the response id changed from 'resp_1' to 'resp_2'")],
+    ),
+    "no-type": (
+        [{"delta": "x"}],
+        [("malformed_chunk", "an event without a type: {'delta': 'x'}")],
+    ),
+    "custom-input-never-added": (
+        [{"type": "response.custom_tool_call_input.delta", "output_index": 3, "delta": "x"}],
+        [("orphan_event", "custom tool input for output item 3, never added")],
+    ),
+    "failed-with-a-text-error": (
+        [{"type": "response.failed", "response": {"error": "boom"}}],
+        [("provider_error", "the response failed: 'boom'")],
+    ),
+    "incomplete-without-a-reason": (
+        [
+            added(0, _call(0)),
+            delta(0, ARGUMENTS, "fc_0"),
+            done(0, _call(0, arguments=ARGUMENTS)),
+            {"type": "response.incomplete", "response": {"id": "resp_1"}},
+        ],
+        [
+            (
+                "wrong_terminal_reason",
+                "the turn ended with reason 'incomplete', not a tool-call reason",
+            )
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_each_fault_fails_the_turn_and_is_told_once_per_output_index(fault: str) -> None:
+    events, told = FAULTS[fault]
+    buffer = fed([created(), *events])
+    assert buffer.verdict == "fail"
+    assert [(f.code, f.message) for f in buffer.findings] == told

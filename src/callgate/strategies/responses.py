@@ -310,7 +310,9 @@ class ResponsesStrategy(ExtractionStrategy):
                 return
         delta = chunk.get("delta")
         if not isinstance(delta, str):
-            acc.refuse("malformed_chunk", f"an arguments delta for output item {key} is not text")
+            acc.refuse(
+                "malformed_chunk", f"an arguments delta for output item {key} is not text", key
+            )
             return
         acc.gate.fragment(key, delta)
 
