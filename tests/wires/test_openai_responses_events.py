@@ -794,3 +794,140 @@ def test_each_fault_fails_the_turn_and_is_told_once_per_output_index(fault: str)
     buffer = fed([created(), *events])
     assert buffer.verdict == "fail"
     assert [(f.code, f.message) for f in buffer.findings] == told
+
+
+# -- the next request's input items ---------------------------------------------------------
+
+
+def history_of(events: list[Event]) -> list[Event]:
+    """The input items a turn of ``events`` gives the next request, run by a weather driver."""
+    from callgate import run_turn
+
+    driver = Driver([Tool("get_weather", WEATHER, lambda city: f"sun in {city}")])
+    return list(run_turn(events, driver, driver.new_stream_buffer()).history)
+
+
+def one_call_of(arguments: str, **fields: Any) -> list[Event]:
+    item = {**call_item(), "status": "completed", "arguments": arguments, **fields}
+    opened = {**call_item(), **fields}
+    return [created(), added(0, opened), delta(0, arguments), done(0, item), completed([item])]
+
+
+def test_a_turns_history_is_its_output_items_then_an_output_per_call() -> None:
+    finished = {**call_item(), "status": "completed", "arguments": ARGUMENTS}
+    events = [
+        created(),
+        added(0, message_item()),
+        text_delta("output_text", "Hi"),
+        added(1, call_item()),
+        delta(1, ARGUMENTS),
+        done(1, finished),
+        completed([finished]),
+    ]
+    assert history_of(events) == [
+        {**message_item(), "content": [{"type": "output_text", "annotations": [], "text": "Hi"}]},
+        finished,
+        {"type": "function_call_output", "call_id": "call_1", "output": "sun in Paris"},
+    ]
+
+
+def test_a_call_whose_arguments_do_not_parse_goes_back_with_an_empty_object() -> None:
+    [item, output] = history_of(one_call_of('{"city": '))
+    assert (item["call_id"], item["name"], item["arguments"]) == ("call_1", "get_weather", "{}")
+    assert output["call_id"] == "call_1" and "(malformed_json)" in output["output"]
+    [item, _] = history_of(one_call_of('{"city": 5}'))
+    assert item["arguments"] == '{"city": 5}', "arguments that parse go back as they came"
+
+
+def test_a_call_without_a_call_id_goes_back_under_a_stand_in_in_item_and_output() -> None:
+    [item, output] = history_of(one_call_of(ARGUMENTS, call_id=""))
+    assert item["call_id"] == output["call_id"] == "callgate_0"
+    assert item["name"] == "get_weather"
+
+
+# -- reading a whole Response ----------------------------------------------------------------
+
+
+WHOLE: dict[str, Any] = {
+    "id": "resp_9",
+    "object": "response",
+    "status": "completed",
+    "output": [
+        {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "get_weather"}
+        | {"arguments": '{"city":"Oslo"}'},
+        {"id": "msg_1", "type": "message", "role": "assistant"}
+        | {
+            "content": [{"type": "output_text", "text": "Hi"}, {"type": "refusal", "refusal": "no"}]
+        },
+        {"id": "fc_2", "type": "function_call", "call_id": "call_2", "name": "get_weather"}
+        | {"arguments": {"city": "x"}},
+    ],
+}
+
+
+def test_a_whole_response_replays_as_its_events_in_order() -> None:
+    call, text, odd = WHOLE["output"]
+    envelope = {"id": "resp_9", "object": "response", "status": "completed", "output": []}
+    assert ResponsesStrategy().replay(WHOLE) == [
+        {"type": "response.created", "response": envelope},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**call, "arguments": ""},
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "output_index": 0,
+            "item_id": "fc_1",
+            "delta": '{"city":"Oslo"}',
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": call},
+        {"type": "response.output_item.added", "output_index": 1, "item": {**text, "content": []}},
+        {
+            "type": "response.output_text.delta",
+            "output_index": 1,
+            "item_id": "msg_1",
+            "content_index": 0,
+            "delta": "Hi",
+        },
+        {"type": "response.output_item.done", "output_index": 1, "item": text},
+        {"type": "response.output_item.added", "output_index": 2, "item": odd},
+        {"type": "response.output_item.done", "output_index": 2, "item": odd},
+        {"type": "response.completed", "response": WHOLE},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "ending"),
+    [
+        ("incomplete", "response.incomplete"),
+        ("failed", "response.failed"),
+        ("completed", "response.completed"),
+        (None, "response.completed"),
+    ],
+)
+def test_a_whole_response_ends_as_its_status_says(status: str | None, ending: str) -> None:
+    assert ResponsesStrategy().replay({**WHOLE, "status": status})[-1]["type"] == ending
+
+
+def test_a_whole_response_is_forming_once_it_holds_a_function_call_named_by_the_last() -> None:
+    strategy = ResponsesStrategy()
+    for message, coming, name in (
+        (WHOLE, True, "get_weather"),
+        ({"output": [{"type": "message"}]}, False, None),
+        ({"output": [{"type": "function_call"}]}, True, None),
+    ):
+        forming = strategy.forming(message)
+        assert (forming.coming, forming.name) == (coming, name)
+
+
+def test_the_responses_wire_lists_a_tool_with_its_function_fields_at_the_top() -> None:
+    driver = Driver([Tool("get_weather", WEATHER, lambda city: city, description="Weather.")])
+    assert driver.tool_specs("openai-responses") == [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "description": "Weather.",
+            "parameters": WEATHER,
+        }
+    ]
