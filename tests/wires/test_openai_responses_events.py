@@ -499,14 +499,28 @@ def test_function_calls_of_a_whole_response_that_cannot_run_say_why() -> None:
     assert [(c.id, c.name, c.arguments, p.code, p.slot) for c, p in unreadable] == [
         ("c2", "get_weather", {}, "malformed_chunk", 2),
         ("c3", "(no name)", {}, "missing_name", 3),
-        ("c4", "get_weather", {}, "non_object_arguments", None),
+        ("c4", "get_weather", {}, "non_object_arguments", 4),
         ("c5", "(no name)", {}, "missing_name", 5),
-        ("c6", "get_weather", {}, "malformed_json", None),
+        ("c6", "get_weather", {}, "malformed_json", 6),
     ]
     assert unreadable[-1][1].message.startswith("arguments text is empty")
     assert all(p.message for _, p in unreadable)
     assert unreadable[0][1].message.startswith("function.arguments is an object, not a JSON string")
     assert unreadable[1][1].message == "the function call has no name"
+
+
+def test_every_finding_on_a_whole_messages_call_names_its_position_on_every_json_wire() -> None:
+    from callgate.strategies import CohereStrategy, OpenAIStrategy
+
+    calls = [
+        {"id": "c0", "type": "function", "function": {"name": "f", "arguments": "[1]"}},
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": '}},
+    ]
+    openai = {"role": "assistant", "content": None, "tool_calls": calls}
+    cohere = {"message": {"role": "assistant", "tool_calls": calls}}
+    for strategy, message in ((OpenAIStrategy(), openai), (CohereStrategy(), cohere)):
+        found = [(p.code, p.slot) for _, p in strategy.unreadable(message)]
+        assert found == [("non_object_arguments", 0), ("malformed_json", 1)], strategy.name
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,7 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
+    at_call,
     entry_forming,
     not_text_arguments,
     text_field,
@@ -605,6 +606,7 @@ def _function_call_items(message: Shape) -> list[tuple[ExtractedCall, Finding | 
         if item.get("type") != "function_call":
             continue
         parsed, problem = parse_arguments(arguments if isinstance(arguments, str) else "")
+        problem = at_call(problem, position)
         if arguments is not None and not isinstance(arguments, str):
             parsed, problem = None, not_text_arguments(arguments, position)
         if not name or not isinstance(name, str):
