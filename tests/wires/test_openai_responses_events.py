@@ -808,6 +808,7 @@ def test_each_fault_fails_the_turn_and_is_told_once_per_output_index(fault: str)
     buffer = fed([created(), *events])
     assert buffer.verdict == "fail"
     assert [(f.code, f.message) for f in buffer.findings] == told
+    assert buffer.text() == "", "a refused event shows no text"
 
 
 # -- the next request's input items ---------------------------------------------------------
@@ -945,3 +946,23 @@ def test_the_responses_wire_lists_a_tool_with_its_function_fields_at_the_top() -
             "parameters": WEATHER,
         }
     ]
+
+
+def test_only_numbered_error_events_and_response_events_are_this_wires() -> None:
+    strategy = ResponsesStrategy()
+    assert strategy.recognizes({"type": "error", "sequence_number": 4, "message": "x"})
+    assert not strategy.recognizes({"type": "error", "error": {"type": "overloaded_error"}})
+    assert not strategy.recognizes({"type": "message_start", "sequence_number": 1})
+
+
+def test_a_stream_without_its_created_event_still_assembles_a_response() -> None:
+    finished = {**call_item(), "status": "completed", "arguments": ARGUMENTS}
+    buffer = fed([added(0, call_item()), delta(0, ARGUMENTS), done(0, finished)])
+    message = buffer.as_dict()
+    assert (message["object"], message["output"]) == ("response", [finished])
+
+
+def test_an_output_index_that_is_a_list_is_refused_once_not_a_crash() -> None:
+    bad = {"type": "response.output_item.added", "output_index": [0], "item": "x"}
+    buffer = fed([created(), bad, bad])
+    assert [f.code for f in buffer.findings] == ["malformed_chunk"]
