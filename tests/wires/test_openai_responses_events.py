@@ -966,3 +966,33 @@ def test_an_output_index_that_is_a_list_is_refused_once_not_a_crash() -> None:
     bad = {"type": "response.output_item.added", "output_index": [0], "item": "x"}
     buffer = fed([created(), bad, bad])
     assert [f.code for f in buffer.findings] == ["malformed_chunk"]
+
+
+@pytest.mark.parametrize(
+    ("listed", "told"),
+    [
+        ({"call_id": "call_other"}, "slot 0 has id 'call_1', then 'call_other'"),
+        ({"name": "get_time"}, "slot 0 has name 'get_weather', then 'get_time'"),
+    ],
+    ids=["call-id", "name"],
+)
+def test_a_completed_response_that_changes_a_streamed_calls_identity_says_which(
+    listed: Event, told: str
+) -> None:
+    buffer = streamed_then_completed([{**FINISHED, **listed}])
+    assert [(f.code, f.message, f.slot) for f in buffer.findings] == [
+        ("identity_collision", told, 0)
+    ]
+
+
+def test_a_completed_response_is_checked_past_its_message_items() -> None:
+    stranger = {**FINISHED, "id": "fc_9", "call_id": "call_9"}
+    buffer = streamed_then_completed([message_item(), stranger])
+    assert [f.message for f in buffer.findings] == [
+        "the completed response lists function call 'call_9' ('get_weather') that never streamed"
+    ]
+
+
+def test_a_completed_listing_whose_item_id_is_not_text_is_matched_by_its_call_id() -> None:
+    buffer = streamed_then_completed([{**FINISHED, "id": [1]}])
+    assert (buffer.verdict, buffer.findings) == ("pass", [])
