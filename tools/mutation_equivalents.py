@@ -294,7 +294,7 @@ EQUIVALENT: dict[str, str] = {
     },
     "callgate.driver.decision.x__first_error__mutmut_3": _BLOCKED_HAS_ERROR,
     f"{_DEC}_observe__mutmut_3": _TRUTH,
-    **{f"{_DEC}_observe__mutmut_{n}": _SETTLED_ALIKE for n in (18, 19, 20, 21, 23, 24, 34, 35, 43)},
+    **{f"{_DEC}_observe__mutmut_{n}": _SETTLED_ALIKE for n in (18, 19, 20, 23, 24, 34, 35)},
     f"{_DEC}finish__mutmut_37": (
         "a step with results observed 'owned' and ends executed or failed, never a "
         "self-loop, so quiet only when answering is quiet never"
@@ -323,7 +323,7 @@ EQUIVALENT: dict[str, str] = {
     f"{_L}x_call_key__mutmut_4": _TRUTH,
     f"{_L}x_call_key__mutmut_21": _TRUTH,
     **{f"{_L}x_call_key__mutmut_{n}": _KEY_SPELLING for n in (8, 11, 24, 26)},
-    **{f"{_L}x_call_key__mutmut_{n}": _KEY_JSON for n in (9, 22, 25)},
+    **{f"{_L}x_call_key__mutmut_{n}": _KEY_JSON for n in (22, 25)},
     **{
         f"{_Q}{function}__mutmut_{n}": _SQL_CASE
         for function, numbers in (

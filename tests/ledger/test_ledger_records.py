@@ -539,7 +539,7 @@ class _TakenBackBeforeRead:
         self.db, self.other, self.armed = db, sqlite3.connect(path, isolation_level=None), True
 
     def execute(self, sql: str, parameters: Any = ()) -> sqlite3.Cursor:
-        if self.armed and sql.startswith("SELECT"):
+        if self.armed and sql.lstrip().upper().startswith("SELECT"):
             self.armed = False
             self.other.execute("DELETE FROM callgate_ledger")
         return self.db.execute(sql, parameters)
