@@ -16,6 +16,7 @@ import pytest
 
 from callgate import Driver, LLMStreamBuffer, Orchestrator, Tool
 from callgate.driver.responses import DriverResponse
+from callgate.gate.limits import Limits
 from callgate.strategies.text.formats import DEFAULT_FORMATS
 from callgate.testing.builders import openai_chunks, split
 from callgate.testing.wires import Chunk, WireCall
@@ -233,6 +234,7 @@ def test_a_text_call_beside_native_calls_is_answered_not_run() -> None:
     [aside] = [r for r in results if r.call.id != "call_1"]
     assert aside.call.arguments == {"city": "Oslo"}
     assert aside.call.slot == "text-0.0"
+    assert aside.call.name == "get_weather"
     assert aside.refused and "not run" in aside.content
 
 
@@ -277,3 +279,104 @@ def test_each_text_call_set_aside_is_told_its_own_reason() -> None:
     for result in aside:
         assert f"text call {result.call.slot} (get_weather) sits beside native" in result.content
         assert "(text_call_set_aside)" in result.content
+
+
+def test_another_drivers_text_call_stops_holding_this_driver_once_its_name_is_read() -> None:
+    runs = Runs()
+    weather = weather_driver(runs, "call")
+    clock = Driver([runs.tool("get_time", TIME)], policy="call", text_formats=DEFAULT_FORMATS)
+    text = "Now: " + tag("get_time", {"tz": "UTC"}) + " then the rest of it."
+    chunks = text_chunks(text, 4)
+    steps, _ = play(chunks, [weather, clock])
+    received = ""
+    named = None
+    for n, chunk in enumerate(chunks):
+        received += chunk["choices"][0]["delta"].get("content") or ""
+        if named is None and '"get_time",' in received:
+            named = n
+    assert named is not None
+    seen = statuses(steps, 0)
+    assert "call_pending" in seen[:named], "held while the block's tool was not known"
+    assert set(seen[named:]) == {None}, "the name is another driver's: nothing more is held"
+    assert runs.runs == [("get_time", {"tz": "UTC"})]
+
+
+def test_a_native_call_whose_name_comes_after_its_id_holds_the_display_until_then() -> None:
+    runs = Runs()
+    driver = weather_driver(runs)
+    buffer = driver.new_stream_buffer()
+    opening = {"index": 0, "id": "call_1", "type": "function", "function": {"arguments": ""}}
+    naming = {"index": 0, "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+    chunks: list[Chunk] = [
+        {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [opening]}}]},
+        {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [naming]}}]},
+        {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    seen = []
+    for chunk in chunks:
+        buffer.add(chunk)
+        seen.append(driver.process_llm_response(buffer).status)
+    assert seen == ["call_pending", "call_pending", "call_executed"]
+    assert runs.runs == [("get_weather", {"city": "Oslo"})]
+
+
+def test_each_blocked_native_call_is_answered_with_its_own_error() -> None:
+    runs = Runs()
+    driver = Driver(
+        [runs.tool("get_weather", WEATHER), runs.tool("get_time", TIME)],
+        text_formats=DEFAULT_FORMATS,
+    )
+    calls = [
+        WireCall("call_1", "get_weather", ('{"city": 5}',)),
+        WireCall("call_2", "get_time", ('{"tz": 5}',)),
+    ]
+    steps, _ = play(openai_chunks(calls, [0, 1, 0, 1]), [driver])
+    results = {r.call.id: r for step in steps for r in step[0].results}
+    assert runs.runs == []
+    assert "at $.city" in results["call_1"].content and "$.tz" not in results["call_1"].content
+    assert "at $.tz" in results["call_2"].content and "$.city" not in results["call_2"].content
+
+
+def test_a_buffer_made_without_the_drivers_tools_still_has_its_calls_checked() -> None:
+    runs = Runs()
+    driver = weather_driver(runs)
+    buffer = LLMStreamBuffer(text_formats=DEFAULT_FORMATS)
+    calls = [WireCall("call_1", "get_weather", ('{"town": "Oslo"}',))]
+    answered = []
+    for chunk in openai_chunks(calls, [0, 0]):
+        buffer.add(chunk)
+        answered += driver.process_llm_response(buffer).results
+    assert runs.runs == []
+    [result] = answered
+    assert result.refused and "fail the schema" in result.content and "city" in result.content
+
+
+def test_a_text_call_set_aside_is_told_so_even_when_its_arguments_are_also_wrong() -> None:
+    runs = Runs()
+    calls = [WireCall("call_1", "get_weather", ('{"city": "Paris"}',))]
+    text = "A " + tag("get_weather", {"town": "Oslo"}) + " B"
+    steps, _ = play(openai_chunks(calls, [0, 0], text=split(text, [7])), [weather_driver(runs)])
+    [aside] = [r for step in steps for r in step[0].results if r.call.id != "call_1"]
+    assert "sits beside native tool calls" in aside.content
+    assert "(text_call_set_aside)" in aside.content and "schema" not in aside.content
+
+
+def test_a_text_call_whose_set_aside_warning_the_findings_limit_dropped_is_still_told() -> None:
+    runs = Runs()
+    driver = Driver(
+        [runs.tool("get_weather", WEATHER)],
+        text_formats=DEFAULT_FORMATS,
+        limits=Limits(max_findings=1),
+    )
+    calls = [WireCall("call_1", "get_weather", ('{"city": "Paris"}',))]
+    text = (
+        "A " + tag("get_weather", {"city": "Oslo"}) + " B " + tag("get_weather", {"city": "Lima"})
+    )
+    steps, _ = play(openai_chunks(calls, [0, 0], text=split(text, [7])), [driver])
+    assert runs.runs == []
+    answers = {r.call.slot: r for step in steps for r in step[0].results}
+    assert "sits beside native tool calls" in answers["text-0.0"].content
+    assert answers["text-1.0"].content == (
+        "The call to get_weather was not run: text call text-1.0 was not run "
+        "(text_call_set_aside). Make every call of a turn a native tool call."
+    )

@@ -8,8 +8,13 @@ what the ledger says about a call and what a second ledger on the same store say
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
+import re
+import socket
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +24,8 @@ from callgate import Driver, Ledger, Tool, run_turn
 from callgate.ledger import LedgerUnavailable, MemoryStore, Record, call_key, stream_identity
 from callgate.ledger.sqlite import SQLiteStore
 from callgate.strategies.base import ExtractedCall, ToolResult
+from callgate.testing.builders import anthropic_events
+from callgate.testing.wires import WireCall
 from ledger_turns import one_call
 from redis_server import need_client, redis_url  # noqa: F401 (a fixture)
 
@@ -185,9 +192,10 @@ def test_an_answer_the_store_cannot_write_is_kept_here_and_logged(
         ledger.forget(CALL)
     answer = ledger.get(CALL)
     assert answer is not None and answer.content == "21 C"
-    messages = [r.getMessage() for r in caplog.records]
-    assert any("could not record an answer" in m for m in messages)
-    assert any("could not take back the start of get_weather" in m for m in messages)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"the ledger could not record an answer (call key {ledger.key(CALL)})",
+        "the ledger could not take back the start of get_weather",
+    ]
 
 
 @pytest.mark.parametrize("loop", ["sync", "async"])
@@ -260,7 +268,11 @@ def test_an_id_less_call_is_new_in_each_finished_turn_and_the_same_in_a_retried_
 @pytest.mark.parametrize(
     ("options", "says"),
     [
-        ({"store": MemoryStore()}, "needs conversation="),
+        (
+            {"store": MemoryStore()},
+            "^a ledger on a store of its own needs conversation=: the id of the conversation, "
+            "the same on every worker and after a restart$",
+        ),
         ({"conversation": ""}, "conversation must be a non-empty string"),
         ({"conversation": 5}, "conversation must be a non-empty string"),
         ({"expiry": 0}, "expiry must be a number of seconds > 0"),
@@ -279,6 +291,13 @@ def test_a_ledger_of_its_own_has_a_conversation_an_owner_and_the_default_expiry(
     assert one.conversation != two.conversation and one.owner != two.owner
     assert one.expiry == 300.0 and isinstance(one.expiry, float)
     assert Ledger(expiry=2).expiry == 2.0
+    assert Ledger(expiry=0.5).expiry == 0.5, "any positive number of seconds is an expiry"
+
+
+def test_a_ledgers_own_owner_names_its_host_its_process_and_the_ledger() -> None:
+    host, pid = re.escape(socket.gethostname()), os.getpid()
+    assert re.fullmatch(rf"{host}:{pid}:[0-9a-f]{{8}}", Ledger().owner)
+    assert Ledger(owner="worker-7").owner == "worker-7"
 
 
 # -- records and the SQLite file ----------------------------------------------------------------
@@ -365,10 +384,11 @@ def test_a_lost_call_and_an_interrupted_one_are_told_so_in_full() -> None:
     )
 
 
-def test_an_async_start_answers_from_this_ledger_when_its_store_lost_the_answer() -> None:
+@pytest.mark.parametrize("loop", ["sync", "async"])
+def test_a_start_answers_from_this_ledger_when_its_store_lost_the_answer(loop: str) -> None:
     ledger = ledger_on(Failing(OSError("disk full")))
     ledger.record(ToolResult(CALL, "21 C"))
-    answer = asyncio.run(ledger.astart(CALL))
+    answer = ledger.start(CALL) if loop == "sync" else asyncio.run(ledger.astart(CALL))
     assert answer is not None and (answer.content, answer.replayed) == ("21 C", True)
 
 
@@ -401,8 +421,140 @@ def test_an_async_answer_the_store_cannot_write_is_logged(
     ledger = ledger_on(Failing(OSError("disk full")))
     with caplog.at_level(logging.ERROR, logger="callgate"):
         asyncio.run(ledger.arecord(ToolResult(CALL, "21 C")))
-    assert [r.getMessage().split(" (call key ")[0] for r in caplog.records] == [
-        "the ledger could not record an answer"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"the ledger could not record an answer (call key {ledger.key(CALL)})"
     ]
     answer = ledger.get(CALL)
     assert answer is not None and answer.content == "21 C"
+
+
+def test_an_async_start_holds_the_call_as_running_here() -> None:
+    ledger = ledger_on(MemoryStore())
+    assert asyncio.run(ledger.astart(CALL)) is None
+    running = ledger.get(CALL)
+    assert running is not None and "is still running" in running.content
+    again = asyncio.run(ledger.astart(CALL))
+    assert again is not None and "is still running" in again.content
+
+
+def test_a_call_answered_without_a_start_here_is_held_by_its_id() -> None:
+    ledger = ledger_on(MemoryStore())
+    answered = ExtractedCall("call_7", "get_weather", {"city": "Oslo"}, 0)
+    ledger.record(ToolResult(answered, "12 C"))
+    assert "call_7" in ledger and len(ledger) == 1
+
+
+def test_id_less_calls_of_two_streams_are_two_calls_from_the_first_turn() -> None:
+    store = MemoryStore()
+    bare = ExtractedCall(None, "get_weather", {"city": "Lima"}, 0)
+    one, two = ledger_on(store, owner="w1"), ledger_on(store, owner="w2")
+    one.identify({"id": "chatcmpl-a"})
+    two.identify({"id": "chatcmpl-b"})
+    assert one.stream == "id=chatcmpl-a" and two.stream == "id=chatcmpl-b"
+    assert one.start(bare) is None
+    assert two.start(bare) is None, "another stream's call at the same place is another call"
+
+
+def test_a_done_record_says_who_answered_it(tmp_path: Path) -> None:
+    path = tmp_path / "calls.db"
+    ledger = Ledger.sqlite(path, conversation="chat-1")
+    ledger.owner = "w9"
+    ledger.start(CALL)
+    ledger.record(ToolResult(CALL, "21 C"))
+    [(text,)] = sqlite3.connect(path).execute("SELECT record FROM callgate_ledger").fetchall()
+    assert (Record.loads(text).state, Record.loads(text).owner) == ("done", "w9")
+
+
+def test_a_sqlite_ledger_passes_its_store_options_on(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="synchronous must be 'FULL' or 'NORMAL', not 'OFF'"):
+        Ledger.sqlite(tmp_path / "x.db", conversation="c", synchronous="OFF")
+
+
+def test_a_store_that_cannot_record_a_start_runs_nothing_and_says_the_call_can_be_sent_again() -> (
+    None
+):
+    runs: list[str] = []
+
+    def get_weather(city: str) -> str:
+        runs.append(city)
+        return "21 C"
+
+    driver = Driver([Tool("get_weather", {"type": "object"}, get_weather)])
+    buffer = driver.new_stream_buffer(ledger=ledger_on(Failing(OSError("disk full"))))
+    (result,) = run_turn(one_call("call_1", {"city": "Lima"}), driver, buffer).results
+    assert runs == []
+    assert (result.is_error, result.refused) == (True, True)
+    assert result.content == (
+        "The call to get_weather was not run: the ledger could not record it (OSError: disk "
+        "full). Nothing ran; the call can be sent again."
+    )
+
+
+def test_arguments_json_cannot_write_are_keyed_by_their_repr() -> None:
+    raw = ExtractedCall("c", "t", {"data": b"\x00\x01"}, 0)
+    assert call_key(raw, "#1") == call_key(ExtractedCall("c", "t", {"data": b"\x00\x01"}, 4), "#2")
+    assert call_key(raw, "#1") != call_key(ExtractedCall("c", "t", {"data": "\x00\x01"}, 0), "#1")
+    ledger = ledger_on(MemoryStore())
+    assert ledger.start(raw) is None and "c" in ledger
+
+
+def test_an_anthropic_id_a_later_turn_repeats_goes_back_under_a_stand_in() -> None:
+    def weather(call_id: str, city: str) -> WireCall:
+        return WireCall(call_id, "get_weather", (json.dumps({"city": city}),))
+
+    driver = Driver([Tool("get_weather", {"type": "object"}, lambda city: f"sun in {city}")])
+    buffer = driver.new_stream_buffer()
+    ids = []
+    for city in ("Paris", "Rome"):
+        chunks = anthropic_events([weather("toolu_1", city)], [0, 0, 0])
+        ids.append(run_turn(chunks, driver, buffer).results[0].call.id)
+    assert ids == ["toolu_1", "callgate_0"]
+
+
+# -- a SQLite file another connection holds -----------------------------------------------------
+
+
+def test_a_sqlite_file_locked_past_the_timeout_fails_the_start_closed(tmp_path: Path) -> None:
+    path = tmp_path / "calls.db"
+    store = SQLiteStore(path, timeout=0.1)
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(1.5, holder.rollback)
+    release.start()
+    try:
+        with pytest.raises(
+            LedgerUnavailable, match=r"^the ledger file .*calls\.db: database is locked$"
+        ):
+            store.start("c", "k", Record("started", "w1", 1.0))
+    finally:
+        release.join()
+    assert store.start("c", "k", Record("started", "w1", 1.0)) is None, "free again: it starts"
+
+
+class _TakenBackBeforeRead:
+    """A store's connection whose first read finds the record gone: another worker took it
+    back between the insert that found it and the read (a second connection deletes it)."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self.db, self.other, self.armed = db, sqlite3.connect(path, isolation_level=None), True
+
+    def execute(self, sql: str, parameters: Any = ()) -> sqlite3.Cursor:
+        if self.armed and sql.lstrip().upper().startswith("SELECT"):
+            self.armed = False
+            self.other.execute("DELETE FROM callgate_ledger")
+        return self.db.execute(sql, parameters)
+
+
+def test_a_sqlite_start_record_taken_back_before_it_is_read_is_written_afresh(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "calls.db"
+    ledger_on(SQLiteStore(path), owner="w2").start(CALL)
+    store = SQLiteStore(path)
+    store._db = _TakenBackBeforeRead(store._db, path)  # type: ignore[assignment]
+    ledger = ledger_on(store, owner="w1")
+    assert ledger.start(CALL) is None, "the other start was taken back: this one runs"
+    rows = sqlite3.connect(path).execute("SELECT conversation, key, record FROM callgate_ledger")
+    [(conversation, key, text)] = rows.fetchall()
+    assert (conversation, key) == ("chat-1", ledger.key(CALL))
+    assert Record.loads(text) == Record("started", "w1", 1000.0)

@@ -499,14 +499,28 @@ def test_function_calls_of_a_whole_response_that_cannot_run_say_why() -> None:
     assert [(c.id, c.name, c.arguments, p.code, p.slot) for c, p in unreadable] == [
         ("c2", "get_weather", {}, "malformed_chunk", 2),
         ("c3", "(no name)", {}, "missing_name", 3),
-        ("c4", "get_weather", {}, "non_object_arguments", None),
+        ("c4", "get_weather", {}, "non_object_arguments", 4),
         ("c5", "(no name)", {}, "missing_name", 5),
-        ("c6", "get_weather", {}, "malformed_json", None),
+        ("c6", "get_weather", {}, "malformed_json", 6),
     ]
     assert unreadable[-1][1].message.startswith("arguments text is empty")
     assert all(p.message for _, p in unreadable)
     assert unreadable[0][1].message.startswith("function.arguments is an object, not a JSON string")
     assert unreadable[1][1].message == "the function call has no name"
+
+
+def test_every_finding_on_a_whole_messages_call_names_its_position_on_every_json_wire() -> None:
+    from callgate.strategies import CohereStrategy, OpenAIStrategy
+
+    calls = [
+        {"id": "c0", "type": "function", "function": {"name": "f", "arguments": "[1]"}},
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": '}},
+    ]
+    openai = {"role": "assistant", "content": None, "tool_calls": calls}
+    cohere = {"message": {"role": "assistant", "tool_calls": calls}}
+    for strategy, message in ((OpenAIStrategy(), openai), (CohereStrategy(), cohere)):
+        found = [(p.code, p.slot) for _, p in strategy.unreadable(message)]
+        assert found == [("non_object_arguments", 0), ("malformed_json", 1)], strategy.name
 
 
 @pytest.mark.parametrize(
@@ -626,3 +640,359 @@ def test_a_whole_response_with_reasoning_and_hosted_items_replays_as_it_was() ->
     buffer.end()
     assert buffer.as_dict() == whole
     assert buffer.findings == []
+
+
+# -- each fault an event can carry, at two output indexes: what the user is told -------------
+
+
+def _message(item_id: str) -> Event:
+    return {**message_item(), "id": item_id}
+
+
+def _call(n: int, **fields: Any) -> Event:
+    return {**call_item(f"fc_{n}", f"call_{n}"), **fields}
+
+
+def _without_arguments(n: int) -> Event:
+    return {k: v for k, v in _call(n).items() if k != "arguments"}
+
+
+def _text_at(index: int) -> Event:
+    return {**text_delta("output_text", "hi"), "output_index": index}
+
+
+def _part_at(index: int, **fields: Any) -> Event:
+    return {**part_added({"type": "output_text"}), "output_index": index, **fields}
+
+
+UNFINISHED = [("missing_terminal", "the stream ended before this call's terminal")] * 2
+
+FAULTS: dict[str, tuple[list[Event], list[tuple[str, str]]]] = {
+    "added-twice": (
+        [added(0, _message("m0")), added(1, _message("m1"))] * 2,
+        [("malformed_chunk", f"output item {n} was added twice") for n in (0, 1)],
+    ),
+    "arguments-not-text": (
+        [added(0, _call(0, arguments=5)), added(1, _call(1, arguments=5))],
+        [("malformed_chunk", f"function call {n}'s arguments are not a string") for n in (0, 1)]
+        + UNFINISHED,
+    ),
+    "item-id-taken": (
+        [added(n, _message("m0")) for n in (0, 1, 2)],
+        [
+            ("identity_collision", f"item id 'm0' of output item {n} is already output item 0's")
+            for n in (1, 2)
+        ],
+    ),
+    "custom-tool-call": (
+        [added(n, {"type": "custom_tool_call", "id": f"ct_{n}", "name": f"t{n}"}) for n in (0, 1)],
+        [
+            (
+                "malformed_chunk",
+                f"output item {n} is a custom_tool_call ('t{n}'): its free-text input cannot be "
+                "checked, so callgate does not pass it",
+            )
+            for n in (0, 1)
+        ],
+    ),
+    "delta-not-text": (
+        [added(0, _call(0)), added(1, _call(1))]
+        + [{**delta(n, "", f"fc_{n}"), "delta": 5} for n in (0, 1)],
+        [("malformed_chunk", f"an arguments delta for output item {n} is not text") for n in (0, 1)]
+        + UNFINISHED,
+    ),
+    "done-never-added": (
+        [arguments_done(n, ARGUMENTS, f"fc_{n}") for n in (0, 1)],
+        [("orphan_event", f"arguments done for output item {n}, never added") for n in (0, 1)],
+    ),
+    "done-not-text": (
+        [added(0, _call(0)), added(1, _call(1))]
+        + [{**arguments_done(n, "", f"fc_{n}"), "arguments": 5} for n in (0, 1)],
+        [("malformed_chunk", f"function call {n}'s done arguments are not text") for n in (0, 1)]
+        + UNFINISHED,
+    ),
+    "done-without-arguments": (
+        [added(0, _call(0)), added(1, _call(1)), *(done(n, _without_arguments(n)) for n in (0, 1))],
+        [
+            finding
+            for n in (0, 1)
+            for finding in (
+                ("malformed_chunk", f"function call {n} is done without its arguments"),
+                (
+                    "malformed_json",
+                    "arguments text is empty: expected a JSON value at line 1 column 1 (char 0)",
+                ),
+            )
+        ],
+    ),
+    "changed-type": (
+        [added(0, _message("m0")), added(1, _message("m1")), done(0, _call(0)), done(1, _call(1))],
+        [("malformed_chunk", f"output item {n} changed its type when done") for n in (0, 1)],
+    ),
+    "part-never-added": (
+        [_part_at(0), _part_at(1)],
+        [
+            ("orphan_event", f"response.content_part.added for output item {n}, never added")
+            for n in (0, 1)
+        ],
+    ),
+    "part-without-its-index": (
+        [added(0, _message("m0")), added(1, _message("m1"))]
+        + [_part_at(n, content_index="0") for n in (0, 1)],
+        [
+            (
+                "malformed_chunk",
+                "response.content_part.added needs an integer content_index and a part",
+            )
+        ]
+        * 2,
+    ),
+    "text-never-added": (
+        [_text_at(0), _text_at(1)],
+        [
+            ("orphan_event", f"response.output_text.delta for output item {n}, never added")
+            for n in (0, 1)
+        ],
+    ),
+    "text-for-a-call": (
+        [added(0, _call(0)), added(1, _call(1)), _text_at(0), _text_at(1)],
+        [
+            (
+                "malformed_chunk",
+                f"response.output_text.delta for output item {n} needs a text part and text",
+            )
+            for n in (0, 1)
+        ]
+        + UNFINISHED,
+    ),
+    "no-response-object": (
+        [{"type": "response.in_progress"}],
+        [("malformed_chunk", "response.in_progress carries no response object")],
+    ),
+    "response-id-changed": (
+        [{"type": "response.in_progress", "response": {"id": "resp_2"}}],
+        [("identity_collision", "the response id changed from 'resp_1' to 'resp_2'")],
+    ),
+    "no-type": (
+        [{"delta": "x"}],
+        [("malformed_chunk", "an event without a type: {'delta': 'x'}")],
+    ),
+    "custom-input-never-added": (
+        [{"type": "response.custom_tool_call_input.delta", "output_index": 3, "delta": "x"}],
+        [("orphan_event", "custom tool input for output item 3, never added")],
+    ),
+    "failed-with-a-text-error": (
+        [{"type": "response.failed", "response": {"error": "boom"}}],
+        [("provider_error", "the response failed: 'boom'")],
+    ),
+    "incomplete-without-a-reason": (
+        [
+            added(0, _call(0)),
+            delta(0, ARGUMENTS, "fc_0"),
+            done(0, _call(0, arguments=ARGUMENTS)),
+            {"type": "response.incomplete", "response": {"id": "resp_1"}},
+        ],
+        [
+            (
+                "wrong_terminal_reason",
+                "the turn ended with reason 'incomplete', not a tool-call reason",
+            )
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_each_fault_fails_the_turn_and_is_told_once_per_output_index(fault: str) -> None:
+    events, told = FAULTS[fault]
+    buffer = fed([created(), *events])
+    assert buffer.verdict == "fail"
+    assert [(f.code, f.message) for f in buffer.findings] == told
+    assert buffer.text() == "", "a refused event shows no text"
+
+
+# -- the next request's input items ---------------------------------------------------------
+
+
+def history_of(events: list[Event]) -> list[Event]:
+    """The input items a turn of ``events`` gives the next request, run by a weather driver."""
+    from callgate import run_turn
+
+    driver = Driver([Tool("get_weather", WEATHER, lambda city: f"sun in {city}")])
+    return list(run_turn(events, driver, driver.new_stream_buffer()).history)
+
+
+def one_call_of(arguments: str, **fields: Any) -> list[Event]:
+    item = {**call_item(), "status": "completed", "arguments": arguments, **fields}
+    opened = {**call_item(), **fields}
+    return [created(), added(0, opened), delta(0, arguments), done(0, item), completed([item])]
+
+
+def test_a_turns_history_is_its_output_items_then_an_output_per_call() -> None:
+    finished = {**call_item(), "status": "completed", "arguments": ARGUMENTS}
+    events = [
+        created(),
+        added(0, message_item()),
+        text_delta("output_text", "Hi"),
+        added(1, call_item()),
+        delta(1, ARGUMENTS),
+        done(1, finished),
+        completed([finished]),
+    ]
+    assert history_of(events) == [
+        {**message_item(), "content": [{"type": "output_text", "annotations": [], "text": "Hi"}]},
+        finished,
+        {"type": "function_call_output", "call_id": "call_1", "output": "sun in Paris"},
+    ]
+
+
+def test_a_call_whose_arguments_do_not_parse_goes_back_with_an_empty_object() -> None:
+    [item, output] = history_of(one_call_of('{"city": '))
+    assert (item["call_id"], item["name"], item["arguments"]) == ("call_1", "get_weather", "{}")
+    assert output["call_id"] == "call_1" and "(malformed_json)" in output["output"]
+    [item, _] = history_of(one_call_of('{"city": 5}'))
+    assert item["arguments"] == '{"city": 5}', "arguments that parse go back as they came"
+
+
+def test_a_call_without_a_call_id_goes_back_under_a_stand_in_in_item_and_output() -> None:
+    [item, output] = history_of(one_call_of(ARGUMENTS, call_id=""))
+    assert item["call_id"] == output["call_id"] == "callgate_0"
+    assert item["name"] == "get_weather"
+
+
+# -- reading a whole Response ----------------------------------------------------------------
+
+
+WHOLE: dict[str, Any] = {
+    "id": "resp_9",
+    "object": "response",
+    "status": "completed",
+    "output": [
+        {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "get_weather"}
+        | {"arguments": '{"city":"Oslo"}'},
+        {"id": "msg_1", "type": "message", "role": "assistant"}
+        | {
+            "content": [{"type": "output_text", "text": "Hi"}, {"type": "refusal", "refusal": "no"}]
+        },
+        {"id": "fc_2", "type": "function_call", "call_id": "call_2", "name": "get_weather"}
+        | {"arguments": {"city": "x"}},
+    ],
+}
+
+
+def test_a_whole_response_replays_as_its_events_in_order() -> None:
+    call, text, odd = WHOLE["output"]
+    envelope = {"id": "resp_9", "object": "response", "status": "completed", "output": []}
+    assert ResponsesStrategy().replay(WHOLE) == [
+        {"type": "response.created", "response": envelope},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**call, "arguments": ""},
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "output_index": 0,
+            "item_id": "fc_1",
+            "delta": '{"city":"Oslo"}',
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": call},
+        {"type": "response.output_item.added", "output_index": 1, "item": {**text, "content": []}},
+        {
+            "type": "response.output_text.delta",
+            "output_index": 1,
+            "item_id": "msg_1",
+            "content_index": 0,
+            "delta": "Hi",
+        },
+        {"type": "response.output_item.done", "output_index": 1, "item": text},
+        {"type": "response.output_item.added", "output_index": 2, "item": odd},
+        {"type": "response.output_item.done", "output_index": 2, "item": odd},
+        {"type": "response.completed", "response": WHOLE},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "ending"),
+    [
+        ("incomplete", "response.incomplete"),
+        ("failed", "response.failed"),
+        ("completed", "response.completed"),
+        (None, "response.completed"),
+    ],
+)
+def test_a_whole_response_ends_as_its_status_says(status: str | None, ending: str) -> None:
+    assert ResponsesStrategy().replay({**WHOLE, "status": status})[-1]["type"] == ending
+
+
+def test_a_whole_response_is_forming_once_it_holds_a_function_call_named_by_the_last() -> None:
+    strategy = ResponsesStrategy()
+    for message, coming, name in (
+        (WHOLE, True, "get_weather"),
+        ({"output": [{"type": "message"}]}, False, None),
+        ({"output": [{"type": "function_call"}]}, True, None),
+    ):
+        forming = strategy.forming(message)
+        assert (forming.coming, forming.name) == (coming, name)
+
+
+def test_the_responses_wire_lists_a_tool_with_its_function_fields_at_the_top() -> None:
+    driver = Driver([Tool("get_weather", WEATHER, lambda city: city, description="Weather.")])
+    assert driver.tool_specs("openai-responses") == [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "description": "Weather.",
+            "parameters": WEATHER,
+        }
+    ]
+
+
+def test_only_numbered_error_events_and_response_events_are_this_wires() -> None:
+    strategy = ResponsesStrategy()
+    assert strategy.recognizes({"type": "error", "sequence_number": 4, "message": "x"})
+    assert not strategy.recognizes({"type": "error", "error": {"type": "overloaded_error"}})
+    assert not strategy.recognizes({"type": "message_start", "sequence_number": 1})
+
+
+def test_a_stream_without_its_created_event_still_assembles_a_response() -> None:
+    finished = {**call_item(), "status": "completed", "arguments": ARGUMENTS}
+    buffer = fed([added(0, call_item()), delta(0, ARGUMENTS), done(0, finished)])
+    message = buffer.as_dict()
+    assert (message["object"], message["output"]) == ("response", [finished])
+
+
+def test_an_output_index_that_is_a_list_is_refused_once_not_a_crash() -> None:
+    bad = {"type": "response.output_item.added", "output_index": [0], "item": "x"}
+    buffer = fed([created(), bad, bad])
+    assert [f.code for f in buffer.findings] == ["malformed_chunk"]
+
+
+@pytest.mark.parametrize(
+    ("listed", "told"),
+    [
+        ({"call_id": "call_other"}, "slot 0 has id 'call_1', then 'call_other'"),
+        ({"name": "get_time"}, "slot 0 has name 'get_weather', then 'get_time'"),
+    ],
+    ids=["call-id", "name"],
+)
+def test_a_completed_response_that_changes_a_streamed_calls_identity_says_which(
+    listed: Event, told: str
+) -> None:
+    buffer = streamed_then_completed([{**FINISHED, **listed}])
+    assert [(f.code, f.message, f.slot) for f in buffer.findings] == [
+        ("identity_collision", told, 0)
+    ]
+
+
+def test_a_completed_response_is_checked_past_its_message_items() -> None:
+    stranger = {**FINISHED, "id": "fc_9", "call_id": "call_9"}
+    buffer = streamed_then_completed([message_item(), stranger])
+    assert [f.message for f in buffer.findings] == [
+        "the completed response lists function call 'call_9' ('get_weather') that never streamed"
+    ]
+
+
+def test_a_completed_listing_whose_item_id_is_not_text_is_matched_by_its_call_id() -> None:
+    buffer = streamed_then_completed([{**FINISHED, "id": [1]}])
+    assert (buffer.verdict, buffer.findings) == ("pass", [])

@@ -239,6 +239,7 @@ def read_function_calls(
             arguments, problem = None, not_text_arguments(raw, position)
         elif raw or not empty_object:
             arguments, problem = parse_arguments(raw)
+            problem = at_call(problem, position)
         call_id = call.get("id") if isinstance(call, Mapping) else None
         if not name or not isinstance(name, str):
             name, problem = None, finding("missing_name", "the tool call has no name", position)
@@ -248,6 +249,17 @@ def read_function_calls(
             where = problem or finding("malformed_json", "unreadable arguments", position)
             read.append((ExtractedCall(call_id, name or "(no name)", {}, position), where))
     return read
+
+
+def at_call(problem: Finding | None, position: int) -> Finding | None:
+    """A whole message's finding about its call at ``position``, naming that call.
+
+    The argument parser's findings name no call; in a stream the gate gives them the slot,
+    so a whole message's reading names the call's position the same way.
+    """
+    return (
+        evolve(problem, slot=position) if problem is not None and problem.slot is None else problem
+    )
 
 
 def not_text_arguments(value: object, slot: object = None) -> Finding:

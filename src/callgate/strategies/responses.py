@@ -42,6 +42,7 @@ from callgate.strategies.base import (
     HistoryCall,
     Shape,
     ToolResult,
+    at_call,
     entry_forming,
     not_text_arguments,
     text_field,
@@ -310,7 +311,9 @@ class ResponsesStrategy(ExtractionStrategy):
                 return
         delta = chunk.get("delta")
         if not isinstance(delta, str):
-            acc.refuse("malformed_chunk", f"an arguments delta for output item {key} is not text")
+            acc.refuse(
+                "malformed_chunk", f"an arguments delta for output item {key} is not text", key
+            )
             return
         acc.gate.fragment(key, delta)
 
@@ -603,6 +606,7 @@ def _function_call_items(message: Shape) -> list[tuple[ExtractedCall, Finding | 
         if item.get("type") != "function_call":
             continue
         parsed, problem = parse_arguments(arguments if isinstance(arguments, str) else "")
+        problem = at_call(problem, position)
         if arguments is not None and not isinstance(arguments, str):
             parsed, problem = None, not_text_arguments(arguments, position)
         if not name or not isinstance(name, str):
