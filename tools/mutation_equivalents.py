@@ -277,9 +277,7 @@ EQUIVALENT: dict[str, str] = {
         for n in (8, 9, 10)
     },
     f"{_DEC}__init____mutmut_12": _QUIET_OFF,
-    f"{_DEC}finish__mutmut_33": _QUIET_OFF,
-    f"{_DEC}finish__mutmut_42": _QUIET_OFF,
-    f"{_DEC}finish__mutmut_43": _QUIET_OFF,
+    **{f"{_DEC}finish__mutmut_{n}": _QUIET_OFF for n in (33, 39, 40, 44, 45)},
     **{f"{_DEC}finish__mutmut_{n}": _CAST for n in (21, 25, 26, 27)},
     **{f"{_DEC}_answer__mutmut_{n}": _CAST for n in (16, 86)},
     **{
@@ -295,17 +293,17 @@ EQUIVALENT: dict[str, str] = {
     "callgate.driver.decision.x__first_error__mutmut_3": _BLOCKED_HAS_ERROR,
     f"{_DEC}_observe__mutmut_3": _TRUTH,
     **{f"{_DEC}_observe__mutmut_{n}": _SETTLED_ALIKE for n in (18, 19, 20, 23, 24, 34, 35)},
-    f"{_DEC}finish__mutmut_37": (
+    f"{_DEC}finish__mutmut_36": (
         "a step with results observed 'owned' and ends executed or failed, never a "
         "self-loop, so quiet only when answering is quiet never"
     ),
-    f"{_DEC}finish__mutmut_38": _SETTLED_ALIKE,
-    f"{_DEC}finish__mutmut_39": (
+    f"{_DEC}finish__mutmut_37": _SETTLED_ALIKE,
+    f"{_DEC}finish__mutmut_38": (
         "the only observation that does not self-loop in its target is 'text' out of "
         "holding (to released); repeating it keeps released where a full step flows: "
         "both settled, no status, the same transitions onward"
     ),
-    f"{_DEC}finish__mutmut_47": (
+    f"{_DEC}finish__mutmut_49": (
         "without a stamp no later step matches it, so the quiet-step shortcut is only turned off"
     ),
     "callgate.driver.decision.xǁOwnerǁprepare__mutmut_1": (
