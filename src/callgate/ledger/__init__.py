@@ -188,6 +188,10 @@ class Ledger:
             self._conversation = uuid.uuid4().hex
         return self._conversation
 
+    @conversation.setter
+    def conversation(self, conversation: str) -> None:
+        self._conversation = conversation
+
     @property
     def owner(self) -> str:
         """Who starts calls through this ledger (host, process, ledger): start records say it.
@@ -197,6 +201,10 @@ class Ledger:
         if self._owner is None:
             self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         return self._owner
+
+    @owner.setter
+    def owner(self, owner: str) -> None:
+        self._owner = owner
 
     @classmethod
     def sqlite(cls, path: str | os.PathLike[str], *, conversation: str, **options: Any) -> Ledger:
