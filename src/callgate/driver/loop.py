@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
+    Awaitable,
     Callable,
     Iterable,
     Iterator,
@@ -273,6 +274,15 @@ def _sync_play(
     return _Play(buffer), _asking(chosen, buffer)
 
 
+def _async_play(
+    drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
+) -> tuple[_Play, Callable[[], Awaitable[DriverResponse]]]:
+    """A turn for the async loop, and what asks its drivers for one round (checked first)."""
+    chosen = _drivers(drivers)
+    _within_expiry(chosen, buffer.ledger)
+    return _Play(buffer), partial(_aask, chosen, buffer)
+
+
 def stream_turn(
     chunks: Iterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
 ) -> Iterator[TurnStep]:
@@ -300,15 +310,13 @@ async def astream_turn(
     chunks: AsyncIterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
 ) -> AsyncIterator[TurnStep]:
     """:func:`stream_turn` over an async iterator of chunks."""
-    chosen = _drivers(drivers)
-    _within_expiry(chosen, buffer.ledger)
-    play = _Play(buffer)
+    play, ask = _async_play(drivers, buffer)
     try:
         async for chunk in _aread(chunks, play):
             play.add(chunk)
-            yield play.took(await _aask(chosen, buffer))
+            yield play.took(await ask())
         play.end()
-        yield play.took(await _aask(chosen, buffer))
+        yield play.took(await ask())
     except BaseException:  # cancelled, closed early, or interrupted
         play.interrupted()
         raise
@@ -367,15 +375,13 @@ async def arun_turn(
     chunks: AsyncIterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
 ) -> Turn:
     """:func:`run_turn` over an async iterator of chunks."""
-    chosen = _drivers(drivers)
-    _within_expiry(chosen, buffer.ledger)
-    play = _Play(buffer)
+    play, ask = _async_play(drivers, buffer)
     try:
         async for chunk in _aread(chunks, play):
             play.add(chunk)
-            play.kept(await _aask(chosen, buffer))
+            play.kept(await ask())
         play.end()
-        play.kept(await _aask(chosen, buffer))
+        play.kept(await ask())
     except BaseException:  # cancelled, or interrupted
         play.interrupted()
         raise
