@@ -4,7 +4,8 @@ A proxy or an agent loop plays a turn per request; a buffer that waited for the 
 collector would keep every turn's chunks, gate and text alive until the collector runs.
 The buffer's hooks (the gate's stray and text-limit calls, the text queue's block entry)
 are the only way back to it, and they go at ``end()``. Checked with the collector off,
-on every wire's bundled streams, through the buffer alone and through a driver's loop.
+on every wire's bundled streams and the recorded provider streams, through the buffer alone
+and through a driver's loop.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 
 import callgate
 from callgate import Driver, LLMStreamBuffer, Tool, run_turn
+from callgate.cli.capture import load_capture
 
 EXAMPLES = Path(callgate.__file__).parent / "examples"
 STREAMS = sorted(
@@ -67,6 +69,29 @@ def test_a_played_turn_s_buffer_is_freed_as_soon_as_it_is_dropped(
     buffer = driver.new_stream_buffer()
     turn = run_turn(example.get("chunks", example.get("events")), driver, buffer)
     assert turn.status in ("pass", "not_applicable")
+    gone = weakref.ref(buffer)
+    del buffer
+    assert gone() is None
+
+
+CAPTURES = Path(__file__).resolve().parents[1] / "captures"
+RECORDED = [
+    entry
+    for entry in json.loads((CAPTURES / "manifest.json").read_text(encoding="utf-8"))
+    if "profile" not in entry  # recognised only under a named profile
+]
+
+
+@pytest.mark.parametrize("entry", RECORDED, ids=[e["file"] for e in RECORDED])
+def test_a_recorded_stream_s_buffer_is_freed_as_soon_as_it_is_dropped(
+    entry: dict[str, Any], no_collector: None
+) -> None:
+    """Real provider recordings (tests/captures), played through a driver's loop."""
+    chunks = load_capture((CAPTURES / entry["file"]).read_bytes())
+    names = sorted({call["name"] for call in entry["expect"]["calls"]})
+    driver = Driver([Tool(name, {"type": "object"}, lambda **_: "ok") for name in names])
+    buffer = driver.new_stream_buffer()
+    run_turn(chunks, driver, buffer)
     gone = weakref.ref(buffer)
     del buffer
     assert gone() is None
