@@ -311,13 +311,16 @@ class TurnGate:
     def fragment(self, key: object, text: str) -> None:
         """An argument fragment for a slot; an empty one only opens an unseen slot."""
         slot = self.slots.get(key) if type(key) is int else None
-        if slot is not None and text:
+        if slot is not None and type(text) is str and text:
             size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
             room = slot.room - size
             if room >= 0:  # the plain self-loop within the slot's grant: nothing to record
                 slot.parts.append(text)
                 slot.room = room
                 return
+        if type(text) is not str:  # bytes would pass for text as far as the appends go
+            self.refuse("malformed_chunk", f"slot {key!r}: an arguments fragment is not text", key)
+            return
         if slot is None:
             slot = self._slot(key)
             if slot is None:
