@@ -6,6 +6,7 @@ one generator of streams; what stays here is the tests' model of a call and its 
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,26 @@ def fed(chunks: list[Any], schemas: Mapping[str, Any] | None = None) -> LLMStrea
         buffer.add(chunk)
     buffer.end()
     return buffer
+
+
+def played(strategy: Any, chunks: list[Any], **options: Any) -> dict[str, Any]:
+    """What a buffer on ``strategy`` makes of ``chunks``, to compare two paths by: the
+    findings, the message, the text after each chunk, the turn state, the verdict, the calls."""
+    buffer = LLMStreamBuffer(strategy=strategy, **options)
+    shown = []
+    for chunk in chunks:
+        buffer.add(copy.deepcopy(chunk))
+        shown.append(buffer.text())
+    buffer.end()
+    return {
+        "findings": [(f.code, f.message, f.slot) for f in buffer.findings],
+        "message": buffer.as_dict(),
+        "finished": buffer.is_finished(),
+        "shown": [*shown, buffer.text()],
+        "turn": buffer.turn_state,
+        "verdict": buffer.verdict,
+        "calls": buffer.calls,
+    }
 
 
 def fed_fixture(name: str) -> LLMStreamBuffer:

@@ -100,12 +100,14 @@ class _Strayed(Exception):
 class _Steady:
     """What the common path reads a chunk with, once the stream is resolved."""
 
-    __slots__ = ("gate", "read", "strategy")
+    __slots__ = ("gate", "live", "read", "strategy")
 
     def __init__(self, strategy: ExtractionStrategy, gate: TurnGate, acc: Any) -> None:
         self.strategy = strategy
         self.gate = gate
         self.read = strategy.reader(acc)
+        self.live = True
+        """False once the buffer dropped it: a wire's installed ``add`` then asks the buffer."""
 
 
 class Recording(Protocol):
@@ -349,6 +351,8 @@ class LLMStreamBuffer:
             TextQueue if recorder is None else recorder.text_queue
         )
         self._fixed = strategy
+        self._steady: _Steady | None = None
+        """Set once the stream is resolved and its formats chosen: :meth:`add`'s common path."""
         self.reset()
 
     def reset(self) -> None:
@@ -368,8 +372,7 @@ class LLMStreamBuffer:
         self._done = False
         self._ended = False
         self._unread: list[UnreadableChunk] = []
-        self._steady: _Steady | None = None
-        """Set once the stream is resolved and its formats chosen: :meth:`add`'s common path."""
+        self._unsettle()
         self._checked = False
         """Whether the chunk being read passed the buffer's own checks (see :meth:`_stray`)."""
         self.ledger.next_turn()
@@ -449,21 +452,36 @@ class LLMStreamBuffer:
         that hands the chunks it cannot place to the gate (``reports_stray_chunks``); the
         others get every check on every chunk.
         """
+        self._unsettle()
         strategy, gate = self.strategy, self.gate
-        self._steady = (
-            _Steady(strategy, gate, self._acc)
-            if strategy is not None
-            and gate is not None
-            and not gate.text_over
-            and strategy.reports_stray_chunks
-            and self._chosen
-            and not self._ended
-            else None
-        )
+        if (
+            strategy is None
+            or gate is None
+            or gate.text_over
+            or not strategy.reports_stray_chunks
+            or not self._chosen
+            or self._ended
+        ):
+            return
+        steady = self._steady = _Steady(strategy, gate, self._acc)
+        if type(self).add is LLMStreamBuffer.add and gate.appends_in_place:
+            # (a subclass's own add() stays in charge, and a recording gate sees each append)
+            rest = functools.partial(LLMStreamBuffer.add, self)
+            fast = strategy.fast_add(self._acc, steady, rest)
+            if fast is not None:
+                self.__dict__["add"] = fast
 
     def _unsettle(self) -> None:
-        """The gate's ``on_text_over`` hook: past the text limit every chunk takes _add()."""
-        self._steady = None
+        """Close the common path (the gate's ``on_text_over`` hook too): chunks take _add().
+
+        A wire's ``add`` installed on the instance goes with it; one a caller still holds
+        hands every chunk back to :meth:`add`, which reads it into the current turn.
+        """
+        steady = self._steady
+        if steady is not None:
+            steady.live = False
+            self.__dict__.pop("add", None)
+            self._steady = None
 
     def add(self, chunk: object) -> None:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
@@ -624,7 +642,7 @@ class LLMStreamBuffer:
         if not self._ended:
             self.changes.n += 1
         self._ended = True
-        self._steady = None
+        self._unsettle()
         self._unhook(gate)
 
     def _unhook(self, gate: TurnGate | None) -> None:

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callgate import LLMStreamBuffer
-from callgate.strategies.base import StreamReader
 from callgate.strategies.openai import OpenAIStrategy
 from callgate.testing import streams
+from wire_common import played
 
 ODD = st.sampled_from([None, 0, 1, True, "", "x", [], [1], {}, {"a": 1}, 2.5])
 
@@ -78,21 +78,11 @@ def bent_streams(draw: st.DrawFn) -> list[Any]:
     return chunks
 
 
-def played(strategy: StreamReader[Any], chunks: list[Any]) -> tuple[Any, ...]:
-    buffer = LLMStreamBuffer(strategy=strategy, text_formats=None)  # type: ignore[arg-type]
-    shown = []
-    for chunk in chunks:
-        buffer.add(copy.deepcopy(chunk))
-        shown.append(buffer.text())
-    buffer.end()
-    findings = [(f.code, f.slot, f.message) for f in buffer.findings]
-    return buffer.as_dict(), shown, findings, buffer.turn_state, buffer.verdict
-
-
 @settings(max_examples=200)
 @given(bent_streams())
 def test_the_fast_reader_reads_every_chunk_as_accumulate_does(chunks: list[Any]) -> None:
-    assert played(OpenAIStrategy(), chunks) == played(CheckedOnly(), chunks)
+    options = {"text_formats": None}
+    assert played(OpenAIStrategy(), chunks, **options) == played(CheckedOnly(), chunks, **options)
 
 
 def test_the_fast_reader_takes_the_common_chunks_in_place() -> None:

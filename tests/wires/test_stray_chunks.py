@@ -9,7 +9,6 @@ chunk, and both must give the same findings, message, text and end.
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callgate import LLMStreamBuffer
 from callgate.gate.limits import Limits
 from callgate.strategies import WIRE_STRATEGIES, ExtractionStrategy
+from wire_common import played
 
 EXAMPLES = Path(__file__).parents[2] / "src/callgate/examples"
 WIRES = sorted(name for name, cls in WIRE_STRATEGIES.items() if cls.reports_stray_chunks)
@@ -100,22 +99,6 @@ def checked(wire: str) -> ExtractionStrategy:
         f"Checked{cls.__name__}", (cls,), {"reports_stray_chunks": False}
     )
     return variant()
-
-
-def played(strategy: ExtractionStrategy, chunks: list[Any], **options: Any) -> dict[str, Any]:
-    buffer = LLMStreamBuffer(strategy=strategy, **options)
-    shown = []
-    for chunk in chunks:
-        buffer.add(copy.deepcopy(chunk))
-        shown.append(buffer.text())
-    buffer.end()
-    return {
-        "findings": [(f.code, f.message, f.slot) for f in buffer.findings],
-        "message": buffer.as_dict(),
-        "finished": buffer.is_finished(),
-        "shown": [*shown, buffer.text()],
-        "turn": buffer.turn_state,
-    }
 
 
 @pytest.mark.parametrize("wire", WIRES)

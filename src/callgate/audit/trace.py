@@ -111,6 +111,8 @@ class Recorder:
 class RecordingTurnGate(TurnGate):
     """A :class:`TurnGate` that records every slot and turn transition it takes."""
 
+    appends_in_place = False  # every append is a recorded self-loop: it goes through fragment()
+
     def __init__(self, recorder: Recorder, **options: Any) -> None:
         super().__init__(**options)
         self.recorder = recorder

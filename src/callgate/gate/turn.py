@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.release import POLICIES as _POLICIES
@@ -197,6 +197,11 @@ class Changes:
 
 class TurnGate:
     """Slot machines and the turn machine of one assistant turn, with their findings."""
+
+    appends_in_place: ClassVar[bool] = True
+    """Whether a wire's reader may append an arguments fragment within a slot's grant
+    itself, as :meth:`fragment` does (``Slot.room``); False for a gate that records each
+    append."""
 
     def __init__(
         self,

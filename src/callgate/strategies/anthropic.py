@@ -32,6 +32,7 @@ from callgate.strategies.base import (
     Forming,
     HistoryCall,
     Shape,
+    Steady,
     ToolResult,
     arguments_text,
     entry_forming,
@@ -42,7 +43,7 @@ from callgate.strategies.base import (
 from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
 
 if TYPE_CHECKING:
-    from callgate.gate.turn import TurnGate
+    from callgate.gate.turn import BaseSlot, TurnGate
 
 EVENT_TYPES = frozenset(
     {
@@ -79,7 +80,9 @@ class _Accumulator:
         self.envelope: dict[str, Any] = {"type": "message", "role": "assistant"}
         self.blocks: dict[int, dict[str, Any]] = {}
         self.parts: dict[tuple[int, str], list[str]] = {}
-        self.tools: set[int] = set()
+        self.tools: dict[int, BaseSlot | None] = {}
+        """The tool blocks by index, each with the gate's slot for it (None: the gate made
+        none, as when the slot limit was reached)."""
         self.server: dict[int, list[str]] = {}
         """Server-tool blocks by index, with their input fragments."""
         self.stop_reason: str | None = None
@@ -184,6 +187,40 @@ class AnthropicStrategy(ExtractionStrategy):
 
         return read
 
+    def fast_add(
+        self, acc: _Accumulator, steady: Steady, rest: Callable[[object], None]
+    ) -> Callable[[object], None]:
+        """The buffer's ``add`` for a tool block's ASCII argument delta within its grant.
+
+        Most of a turn with calls is such deltas: each is appended to its slot in place,
+        the way :meth:`TurnGate.fragment <callgate.gate.turn.TurnGate.fragment>` appends
+        within a grant; anything else, and everything once ``steady`` is dropped, is
+        ``rest``'s (the buffer's own path, which reads it with :meth:`reader`).
+        """
+        tools = acc.tools
+
+        def add(chunk: object) -> None:
+            if steady.live and type(chunk) is dict:
+                try:
+                    if chunk["type"] == "content_block_delta":
+                        delta = chunk["delta"]
+                        if delta["type"] == "input_json_delta":
+                            index = chunk["index"]
+                            slot = tools.get(index) if type(index) is int else None
+                            if slot is not None:
+                                text = delta["partial_json"]
+                                if type(text) is str and text.isascii():
+                                    room = slot.room - len(text)
+                                    if room >= 0 and text:
+                                        slot.parts.append(text)
+                                        slot.room = room
+                                        return
+                except (KeyError, TypeError):
+                    pass  # a field missing or of another type: the buffer reads and reports it
+            rest(chunk)
+
+        return add
+
     def _start(self, acc: _Accumulator, chunk: Shape) -> None:
         index = chunk.get("index")
         block = dict(chunk.get("content_block") or {})
@@ -193,9 +230,9 @@ class AnthropicStrategy(ExtractionStrategy):
         if index in acc.tools:
             self._restart(acc, index, block)
         elif block.get("type") == "tool_use" and index not in acc.blocks:
-            acc.tools.add(index)
             acc.blocks[index] = block
             acc.gate.identity(index, block.get("id"), block.get("name"))
+            acc.tools[index] = acc.gate.slots.get(index)
         elif index in acc.blocks:
             acc.gate.refuse("malformed_chunk", f"content block {index} started twice")
         else:

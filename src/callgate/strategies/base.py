@@ -15,7 +15,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from attrs import evolve, field, frozen
 
@@ -424,6 +424,12 @@ class MessageReader(Recognizer):
         return {"role": "user", "content": text}
 
 
+class Steady(Protocol):
+    """Whether a buffer's common path still stands: a :meth:`StreamReader.fast_add` asks."""
+
+    live: bool
+
+
 Acc = TypeVar("Acc")
 """A stream reader's own accumulator type (one per wire)."""
 
@@ -468,6 +474,21 @@ class StreamReader(Recognizer, Generic[Acc]):
         needs at hand and hands any other chunk to :meth:`accumulate`.
         """
         return partial(self.accumulate, acc)
+
+    def fast_add(
+        self, acc: Acc, steady: Steady, rest: Callable[[object], None]
+    ) -> Callable[[object], None] | None:
+        """A whole ``add`` for one turn's commonest chunk, or None (the default): no such path.
+
+        The buffer installs the closure as its own ``add`` once the stream is resolved,
+        saving a call per chunk where a wire's chunks are mostly argument deltas; it asks
+        only when the gate lets readers append in place (``TurnGate.appends_in_place``:
+        not a recording gate) and its own class keeps :meth:`LLMStreamBuffer.add`. The
+        closure takes a chunk in place only while ``steady.live`` holds, and then only
+        within the slot's grant (``Slot.room``, see ``TurnGate.fragment``); every other
+        chunk goes to ``rest``, the buffer's own path.
+        """
+        return None
 
     @abstractmethod
     def is_done(self, chunk: Shape) -> bool:

@@ -1,0 +1,200 @@
+"""The Anthropic buffer's own ``add`` reads every event as the checked path does.
+
+Once an Anthropic stream is resolved, the buffer's ``add`` is the wire's closure
+(``AnthropicStrategy.fast_add``): a tool block's ASCII argument delta within its slot's
+grant is appended in place, anything else goes to the buffer's own path. A strategy with
+neither that closure nor the fast reader is the reference: on clean streams, on streams
+with faults, with events bent out of shape, non-ASCII text and limits small enough to end
+the grants and the text, both must assemble the same message, show the same text, find
+the same things and give the same verdict. And a closure a caller still holds after the
+turn it was made for reads into the buffer's current turn, never into the old one.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import partial
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callgate import BufferUsageError, Limits, LLMStreamBuffer
+from callgate.strategies.anthropic import AnthropicStrategy
+from callgate.testing import streams
+from wire_common import played
+
+ODD = st.sampled_from([None, 0, 1, True, False, -1, "", "x", "é", [], {}, 2.5, b"{}"])
+
+
+class CheckedOnly(AnthropicStrategy):
+    """The strategy without its fast paths: every event goes through ``accumulate``."""
+
+    def reader(self, acc: Any) -> Any:
+        return partial(self.accumulate, acc)
+
+    def fast_add(self, acc: Any, steady: Any, rest: Any) -> None:
+        return None
+
+
+@st.composite
+def bent(draw: st.DrawFn, event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with one field along the fast path replaced, dropped or made non-ASCII."""
+    event = copy.deepcopy(event)
+    places: list[tuple[dict[str, Any], str]] = [(event, "type"), (event, "index")]
+    delta = event.get("delta")
+    if isinstance(delta, dict):
+        places += [(event, "delta"), (delta, "type"), (delta, "partial_json")]
+    where, key = draw(st.sampled_from(places))
+    choice = draw(st.sampled_from(["drop", "odd", "wide"]))
+    if choice == "drop":
+        where.pop(key, None)
+    elif choice == "wide" and isinstance(where.get(key), str):
+        where[key] = where[key] + draw(st.sampled_from(["é", "\u2603", "\U0001f600", "\ud800"]))
+    else:
+        where[key] = draw(ODD)
+    return event
+
+
+def _argument_delta(event: Any) -> bool:
+    delta = event.get("delta") if isinstance(event, dict) else None
+    return isinstance(delta, dict) and delta.get("type") == "input_json_delta"
+
+
+@st.composite
+def events(draw: st.DrawFn) -> list[Any]:
+    """A kit stream of the wire, a few of its events bent (mostly argument deltas)."""
+    example = draw(streams("anthropic", faults=draw(st.booleans())))
+    chunks = [copy.deepcopy(c) for c in example.chunks]
+    if draw(st.booleans()):
+        common = [n for n, c in enumerate(chunks) if _argument_delta(c)] or list(range(len(chunks)))
+        for at in draw(st.lists(st.sampled_from(common), min_size=1, max_size=4)):
+            chunks[at] = draw(bent(chunks[at]))
+    return chunks
+
+
+LIMITS = st.sampled_from(
+    [
+        Limits(),
+        Limits(max_argument_bytes=40),
+        Limits(max_turn_bytes=60, max_slots=2),
+        Limits(max_text_bytes=8),
+        Limits(max_argument_bytes=1, max_turn_bytes=1, max_text_bytes=1),
+    ]
+)
+
+
+@settings(max_examples=300)
+@given(events(), LIMITS)
+def test_the_buffers_add_reads_every_event_as_accumulate_does(
+    chunks: list[Any], limits: Limits
+) -> None:
+    reference = played(CheckedOnly(), chunks, limits=limits)
+    assert played(AnthropicStrategy(), chunks, limits=limits) == reference
+
+
+START = {"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}}
+
+
+def turn(call_id: str, *parts: str) -> list[dict[str, Any]]:
+    """One turn with one call to ``lookup`` whose arguments stream as ``parts``."""
+    block = {"type": "tool_use", "id": call_id, "name": "lookup", "input": {}}
+    return [
+        START,
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        *(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": part},
+            }
+            for part in parts
+        ),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ]
+
+
+def inputs(buffer: LLMStreamBuffer) -> list[Any]:
+    return [(c.id, c.arguments) for c in buffer.calls]
+
+
+def test_once_resolved_the_buffers_add_is_the_wires_and_it_goes_at_the_end() -> None:
+    buffer = LLMStreamBuffer()
+    events = turn("toolu_1", '{"q": ', '"a"}')
+    buffer.add(events[0])
+    assert buffer.add.__qualname__ == "AnthropicStrategy.fast_add.<locals>.add"
+    for event in events[1:]:
+        buffer.add(event)
+    buffer.end()
+    assert buffer.add.__func__ is LLMStreamBuffer.add  # type: ignore[attr-defined]
+    assert inputs(buffer) == [("toolu_1", {"q": "a"})]
+
+
+def test_an_add_held_across_reset_reads_into_the_new_turn() -> None:
+    buffer = LLMStreamBuffer()
+    first = turn("toolu_1", '{"q": ', '"a"}')
+    for event in first[:3]:  # the slot's first fragment opens its grant
+        buffer.add(event)
+    held = buffer.add  # the first turn's closure, its slot still open with room to spare
+    buffer.reset()
+    for event in turn("toolu_2", '{"q": ', '"b"}'):
+        held(event)
+    buffer.end()
+    assert inputs(buffer) == [("toolu_2", {"q": "b"})]
+    assert buffer.verdict == "pass"
+
+
+def test_an_add_held_past_the_end_refuses_as_the_buffer_does() -> None:
+    buffer = LLMStreamBuffer()
+    events = turn("toolu_1", '{"q": "a"}')
+    buffer.add(events[0])
+    held = buffer.add
+    for event in events[1:]:
+        held(event)
+    buffer.end()
+    with pytest.raises(BufferUsageError, match=r"add\(\) after end\(\)"):
+        held(events[2])
+    assert inputs(buffer) == [("toolu_1", {"q": "a"})]  # nothing of it was kept
+
+
+def test_an_add_held_past_the_text_limit_keeps_no_argument_bytes() -> None:
+    events = turn("toolu_1", '{"q": "a"}')
+    text = {"type": "content_block_start", "index": 1, "content_block": {"type": "text"}}
+    over = {
+        "type": "content_block_delta",
+        "index": 1,
+        "delta": {"type": "text_delta", "text": "too long"},
+    }
+    buffer = LLMStreamBuffer(limits=Limits(max_text_bytes=4))
+    buffer.add(events[0])
+    held = buffer.add
+    for event in [events[1], text, over, *events[2:]]:
+        held(event)
+    buffer.end()
+    reference = LLMStreamBuffer(strategy=CheckedOnly(), limits=Limits(max_text_bytes=4))
+    for event in [events[0], events[1], text, over, *events[2:]]:
+        reference.add(event)
+    reference.end()
+    assert buffer.as_dict() == reference.as_dict()
+    assert [f.code for f in buffer.findings] == [f.code for f in reference.findings]
+    assert buffer.verdict == reference.verdict == "fail"
+
+
+def test_a_subclass_that_defines_add_keeps_every_chunk() -> None:
+    seen: list[object] = []
+
+    class Watched(LLMStreamBuffer):
+        def add(self, chunk: object) -> None:
+            seen.append(chunk)
+            super().add(chunk)
+
+    buffer = Watched()
+    events = turn("toolu_1", '{"q": ', '"a"}')
+    for event in events:
+        buffer.add(event)
+    buffer.end()
+    assert seen == events
+    assert inputs(buffer) == [("toolu_1", {"q": "a"})]
