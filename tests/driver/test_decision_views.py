@@ -135,6 +135,32 @@ def test_under_policy_call_each_text_call_runs_in_its_own_step() -> None:
     assert [len(step[0].results) for step in steps if step[0].results] == [1, 1]
 
 
+def test_two_drivers_under_policy_call_run_a_text_call_when_its_block_closes() -> None:
+    """An orchestrator of drivers that all say ``call`` releases under ``call`` too."""
+    runs = Runs()
+    text = "Before. " + tag("get_weather", {"city": "Oslo"}) + " After that, more text here."
+    chunks = text_chunks(text)
+    other = Driver(
+        [runs.tool("get_time", {"type": "object"})], policy="call", text_formats=DEFAULT_FORMATS
+    )
+    steps, _ = play(chunks, [weather_driver(runs, "call"), other])
+    seen = statuses(steps)
+    assert seen.index("call_executed") < len(chunks) - 1, "run at its block's close"
+    assert runs.runs == [("get_weather", {"city": "Oslo"})]
+
+
+def test_an_orchestrator_takes_the_policy_its_drivers_share_or_asks_for_one() -> None:
+    runs = Runs()
+    calls = [weather_driver(runs, "call"), Driver([runs.tool("t", {})], policy="call")]
+    assert Orchestrator(calls).new_stream_buffer().policy == "call"
+    assert Orchestrator([]).new_stream_buffer().policy == "turn"
+    assert Orchestrator(calls, policy="turn").new_stream_buffer().policy == "turn"
+    mixed = [weather_driver(runs, "call"), Driver([runs.tool("t", {})])]
+    with pytest.raises(ValueError, match=r"policies differ \(call, turn\).*policy=\.\.\."):
+        Orchestrator(mixed)
+    assert Orchestrator(mixed, policy="call").policy == "call"
+
+
 def test_under_policy_turn_a_text_call_waits_for_the_end() -> None:
     runs = Runs()
     text = "Before. " + tag("get_weather", {"city": "Oslo"}) + " After that, more text here."

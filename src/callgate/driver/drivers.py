@@ -454,14 +454,16 @@ class Orchestrator(Driver):
     """A driver composed of drivers: each keeps its own tools and decisions.
 
     It owns the union of their tools; its buffer checks calls against the union. Every
-    step runs each driver over the same buffer and merges their responses.
+    step runs each driver over the same buffer and merges their responses. Its buffer's
+    policy is ``policy``, or by default the one its drivers share (``turn`` for none);
+    drivers with different policies need it named, since one buffer releases for all.
     """
 
     def __init__(
         self,
         drivers: Sequence[Driver],
         *,
-        policy: str = "turn",
+        policy: str | None = None,
         strict_finish: bool = False,
         hide_think: bool = False,
         choice: int = 0,
@@ -477,7 +479,7 @@ class Orchestrator(Driver):
         super().__init__(
             tools,
             text_formats=formats,
-            policy=policy,
+            policy=_shared_policy(drivers) if policy is None else policy,
             strict_finish=strict_finish,
             hide_think=hide_think,
             choice=choice,
@@ -504,6 +506,17 @@ class Orchestrator(Driver):
         """Every driver's async response to the same step, merged."""
         responses = [await d.aprocess_llm_response(buffer) for d in self.drivers]
         return self._answered(buffer, merge(responses, buffer.strategy))
+
+
+def _shared_policy(drivers: Sequence[Driver]) -> str:
+    """The policy all of ``drivers`` have (``turn`` for none); ValueError if they differ."""
+    policies = sorted({driver.policy for driver in drivers})
+    if len(policies) > 1:
+        raise ValueError(
+            f"the drivers' policies differ ({', '.join(policies)}) and their one buffer "
+            "releases under one: pass Orchestrator(drivers, policy=...)"
+        )
+    return policies[0] if policies else "turn"
 
 
 def _a_ledger(ledger: object) -> Ledger:
