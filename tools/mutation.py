@@ -88,14 +88,30 @@ MODULES = {
     ),
     "gate": Module(
         "src/callgate/gate/turn.py",
-        (*_NATIVE, "tests/gate/test_turn_gate_rules.py", "tests/gate/test_byte_limit_grants.py"),
+        (
+            *_NATIVE,
+            "tests/gate/test_turn_gate_rules.py",
+            "tests/gate/test_byte_limit_grants.py",
+            "tests/gate/test_fragment_not_text.py",
+        ),
     ),
     "openai": Module(
-        "src/callgate/strategies/openai.py", (*_NATIVE, "tests/wires/test_openai_chat.py")
+        "src/callgate/strategies/openai.py",
+        (
+            *_NATIVE,
+            "tests/wires/test_openai_chat.py",
+            "tests/wires/test_openai_chat_choices.py",
+            "tests/wires/test_openai_chat_stop.py",
+        ),
     ),
     "anthropic": Module(
         "src/callgate/strategies/anthropic.py",
-        (*_NATIVE, "tests/wires/test_anthropic.py", "tests/wires/test_stray_chunks.py"),
+        (
+            *_NATIVE,
+            "tests/wires/test_anthropic.py",
+            "tests/wires/test_stray_chunks.py",
+            "tests/wires/test_anthropic_fast_add.py",
+        ),
     ),
     "detector": Module(
         "src/callgate/strategies/text/detector.py",

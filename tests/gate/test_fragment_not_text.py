@@ -27,9 +27,22 @@ def test_the_gate_refuses_a_fragment_that_is_not_text(value: Any) -> None:
     gate.fragment(0, '"a"}')
     gate.turn_done(True, "tool_calls")
     gate.finish()
-    assert [(f.code, f.slot) for f in gate.findings] == [("malformed_chunk", 0)]
+    assert [(f.code, f.slot, f.message) for f in gate.findings] == [
+        ("malformed_chunk", 0, "slot 0: an arguments fragment is not text")
+    ]
     assert gate.slots[0].raw_arguments == '{"q": "a"}'  # the text fragments are all kept
     assert not gate.executable
+
+
+@pytest.mark.parametrize("value", NOT_TEXT, ids=repr)
+def test_a_first_fragment_that_is_not_text_opens_no_slot(value: Any) -> None:
+    gate = TurnGate()
+    gate.fragment(3, value)
+    assert [(f.code, f.slot, f.message) for f in gate.findings] == [
+        ("malformed_chunk", 3, "slot 3: an arguments fragment is not text")
+    ]
+    assert gate.slots == {}
+    assert gate.turn == "blocked"
 
 
 def anthropic(value: Any) -> list[dict[str, Any]]:
