@@ -13,7 +13,9 @@ turn it was made for reads into the buffer's current turn, never into the old on
 from __future__ import annotations
 
 import copy
+import json
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callgate import BufferUsageError, Limits, LLMStreamBuffer
+from callgate.cli.capture import load_capture
 from callgate.strategies.anthropic import AnthropicStrategy
 from callgate.testing import streams
 from wire_common import played
@@ -199,3 +202,44 @@ def test_a_subclass_that_defines_add_keeps_every_chunk() -> None:
     buffer.end()
     assert seen == events
     assert inputs(buffer) == [("toolu_1", {"q": "a"})]
+
+
+CAPTURES = Path(__file__).resolve().parents[1] / "captures"
+RECORDED = [
+    entry
+    for entry in json.loads((CAPTURES / "manifest.json").read_text(encoding="utf-8"))
+    if entry["wire"] == "anthropic" and "profile" not in entry
+]
+
+
+def recut(events: list[Any], how: str) -> list[Any]:
+    """The recorded events with each argument delta cut into single characters, or each
+    block's argument deltas merged into one (an empty one stays in place)."""
+    out: list[Any] = []
+    merged: dict[Any, dict[str, Any]] = {}
+    for event in events:
+        delta = event.get("delta") if isinstance(event, dict) else None
+        if not (isinstance(delta, dict) and delta.get("type") == "input_json_delta"):
+            out.append(event)
+            continue
+        text = delta.get("partial_json", "")
+        if how == "chars":
+            for char in text or [""]:
+                out.append({**event, "delta": {**delta, "partial_json": char}})
+        elif event.get("index") in merged:
+            merged[event["index"]]["delta"]["partial_json"] += text
+        else:
+            merged[event.get("index")] = whole = copy.deepcopy(event)
+            out.append(whole)
+    return out
+
+
+@pytest.mark.parametrize("how", ["recorded", "chars", "whole"])
+@pytest.mark.parametrize("entry", RECORDED, ids=[e["file"] for e in RECORDED])
+def test_recorded_anthropic_streams_read_the_same_through_the_buffers_add(
+    entry: dict[str, Any], how: str
+) -> None:
+    events = load_capture((CAPTURES / entry["file"]).read_bytes())
+    if how != "recorded":
+        events = recut(events, how)
+    assert played(AnthropicStrategy(), events) == played(CheckedOnly(), events)
