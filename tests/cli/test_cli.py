@@ -291,8 +291,8 @@ EXPECTED = {
     # name: (check's exit, replay's exit, a phrase the output holds)
     "nested_fixture": (2, 2, "nests too deeply to read"),
     "nested_array": (2, 2, "nests too deeply to read"),
-    "lone_surrogates": (1, 0, "f\\udc00"),
-    "bom": (1, 0, "slot 0: f (id call_1)"),
+    "lone_surrogates": (1, 1, "f\\udc00"),
+    "bom": (1, 1, "slot 0: f (id call_1)"),
     "line_separator": (2, 2, "a\u2028b"),
     "profile_list": (2, 2, ""),
 }
@@ -336,12 +336,12 @@ def test_lone_surrogates_print_as_json_escapes(tmp_path: Path) -> None:
     path = tmp_path / "lone.json"
     path.write_bytes(hostile(tmp_path)["lone_surrogates"])
     result = run("replay", str(path), "--json", env={**os.environ, "PYTHONIOENCODING": "utf-8"})
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # the fixture declares no tool "f\udc00"
     report = json.loads(result.stdout)
     assert report["display"] == "hi \ud800"
     assert report["calls"][0]["name"] == "f\udc00"
     page = tmp_path / "lone.html"
-    assert main(["replay", str(path), "--html", str(page)]) == 0
+    assert main(["replay", str(path), "--html", str(page)]) == 1
     assert "f\\udc00" in page.read_text(encoding="utf-8")
 
 
