@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from callgate.cli import progress
-from callgate.cli.commands import EXIT_BROKEN_PIPE, main
+from callgate.cli import commands, progress
+from callgate.cli.commands import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, main
 from callgate.cli.demo import scenarios
 from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
@@ -152,6 +152,17 @@ def test_a_closed_pipe_ends_quietly() -> None:
     err = child.stderr.read().decode()
     assert child.wait(timeout=60) == EXIT_BROKEN_PIPE
     assert err == ""
+
+
+def test_ctrl_c_ends_quietly_with_the_shells_status(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(args: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "_demo", interrupted)
+    assert main(["demo"]) == EXIT_INTERRUPTED == 130
+    assert capsys.readouterr() == ("", "")
 
 
 # -- the page --------------------------------------------------------------------------------

@@ -29,6 +29,9 @@ from callgate.gate.turn import POLICIES
 EXIT_BROKEN_PIPE = 141
 """The exit status when the reader of stdout went away (128 + SIGPIPE, as a shell reports)."""
 
+EXIT_INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT, as a shell reports): quiet, never a traceback."""
+
 
 class UsageError(CallgateError):
     """A request the command line refuses; the message says what to do instead."""
@@ -361,6 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:  # Ctrl-C; the proxy has drained before uvicorn re-raises it
+        return EXIT_INTERRUPTED
     except (OSError, ValueError, DiagramError, RecursionError, UsageError) as exc:
         reason = "input nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         print(f"callgate {args.command}: {' '.join(reason.split())}", file=sys.stderr)
