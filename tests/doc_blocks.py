@@ -1,10 +1,11 @@
-"""The fenced code blocks of a Markdown document: its Python examples and its command lines.
+"""The code of a Markdown document: its Python examples, its command lines, its inline commands.
 
 Every block is fenced with its language (```python, ```sh, ```text, ...); a block is
 known by its document and its first line, so a test can name each one it runs or leaves
 out, and notice a block that appeared or went away. Command lines are read from
 ```sh, ```bash, ```shell and ```console blocks: a ``$ `` prompt is dropped, a trailing
 backslash joins the next line, a ``# comment`` is dropped, and ``a && b`` is two commands.
+The prose's inline ``callgate ...`` spans are read too: synopses, flags and examples.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ DOCUMENTS = ("README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob
 COMMAND_LANGUAGES = frozenset({"sh", "bash", "shell", "console"})
 """The fence languages whose lines are commands."""
 
+_INLINE = re.compile(r"`(callgate(?: [^`]*)?)`")
 _FENCE = re.compile(r"^```(?P<lang>[^\s`]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 
 
@@ -94,6 +96,15 @@ def commands(block: Block) -> list[Command]:
         parts = [part.strip() for part in code.split("&&")]
         found += [Command(block, part, comment) for part in parts if part]
     return found
+
+
+def inline_commands(document: str) -> list[str]:
+    """The ``callgate ...`` spans of ``document``'s prose (outside its fenced blocks).
+
+    A span that wraps onto the next line is one span, its whitespace made single spaces.
+    """
+    prose = _FENCE.sub("", (ROOT / document).read_text(encoding="utf-8"))
+    return [" ".join(match.group(1).split()) for match in _INLINE.finditer(prose)]
 
 
 def every_command() -> list[Command]:

@@ -12,6 +12,7 @@ that is gone from the docs.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -31,6 +32,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from callgate import Driver, LLMStreamBuffer, Tool
+from callgate.cli.commands import build_parser, main
 from callgate.cli.fixtures import examples
 from callgate.strategies.text.detector import Detector
 from callgate.testing import TOOLS
@@ -38,11 +40,13 @@ from callgate.testing.builders import split
 from callgate.testing.wires import WireCall
 from doc_blocks import (
     COMMAND_LANGUAGES,
+    DOCUMENTS,
     ROOT,
     Block,
     Command,
     every_block,
     every_command,
+    inline_commands,
     python_blocks,
 )
 from loopback import recorded_openai
@@ -51,6 +55,7 @@ from test_readme import LOOPS
 
 PYTHON = {block.key: block for block in python_blocks()}
 COMMANDS = {command.key: command for command in every_command()}
+INLINE = sorted({span for document in DOCUMENTS for span in inline_commands(document)})
 FEW = settings(
     settings.default,
     max_examples=10,
@@ -241,8 +246,6 @@ def run_demo(command: Command) -> None:
 
 
 def run_proxy_upstream(command: Command) -> None:
-    from callgate.cli.commands import build_parser
-
     args = build_parser().parse_args(command.argv[1:])
     assert (args.host, args.port) == ("127.0.0.1", 8787)  # what the comment says it listens on
     # on a free port instead of 8787 (the suite runs beside other servers): nothing listens
@@ -433,9 +436,11 @@ def test_a_python_example_runs_and_does_what_its_doc_says(
         check(namespace, out)
 
 
-@pytest.mark.parametrize("key", sorted(RUN))
-def test_a_command_runs_and_does_what_its_doc_says(key: str) -> None:
-    RUN[key](COMMANDS[key])
+@pytest.mark.parametrize("text", sorted({COMMANDS[key].text for key in RUN}))
+def test_a_command_runs_and_does_what_its_doc_says(text: str) -> None:
+    # a command two documents show alike runs once; each document's comment is checked below
+    (run,) = {RUN[key] for key in RUN if COMMANDS[key].text == text}
+    run(next(COMMANDS[key] for key in RUN if COMMANDS[key].text == text))
 
 
 def test_the_commands_comments_say_what_runs_here() -> None:
@@ -452,3 +457,159 @@ def test_the_commands_comments_say_what_runs_here() -> None:
         "README.md: callgate proxy --demo": "in front of bundled sample streams",
     }
     assert re.search(r"--demo` prints `curl` lines", (ROOT / "README.md").read_text())
+
+
+# -- the commands the prose names inline -------------------------------------------------------
+
+FIXTURE = "openai_single_call.json"
+"""The bundled fixture an inline command's CAPTURE or FIXTURE stands for (it passes)."""
+
+
+def placeholders(tmp_path: Path) -> dict[str, str]:
+    """What each placeholder word of an inline command stands for here."""
+    (tmp_path / FIXTURE).write_text(dict(examples())[FIXTURE], encoding="utf-8")
+    return {
+        "CAPTURE": str(tmp_path / FIXTURE),
+        "FIXTURE": str(tmp_path / FIXTURE),
+        "MACHINE": "slot",
+        "DIR": str(tmp_path / "out"),
+        "FILE": str(tmp_path / "page.html"),
+        "page.html": str(tmp_path / "page.html"),
+    }
+
+
+def page_written(out: str, tmp_path: Path) -> None:
+    assert "<!DOCTYPE html>" in (tmp_path / "page.html").read_text(encoding="utf-8")[:100]
+
+
+def vectors_written(out: str, tmp_path: Path) -> None:
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert "slot.vectors.json" in written and len(out.splitlines()) == len(written)
+
+
+def shows_the_call(out: str, tmp_path: Path) -> None:
+    assert "slot 0: get_weather (id call_w1)" in out and out.rstrip().endswith("PASS: executable")
+
+
+def export_parses(kind: str) -> Callable[[str, Path], None]:
+    def check(out: str, tmp_path: Path) -> None:
+        if kind == "scxml":
+            import xml.etree.ElementTree as ET
+
+            assert ET.fromstring(out).tag.endswith("scxml")
+        else:
+            assert isinstance(json.loads(out), dict)
+
+    return check
+
+
+def lists_every_fixture(out: str, tmp_path: Path) -> None:
+    listed = [line for line in out.splitlines() if line.startswith("ok ")]
+    assert len(listed) == len(examples()) and "!! " not in out
+
+
+def traced(out: str, tmp_path: Path) -> None:
+    assert out.startswith("digraph") and "slot 0 (blue)" in out
+
+
+def says_its_version(out: str, tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    assert out == f"callgate {version('callgate')}\n"
+
+
+INLINE_RUN: dict[str, tuple[int, Callable[[str, Path], None]]] = {
+    # span: (its exit code, what it must print or write)
+    "callgate --version": (0, says_its_version),
+    "callgate demo --fixtures": (0, lists_every_fixture),
+    "callgate diagram MACHINE --trace CAPTURE": (0, traced),
+    "callgate export --vectors DIR": (0, vectors_written),
+    "callgate export MACHINE --format json": (0, export_parses("json")),
+    "callgate export MACHINE --format xstate": (0, export_parses("xstate")),
+    "callgate export MACHINE --format scxml": (0, export_parses("scxml")),
+    "callgate replay CAPTURE --html FILE": (0, page_written),
+    "callgate replay CAPTURE --html page.html": (0, page_written),
+    "callgate replay CAPTURE --text-formats all": (0, shows_the_call),
+    "callgate replay CAPTURE --text-formats kimi_k2,harmony": (0, shows_the_call),
+}
+
+SYNOPSIS = "a synopsis: test_every_flag_the_docs_name_exists checks its flags and choices"
+MENTION = "names the command or a flag of it, no example: its flags are checked"
+INLINE_NOT_RUN: dict[str, str] = {
+    "callgate": "the package's name",
+    "callgate check": MENTION,
+    "callgate demo": "run as README.md's command block",
+    "callgate proxy": MENTION,
+    "callgate replay": MENTION,
+    "callgate check --strict-finish": MENTION,
+    "callgate replay --strict-finish": MENTION,
+    "callgate check FIXTURE [--report json|text]": SYNOPSIS,
+    "callgate replay CAPTURE [--tools TOOLS.json] [--text-formats a,b|all] "
+    "[--policy turn|call|parseable] [--json]": SYNOPSIS,
+    "callgate diagram MACHINE [--format dot|svg|png] [-o FILE] [--trace CAPTURE [--tools …] "
+    "[--policy …] [--text-formats …]]": SYNOPSIS,
+    "callgate export MACHINE --format json|xstate|scxml": SYNOPSIS,
+    "callgate proxy --upstream URL [--host 127.0.0.1] [--port 8787] [--text-formats a,b] "
+    "[--on-blocked notice|repair N|pass] [--stream-args] [--audit DIR]": SYNOPSIS,
+    "callgate proxy --demo": "run as README.md's command block",
+    "callgate demo --fixtures | head": "a pipe the reader closes: test_cli.py's closed-pipe test",
+    "callgate export --vectors docs/machines/vectors": (
+        "rewrites the committed vectors; tests/fsm/test_diagrams.py checks they are current"
+    ),
+    "callgate replay DIR/callgate-audit.jsonl": (
+        "needs a proxy's audit log: tests/proxy/test_proxy_audit_log.py replays one"
+    ),
+}
+
+
+def test_every_inline_command_is_run_or_listed_with_a_reason() -> None:
+    assert set(INLINE) - set(INLINE_RUN) - set(INLINE_NOT_RUN) == set(), "run it, or list it"
+    assert (set(INLINE_RUN) | set(INLINE_NOT_RUN)) - set(INLINE) == set(), "gone from the docs"
+    assert set(INLINE_RUN).isdisjoint(INLINE_NOT_RUN)
+
+
+@pytest.mark.parametrize("span", sorted(INLINE_RUN))
+def test_an_inline_command_runs_and_does_what_its_doc_says(
+    span: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = placeholders(tmp_path)
+    argv = [given.get(word, word) for word in shlex.split(span)[1:]]
+    code, check = INLINE_RUN[span]
+    assert exit_code(argv) == code
+    out, err = capsys.readouterr()
+    if code == 0 and "--html" not in argv:
+        assert err == ""
+    check(out, tmp_path)
+    if argv[0] == "replay":  # one verdict: check says the same of the same file
+        assert main(["check", given["CAPTURE"]]) == code
+
+
+def exit_code(argv: list[str]) -> int:
+    """``callgate ARGV``'s exit code, in this process (argparse exits for ``--version``)."""
+    try:
+        return main(argv)
+    except SystemExit as done:
+        return int(done.code or 0)
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    """Each subcommand's parser, by name; "" for the top level."""
+    parser = build_parser()
+    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {"": parser, **sub.choices}
+
+
+@pytest.mark.parametrize("span", INLINE)
+def test_every_flag_the_docs_name_exists(span: str) -> None:
+    words = [word.strip("[]…") for word in span.split()[1:]]
+    parsers = subcommands()
+    parser = parsers[words[0]] if words and words[0] in parsers else parsers[""]
+    actions = parser._option_string_actions
+    for position, word in enumerate(words):
+        if not word.startswith("-"):
+            continue
+        assert word in actions, f"{span}: {parser.prog} has no {word}"
+        choices = actions[word].choices
+        shown = words[position + 1] if position + 1 < len(words) else ""
+        if choices is not None and "|" in shown:
+            assert set(shown.split("|")) == set(choices), f"{span}: {word} takes {choices}"
