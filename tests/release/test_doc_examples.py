@@ -5,15 +5,17 @@ temporary directory. A block that uses a name its prose gives it (``stream``: "a
 supported wire"; ``driver``: the README's) gets that name from ``GIVEN``, a real value,
 and its effect is checked. Each ```sh line that runs ``callgate`` runs as a process of
 this checkout (``python -m callgate``, which is the entry point's ``main``); where the doc
-says what it prints or serves, that is checked. Everything else is in ``NOT_RUN`` with
-the reason; a block or command that is in neither list fails, and so does a listed one
-that is gone from the docs.
+says what it prints or serves, that is checked. The prose's inline ``callgate ...``
+examples run in this process, their placeholders (CAPTURE, MACHINE, DIR, ...) filled in,
+and every flag and choice any inline span names must exist. Everything else is in
+``NOT_RUN`` or ``INLINE_NOT_RUN`` with the reason (the README's agent loops: run by
+test_readme.py); a block or command in neither list fails, and so does a listed one that
+is gone from the docs.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
@@ -21,7 +23,7 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -412,28 +414,17 @@ def test_every_python_block_compiles(key: str) -> None:
 # -- the examples and commands themselves ----------------------------------------------------
 
 
-@contextlib.contextmanager
-def inside(path: Path) -> Iterator[None]:
-    """Work in ``path``, as a reader who pasted the example into a new directory."""
-    before = Path.cwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
 @pytest.mark.parametrize("key", sorted(GIVEN))
 def test_a_python_example_runs_and_does_what_its_doc_says(
-    key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     block: Block = PYTHON[key]
     given, check = GIVEN[key]
     namespace = {"__name__": "__doc_example__", **given()}
-    with inside(tmp_path):
-        exec(compile(block.text, f"{block.document}:{block.line}", "exec"), namespace)
-        out = capsys.readouterr().out
-        check(namespace, out)
+    monkeypatch.chdir(tmp_path)  # as a reader who pasted the example into a new directory
+    exec(compile(block.text, f"{block.document}:{block.line}", "exec"), namespace)
+    out = capsys.readouterr().out
+    check(namespace, out)
 
 
 @pytest.mark.parametrize("text", sorted({COMMANDS[key].text for key in RUN}))
