@@ -14,6 +14,7 @@ whose argument is as long as the content (the cost inside one open block), at 10
 
 from __future__ import annotations
 
+import argparse
 import functools
 import io
 import json
@@ -143,6 +144,7 @@ def best(fn: object, pieces: list[str], repeat: int) -> float:
 
 def main() -> None:
     """Print the table."""
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     head = ("content", "size", "deltas", "append us", "write us", "detector us", "/write", "growth")
     print("{:<12}{:>9}{:>9}{:>11}{:>10}{:>13}{:>8}{:>8}".format(*head))
     for label, make in (("prose", prose), ("near-miss", near_misses), ("with calls", with_calls)):

@@ -24,8 +24,8 @@ for the loop a user calls.
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -158,8 +158,14 @@ def alternating(
 
 
 def main() -> None:
-    sizes = [20_000, 200_000] if "--quick" in sys.argv else [20_000, 200_000, 2_000_000]
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="drop the 2 MB streams")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="best of this many rounds (default 3)"
+    )
+    args = parser.parse_args()
+    sizes = [20_000, 200_000] if args.quick else [20_000, 200_000, 2_000_000]
+    rounds = args.rounds
     streams = {
         "native call": native,
         "prose + text calls": lambda n: prose(n, True),

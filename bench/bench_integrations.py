@@ -24,7 +24,10 @@ the difference, ``x`` the ratio.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import functools
+import importlib
 import json
 import os
 import sys
@@ -36,17 +39,24 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import httpx
-import litellm
 import openai
 from bench_driver import SCHEMA, native, prose
-from pydantic_ai.messages import ModelRequest, UserPromptPart
-from pydantic_ai.models import ModelRequestParameters
-from pydantic_ai.models.openai import OpenAIChatModel
-from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.tools import ToolDefinition
 
-from callgate.integrations.litellm import CallgateGuardrail
-from callgate.integrations.pydantic_ai import CallgateModel
+FRAMEWORKS = {"litellm": "callgate[litellm]", "pydantic_ai": "callgate[pydantic-ai]"}
+"""The frameworks measured, by module, and the extra that installs each."""
+
+try:  # optional: main() names the framework that is missing instead of a traceback
+    import litellm
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.tools import ToolDefinition
+
+    from callgate.integrations.litellm import CallgateGuardrail
+    from callgate.integrations.pydantic_ai import CallgateModel
+except ModuleNotFoundError:
+    pass
 
 MODEL = "Qwen/Qwen2.5-7B-Instruct"
 TOOLS = [{"type": "function", "function": {"name": "lookup", "parameters": SCHEMA}}]
@@ -117,15 +127,20 @@ def pydantic_model(body: bytes) -> OpenAIChatModel:
     return OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
 
 
-PARAMETERS = ModelRequestParameters(
-    function_tools=[ToolDefinition(name="lookup", parameters_json_schema=SCHEMA)]
-)
+@functools.cache
+def parameters() -> ModelRequestParameters:
+    """The request's one tool, as pydantic-ai takes it (made once, outside the timing)."""
+    return ModelRequestParameters(
+        function_tools=[ToolDefinition(name="lookup", parameters_json_schema=SCHEMA)]
+    )
 
 
 def pydantic_read(model: Any) -> None:
+    request = parameters()
+
     async def go() -> None:
         messages = [ModelRequest(parts=[UserPromptPart("go")])]
-        async with model.request_stream(messages, None, PARAMETERS) as stream:
+        async with model.request_stream(messages, None, request) as stream:
             async for _ in stream:
                 pass
 
@@ -151,8 +166,26 @@ def best(runs: list[Callable[[], None]], rounds: int = 3) -> list[float]:
     return times
 
 
+def missing_frameworks() -> list[str]:
+    """Each framework this benchmark needs that cannot be imported, with how to install it."""
+    missing = []
+    for module, extra in FRAMEWORKS.items():
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError:
+            missing.append(f"{module} (pip install '{extra}')")
+    return missing
+
+
 def main() -> None:
-    size = 20_000 if "--quick" in sys.argv else 100_000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="20 KB streams instead of 100 KB")
+    args = parser.parse_args()
+    missing = missing_frameworks()
+    if missing:
+        print(f"bench_integrations: needs {' and '.join(missing)}: not installed", file=sys.stderr)
+        sys.exit(2)
+    size = 20_000 if args.quick else 100_000
     streams = {
         "prose": prose(size, calls=False),
         "prose + leaked calls": prose(size, calls=True),

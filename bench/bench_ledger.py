@@ -19,13 +19,13 @@ answer: two writes); **turn** is a whole one-call OpenAI turn through ``run_turn
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -120,7 +120,9 @@ def turn_cost(ledger: Ledger, calls: int, prefix: str, asynchronous: bool) -> fl
 
 
 def main() -> None:
-    calls = 100 if "--quick" in sys.argv else 400
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100 calls per round, not 400")
+    calls = 100 if parser.parse_args().quick else 400
     work = Path(tempfile.mkdtemp(prefix="bench-ledger-"))
     url, server = redis_url(work)
     backends: dict[str, tuple[Callable[[str], Ledger], bool]] = {

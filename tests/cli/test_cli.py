@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from callgate.cli import progress
-from callgate.cli.commands import EXIT_BROKEN_PIPE, main
+from callgate.cli import commands, progress
+from callgate.cli.commands import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, main
 from callgate.cli.demo import scenarios
 from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
@@ -152,6 +152,17 @@ def test_a_closed_pipe_ends_quietly() -> None:
     err = child.stderr.read().decode()
     assert child.wait(timeout=60) == EXIT_BROKEN_PIPE
     assert err == ""
+
+
+def test_ctrl_c_ends_quietly_with_the_shells_status(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(args: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "_demo", interrupted)
+    assert main(["demo"]) == EXIT_INTERRUPTED == 130
+    assert capsys.readouterr() == ("", "")
 
 
 # -- the page --------------------------------------------------------------------------------
@@ -291,8 +302,8 @@ EXPECTED = {
     # name: (check's exit, replay's exit, a phrase the output holds)
     "nested_fixture": (2, 2, "nests too deeply to read"),
     "nested_array": (2, 2, "nests too deeply to read"),
-    "lone_surrogates": (1, 0, "f\\udc00"),
-    "bom": (1, 0, "slot 0: f (id call_1)"),
+    "lone_surrogates": (1, 1, "f\\udc00"),
+    "bom": (1, 1, "slot 0: f (id call_1)"),
     "line_separator": (2, 2, "a\u2028b"),
     "profile_list": (2, 2, ""),
 }
@@ -336,12 +347,12 @@ def test_lone_surrogates_print_as_json_escapes(tmp_path: Path) -> None:
     path = tmp_path / "lone.json"
     path.write_bytes(hostile(tmp_path)["lone_surrogates"])
     result = run("replay", str(path), "--json", env={**os.environ, "PYTHONIOENCODING": "utf-8"})
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # the fixture declares no tool "f\udc00"
     report = json.loads(result.stdout)
     assert report["display"] == "hi \ud800"
     assert report["calls"][0]["name"] == "f\udc00"
     page = tmp_path / "lone.html"
-    assert main(["replay", str(path), "--html", str(page)]) == 0
+    assert main(["replay", str(path), "--html", str(page)]) == 1
     assert "f\\udc00" in page.read_text(encoding="utf-8")
 
 

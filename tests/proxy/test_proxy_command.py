@@ -97,6 +97,15 @@ def test_callgate_proxy_demo_runs_serves_and_stops_on_sigterm() -> None:
         assert "Traceback" not in process.stderr.read()
 
 
+def test_ctrl_c_stops_callgate_proxy_quietly() -> None:
+    with proxy_process(["--upstream", "http://127.0.0.1:9"]) as (process, url, _):
+        assert httpx.get(url + "/healthz").status_code == 200
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130  # uvicorn drained, then re-raised Ctrl-C
+        assert process.stderr is not None
+        assert process.stderr.read() == ""
+
+
 def test_workers_configure_the_app_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     from callgate.proxy.app import from_env
 

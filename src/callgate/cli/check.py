@@ -16,6 +16,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from attrs import frozen
+
 from callgate.buffer import Choice, LLMStreamBuffer, UnrecognizedStreamError
 from callgate.cli.capture import CaptureError, checked_chunk, load_capture, loads
 from callgate.fsm.errors import CallgateError
@@ -33,7 +35,7 @@ class FixtureError(CallgateError, ValueError):
     """The fixture cannot be checked; the message says what to fix."""
 
 
-def _unknown_profile(profile: str) -> str | None:
+def unknown_profile(profile: str) -> str | None:
     """Why ``profile`` names no wire (``auto`` and every wire record's name do), or None."""
     if profile == "auto" or profile in WIRE_RECORDS:
         return None
@@ -70,7 +72,7 @@ def load_fixture(text: str) -> dict[str, Any]:
         profile = "auto"
     if not isinstance(profile, str):
         raise FixtureError(f"'profile' must be a string, not {json.dumps(profile)[:40]}")
-    unknown = _unknown_profile(profile)
+    unknown = unknown_profile(profile)
     if unknown is not None:
         raise FixtureError(unknown)
     if "chunks" in data and "events" in data:
@@ -125,16 +127,50 @@ def check_capture(
     (strict JSON only); for a fixture they replace its own when given.
     """
     try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        return _invalid(profile, f"the capture is not UTF-8: {exc}")
-    if _is_fixture(text):
-        return check_fixture(text, profile=profile, tools=tools, strict_finish=strict_finish)
-    try:
-        stream = load_capture(raw)
+        recorded = read_recorded(raw, profile=profile, tools=tools)
+    except FixtureError as exc:
+        return _invalid(None, str(exc))
     except CaptureError as exc:
         return _invalid(profile, str(exc))
-    return check_stream(stream, tools, profile or "auto", strict_finish=strict_finish)
+    return check_stream(
+        recorded.stream, recorded.tool_schemas, recorded.profile, strict_finish=strict_finish
+    )
+
+
+@frozen
+class Recorded:
+    """A recorded turn as every command reads it: its stream, its tools and its wire."""
+
+    stream: list[dict[str, Any]]
+    tool_schemas: Mapping[str, Any] | None
+    """The schemas the turn is checked against; None: any named call (strict JSON only)."""
+    profile: str
+    """A wire's profile name, or ``auto`` to recognise it from the stream."""
+
+
+def read_recorded(
+    raw: bytes, *, profile: str | None = None, tools: Mapping[str, Any] | None = None
+) -> Recorded:
+    """A fixture, or a raw capture (SSE, JSON Lines, a JSON array), as one recorded turn.
+
+    A fixture gives its own ``tool_schemas`` and ``profile``; ``tools`` and ``profile``,
+    when given, replace them. A raw capture has ``tools`` (None: any named call) and
+    ``profile`` (default ``auto``). ``check``, ``replay`` and ``diagram --trace`` all read
+    through here, so one file gets one verdict. Raises :class:`FixtureError` for an
+    unusable fixture, :class:`CaptureError` for an unreadable capture.
+    """
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise CaptureError(f"the capture is not UTF-8: {exc}") from None
+    if _is_fixture(text):
+        fixture = load_fixture(text)
+        return Recorded(
+            fixture["stream"],
+            fixture["tool_schemas"] if tools is None else tools,
+            fixture["profile"] if profile is None else profile,
+        )
+    return Recorded(load_capture(raw), tools, profile or "auto")
 
 
 FIXTURE_KEYS = frozenset({"chunks", "events", "profile", "tool_schemas"})
@@ -186,7 +222,7 @@ def check_stream(
     ``strict_finish`` refuses calls an OpenAI turn ends with ``stop`` (see
     :class:`~callgate.buffer.LLMStreamBuffer`).
     """
-    unknown = _unknown_profile(profile)
+    unknown = unknown_profile(profile)
     if unknown is not None:
         return _invalid(profile, unknown)
     strategy = None if profile == "auto" else WIRE_RECORDS[profile].strategy()

@@ -29,6 +29,9 @@ from callgate.gate.turn import POLICIES
 EXIT_BROKEN_PIPE = 141
 """The exit status when the reader of stdout went away (128 + SIGPIPE, as a shell reports)."""
 
+EXIT_INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT, as a shell reports): quiet, never a traceback."""
+
 
 class UsageError(CallgateError):
     """A request the command line refuses; the message says what to do instead."""
@@ -97,25 +100,30 @@ ALL_FORMATS = ("all", "default")
 """The --text-formats values for the detector's whole standing set ("default": the old spelling)."""
 
 
-def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
-    """The capture's chunks, the --tools schemas and the --text-formats of a command."""
-    from callgate.cli.capture import CaptureError, load_capture
+def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, str, list[str] | None]:
+    """The capture's chunks, its tools and profile, and the --text-formats of a command.
+
+    The tools are --tools, else a fixture's own, as ``callgate check`` reads them.
+    """
+    from callgate.cli.capture import CaptureError
+    from callgate.cli.check import read_recorded
     from callgate.strategies.text.formats import DEFAULT_FORMATS
 
-    chunks: Sequence[Any] = load_capture(Path(args.capture).read_bytes())
-    if len(chunks) >= _PROGRESS_FROM:
-        chunks = Counted(chunks, Progress(args.command, len(chunks), "chunks"))
     tools = None
     if args.tools:
         tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
         if not isinstance(tools, dict):
             raise CaptureError("--tools must be a JSON object of {tool name: JSON Schema}")
+    recorded = read_recorded(Path(args.capture).read_bytes(), tools=tools)
+    chunks: Sequence[Any] = recorded.stream
+    if len(chunks) >= _PROGRESS_FROM:
+        chunks = Counted(chunks, Progress(args.command, len(chunks), "chunks"))
     formats = None
     if args.text_formats in ALL_FORMATS:
         formats = list(DEFAULT_FORMATS)
     elif args.text_formats is not None:
         formats = [name.strip() for name in args.text_formats.split(",") if name.strip()]
-    return chunks, tools, formats
+    return chunks, recorded.tool_schemas, recorded.profile, formats
 
 
 def _done(chunks: Sequence[Any]) -> None:
@@ -133,11 +141,12 @@ def _replay(args: argparse.Namespace) -> int:
         return audited
 
     try:
-        chunks, tools, formats = _stream_options(args)
+        chunks, tools, profile, formats = _stream_options(args)
         recorder = Recorder() if args.html else None
         result = replay(
             chunks,
             tools,
+            profile=profile,
             policy=args.policy,
             text_formats=formats,
             recorder=recorder,
@@ -183,13 +192,20 @@ def _diagram(args: argparse.Namespace) -> int:
     if args.trace:
         args.capture = args.trace
         try:
-            chunks, tools, formats = _stream_options(args)
+            chunks, tools, profile, formats = _stream_options(args)
         except (OSError, ValueError) as exc:
             print(f"callgate diagram: {exc}", file=sys.stderr)
             return 2
         recorder = Recorder()
         try:
-            replay(chunks, tools, policy=args.policy, text_formats=formats, recorder=recorder)
+            replay(
+                chunks,
+                tools,
+                profile=profile,
+                policy=args.policy,
+                text_formats=formats,
+                recorder=recorder,
+            )
         except ValueError as exc:  # the stream's first chunk is of no known format
             _done(chunks)
             print(f"callgate diagram: {exc}", file=sys.stderr)
@@ -348,6 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:  # Ctrl-C; the proxy has drained before uvicorn re-raises it
+        return EXIT_INTERRUPTED
     except (OSError, ValueError, DiagramError, RecursionError, UsageError) as exc:
         reason = "input nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         print(f"callgate {args.command}: {' '.join(reason.split())}", file=sys.stderr)

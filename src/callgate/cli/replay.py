@@ -13,13 +13,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate.audit.trace import Recorder
-from callgate.buffer import LLMStreamBuffer
-from callgate.cli.check import choice_lines, report
+from callgate.buffer import LLMStreamBuffer, Recording
+from callgate.cli.check import choice_lines, report, unknown_profile
 from callgate.driver.drivers import Driver
 from callgate.driver.loop import stream_turn
 from callgate.driver.tools import Tool
 from callgate.fsm.vote import VOTE
 from callgate.gate.schema import ToolSchemas
+from callgate.ledger import Ledger
+from callgate.strategies import WIRE_RECORDS
 
 _HIDES = VOTE.tagged("hides")
 """Vote states of a call block, whose markup was never shown."""
@@ -29,7 +31,8 @@ class DryRunDriver(Driver):
     """A driver that decides like any other but runs nothing: every call gets a dry result.
 
     With ``tools`` it owns those tools and checks their schemas; without, it owns every
-    named call and checks only that the arguments are strict JSON.
+    named call and checks only that the arguments are strict JSON. A ``profile`` other
+    than ``auto`` reads that wire, as ``callgate check`` reads a fixture's ``profile``.
     """
 
     def __init__(
@@ -39,7 +42,12 @@ class DryRunDriver(Driver):
         text_formats: Sequence[str] | None,
         policy: str,
         strict_finish: bool = False,
+        profile: str = "auto",
     ) -> None:
+        unknown = unknown_profile(profile)
+        if unknown is not None:
+            raise ValueError(unknown)
+        self.profile_wire = None if profile == "auto" else WIRE_RECORDS[profile].strategy()
         super().__init__(
             [Tool(name, schema) for name, schema in (tools or {}).items()],
             text_formats=text_formats,
@@ -54,6 +62,12 @@ class DryRunDriver(Driver):
     def owns(self, name: str | None) -> bool:
         """Every named call without tools (an empty name is no name); else the given tools."""
         return bool(name) if self.any_tool else super().owns(name)
+
+    def new_stream_buffer(
+        self, *, recorder: Recording | None = None, ledger: Ledger | None = None
+    ) -> LLMStreamBuffer:
+        """A driver's buffer, reading the wire of the given profile (as ``check`` does)."""
+        return self._buffer(self.profile_wire, recorder=recorder, ledger=ledger)
 
 
 class Arrivals:
@@ -97,6 +111,7 @@ def replay(
     text_formats: Sequence[str] | None = None,
     recorder: Recorder | None = None,
     strict_finish: bool = False,
+    profile: str = "auto",
 ) -> dict[str, Any]:
     """Run ``chunks`` through a buffer and a :class:`DryRunDriver`; the contract keys and more.
 
@@ -113,10 +128,15 @@ def replay(
     driver let through, and ``text_calls`` lists the calls found in the text (checked
     against the schemas) with the chunk that completed them. A ``recorder`` receives
     every machine step, stamped with its chunk. ``strict_finish`` is the driver's (the
-    seed validator's finish rule, as ``callgate check --strict-finish``).
+    seed validator's finish rule, as ``callgate check --strict-finish``). ``profile`` names
+    the wire (a fixture's ``profile``); ``auto`` recognises it from the first chunk.
     """
     driver = DryRunDriver(
-        tool_schemas, text_formats=text_formats, policy=policy, strict_finish=strict_finish
+        tool_schemas,
+        text_formats=text_formats,
+        policy=policy,
+        strict_finish=strict_finish,
+        profile=profile,
     )
     buffer = driver.new_stream_buffer(recorder=recorder)
     released: dict[Any, int] = {}
