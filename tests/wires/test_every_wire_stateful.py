@@ -99,6 +99,7 @@ WIRES = [
             "alphabet": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
             "id_size": (22, 22),
             "empty_arguments": True,
+            "bare_calls": True,
         },
     ),
     Wire(
@@ -535,7 +536,7 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
                 groups[-1].append(chunks[0])
                 groups += [[chunk] for chunk in chunks[1:]]
                 predicted += found
-            if len(groups[0]) > 1:
+            if any(len(group) > 1 for group in groups):
                 self._reach("calls packed in one chunk")
             self._send([self.encoder.pack(group) for group in groups], predicted)
 

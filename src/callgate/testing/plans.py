@@ -152,11 +152,15 @@ def stream_plans(
     id_size: tuple[int, int] = (4, 24),
     empty_arguments: bool = False,
     empty_fragments: bool = False,
+    bare_calls: bool = False,
 ) -> StreamPlan:
     """Optional text, then ``calls`` calls with distinct ids and fragmented JSON arguments.
 
     ``empty_arguments``: a call with no arguments may stream no fragment at all;
-    ``empty_fragments``: a call's fragments may include empty ones (as servers send them).
+    ``empty_fragments``: a call's fragments may include empty ones (as servers send them);
+    ``bare_calls``: about one call in four is drawn outright as a call of a tool with no
+    required argument that streams no fragment (with ``empty_arguments`` alone that case
+    comes only when ``{}`` is drawn by chance).
     """
     schemas = TOOLS if tools is None else tools
     body = draw(st.just("") | st.text(min_size=1, max_size=16)) if text else ""
@@ -169,8 +173,12 @@ def stream_plans(
             unique=True,
         )
     )
+    bare = [n for n in sorted(schemas) if not _required_for(n, schemas[n])]
     planned = []
     for suffix in suffixes:
+        if bare_calls and bare and draw(st.integers(0, 3)) == 0:
+            planned.append(CallPlan(suffix, draw(st.sampled_from(bare)), {}, ()))
+            continue
         name = draw(st.sampled_from(sorted(schemas)))
         arguments = draw(arguments_for(name, schemas[name]))
         fragments = draw(pieces(draw(serialised(arguments)), empty=empty_fragments))
