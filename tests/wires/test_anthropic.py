@@ -721,3 +721,20 @@ def test_a_signature_that_is_not_text_is_named_in_the_finding() -> None:
     )
     assert [code for code, _, _ in found(buffer)] == ["malformed_chunk"]
     assert "signature_delta for block 0 is not text" in found(buffer)[0][2]
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "block"),
+    [
+        ("text_delta", "text", {"type": "text", "text": ""}),
+        ("thinking_delta", "thinking", {"type": "thinking", "thinking": ""}),
+    ],
+)
+def test_a_text_or_thinking_delta_that_is_not_text_is_refused_by_name(
+    kind: str, field: str, block: dict[str, Any]
+) -> None:
+    buffer = feed(START, block_start(0, block), delta(0, type=kind, **{field: 5}))
+    assert found(buffer) == [
+        ("malformed_chunk", None, f"{kind} for block 0: {field} is not text: 5")
+    ]
+    assert buffer.text() == "" and buffer.verdict == "fail"
