@@ -103,6 +103,14 @@ def test_under_the_turn_policy_a_valid_text_call_leaves_the_turn_open() -> None:
     assert gate.verdict_events() == ["turn_open", "ran", "end"]
 
 
+def test_an_open_turn_reads_each_text_call_as_ran_or_refused() -> None:
+    gate = weather_gate()
+    gate.text_call(TextRef(0, 0), TAG, None, "get_weather", ZURICH)
+    gate.text_call(TextRef(1, 0), TAG, None, "get_weather", PARIS)
+    assert gate.turn == "streaming"
+    assert gate.verdict_events() == ["turn_open", "refused", "ran", "end"]
+
+
 def test_per_call_a_refused_text_call_blocks_the_turn_at_once() -> None:
     gate = weather_gate(text_per_call=True)
     gate.text_call(TextRef(0, 0), TAG, None, "get_weather", PARIS)
