@@ -288,3 +288,15 @@ def test_a_findings_limit_keeps_the_set_aside_warning_within_it() -> None:
         ("limit_exceeded", None),
     ]
     assert gate.turn == "blocked"
+
+
+def test_settling_the_text_moves_the_version_on_to_one_never_seen() -> None:
+    gate = weather_gate()
+    seen = [gate.version]
+    gate.text_call(TextRef(0, 0), TAG, None, "get_weather", PARIS)
+    seen.append(gate.version)
+    gate.text_settled()
+    assert gate.version > max(seen)
+    settled = gate.version
+    gate.text_settled()  # settled once: a second call changes nothing
+    assert gate.version == settled
