@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from callgate import AnthropicStrategy, LLMStreamBuffer, TurnGate
+from callgate import AnthropicStrategy, LLMStreamBuffer, OpenAIStrategy, TurnGate
+from callgate.testing.builders import openai_chunks
+from callgate.testing.wires import WireCall
 
 
 def found(findings: Any) -> list[tuple[str, object, str]]:
@@ -102,3 +104,27 @@ def test_an_anthropic_block_restated_with_its_input_is_noted_at_its_index() -> N
     assert found(buffer.findings) == [
         ("duplicate_call_ignored", 0, "content block 0 restated; dropped")
     ]
+
+
+def stopped_openai_turn(gate: TurnGate) -> TurnGate:
+    """One complete OpenAI call whose turn ends with finish_reason ``stop``."""
+    chunks = openai_chunks([WireCall("call_1", "lookup", ('{"q": 1}',))], [0, 0])
+    chunks[-1]["choices"][0]["finish_reason"] = "stop"
+    strategy = OpenAIStrategy()
+    acc = strategy.new_accumulator(gate)
+    for chunk in chunks:
+        strategy.accumulate(acc, chunk)
+    gate.finish()
+    return gate
+
+
+def test_a_gate_by_default_takes_an_openai_stop_as_the_end_of_complete_calls() -> None:
+    gate = stopped_openai_turn(TurnGate())
+    assert gate.turn == "executable"
+    assert [(f.code, f.severity) for f in gate.findings] == [("stop_finish_reason", "warning")]
+
+
+def test_a_strict_finish_gate_refuses_calls_ended_by_an_openai_stop() -> None:
+    gate = stopped_openai_turn(TurnGate(strict_finish=True))
+    assert gate.turn == "blocked"
+    assert [f.code for f in gate.findings] == ["wrong_terminal_reason"]
