@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from callgate import AnthropicStrategy, ExtractedCall, Limits, LLMStreamBuffer, ToolResult
-from callgate.strategies.base import HistoryCall
+from callgate.strategies.base import Forming, HistoryCall
 
 START = {
     "type": "message_start",
@@ -738,3 +738,15 @@ def test_a_text_or_thinking_delta_that_is_not_text_is_refused_by_name(
         ("malformed_chunk", None, f"{kind} for block 0: {field} is not text: 5")
     ]
     assert buffer.text() == "" and buffer.verdict == "fail"
+
+
+def test_a_message_is_forming_a_call_once_a_tool_use_block_started() -> None:
+    strategy = AnthropicStrategy()
+    text = {"type": "text", "text": "Let me look."}
+    server = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    first = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}
+    last = {"type": "tool_use", "id": "toolu_2", "name": "", "input": {}}
+    assert strategy.forming({"role": "assistant", "content": [text, server]}) == Forming()
+    assert strategy.forming({"content": [text, first]}) == Forming(True, "lookup")
+    assert strategy.forming({"content": [first, server]}) == Forming(True, "lookup")
+    assert strategy.forming({"content": [first, last]}) == Forming(True, None)
