@@ -750,3 +750,77 @@ def test_a_message_is_forming_a_call_once_a_tool_use_block_started() -> None:
     assert strategy.forming({"content": [text, first]}) == Forming(True, "lookup")
     assert strategy.forming({"content": [first, server]}) == Forming(True, "lookup")
     assert strategy.forming({"content": [first, last]}) == Forming(True, None)
+
+
+def test_a_message_replays_as_the_events_that_stream_each_block() -> None:
+    text = {"type": "text", "text": "Let me look."}
+    thinking = {"type": "thinking", "thinking": "hmm", "signature": "sig"}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "é"}}
+    message = {"id": "msg_1", "model": "claude", "content": [thinking, text, call]}
+    start = {"type": "message", "role": "assistant", "id": "msg_1", "model": "claude"}
+
+    def block(index: int, first: dict[str, Any], *deltas: dict[str, Any]) -> list[Any]:
+        return [
+            block_start(index, first),
+            *(delta(index, **d) for d in deltas),
+            stop(index),
+        ]
+
+    assert AnthropicStrategy().replay(message) == [
+        {"type": "message_start", "message": {**start, "content": []}},
+        *block(
+            0,
+            {"type": "thinking", "thinking": "", "signature": ""},
+            {"type": "thinking_delta", "thinking": "hmm"},
+            {"type": "signature_delta", "signature": "sig"},
+        ),
+        *block(1, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Let me look."}),
+        *block(
+            2,
+            {**call, "input": {}},
+            {"type": "input_json_delta", "partial_json": '{"q": "é"}'},
+        ),
+        *end("tool_use"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("message", "reason", "blocks"),
+    [
+        ({"content": [{"type": "text", "text": "Hi."}]}, "end_turn", 1),
+        (
+            {"content": [{"type": "text", "text": "Hi."}], "stop_reason": "max_tokens"},
+            "max_tokens",
+            1,
+        ),
+        ({"type": "message", "role": "assistant", "content": "not a list"}, "end_turn", 0),
+    ],
+)
+def test_a_replayed_message_ends_with_its_own_stop_reason_else_by_its_calls(
+    message: dict[str, Any], reason: str, blocks: int
+) -> None:
+    events = AnthropicStrategy().replay(message)
+    assert events[0] == {
+        "type": "message_start",
+        "message": {"type": "message", "role": "assistant", "content": []},
+    }
+    assert events[-2:] == end(reason)
+    assert len(events) == 3 + 3 * blocks  # each text block: start, delta, stop
+
+
+def test_a_replayed_block_of_another_kind_or_without_text_starts_as_it_is() -> None:
+    odd: list[Any] = [
+        {"type": "text", "text": None},
+        {"type": "thinking", "thinking": 5},
+        {"type": "redacted_thinking", "data": "xyz", "text": "not a text block"},
+        {"type": "image", "thinking": "not a thinking block"},
+        "not a block",
+        {"type": "thinking", "thinking": "t"},
+    ]
+    events = AnthropicStrategy().replay({"content": odd, "stop_reason": "end_turn"})
+    assert events[1:-2] == [
+        *(e for n, b in enumerate(odd[:5]) for e in (block_start(n, b), stop(n))),
+        block_start(5, {"type": "thinking", "thinking": "", "signature": ""}),
+        delta(5, type="thinking_delta", thinking="t"),
+        stop(5),
+    ]
