@@ -824,3 +824,17 @@ def test_a_replayed_block_of_another_kind_or_without_text_starts_as_it_is() -> N
         delta(5, type="thinking_delta", thinking="t"),
         stop(5),
     ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "block"),
+    [("text_delta", {"type": "text", "text": ""}), ("thinking_delta", {"type": "thinking"})],
+)
+def test_a_text_or_thinking_delta_without_its_text_adds_nothing(
+    kind: str, block: dict[str, Any]
+) -> None:
+    buffer = feed(START, block_start(0, block), delta(0, type=kind), stop(0), *end("end_turn"))
+    assert found(buffer) == []
+    field = kind.removesuffix("_delta")
+    assert buffer.as_dict()["content"] == [{**block, field: ""}]
+    assert buffer.text() == "" and buffer.verdict == "not_applicable"
