@@ -838,3 +838,14 @@ def test_a_text_or_thinking_delta_without_its_text_adds_nothing(
     field = kind.removesuffix("_delta")
     assert buffer.as_dict()["content"] == [{**block, field: ""}]
     assert buffer.text() == "" and buffer.verdict == "not_applicable"
+
+
+@pytest.mark.parametrize("field", ["text", "thinking", "signature"])
+def test_a_block_that_starts_with_a_field_that_is_not_text_is_refused_by_name(
+    field: str,
+) -> None:
+    buffer = feed(START, block_start(0, {"type": "text", field: ["x"]}))
+    assert found(buffer) == [
+        ("malformed_chunk", None, f"content block 0 starts with {field} that is not text: ['x']")
+    ]
+    assert buffer.as_dict()["content"] == [{"type": "text", field: ""}]
