@@ -263,7 +263,21 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (37, 38)
     },
-    f"{_A}accumulate__mutmut_69": "typing.cast returns its value, whatever type it names",
+    **{f"{_A}{fn}__mutmut_{n}": _CAST for fn, n in (("accumulate", 69), ("message", 46))},
+    **{
+        f"{_A}_start__mutmut_{n}": (
+            "a tool block's slot is read only by the buffer's fast add: None only sends its "
+            "deltas down the buffer's path, which appends them alike"
+        )
+        for n in (47, 48)
+    },
+    **{
+        f"{_A}replay__mutmut_{n}": (
+            "the start's content is set to [] after the envelope, so a message content kept "
+            "in the envelope is replaced either way"
+        )
+        for n in (3, 4)
+    },
     "callgate.strategies.anthropic.x__restated_input__mutmut_12": (
         "ensure_ascii=None is false, as False is"
     ),
