@@ -750,6 +750,7 @@ def test_a_message_is_forming_a_call_once_a_tool_use_block_started() -> None:
     assert strategy.forming({"content": [text, first]}) == Forming(True, "lookup")
     assert strategy.forming({"content": [first, server]}) == Forming(True, "lookup")
     assert strategy.forming({"content": [first, last]}) == Forming(True, None)
+    assert strategy.forming({"role": "assistant", "content": None}) == Forming()
 
 
 def test_a_message_replays_as_the_events_that_stream_each_block() -> None:
