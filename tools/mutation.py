@@ -93,6 +93,9 @@ MODULES = {
             "tests/gate/test_turn_gate_rules.py",
             "tests/gate/test_byte_limit_grants.py",
             "tests/gate/test_fragment_not_text.py",
+            "tests/gate/test_text_calls.py",
+            "tests/gate/test_late_fragments.py",
+            "tests/gate/test_notes_and_disagreements.py",
         ),
     ),
     "openai": Module(

@@ -20,6 +20,10 @@ _RESLOTTED = "a check finding without a slot is given the slot's key before it i
 _COUNTER = "the version is a change counter: readers compare it for equality, not by value"
 _AND_OR = "parse_arguments returns exactly one of (object, finding), so 'and' and 'or' agree"
 _SAME_LOOKUP = "the fallback Interpreter.transition does the same (state, event) lookup"
+_REJECT_MESSAGE = (
+    "the reject transition's output is check_finding, which the gate does not record (the "
+    "check's own finding was recorded first), so its message is never read"
+)
 _G = "callgate.gate.turn.xǁTurnGateǁ"
 _O = "callgate.strategies.openai.xǁOpenAIStrategyǁ"
 _OPENAI_FAST = (
@@ -28,7 +32,10 @@ _OPENAI_FAST = (
 )
 _A = "callgate.strategies.anthropic.xǁAnthropicStrategyǁ"
 _DISAGREE = "disagree() reads only whether 'what' is 'identity'; any other value is a mismatch"
-_NONE_FRAGMENT = "a missing partial_json as None or '' only opens the slot: no text either way"
+_RESTS = (
+    "the fast path is only not taken: the buffer's own path appends the delta to the same "
+    "slot within the same grant (or refuses it) as the fast path would"
+)
 _D = "callgate.strategies.text.detector.xǁDetectorǁ"
 _HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
 _UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
@@ -116,16 +123,36 @@ EQUIVALENT: dict[str, str] = {
     "callgate.gate.strictjson.x__decode__mutmut_10": _WHITESPACE_MATCHES,
     "callgate.gate.strictjson.x__decode__mutmut_92": _WHITESPACE_MATCHES,
     # gate
-    "callgate.gate.turn.xǁTurnGateǁ__init____mutmut_26": _COUNTER,
-    "callgate.gate.turn.xǁTurnGateǁ__init____mutmut_34": "None and False are both false",
-    **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (54, 60, 72, 78)},
+    "callgate.gate.turn.x_call_order__mutmut_3": (
+        "every native call gets the same last field, so native calls still sort by slot"
+    ),
+    **{
+        f"callgate.gate.turn.x_call_order__mutmut_{n}": (
+            "call_order is only a sort key: a key neither native nor text still sorts after "
+            "both and ties with every other such key"
+        )
+        for n in (4, 5, 6)
+    },
+    **{f"callgate.gate.turn.xǁBaseSlotǁ__init____mutmut_{n}": _TRUTH for n in (5, 13)},
+    "callgate.gate.turn.xǁBaseSlotǁ__init____mutmut_12": (
+        "folds is only compared with an earlier reading of itself, to see a reader's cursor reset"
+    ),
+    **{
+        f"callgate.gate.turn.xǁBaseSlotǁ__init____mutmut_{n}": (
+            "the repeat and its position are read only while replaying, entered after "
+            "restart assigns both"
+        )
+        for n in (20, 22)
+    },
+    **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (64, 70, 82, 88)},
     **{
         f"{_G}identity__mutmut_{n}": (
-            "a clash was ruled out before, so the value assigned is the one already there"
+            "with the value absent or the slot's own (a clash was ruled out before), the "
+            "value assigned is the one already there; an id map entry for None is never read"
         )
-        for n in (61, 66)
+        for n in (71, 76)
     },
-    **{f"{_G}fragment__mutmut_{n}": _FAST_PATH for n in (1, 2, 3, 4, 5, 6, 10, 92, 93, 97, 98)},
+    **{f"{_G}fragment__mutmut_{n}": _SAME_LOOKUP for n in (92, 93, 97, 98)},
     **{
         f"{_G}fragment__mutmut_{n}": "len(text) equals its UTF-8 length for ASCII text"
         for n in (13, 64)
@@ -146,18 +173,15 @@ EQUIVALENT: dict[str, str] = {
         "a grant in a fraction of a byte only changes how often the counted path runs, "
         "never what it decides"
     ),
-    **{
-        f"{_G}confirm__mutmut_{n}": (
-            "while replaying, fragments go to the repeat, so the raw arguments still equal "
-            "the original the repeat is compared with"
-        )
-        for n in (5, 8, 9)
-    },
+    f"{_G}confirm__mutmut_5": (
+        "while replaying, fragments go to the repeat, so the raw arguments still equal "
+        "the original the repeat is compared with"
+    ),
     f"{_G}close__mutmut_6": "an empty and a None message both fall back to the table's text",
-    f"{_G}_early__mutmut_16": _AND_OR,
+    f"{_G}_early__mutmut_14": _AND_OR,
     **{
         f"{_G}_early__mutmut_{n}": "an early finding is never reported, only its absence read"
-        for n in (22, 25)
+        for n in (20, 23)
     },
     f"{_G}_clash__mutmut_11": (
         "with both ids None, or the slot's own id, the owner lookup finds no other slot"
@@ -166,14 +190,39 @@ EQUIVALENT: dict[str, str] = {
     f"{_G}_check__mutmut_2": "arguments is assigned on every path that reads it",
     **{f"{_G}_check__mutmut_{n}": _RESLOTTED for n in (7, 10, 18, 21, 39, 42)},
     f"{_G}_check__mutmut_33": _AND_OR,
-    **{f"{_G}_check__mutmut_{n}": _NO_OUTPUT for n in (47, 53, 65, 71)},
-    **{f"{_G}_transition__mutmut_{n}": _SAME_LOOKUP for n in (1, 2)},
+    **{f"{_G}_check__mutmut_{n}": _NO_OUTPUT for n in (47, 53)},
+    **{f"{_G}_check__mutmut_{n}": _REJECT_MESSAGE for n in (67, 73)},
+    **{f"{_G}text_call__mutmut_{n}": _NO_OUTPUT for n in (14, 20, 23, 29, 41, 47)},
+    **{f"{_G}text_call__mutmut_{n}": _REJECT_MESSAGE for n in (57, 63)},
+    f"{_G}text_call__mutmut_50": "ensure_ascii=None is false, as False is",
+    f"{_G}_text_evidence__mutmut_7": (
+        "a blocked turn is final, so the changed test only skips the early return where "
+        "the walk finds nothing (text not settled, no per-call rule, turn undecided)"
+    ),
+    f"{_G}_late_fragment__mutmut_1": _TRUTH,
+    **{
+        f"{_G}_late_fragment__mutmut_{n}": (
+            "below the findings limit a slot its checks rejected always has its check "
+            "finding recorded, so the search always finds one"
+        )
+        for n in (16, 18)
+    },
     f"{_G}_apply__mutmut_4": _COUNTER,
+    f"{_G}text_settled__mutmut_5": _COUNTER,
+    f"{_G}ordered_slots__mutmut_1": (
+        "the cache is only skipped: the slots are sorted again into an equal list"
+    ),
     f"{_G}_fire_turn__mutmut_9": _COUNTER,
     f"{_G}_fire_turn__mutmut_1": (
         "every turn transition with a finding is fired with its own message"
     ),
-    f"{_G}_fire_turn__mutmut_20": "the key passed with a turn finding is a slot index or None",
+    f"{_G}_fire_turn__mutmut_21": "the key passed with a turn finding is a slot index or None",
+    **{f"{_G}__init____mutmut_{n}": _TRUTH for n in (29, 44)},
+    f"{_G}__init____mutmut_46": (
+        "the first turn reason is read only once done_seen says a turn-level terminal "
+        "arrived, and that terminal assigns it"
+    ),
+    "callgate.gate.turn.xǁChangesǁ__init____mutmut_2": _COUNTER,
     **{
         f"{_G}_verdict__mutmut_{n}": (
             "unreachable: when the turn completes every slot is validated or blocked, and a "
@@ -190,11 +239,45 @@ EQUIVALENT: dict[str, str] = {
     "callgate.strategies.openai.xǁ_Accumulatorǁ__init____mutmut_7": _UNREAD_REASON,
     **{f"{_O}accumulate__mutmut_{n}": _OPENAI_FAST for n in (57, 58, 60, 61, 62, 63, 77, 78, 79)},
     # anthropic
-    **{f"{_A}_delta__mutmut_{n}": _NONE_FRAGMENT for n in (50, 52)},
-    f"{_A}_delta__mutmut_85": (
+    f"{_A}_delta__mutmut_89": (
         "past the text limit the buffer keeps none of the text a chunk returns"
     ),
-    f"{_A}accumulate__mutmut_69": "typing.cast returns its value, whatever type it names",
+    **{f"{_A}fast_add__mutmut_{n}": _RESTS for n in (3, 18, 21, 22, 24, 25, 28, 32)},
+    **{
+        f"{_A}fast_add__mutmut_{n}": (
+            "a key or event name that never matches, or a None read as a field, raises "
+            "KeyError or TypeError or falls through: the event only takes the buffer's "
+            "path, which reads it alike"
+        )
+        for n in (5, 6, 8, 9, 10, 11, 12, 13, 14, 16, 17, 19, 20, 29, 30, 34)
+    },
+    f"{_A}fast_add__mutmut_4": (
+        "a chunk that is not a dict only changes which path reads it: a string key raises "
+        "TypeError on a non-mapping (the buffer's path), and a mapping's argument delta "
+        "within the grant is appended there alike"
+    ),
+    **{
+        f"{_A}fast_add__mutmut_{n}": (
+            "a delta that fills its grant exactly takes the buffer's path, whose "
+            "TurnGate.fragment appends it within the grant all the same"
+        )
+        for n in (37, 38)
+    },
+    **{f"{_A}{fn}__mutmut_{n}": _CAST for fn, n in (("accumulate", 69), ("message", 46))},
+    **{
+        f"{_A}_start__mutmut_{n}": (
+            "a tool block's slot is read only by the buffer's fast add: None only sends its "
+            "deltas down the buffer's path, which appends them alike"
+        )
+        for n in (47, 48)
+    },
+    **{
+        f"{_A}replay__mutmut_{n}": (
+            "the start's content is set to [] after the envelope, so a message content kept "
+            "in the envelope is replaced either way"
+        )
+        for n in (3, 4)
+    },
     "callgate.strategies.anthropic.x__restated_input__mutmut_12": (
         "ensure_ascii=None is false, as False is"
     ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -200,3 +201,16 @@ def test_a_turn_filled_exactly_once_the_other_grants_are_back() -> None:
     gate.fragment(0, "z")
     assert gate.slots[1].raw_arguments == "b" + "x" * 38
     assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+@pytest.mark.parametrize("key", [True, 1.0, "1"], ids=repr)
+def test_a_key_that_is_not_an_index_never_appends_within_a_slots_grant(key: Any) -> None:
+    gate = TurnGate()
+    gate.identity(1, "call_1", "f")
+    gate.fragment(1, '{"a": ')  # counted: the slot now holds a grant
+    assert gate.slots[1].room > 0
+    gate.fragment(key, "1}")
+    assert gate.slots[1].raw_arguments == '{"a": '
+    assert [(f.code, f.slot) for f in gate.findings] == [("malformed_chunk", None)]
+    assert f"slot key {key!r} is not a non-negative integer" == gate.findings[0].message
+    assert gate.turn == "blocked"

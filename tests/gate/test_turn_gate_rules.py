@@ -610,6 +610,15 @@ def test_the_call_policy_is_the_turn_policy_without_a_call_done() -> None:
     assert [slot.key for slot in gate.releasable("parseable")] == [0]
 
 
+def test_without_a_call_done_a_call_closed_early_runs_only_when_its_arguments_may() -> None:
+    gate = TurnGate()
+    one_call(gate)
+    gate.close(0)  # validated before the turn's terminal, in a format without a call done
+    assert states(gate) == {0: "validated"} and gate.turn == "streaming"
+    assert gate.releasable("call") == [] and gate.releasable("turn") == []
+    assert [slot.key for slot in gate.releasable("parseable")] == [0]
+
+
 def test_a_blocked_turn_releases_nothing_under_any_policy() -> None:
     gate = TurnGate(per_call_done=True, preview=True)
     one_call(gate, key=0)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from callgate import AnthropicStrategy, ExtractedCall, Limits, LLMStreamBuffer, ToolResult
-from callgate.strategies.base import HistoryCall
+from callgate.strategies.base import Forming, HistoryCall
 
 START = {
     "type": "message_start",
@@ -721,3 +721,132 @@ def test_a_signature_that_is_not_text_is_named_in_the_finding() -> None:
     )
     assert [code for code, _, _ in found(buffer)] == ["malformed_chunk"]
     assert "signature_delta for block 0 is not text" in found(buffer)[0][2]
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "block"),
+    [
+        ("text_delta", "text", {"type": "text", "text": ""}),
+        ("thinking_delta", "thinking", {"type": "thinking", "thinking": ""}),
+    ],
+)
+def test_a_text_or_thinking_delta_that_is_not_text_is_refused_by_name(
+    kind: str, field: str, block: dict[str, Any]
+) -> None:
+    buffer = feed(START, block_start(0, block), delta(0, type=kind, **{field: 5}))
+    assert found(buffer) == [
+        ("malformed_chunk", None, f"{kind} for block 0: {field} is not text: 5")
+    ]
+    assert buffer.text() == "" and buffer.verdict == "fail"
+
+
+def test_a_message_is_forming_a_call_once_a_tool_use_block_started() -> None:
+    strategy = AnthropicStrategy()
+    text = {"type": "text", "text": "Let me look."}
+    server = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    first = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}
+    last = {"type": "tool_use", "id": "toolu_2", "name": "", "input": {}}
+    assert strategy.forming({"role": "assistant", "content": [text, server]}) == Forming()
+    assert strategy.forming({"content": [text, first]}) == Forming(True, "lookup")
+    assert strategy.forming({"content": [first, server]}) == Forming(True, "lookup")
+    assert strategy.forming({"content": [first, last]}) == Forming(True, None)
+    assert strategy.forming({"role": "assistant", "content": None}) == Forming()
+
+
+def test_a_message_replays_as_the_events_that_stream_each_block() -> None:
+    text = {"type": "text", "text": "Let me look."}
+    thinking = {"type": "thinking", "thinking": "hmm", "signature": "sig"}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "é"}}
+    message = {"id": "msg_1", "model": "claude", "content": [thinking, text, call]}
+    start = {"type": "message", "role": "assistant", "id": "msg_1", "model": "claude"}
+
+    def block(index: int, first: dict[str, Any], *deltas: dict[str, Any]) -> list[Any]:
+        return [
+            block_start(index, first),
+            *(delta(index, **d) for d in deltas),
+            stop(index),
+        ]
+
+    assert AnthropicStrategy().replay(message) == [
+        {"type": "message_start", "message": {**start, "content": []}},
+        *block(
+            0,
+            {"type": "thinking", "thinking": "", "signature": ""},
+            {"type": "thinking_delta", "thinking": "hmm"},
+            {"type": "signature_delta", "signature": "sig"},
+        ),
+        *block(1, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Let me look."}),
+        *block(
+            2,
+            {**call, "input": {}},
+            {"type": "input_json_delta", "partial_json": '{"q": "é"}'},
+        ),
+        *end("tool_use"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("message", "reason", "blocks"),
+    [
+        ({"content": [{"type": "text", "text": "Hi."}]}, "end_turn", 1),
+        (
+            {"content": [{"type": "text", "text": "Hi."}], "stop_reason": "max_tokens"},
+            "max_tokens",
+            1,
+        ),
+        ({"type": "message", "role": "assistant", "content": "not a list"}, "end_turn", 0),
+    ],
+)
+def test_a_replayed_message_ends_with_its_own_stop_reason_else_by_its_calls(
+    message: dict[str, Any], reason: str, blocks: int
+) -> None:
+    events = AnthropicStrategy().replay(message)
+    assert events[0] == {
+        "type": "message_start",
+        "message": {"type": "message", "role": "assistant", "content": []},
+    }
+    assert events[-2:] == end(reason)
+    assert len(events) == 3 + 3 * blocks  # each text block: start, delta, stop
+
+
+def test_a_replayed_block_of_another_kind_or_without_text_starts_as_it_is() -> None:
+    odd: list[Any] = [
+        {"type": "text", "text": None},
+        {"type": "thinking", "thinking": 5},
+        {"type": "redacted_thinking", "data": "xyz", "text": "not a text block"},
+        {"type": "image", "thinking": "not a thinking block"},
+        "not a block",
+        {"type": "thinking", "thinking": "t"},
+    ]
+    events = AnthropicStrategy().replay({"content": odd, "stop_reason": "end_turn"})
+    assert events[1:-2] == [
+        *(e for n, b in enumerate(odd[:5]) for e in (block_start(n, b), stop(n))),
+        block_start(5, {"type": "thinking", "thinking": "", "signature": ""}),
+        delta(5, type="thinking_delta", thinking="t"),
+        stop(5),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "block"),
+    [("text_delta", {"type": "text", "text": ""}), ("thinking_delta", {"type": "thinking"})],
+)
+def test_a_text_or_thinking_delta_without_its_text_adds_nothing(
+    kind: str, block: dict[str, Any]
+) -> None:
+    buffer = feed(START, block_start(0, block), delta(0, type=kind), stop(0), *end("end_turn"))
+    assert found(buffer) == []
+    field = kind.removesuffix("_delta")
+    assert buffer.as_dict()["content"] == [{**block, field: ""}]
+    assert buffer.text() == "" and buffer.verdict == "not_applicable"
+
+
+@pytest.mark.parametrize("field", ["text", "thinking", "signature"])
+def test_a_block_that_starts_with_a_field_that_is_not_text_is_refused_by_name(
+    field: str,
+) -> None:
+    buffer = feed(START, block_start(0, {"type": "text", field: ["x"]}))
+    assert found(buffer) == [
+        ("malformed_chunk", None, f"content block 0 starts with {field} that is not text: ['x']")
+    ]
+    assert buffer.as_dict()["content"] == [{"type": "text", field: ""}]

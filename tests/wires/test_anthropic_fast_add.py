@@ -243,3 +243,107 @@ def test_recorded_anthropic_streams_read_the_same_through_the_buffers_add(
     if how != "recorded":
         events = recut(events, how)
     assert played(AnthropicStrategy(), events) == played(CheckedOnly(), events)
+
+
+def two_calls(odd: dict[str, Any], start_input: Any = None) -> list[dict[str, Any]]:
+    """Two calls whose grants are open (each has had a fragment) when ``odd`` arrives."""
+
+    def start(index: int) -> dict[str, Any]:
+        block = {"type": "tool_use", "id": f"toolu_{index}", "name": "lookup", "input": {}}
+        if start_input is not None:
+            block["input"] = start_input
+        return {"type": "content_block_start", "index": index, "content_block": block}
+
+    def part(index: int, text: str) -> dict[str, Any]:
+        delta = {"type": "input_json_delta", "partial_json": text}
+        return {"type": "content_block_delta", "index": index, "delta": delta}
+
+    return [
+        START,
+        start(0),
+        start(1),
+        part(0, '{"q": '),
+        part(1, '{"q": '),
+        odd,
+        part(0, '"a"}'),
+        part(1, '"b"}'),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ]
+
+
+def odd_delta(index: Any, **delta: Any) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+@pytest.mark.parametrize("index", [False, True, 0.0, 1.0], ids=repr)
+def test_an_argument_delta_whose_index_is_not_an_integer_is_refused(index: Any) -> None:
+    events = two_calls(odd_delta(index, type="input_json_delta", partial_json="1"))
+    result = played(AnthropicStrategy(), events)
+    assert result == played(CheckedOnly(), events)
+    assert [code for code, _, _ in result["findings"]] == ["malformed_chunk"]
+    assert result["verdict"] == "fail"
+
+
+@pytest.mark.parametrize("kind", ["text_delta", "citations_delta", "later_delta"])
+def test_a_delta_of_another_type_at_a_tool_block_adds_no_arguments(kind: str) -> None:
+    events = two_calls(odd_delta(0, type=kind, partial_json="1, ", text="1, "))
+    result = played(AnthropicStrategy(), events)
+    assert result == played(CheckedOnly(), events)
+    assert [(c.slot, c.arguments) for c in result["calls"]] == [(0, {"q": "a"}), (1, {"q": "b"})]
+
+
+@pytest.mark.parametrize("text", [b'"x', bytearray(b'"x'), 7, None], ids=repr)
+def test_an_argument_delta_that_is_not_text_is_refused_on_the_buffers_add(text: Any) -> None:
+    events = two_calls(odd_delta(0, type="input_json_delta", partial_json=text))
+    result = played(AnthropicStrategy(), events)
+    assert result == played(CheckedOnly(), events)
+    assert [(code, slot) for code, _, slot in result["findings"]] == [("malformed_chunk", 0)]
+    assert result["verdict"] == "fail"
+
+
+def test_wide_argument_deltas_count_their_bytes_against_the_limit() -> None:
+    wide = "é" * 12  # 12 characters, 24 bytes
+    events = two_calls(odd_delta(0, type="input_json_delta", partial_json=f'"{wide}", "r": '))
+    limits = Limits(max_argument_bytes=30)
+    result = played(AnthropicStrategy(), events, limits=limits)
+    assert result == played(CheckedOnly(), events, limits=limits)
+    assert [(code, slot) for code, _, slot in result["findings"]] == [("limit_exceeded", 0)]
+
+
+@pytest.mark.parametrize("limits", [Limits(max_argument_bytes=12), Limits(max_turn_bytes=20)])
+def test_argument_deltas_past_a_grant_are_counted_against_the_limits(limits: Limits) -> None:
+    events = two_calls(odd_delta(0, type="input_json_delta", partial_json='"aaaaaaaaaa", "r": '))
+    result = played(AnthropicStrategy(), events, limits=limits)
+    assert result == played(CheckedOnly(), events, limits=limits)
+    assert "limit_exceeded" in [code for code, _, _ in result["findings"]]
+    assert result["verdict"] == "fail"
+
+
+def test_an_empty_argument_delta_leaves_a_starts_input_to_stand() -> None:
+    start = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "a"}}
+    empty = odd_delta(0, type="input_json_delta", partial_json="")
+    events = [
+        START,
+        {"type": "content_block_start", "index": 0, "content_block": start},
+        empty,
+        empty,
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ]
+    result = played(AnthropicStrategy(), events)
+    assert result == played(CheckedOnly(), events)
+    assert [(c.id, c.arguments) for c in result["calls"]] == [("toolu_1", {"q": "a"})]
+    assert result["findings"] == [] and result["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("kind", ["message_delta", "ping"])
+def test_an_event_of_another_type_is_never_read_as_an_argument_delta(kind: str) -> None:
+    shaped = {**odd_delta(0, type="input_json_delta", partial_json="1, "), "type": kind}
+    events = two_calls(shaped)
+    result = played(AnthropicStrategy(), events)
+    assert result == played(CheckedOnly(), events)
+    assert [(c.slot, c.arguments) for c in result["calls"]] == [(0, {"q": "a"}), (1, {"q": "b"})]
