@@ -102,6 +102,8 @@ MODULES = {
             "tests/wires/test_openai_chat.py",
             "tests/wires/test_openai_chat_choices.py",
             "tests/wires/test_openai_chat_stop.py",
+            "tests/wires/test_openai_chat_replay.py",
+            "tests/wires/test_openai_chat_own_gate.py",
         ),
     ),
     "anthropic": Module(

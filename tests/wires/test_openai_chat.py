@@ -231,6 +231,16 @@ def test_content_text_is_the_content_string_or_empty() -> None:
     assert strategy.content_text({"content": [{"type": "text"}]}) == ""
 
 
+def test_content_text_of_parts_joins_their_text_without_separator() -> None:
+    parts = [
+        {"type": "text", "text": "Paris "},
+        {"type": "thinking", "thinking": [{"type": "text", "text": "hidden"}]},
+        "not a part",
+        {"type": "text", "text": "is sunny"},
+    ]
+    assert OpenAIStrategy().content_text({"content": parts}) == "Paris is sunny"
+
+
 def test_result_messages_are_tool_messages_by_call_id() -> None:
     strategy = OpenAIStrategy()
     results = [
@@ -408,3 +418,6 @@ def test_forming_names_the_last_entry_once_its_name_has_streamed() -> None:
     unnamed = [{"index": 0, "function": {"arguments": "{"}}]
     assert strategy.forming({"tool_calls": unnamed}) == Forming(True, None)
     assert strategy.forming({"tool_calls": [{"function": {"name": ""}}]}) == Forming(True, None)
+    for function in (None, "get_weather", ["get_weather"]):
+        entry = {"index": 0, "function": function}
+        assert strategy.forming({"tool_calls": [entry]}) == Forming(True, None)
