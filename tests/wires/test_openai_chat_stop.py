@@ -67,6 +67,10 @@ def test_a_complete_call_ended_by_stop_is_executable_with_a_warning() -> None:
     buffer = played(ended_with("stop"))
     assert buffer.executable
     assert codes(buffer) == [("stop_finish_reason", "warning")]
+    assert buffer.findings[0].message == (
+        "the turn ended with finish_reason 'stop', not 'tool_calls'; its calls are checked "
+        "as complete (strict_finish refuses them)"
+    )
     assert [s.arguments for s in buffer.slots] == [{"city": "Paris"}]
 
 
