@@ -82,6 +82,16 @@ def test_a_refused_slot_key_is_not_the_slot_an_index_less_entry_continues() -> N
     ]
 
 
+def test_an_entry_with_only_an_id_that_is_not_text_opens_no_slot() -> None:
+    """The refused identity leaves the slot unopened: the finish finds an orphan, not a call."""
+    buffer = fed(calls({"index": 0, "id": 7}), chunk(finish="tool_calls"))
+    assert [(code, slot) for code, slot, _ in found(buffer)] == [
+        ("malformed_chunk", 0),
+        ("orphan_event", 0),
+    ]
+    assert found(buffer)[0][2] == "slot 0: the call id is not text"
+
+
 # -- arguments that are not text, on the common path ---------------------------------------
 
 
