@@ -260,6 +260,19 @@ def test_recognition_is_by_choices_or_tool_calls() -> None:
     assert not strategy.recognizes({"type": "message_start"})
 
 
+def test_an_error_frame_alone_is_recognised_and_reported() -> None:
+    strategy = OpenAIStrategy()
+    frame = {"error": {"code": "overloaded", "message": "try later"}}
+    assert strategy.recognizes(frame)
+    assert not strategy.recognizes({"error": "overloaded"})
+    assert not strategy.recognizes({"error": {"code": "x"}, "type": "error"})
+    buffer = LLMStreamBuffer()
+    buffer.add(frame)
+    assert found(buffer) == [
+        ("provider_error", None, "the provider reported overloaded: try later")
+    ]
+
+
 def test_mistral_reads_the_same_shape_but_is_chosen_by_name_only() -> None:
     mistral = MistralStrategy()
     assert mistral.name == "mistral"

@@ -87,6 +87,21 @@ def test_another_choice_is_decided_by_the_callers_rules() -> None:
         assert message["choices"][1]["message"]["tool_calls"][0]["id"] == "call_1"
 
 
+def test_the_callers_gate_hears_of_the_chunks_without_choices_and_only_those() -> None:
+    """``on_stray`` is asked about a chunk the strategy cannot place (no ``choices``)."""
+    strayed: list[Any] = []
+    gate = TurnGate(schemas=ToolSchemas({"get_weather": SCHEMA}))
+    gate.on_stray = strayed.append
+    strategy = OpenAIStrategy()
+    acc = strategy.new_accumulator(gate)
+    usage = {"usage": {"total_tokens": 9}}
+    error = {"error": {"code": "overloaded", "message": "try later"}}
+    for chunk in (*two_choices("tool_calls")[:5], usage, error):
+        strategy.accumulate(acc, chunk)
+    assert strayed == [usage, error]
+    assert [f.code for f in gate.findings] == ["provider_error"]
+
+
 def test_a_recorded_stream_of_two_choices_traces_the_chosen_choice_alone() -> None:
     """The trace of an ``n > 1`` stream is the trace of its chosen choice's chunks alone."""
     traces = []
