@@ -19,6 +19,7 @@ from callgate import (
     MistralStrategy,
     OpenAIStrategy,
     ToolResult,
+    TurnGate,
 )
 from callgate.strategies.base import HistoryCall
 
@@ -271,6 +272,9 @@ def test_an_error_frame_alone_is_recognised_and_reported() -> None:
     assert found(buffer) == [
         ("provider_error", None, "the provider reported overloaded: try later")
     ]
+    assert buffer.get_content() == ""
+    acc = strategy.new_accumulator(TurnGate())
+    assert strategy.accumulate(acc, frame) == ""
 
 
 def test_mistral_reads_the_same_shape_but_is_chosen_by_name_only() -> None:
