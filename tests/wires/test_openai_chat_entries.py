@@ -131,6 +131,32 @@ def test_a_choice_without_index_is_choice_zero_for_a_buffer_that_reads_choice_on
     ]
 
 
+def test_a_choice_index_that_is_not_a_count_is_refused_with_what_came() -> None:
+    for index, shown in (("1", "'1'"), (-1, "-1"), (1.0, "1.0"), (True, "True")):
+        buffer = fed({"choices": [{"index": index, "delta": {"content": "x"}}]})
+        assert found(buffer) == [
+            ("malformed_chunk", None, f"a choice index is not a count: {shown}")
+        ]
+        assert buffer.get_content() == ""
+
+
+def test_the_completion_of_several_choices_carries_the_streams_usage() -> None:
+    usage = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
+    buffer = fed(
+        {"id": "chatcmpl-1", "model": "gpt-4.1", **chunk({"content": "a"})},
+        {"id": "chatcmpl-1", "model": "gpt-4.1", **chunk({"content": "b"}, index=1)},
+        {"id": "chatcmpl-1", "choices": [], "usage": usage},
+    )
+    completion = buffer.as_dict()
+    assert {k: completion[k] for k in ("id", "model", "object", "usage")} == {
+        "id": "chatcmpl-1",
+        "model": "gpt-4.1",
+        "object": "chat.completion",
+        "usage": usage,
+    }
+    assert [c["message"]["content"] for c in completion["choices"]] == ["a", "b"]
+
+
 # -- repeated finishes ---------------------------------------------------------------------
 
 
