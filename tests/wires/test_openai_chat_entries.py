@@ -140,6 +140,13 @@ def test_a_choice_index_that_is_not_a_count_is_refused_with_what_came() -> None:
         assert buffer.get_content() == ""
 
 
+def test_a_choice_index_up_to_the_slot_index_limit_is_read_and_past_it_refused() -> None:
+    limits = Limits(max_slot_index=3)
+    buffer = fed(chunk({"content": "x"}, index=3), chunk({"content": "y"}, index=4), limits=limits)
+    assert [(c.index, c.message["content"]) for c in buffer.choices] == [(0, None), (3, "x")]
+    assert found(buffer) == [("limit_exceeded", None, "choice index 4 exceeds 3")]
+
+
 def test_the_completion_of_several_choices_carries_the_streams_usage() -> None:
     usage = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
     buffer = fed(
