@@ -20,11 +20,16 @@ SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "require
 
 
 class OwnGate(TurnGate):
-    """A caller's gate that keeps the options it was made with."""
+    """A caller's gate that keeps the options it was made with, and counts its finishes."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.options = options
+        self.finishes = 0
+
+    def finish(self) -> None:
+        self.finishes += 1
+        super().finish()
 
 
 def of_choice(chunks: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
@@ -62,6 +67,8 @@ def test_another_choice_gets_a_gate_of_the_callers_type_and_options() -> None:
     for _, gate in gates:
         assert type(gate) is OwnGate
         assert isinstance(gate, OwnGate) and gate.options == options
+    finishes = [gate.finishes for _, gate in gates if isinstance(gate, OwnGate)]
+    assert finishes == [0, 1]  # another choice ends at its finish; the caller ends its own
 
 
 def test_another_choice_is_decided_by_the_callers_rules() -> None:
