@@ -164,6 +164,34 @@ def test_the_completion_of_several_choices_carries_the_streams_usage() -> None:
     assert [c["message"]["content"] for c in completion["choices"]] == ["a", "b"]
 
 
+def test_the_chosen_choices_finish_ends_the_stream_wherever_it_sits_in_the_chunk() -> None:
+    def two(first: str | None, second: str | None) -> dict[str, Any]:
+        return {
+            "choices": [
+                {"index": 1, "delta": {"content": "b"}, "finish_reason": first},
+                {"index": 0, "delta": {"content": "a"}, "finish_reason": second},
+            ]
+        }
+
+    for item, ends in (
+        (two(None, "stop"), True),
+        (two("stop", "stop"), True),
+        (two("stop", None), False),
+    ):
+        buffer = LLMStreamBuffer(strategy=OpenAIStrategy())
+        buffer.add(item)
+        assert buffer.is_finished() is ends
+        assert buffer.get_content() == "a"
+
+
+def test_past_the_text_limit_a_chunk_still_ends_the_stream_beside_a_choice_not_an_object() -> None:
+    buffer = LLMStreamBuffer(strategy=OpenAIStrategy(), limits=Limits(max_text_bytes=4))
+    buffer.add(chunk({"content": "too long"}))
+    buffer.add({"choices": ["not a choice", {"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    assert buffer.is_finished()
+    assert found(buffer) == [("limit_exceeded", None, "the turn's text exceeds 4 bytes")]
+
+
 # -- repeated finishes ---------------------------------------------------------------------
 
 
