@@ -105,6 +105,9 @@ MODULES = {
             "tests/wires/test_openai_chat.py",
             "tests/wires/test_openai_chat_choices.py",
             "tests/wires/test_openai_chat_stop.py",
+            "tests/wires/test_openai_chat_replay.py",
+            "tests/wires/test_openai_chat_own_gate.py",
+            "tests/wires/test_openai_chat_entries.py",
         ),
     ),
     "anthropic": Module(

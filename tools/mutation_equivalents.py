@@ -27,8 +27,8 @@ _REJECT_MESSAGE = (
 _G = "callgate.gate.turn.xǁTurnGateǁ"
 _O = "callgate.strategies.openai.xǁOpenAIStrategyǁ"
 _OPENAI_FAST = (
-    "the fast path for a fragment-only entry short-cuts _tool_call, which does the same "
-    "for such an entry (no identity, one fragment)"
+    "the fast path for a fragment-only entry short-cuts _key() and _tool_call, which do the "
+    "same for such an entry (no identity, one fragment)"
 )
 _A = "callgate.strategies.anthropic.xǁAnthropicStrategyǁ"
 _DISAGREE = "disagree() reads only whether 'what' is 'identity'; any other value is a mismatch"
@@ -38,7 +38,6 @@ _RESTS = (
 )
 _D = "callgate.strategies.text.detector.xǁDetectorǁ"
 _HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
-_UNREAD_REASON = "the accumulator's finish_reason is recorded but never read"
 _NO_TOKEN = "a tail of characters that no token contains completes none"
 _TRUTH = "only the flag's truth is read, and None is false like False"
 
@@ -231,13 +230,32 @@ EQUIVALENT: dict[str, str] = {
         for n in (11, 12, 13)
     },
     # openai
-    f"{_O}_tool_call__mutmut_45": (
-        "an empty fragment only opens an unseen slot, and the identity already opened it"
+    f"{_O}_tool_call__mutmut_3": "a dict is a Mapping: the type test only short-cuts isinstance",
+    **{
+        f"{_O}_tool_call__mutmut_{n}": (
+            "the problem's slot is never read: the gate is given the entry's own key"
+        )
+        for n in (47, 49)
+    },
+    **{
+        f"{_O}_choice__mutmut_{n}": _OPENAI_FAST
+        for n in (64, 65, 67, 68, 69, 70, 85, 86, 87, 88, 92, 93, 94, 95, 96)
+    },
+    f"{_O}_choice__mutmut_47": "a delta has one content key, and nothing is shown before it",
+    **{
+        f"{_O}reader__mutmut_{n}": (
+            "a choice without an index leaves the fast path for accumulate(), which reads it "
+            "as choice 0, as the fast path would"
+        )
+        for n in (29, 31)
+    },
+    "callgate.strategies.openai.xǁ_Accumulatorǁother__mutmut_10": (
+        "only the chosen choice's gate is asked about a chunk without choices: another "
+        "choice's on_stray is never read"
     ),
-    f"{_O}_tool_call__mutmut_49": "a None and an empty fragment both only open the slot",
-    f"{_O}_tool_call__mutmut_2": "a dict is a Mapping: the type test only short-cuts isinstance",
-    "callgate.strategies.openai.xǁ_Accumulatorǁ__init____mutmut_7": _UNREAD_REASON,
-    **{f"{_O}accumulate__mutmut_{n}": _OPENAI_FAST for n in (57, 58, 60, 61, 62, 63, 77, 78, 79)},
+    "callgate.strategies.openai.x__content__mutmut_26": (
+        "once content is parts the string pieces are never read again"
+    ),
     # anthropic
     f"{_A}_delta__mutmut_89": (
         "past the text limit the buffer keeps none of the text a chunk returns"

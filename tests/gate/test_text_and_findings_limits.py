@@ -35,6 +35,19 @@ def openai(delta_key: str, deltas: list[str], call: bool = True) -> list[Chunk]:
     ]
 
 
+def openai_parts(kind: str, deltas: list[str]) -> list[Chunk]:
+    """Content as typed parts (Mistral's magistral): ``text`` parts, or ``thinking`` ones."""
+
+    def part(d: str) -> Chunk:
+        text = {"type": "text", "text": d}
+        return text if kind == "text" else {"type": "thinking", "thinking": [text]}
+
+    chunks = openai("content", deltas)
+    for chunk, d in zip(chunks, deltas, strict=False):
+        chunk["choices"][0]["delta"]["content"] = [part(d)]
+    return chunks
+
+
 def anthropic(kind: str, deltas: list[str]) -> list[Chunk]:
     field = "text" if kind == "text" else "thinking"
     return [
@@ -78,6 +91,8 @@ def stored_text(message: dict[str, Any]) -> str:
 STREAMS = {
     "openai content": lambda d: openai("content", d),
     "openai reasoning_content": lambda d: openai("reasoning_content", d),
+    "openai text parts": lambda d: openai_parts("text", d),
+    "openai thinking parts": lambda d: openai_parts("thinking", d),
     "anthropic text": lambda d: anthropic("text", d),
     "anthropic thinking": lambda d: anthropic("thinking", d),
     "ollama thinking": lambda d: ollama("thinking", d),

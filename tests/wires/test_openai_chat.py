@@ -19,6 +19,7 @@ from callgate import (
     MistralStrategy,
     OpenAIStrategy,
     ToolResult,
+    TurnGate,
 )
 from callgate.strategies.base import HistoryCall
 
@@ -231,6 +232,16 @@ def test_content_text_is_the_content_string_or_empty() -> None:
     assert strategy.content_text({"content": [{"type": "text"}]}) == ""
 
 
+def test_content_text_of_parts_joins_their_text_without_separator() -> None:
+    parts = [
+        {"type": "text", "text": "Paris "},
+        {"type": "thinking", "thinking": [{"type": "text", "text": "hidden"}]},
+        "not a part",
+        {"type": "text", "text": "is sunny"},
+    ]
+    assert OpenAIStrategy().content_text({"content": parts}) == "Paris is sunny"
+
+
 def test_result_messages_are_tool_messages_by_call_id() -> None:
     strategy = OpenAIStrategy()
     results = [
@@ -248,6 +259,22 @@ def test_recognition_is_by_choices_or_tool_calls() -> None:
     assert strategy.recognizes({"choices": []})
     assert strategy.recognizes({"tool_calls": []})
     assert not strategy.recognizes({"type": "message_start"})
+
+
+def test_an_error_frame_alone_is_recognised_and_reported() -> None:
+    strategy = OpenAIStrategy()
+    frame = {"error": {"code": "overloaded", "message": "try later"}}
+    assert strategy.recognizes(frame)
+    assert not strategy.recognizes({"error": "overloaded"})
+    assert not strategy.recognizes({"error": {"code": "x"}, "type": "error"})
+    buffer = LLMStreamBuffer()
+    buffer.add(frame)
+    assert found(buffer) == [
+        ("provider_error", None, "the provider reported overloaded: try later")
+    ]
+    assert buffer.get_content() == ""
+    acc = strategy.new_accumulator(TurnGate())
+    assert strategy.accumulate(acc, frame) == ""
 
 
 def test_mistral_reads_the_same_shape_but_is_chosen_by_name_only() -> None:
@@ -408,3 +435,6 @@ def test_forming_names_the_last_entry_once_its_name_has_streamed() -> None:
     unnamed = [{"index": 0, "function": {"arguments": "{"}}]
     assert strategy.forming({"tool_calls": unnamed}) == Forming(True, None)
     assert strategy.forming({"tool_calls": [{"function": {"name": ""}}]}) == Forming(True, None)
+    for function in (None, "get_weather", ["get_weather"]):
+        entry = {"index": 0, "function": function}
+        assert strategy.forming({"tool_calls": [entry]}) == Forming(True, None)

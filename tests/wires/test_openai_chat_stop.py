@@ -67,6 +67,10 @@ def test_a_complete_call_ended_by_stop_is_executable_with_a_warning() -> None:
     buffer = played(ended_with("stop"))
     assert buffer.executable
     assert codes(buffer) == [("stop_finish_reason", "warning")]
+    assert buffer.findings[0].message == (
+        "the turn ended with finish_reason 'stop', not 'tool_calls'; its calls are checked "
+        "as complete (strict_finish refuses them)"
+    )
     assert [s.arguments for s in buffer.slots] == [{"city": "Paris"}]
 
 
@@ -124,7 +128,21 @@ def test_a_relays_trailing_whitespace_stop_is_a_warning(delta: Chunk) -> None:
     buffer = played(trailing(delta))
     assert buffer.executable
     assert codes(buffer) == [("trailing_terminal", "warning")]
+    assert buffer.findings[0].message == (
+        "finish_reason 'stop' after 'tool_calls', on a chunk with nothing but whitespace "
+        "text (a relay's own end); the turn had ended"
+    )
     assert buffer.as_dict()["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
+
+
+def test_a_bare_repeat_of_the_finish_shows_nothing() -> None:
+    chunks = [*ended_with("tool_calls"), *ended_with("tool_calls")[-1:]]
+    buffer = played(chunks)
+    assert codes(buffer) == [("repeated_terminal", "warning")]
+    assert buffer.get_content() == ""
+    strategy = callgate.OpenAIStrategy()
+    acc = strategy.new_accumulator(callgate.TurnGate())
+    assert [strategy.accumulate(acc, chunk) for chunk in chunks] == [""] * len(chunks)
 
 
 @pytest.mark.parametrize(

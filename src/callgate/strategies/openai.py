@@ -528,8 +528,8 @@ def _content(acc: _Accumulator, value: object) -> str:
     """Add a ``delta.content`` (a string, or a list of typed parts); return its display text.
 
     Parts (Mistral's magistral): ``text`` is shown; ``thinking`` is reasoning, kept in the
-    message and never shown. Consecutive parts of one kind are merged, as the stream=false
-    message has them.
+    message and never shown. Both count against the turn's text limit. Consecutive parts
+    of one kind are merged, as the stream=false message has them.
     """
     if isinstance(value, str):
         if not acc.gate.text(value):
@@ -556,7 +556,10 @@ def _content(acc: _Accumulator, value: object) -> str:
             _text_part(acc.blocks, part["text"])
             shown += part["text"]
         elif kind == "thinking" and isinstance(part.get("thinking"), list):
-            _thinking_part(acc.blocks, part["thinking"])
+            texts = _thinking_texts(part["thinking"])
+            kept = [t for t in texts if acc.gate.text(t)]
+            if kept or not texts:
+                _thinking_part(acc.blocks, kept)
         else:
             acc.gate.refuse("malformed_chunk", f"a content part callgate cannot read: {part!r:.60}")
     return shown
@@ -570,9 +573,13 @@ def _text_part(blocks: list[tuple[str, list[str]]], text: str) -> None:
         blocks.append(("text", [text]))
 
 
-def _thinking_part(blocks: list[tuple[str, list[str]]], inner: list[Any]) -> None:
+def _thinking_texts(inner: list[Any]) -> list[str]:
+    """The text pieces of a thinking part (its ``thinking`` list of text parts)."""
+    return [p["text"] for p in inner if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+
+
+def _thinking_part(blocks: list[tuple[str, list[str]]], texts: list[str]) -> None:
     """Add a thinking part's text pieces, merged into the last part if it is thinking."""
-    texts = [p["text"] for p in inner if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
     if blocks and blocks[-1][0] == "thinking":
         blocks[-1][1].extend(texts)
     else:
