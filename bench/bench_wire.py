@@ -304,10 +304,10 @@ def main() -> None:
     shapes = [
         ("3 x 2 KB, 1-8 chars, interleaved", calls(3, 2048, 1, 8), 40),
         ("1 x 20 KB, 4 chars", calls(1, 20_000, 4, 4), 12),
-        ("1 x 200 KB, 4 chars", calls(1, 200_000, 4, 4), 4),
+        ("1 x 200 KB, 4 chars", calls(1, 200_000, 4, 4), 8),
     ]
     if not args.quick:
-        shapes.append(("1 x 2 MB, 4 chars", calls(1, 2_000_000, 4, 4), 2))
+        shapes.append(("1 x 2 MB, 4 chars", calls(1, 2_000_000, 4, 4), 5))
     wires = [
         ("openai", openai_stream, bare_openai, sdk_openai, typed_openai, seed_openai),
         ("anthropic", anthropic_stream, bare_anthropic, sdk_anthropic, typed_anthropic,
@@ -336,7 +336,7 @@ def main() -> None:
                 )
                 continue
             objects = typed(chunks)
-            seconds = best(sdk, objects, 1 if repeat < 5 else 3)
+            seconds = best(sdk, objects, 3 if n < 10_000 else 1)
             sdk_seconds.append(seconds)
             theirs = seconds / n * 1e6
             print(

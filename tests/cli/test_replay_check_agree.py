@@ -79,3 +79,25 @@ def test_diagram_trace_reads_the_fixtures_tools(
     assert (
         '"terminal" -> "blocked" [label="slot 0: reject / unknown_tool' in capsys.readouterr().out
     )
+
+
+def test_diagram_trace_follows_the_finish_rule_replay_follows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
+    call["function"]["arguments"] = "{}"
+    chunks = [
+        {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+        {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    path = tmp_path / "stop.json"
+    path.write_text(json.dumps(chunks), encoding="utf-8")
+    taken = {}
+    for flags in ([], ["--strict-finish"]):
+        assert main(["diagram", "slot", "--trace", str(path), *flags]) == 0
+        taken[bool(flags)] = capsys.readouterr().out
+        code, result = run(["replay", str(path), "--json", *flags], capsys)
+        assert result is not None and code == (1 if flags else 0)
+    assert '"terminal" -> "validated" [label="slot 0: accept' in taken[False]
+    assert "bad_terminal / wrong_terminal_reason" not in taken[False].split("slot 0:", 1)[1]
+    assert '"accumulating" -> "blocked" [label="slot 0: bad_terminal' in taken[True]

@@ -126,23 +126,18 @@ def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, str, list[str] 
     return chunks, recorded.tool_schemas, recorded.profile, formats
 
 
-def _done(chunks: Sequence[Any]) -> None:
-    """Erase the progress line of a counted capture."""
-    if isinstance(chunks, Counted):
-        chunks.progress.close()
+def _replayed(
+    args: argparse.Namespace, recorder: Recorder | None
+) -> tuple[Sequence[Any], dict[str, Any]]:
+    """The command's capture run through :func:`replay` with its stream options.
 
+    One reading for ``replay`` and ``diagram --trace``, so that a trace follows the path
+    the verdict was reached on.
+    """
+    from callgate.cli.replay import replay
 
-def _replay(args: argparse.Namespace) -> int:
-    from callgate.cli.proxy import replay_audit
-    from callgate.cli.replay import format_replay, replay
-
-    audited = replay_audit(Path(args.capture), as_json=args.json)
-    if audited is not None:  # a callgate proxy audit log
-        return audited
-
+    chunks, tools, profile, formats = _stream_options(args)
     try:
-        chunks, tools, profile, formats = _stream_options(args)
-        recorder = Recorder() if args.html else None
         result = replay(
             chunks,
             tools,
@@ -152,7 +147,28 @@ def _replay(args: argparse.Namespace) -> int:
             recorder=recorder,
             strict_finish=args.strict_finish,
         )
+    finally:
         _done(chunks)
+    return chunks, result
+
+
+def _done(chunks: Sequence[Any]) -> None:
+    """Erase the progress line of a counted capture."""
+    if isinstance(chunks, Counted):
+        chunks.progress.close()
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from callgate.cli.proxy import replay_audit
+    from callgate.cli.replay import format_replay
+
+    audited = replay_audit(Path(args.capture), as_json=args.json)
+    if audited is not None:  # a callgate proxy audit log
+        return audited
+
+    try:
+        recorder = Recorder() if args.html else None
+        chunks, result = _replayed(args, recorder)
         if recorder is not None:
             from callgate.audit.figures import trace_figures
             from callgate.audit.page import replay_page
@@ -185,32 +201,17 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _diagram(args: argparse.Namespace) -> int:
-    from callgate.cli.replay import replay
     from callgate.diagrams import render, trace_dot
 
     dot = None
     if args.trace:
         args.capture = args.trace
-        try:
-            chunks, tools, profile, formats = _stream_options(args)
-        except (OSError, ValueError) as exc:
-            print(f"callgate diagram: {exc}", file=sys.stderr)
-            return 2
         recorder = Recorder()
         try:
-            replay(
-                chunks,
-                tools,
-                profile=profile,
-                policy=args.policy,
-                text_formats=formats,
-                recorder=recorder,
-            )
-        except ValueError as exc:  # the stream's first chunk is of no known format
-            _done(chunks)
+            _replayed(args, recorder)
+        except (OSError, ValueError) as exc:  # unreadable, or its first chunk of no known format
             print(f"callgate diagram: {exc}", file=sys.stderr)
             return 2
-        _done(chunks)
         steps = recorder.of(args.machine)
         dot = trace_dot(MACHINES[args.machine], steps, title=Path(args.trace).name)
     if args.format == "png" and not args.output and sys.stdout.isatty():
@@ -322,6 +323,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace", metavar="CAPTURE", help="draw the path this recorded stream took over it"
     )
     _stream_arguments(diagram)
+    diagram.add_argument(
+        "--strict-finish",
+        action="store_true",
+        help="trace under the rule replay --strict-finish uses",
+    )
     diagram.set_defaults(run=_diagram)
 
     export = sub.add_parser(
