@@ -313,6 +313,11 @@ def prepare(workdir: Path, paths: list[str], tests: list[str]) -> None:
     workdir.mkdir(parents=True)
     shutil.copytree(ROOT / "src", workdir / "src", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    configure(workdir, paths, tests)
+
+
+def configure(workdir: Path, paths: list[str], tests: list[str]) -> None:
+    """Write workdir's pyproject: the project's own, with mutmut set to mutate paths under tests."""
     kept = []
     skipping = False
     for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").splitlines():
@@ -348,13 +353,39 @@ def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
     subprocess.run(command, cwd=workdir, env=env, check=False, stdout=output)
 
 
+def _meta(workdir: Path, module: Module) -> Path:
+    return workdir / "mutants" / (module.path + ".meta")
+
+
+def exit_codes(workdir: Path, module: Module) -> dict[str, int | None]:
+    """The exit code of each mutant's test run that mutmut recorded in workdir."""
+    data = json.loads(_meta(workdir, module).read_text(encoding="utf-8"))
+    codes: dict[str, int | None] = data["exit_code_by_key"]
+    return codes
+
+
 def statuses(workdir: Path, module: Module) -> dict[str, str]:
     """The status of each mutant of the module after a run in workdir."""
     from mutmut.stats import status_by_exit_code
 
-    meta = workdir / "mutants" / (module.path + ".meta")
+    return {name: status_by_exit_code[code] for name, code in exit_codes(workdir, module).items()}
+
+
+def keep_verdicts(workdir: Path, module: Module, before: dict[str, int | None]) -> int:
+    """Put back the verdicts of ``before`` that mutmut has since reset; return how many.
+
+    mutmut 3.8 resets every mutant's verdict when the test list in its configuration
+    changes, so a rerun with a new list would leave the mutants it does not run (those the
+    last run killed) as not checked. A rerun keeps those the way it keeps the killing tests.
+    """
+    meta = _meta(workdir, module)
     data = json.loads(meta.read_text(encoding="utf-8"))
-    return {name: status_by_exit_code[code] for name, code in data["exit_code_by_key"].items()}
+    codes = data["exit_code_by_key"]
+    back = {m: c for m, c in before.items() if c is not None and m in codes and codes[m] is None}
+    if back:
+        codes.update(back)
+        meta.write_text(json.dumps(data), encoding="utf-8")
+    return len(back)
 
 
 @dataclass
@@ -410,14 +441,33 @@ def run(modules: list[str], quiet: bool) -> int:
 
 
 def rerun(name: str, quiet: bool) -> int:
-    """Run only the last full run's survivors again, against the current tests."""
+    """Run only the last full run's survivors again, against the current tests.
+
+    The scratch project takes the current tests and its configuration from the map as it
+    stands, so test files listed since the full run take part.
+    """
     module = MODULES[name]
     workdir = BUILD / name
+    if not (workdir / "survivors.txt").is_file() or not _meta(workdir, module).is_file():
+        print(
+            f"no full run of {module.path} in {workdir}: run it first "
+            f"(python tools/mutation.py run {name})",
+            file=sys.stderr,
+        )
+        return 2
     shutil.rmtree(workdir / "tests")
     shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    configure(workdir, [module.path], list(module.tests))
+    before = exit_codes(workdir, module)
     last = [m for m in (workdir / "survivors.txt").read_text().split() if m not in EQUIVALENT]
     if last:
         mutmut(workdir, last, quiet)
+        kept = keep_verdicts(workdir, module, before)
+        if kept:
+            print(
+                f"{name}: kept the last run's verdict of {kept} mutant(s) not run again "
+                "(mutmut resets them when the test list changes)"
+            )
     result = score(name, statuses(workdir, module))
     (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
     print(HEADER, result.line(), sep="\n")
