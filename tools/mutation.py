@@ -23,9 +23,11 @@ import importlib
 import json
 import os
 import random
+import runpy
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -410,11 +412,36 @@ class Score:
         )
 
 
-def score(name: str, found: dict[str, str]) -> Score:
-    killed = [m for m, status in found.items() if status in KILLED and m not in EQUIVALENT]
-    equivalent = [m for m in found if m in EQUIVALENT]
-    survived = [m for m, s in found.items() if s not in KILLED and m not in EQUIVALENT]
+def score(name: str, found: dict[str, str], listed: Mapping[str, str] = EQUIVALENT) -> Score:
+    killed = [m for m, status in found.items() if status in KILLED and m not in listed]
+    equivalent = [m for m in found if m in listed]
+    survived = [m for m, s in found.items() if s not in KILLED and m not in listed]
     return Score(name, len(killed), sorted(survived), len(equivalent))
+
+
+def equivalent_list(standing: Mapping[str, str] = EQUIVALENT) -> dict[str, str]:
+    """The equivalent-mutant list as ``tools/mutation_equivalents.py`` is now.
+
+    A run reads it again when it writes its results, so an equivalent listed while mutmut
+    ran is left out of them. A file that does not load (an edit half made) leaves the list
+    ``standing``, and says so.
+    """
+    path = ROOT / "tools" / "mutation_equivalents.py"
+    try:
+        listed: dict[str, str] = runpy.run_path(str(path))["EQUIVALENT"]
+    except Exception as error:  # any error of the file's code: the run's results come first
+        print(f"{path} does not load ({error!r}): the list as it was is used", file=sys.stderr)
+        return dict(standing)
+    return dict(listed)
+
+
+def write_survivors(
+    workdir: Path, name: str, found: dict[str, str], listed: Mapping[str, str]
+) -> Score:
+    """Score the module against the list and write its survivors to workdir/survivors.txt."""
+    result = score(name, found, listed)
+    (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
+    return result
 
 
 HEADER = "| module | mutants | equivalent | killed | survived | score |\n|---|---|---|---|---|---|"
@@ -426,16 +453,16 @@ def run(modules: list[str], quiet: bool) -> int:
     for name in modules:
         module = MODULES[name]
         workdir = BUILD / name
+        listed = equivalent_list()
         prepare(workdir, [module.path], list(module.tests))
         mutmut(workdir, [], quiet)
         found = statuses(workdir, module)
+        listed = equivalent_list(listed)  # as it is now, after what may be an hour
         prefix = mutant_prefix(module)
-        mine = (m for m in EQUIVALENT if m.startswith(prefix) and "." not in m[len(prefix) :])
+        mine = (m for m in listed if m.startswith(prefix) and "." not in m[len(prefix) :])
         for stale in sorted(m for m in mine if m not in found):
             print(f"equivalent list names a mutant that no longer exists: {stale}")
-        result = score(name, found)
-        (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
-        scores.append(result)
+        scores.append(write_survivors(workdir, name, found, listed))
         print(HEADER, *(s.line() for s in scores), sep="\n", flush=True)
     return 0 if all(s.rate >= FLOOR for s in scores) else 1
 
@@ -459,7 +486,8 @@ def rerun(name: str, quiet: bool) -> int:
     shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     configure(workdir, [module.path], list(module.tests))
     before = exit_codes(workdir, module)
-    last = [m for m in (workdir / "survivors.txt").read_text().split() if m not in EQUIVALENT]
+    listed = equivalent_list()
+    last = [m for m in (workdir / "survivors.txt").read_text().split() if m not in listed]
     if last:
         mutmut(workdir, last, quiet)
         kept = keep_verdicts(workdir, module, before)
@@ -468,8 +496,7 @@ def rerun(name: str, quiet: bool) -> int:
                 f"{name}: kept the last run's verdict of {kept} mutant(s) not run again "
                 "(mutmut resets them when the test list changes)"
             )
-    result = score(name, statuses(workdir, module))
-    (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
+    result = write_survivors(workdir, name, statuses(workdir, module), equivalent_list(listed))
     print(HEADER, result.line(), sep="\n")
     return 0 if result.rate >= FLOOR else 1
 

@@ -142,6 +142,51 @@ def test_a_rerun_with_a_new_test_list_keeps_the_verdicts_of_the_mutants_it_does_
     assert "kept the last run's verdict of 1 mutant(s) not run again" in out
 
 
+def test_the_survivors_file_leaves_out_an_equivalent_listed_during_the_run(
+    tool: tuple[ModuleType, _Mutmut, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    mutation, fake, root = tool
+    fake.verdicts = {ONE: 1, TWO: 0, THREE: 0}
+    fake.during = lambda: _list_equivalents(root, TWO)
+
+    mutation.run(["tiny"], quiet=True)
+
+    assert _survivors(root) == [THREE]
+    assert "| tiny | 3 | 1 | 1 | 1 | 50.0% |" in capsys.readouterr().out
+
+
+def test_rerun_rewrites_the_survivors_file_against_the_list_as_it_stands(
+    tool: tuple[ModuleType, _Mutmut, Path],
+) -> None:
+    mutation, fake, root = tool
+    four = "tiny.mod.x_f__mutmut_4"
+    fake.verdicts = {ONE: 0, TWO: 0, THREE: 0}
+    mutation.run(["tiny"], quiet=True)
+    assert _survivors(root) == [ONE, TWO, THREE]
+
+    _list_equivalents(root, ONE)  # between the runs: not run again
+    fake.during = lambda: _list_equivalents(root, ONE, TWO, four)  # while it runs
+    mutation.rerun("tiny", quiet=True)
+
+    assert fake.runs[1][0] == [TWO, THREE]
+    assert _survivors(root) == [THREE]
+
+
+def test_an_equivalents_file_that_does_not_load_leaves_the_list_of_the_start(
+    tool: tuple[ModuleType, _Mutmut, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    mutation, fake, root = tool
+    _list_equivalents(root, ONE)
+    fake.verdicts = {ONE: 0, TWO: 0, THREE: 0}
+    equivalents = root / "tools" / "mutation_equivalents.py"
+    fake.during = lambda: equivalents.write_text("EQUIVALENT = {\n")  # an edit half made
+
+    mutation.run(["tiny"], quiet=True)
+
+    assert _survivors(root) == [TWO, THREE]
+    assert "mutation_equivalents.py does not load" in capsys.readouterr().err
+
+
 def test_rerun_without_a_run_of_the_mapped_file_says_so(
     tool: tuple[ModuleType, _Mutmut, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
