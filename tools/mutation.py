@@ -23,9 +23,11 @@ import importlib
 import json
 import os
 import random
+import runpy
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -313,6 +315,11 @@ def prepare(workdir: Path, paths: list[str], tests: list[str]) -> None:
     workdir.mkdir(parents=True)
     shutil.copytree(ROOT / "src", workdir / "src", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    configure(workdir, paths, tests)
+
+
+def configure(workdir: Path, paths: list[str], tests: list[str]) -> None:
+    """Write workdir's pyproject: the project's own, with mutmut set to mutate paths under tests."""
     kept = []
     skipping = False
     for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").splitlines():
@@ -348,13 +355,39 @@ def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
     subprocess.run(command, cwd=workdir, env=env, check=False, stdout=output)
 
 
+def _meta(workdir: Path, module: Module) -> Path:
+    return workdir / "mutants" / (module.path + ".meta")
+
+
+def exit_codes(workdir: Path, module: Module) -> dict[str, int | None]:
+    """The exit code of each mutant's test run that mutmut recorded in workdir."""
+    data = json.loads(_meta(workdir, module).read_text(encoding="utf-8"))
+    codes: dict[str, int | None] = data["exit_code_by_key"]
+    return codes
+
+
 def statuses(workdir: Path, module: Module) -> dict[str, str]:
     """The status of each mutant of the module after a run in workdir."""
     from mutmut.stats import status_by_exit_code
 
-    meta = workdir / "mutants" / (module.path + ".meta")
+    return {name: status_by_exit_code[code] for name, code in exit_codes(workdir, module).items()}
+
+
+def keep_verdicts(workdir: Path, module: Module, before: dict[str, int | None]) -> int:
+    """Put back the verdicts of ``before`` that mutmut has since reset; return how many.
+
+    mutmut 3.8 resets every mutant's verdict when the test list in its configuration
+    changes, so a rerun with a new list would leave the mutants it does not run (those the
+    last run killed) as not checked. A rerun keeps those the way it keeps the killing tests.
+    """
+    meta = _meta(workdir, module)
     data = json.loads(meta.read_text(encoding="utf-8"))
-    return {name: status_by_exit_code[code] for name, code in data["exit_code_by_key"].items()}
+    codes = data["exit_code_by_key"]
+    back = {m: c for m, c in before.items() if c is not None and m in codes and codes[m] is None}
+    if back:
+        codes.update(back)
+        meta.write_text(json.dumps(data), encoding="utf-8")
+    return len(back)
 
 
 @dataclass
@@ -379,11 +412,36 @@ class Score:
         )
 
 
-def score(name: str, found: dict[str, str]) -> Score:
-    killed = [m for m, status in found.items() if status in KILLED and m not in EQUIVALENT]
-    equivalent = [m for m in found if m in EQUIVALENT]
-    survived = [m for m, s in found.items() if s not in KILLED and m not in EQUIVALENT]
+def score(name: str, found: dict[str, str], listed: Mapping[str, str] = EQUIVALENT) -> Score:
+    killed = [m for m, status in found.items() if status in KILLED and m not in listed]
+    equivalent = [m for m in found if m in listed]
+    survived = [m for m, s in found.items() if s not in KILLED and m not in listed]
     return Score(name, len(killed), sorted(survived), len(equivalent))
+
+
+def equivalent_list(standing: Mapping[str, str] = EQUIVALENT) -> dict[str, str]:
+    """The equivalent-mutant list as ``tools/mutation_equivalents.py`` is now.
+
+    A run reads it again when it writes its results, so an equivalent listed while mutmut
+    ran is left out of them. A file that does not load (an edit half made) leaves the list
+    ``standing``, and says so.
+    """
+    path = ROOT / "tools" / "mutation_equivalents.py"
+    try:
+        listed: dict[str, str] = runpy.run_path(str(path))["EQUIVALENT"]
+    except Exception as error:  # any error of the file's code: the run's results come first
+        print(f"{path} does not load ({error!r}): the list as it was is used", file=sys.stderr)
+        return dict(standing)
+    return dict(listed)
+
+
+def write_survivors(
+    workdir: Path, name: str, found: dict[str, str], listed: Mapping[str, str]
+) -> Score:
+    """Score the module against the list and write its survivors to workdir/survivors.txt."""
+    result = score(name, found, listed)
+    (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
+    return result
 
 
 HEADER = "| module | mutants | equivalent | killed | survived | score |\n|---|---|---|---|---|---|"
@@ -395,31 +453,50 @@ def run(modules: list[str], quiet: bool) -> int:
     for name in modules:
         module = MODULES[name]
         workdir = BUILD / name
+        listed = equivalent_list()
         prepare(workdir, [module.path], list(module.tests))
         mutmut(workdir, [], quiet)
         found = statuses(workdir, module)
+        listed = equivalent_list(listed)  # as it is now, after what may be an hour
         prefix = mutant_prefix(module)
-        mine = (m for m in EQUIVALENT if m.startswith(prefix) and "." not in m[len(prefix) :])
+        mine = (m for m in listed if m.startswith(prefix) and "." not in m[len(prefix) :])
         for stale in sorted(m for m in mine if m not in found):
             print(f"equivalent list names a mutant that no longer exists: {stale}")
-        result = score(name, found)
-        (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
-        scores.append(result)
+        scores.append(write_survivors(workdir, name, found, listed))
         print(HEADER, *(s.line() for s in scores), sep="\n", flush=True)
     return 0 if all(s.rate >= FLOOR for s in scores) else 1
 
 
 def rerun(name: str, quiet: bool) -> int:
-    """Run only the last full run's survivors again, against the current tests."""
+    """Run only the last full run's survivors again, against the current tests.
+
+    The scratch project takes the current tests and its configuration from the map as it
+    stands, so test files listed since the full run take part.
+    """
     module = MODULES[name]
     workdir = BUILD / name
+    if not (workdir / "survivors.txt").is_file() or not _meta(workdir, module).is_file():
+        print(
+            f"no full run of {module.path} in {workdir}: run it first "
+            f"(python tools/mutation.py run {name})",
+            file=sys.stderr,
+        )
+        return 2
     shutil.rmtree(workdir / "tests")
     shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    last = [m for m in (workdir / "survivors.txt").read_text().split() if m not in EQUIVALENT]
+    configure(workdir, [module.path], list(module.tests))
+    before = exit_codes(workdir, module)
+    listed = equivalent_list()
+    last = [m for m in (workdir / "survivors.txt").read_text().split() if m not in listed]
     if last:
         mutmut(workdir, last, quiet)
-    result = score(name, statuses(workdir, module))
-    (workdir / "survivors.txt").write_text("".join(m + "\n" for m in result.survived))
+        kept = keep_verdicts(workdir, module, before)
+        if kept:
+            print(
+                f"{name}: kept the last run's verdict of {kept} mutant(s) not run again "
+                "(mutmut resets them when the test list changes)"
+            )
+    result = write_survivors(workdir, name, statuses(workdir, module), equivalent_list(listed))
     print(HEADER, result.line(), sep="\n")
     return 0 if result.rate >= FLOOR else 1
 
