@@ -341,6 +341,10 @@ def configure(workdir: Path, paths: list[str], tests: list[str]) -> None:
     (workdir / "pyproject.toml").write_text("\n".join(kept) + "\n", encoding="utf-8")
 
 
+class MutmutFailed(RuntimeError):
+    """mutmut could not start testing mutants (its clean run or its test listing failed)."""
+
+
 def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
     """Run mutmut on one worker in workdir (all mutants, or only the named ones).
 
@@ -352,7 +356,13 @@ def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
         env.pop(name, None)
     command = [_MUTMUT, "run", "--max-children", "1", *names]
     output = subprocess.DEVNULL if quiet else None
-    subprocess.run(command, cwd=workdir, env=env, check=False, stdout=output)
+    done = subprocess.run(command, cwd=workdir, env=env, check=False, stdout=output)
+    if done.returncode != 0:  # mutmut ends 0 once the mutants ran, survivors or not
+        raise MutmutFailed(
+            f"mutmut stopped before testing the mutants (exit {done.returncode}) in "
+            f"{workdir}: the listed tests must pass on the unmutated code (run them there "
+            "with CI=1 to see why); no score is given"
+        )
 
 
 def _meta(workdir: Path, module: Module) -> Path:
@@ -573,6 +583,14 @@ def main(argv: list[str] | None = None) -> int:
     if gone:
         print(f"the maps name files that do not exist: {', '.join(gone)}", file=sys.stderr)
         return 2
+    try:
+        return _command(parser, args)
+    except MutmutFailed as failed:
+        print(failed, file=sys.stderr)
+        return 2
+
+
+def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "run":
         unknown = sorted(set(args.modules) - set(MODULES))
         if unknown:

@@ -57,6 +57,8 @@ class _Mutmut:
         self.verdicts: dict[str, int] = {}
         self.during: Callable[[], None] = lambda: None
         self.runs: list[tuple[list[str], list[str]]] = []
+        self.real: Callable[[Path, list[str], bool], None] = self
+        """The tool's own ``mutmut()``, which runs the program, for a test that wants it."""
 
     def __call__(self, workdir: Path, names: list[str], quiet: bool) -> None:
         tests = _test_list(workdir)
@@ -89,6 +91,7 @@ def tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, _
     root = tmp_path / "project"
     _project(root)
     fake = _Mutmut()
+    fake.real = tool.mutmut
     monkeypatch.setattr(tool, "ROOT", root)
     monkeypatch.setattr(tool, "BUILD", root / "build" / "mutation")
     monkeypatch.setattr(tool, "mutmut", fake)
@@ -199,3 +202,25 @@ def test_rerun_without_a_run_of_the_mapped_file_says_so(
 
     assert "no full run of src/tiny/moved.py" in capsys.readouterr().err
     assert len(fake.runs) == 1
+
+
+def test_a_mutmut_that_cannot_start_gives_no_score_and_exit_2(
+    tool: tuple[ModuleType, _Mutmut, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    mutation, fake, root = tool
+    failing = tmp_path / "mutmut"
+    failing.write_text("#!/bin/sh\necho 'Failed to run clean test'\nexit 1\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(mutation, "_MUTMUT", str(failing))
+    monkeypatch.setattr(mutation, "mutmut", fake.real)
+    monkeypatch.setattr(mutation, "missing", list)
+
+    assert mutation.main(["-q", "run", "tiny"]) == 2
+
+    err = capsys.readouterr().err
+    assert "mutmut stopped before testing the mutants (exit 1)" in err
+    assert "no score is given" in err
+    assert not (root / "build" / "mutation" / "tiny" / "survivors.txt").exists()
