@@ -672,6 +672,14 @@ class LLMStreamBuffer:
                     f"the turn ended with reason {gate.done_reason!r}: the output was cut, "
                     "so the calls written in its text are not run",
                 )
+            elif gate.text_slots and not (gate.done_seen or gate.slots or gate.text_per_call):
+                # Under the turn policy a text call waits for the turn's end, as a native one
+                # does (with native calls the gate's finish() has refused the turn already).
+                gate.refuse(
+                    "missing_terminal",
+                    "the stream ended without the turn's terminal event, so the calls "
+                    "written in its text are not run",
+                )
             gate.text_settled()
 
     @property

@@ -6,7 +6,8 @@ character per delta included), then zero to two native calls; the turn ends norm
 cut by its length limit, or stops with no end at all, and the tools of the text calls may
 be owned or not. ``check``'s code path, ``replay --json``'s, a bare
 :class:`LLMStreamBuffer` and ``run_turn`` must give the same verdict and the same calls to
-run, whatever the mix.
+run, whatever the mix; on the wires the proxy serves (OpenAI Chat, Anthropic Messages), so
+must the proxy's engine, which also shows the client the text ``replay`` shows.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from hypothesis import strategies as st
 from callgate import Driver, LLMStreamBuffer, Tool, run_turn
 from callgate.cli.check import check_stream
 from callgate.cli.replay import replay
+from callgate.proxy.engine import GatedCore, GatedTurn, Options
+from callgate.proxy.messages import GatedMessages
 from callgate.testing import splits, stream_plans, text_contents
 from callgate.testing.plans import TOOLS
 from callgate.testing.wires import WIRES, WireCall, chunks_of, encoder
@@ -29,10 +32,12 @@ ENDINGS = ("normal", "normal", "cut", "none")
 
 Call = tuple[str, str, Any]
 """A call to run: its reference (native slot or ``text-B.N``), its tool, its arguments."""
+PROXIED: dict[str, type[GatedCore]] = {"openai": GatedTurn, "anthropic": GatedMessages}
+"""The wires the proxy serves, each with the engine's turn for it."""
 
 
 @st.composite
-def mixed_streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], Any]:
+def mixed_streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], Any, str]:
     """A stream of any wire: text (calls embedded in it, cut anywhere), then native calls."""
     wire = draw(st.sampled_from(WIRES))
     content = draw(text_contents())
@@ -69,7 +74,7 @@ def mixed_streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]
     owned = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
     event(f"ending {ending}, text tools owned {len(owned)} of {len(names)}")
     tools = {**TOOLS, **{name: {"type": "object"} for name in owned}}
-    return enc.finalise(chunks), tools, content
+    return enc.finalise(chunks), tools, content, wire
 
 
 def answer(**arguments: Any) -> str:
@@ -82,9 +87,9 @@ def reported(calls: list[dict[str, Any]]) -> list[Call]:
 
 @given(mixed_streams())
 def test_check_replay_the_buffer_and_the_loop_give_one_verdict_and_the_same_calls(
-    drawn: tuple[list[dict[str, Any]], dict[str, Any], Any],
+    drawn: tuple[list[dict[str, Any]], dict[str, Any], Any, str],
 ) -> None:
-    chunks, tools, content = drawn
+    chunks, tools, content, wire = drawn
     formats = content.formats
     checked = check_stream(chunks, tools, text_formats=formats)
     replayed = replay(chunks, tools, text_formats=formats)
@@ -108,3 +113,45 @@ def test_check_replay_the_buffer_and_the_loop_give_one_verdict_and_the_same_call
     else:
         assert expected == [] or turn.status == "not_applicable"
     assert replayed["display"] == turn.text
+    if wire in PROXIED:
+        proxied = proxy_turn(PROXIED[wire], chunks, tools, formats)
+        assert proxied.status == turn.status
+        assert [(c.name, json.loads(c.arguments)) for c in proxied.calls] == [
+            (name, arguments) for _, name, arguments in expected
+        ]
+        assert proxied.shown == turn.text + proxied.notice()
+
+
+class ProxiedTurn:
+    """What a client of the proxy received for one upstream turn, with the engine's turn."""
+
+    def __init__(self, gated: GatedCore, shown: str) -> None:
+        self.status = gated.status
+        self.calls = gated.calls
+        self.notice = gated.notice
+        self.shown = shown
+
+
+def proxy_turn(
+    kind: type[GatedCore], chunks: list[dict[str, Any]], tools: dict[str, Any], formats: Any
+) -> ProxiedTurn:
+    """The upstream ``chunks`` through the proxy's engine, the request declaring ``tools``."""
+    declared = [
+        {"type": "function", "function": {"name": name, "parameters": schema}}
+        for name, schema in tools.items()
+    ]
+    request = {"model": "callgate-test", "messages": [], "stream": True, "tools": declared}
+    gated = kind(request, Options(on_blocked="notice", text_formats=formats or None))
+    out: list[dict[str, Any]] = []
+    for chunk in chunks:
+        out += gated.feed(chunk)
+    out += gated.finish()
+    return ProxiedTurn(gated, "".join(_shown(chunk) for chunk in out))
+
+
+def _shown(chunk: dict[str, Any]) -> str:
+    """The text a client shows from one chunk or event the proxy sent."""
+    if "choices" in chunk:
+        return "".join(c["delta"].get("content") or "" for c in chunk["choices"])
+    delta = chunk.get("delta") if chunk.get("type") == "content_block_delta" else None
+    return delta.get("text", "") if isinstance(delta, dict) else ""

@@ -16,6 +16,7 @@ from callgate import Driver, LLMStreamBuffer, Orchestrator, Tool, run_turn
 from callgate.audit.trace import Recorder
 from callgate.cli.check import check_stream
 from callgate.cli.replay import replay
+from callgate.proxy.engine import GatedTurn, Options
 from callgate.testing.builders import _openai_chunk, openai_chunks
 
 WEATHER = {
@@ -252,3 +253,40 @@ def test_a_deepseek_v3_call_cut_one_character_per_delta_is_a_call_at_every_split
         chunks = openai_chunks([], [], text=cut(text, size))
         replayed = replay(chunks, {"get_weather": WEATHER}, text_formats=("deepseek",))
         assert (replayed["status"], replayed["display"]) == ("pass", ""), size
+
+
+# -- a stream cut before its turn's end runs no text call, from any entry point --------
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_a_text_call_of_a_stream_cut_before_its_end_runs_nowhere(size: int) -> None:
+    """The connection drops after the block closed: no ``finish_reason`` ever came."""
+    text = "Looking. " + tag(("get_weather", {"city": "Paris"}))
+    chunks = openai_chunks([], [], text=cut(text, size))
+    chunks = [c for c in chunks if not c["choices"][0]["finish_reason"]]
+    tools = {"get_weather": WEATHER}
+    checked = check_stream(chunks, tools, text_formats=FORMATS)
+    replayed = replay(chunks, tools, text_formats=FORMATS)
+    buffer = LLMStreamBuffer(tool_schemas=tools, text_formats=FORMATS)
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    ran: list[str] = []
+    driver = Driver([weather(ran)], text_formats=FORMATS)
+    turn = run_turn(chunks, driver, driver.new_stream_buffer())
+    gated = GatedTurn(
+        {"model": "m", "tools": [{"type": "function", "function": {"name": "get_weather"}}]},
+        Options(on_blocked="notice", text_formats=FORMATS),
+    )
+    for chunk in chunks:
+        gated.feed(chunk)
+    gated.finish()
+
+    assert checked["status"] == replayed["status"] == buffer.verdict == turn.status == "fail"
+    assert gated.status == "fail" and gated.calls == []
+    assert ran == [] and buffer.calls == [] and not buffer.is_finished()
+    assert [f["code"] for f in checked["findings"]] == ["missing_terminal"]
+    assert [c["state"] for c in checked["calls"]] == ["blocked"]
+    assert turn.text == replayed["display"] == "Looking. "  # nothing lost, no markup shown
+    (answer,) = turn.results
+    assert answer.refused and answer.is_error

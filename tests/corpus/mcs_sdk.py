@@ -99,7 +99,18 @@ BARE_AT_END = (
     "bare JSON is never stream-detected (DESIGN.md, Text formats): it is read at the "
     "stream's end, against the exact schemas, and only when it is the whole content"
 )
-TEXT = {"text_formats": ["fenced_json", "bare_json"], "end": True}
+NO_END = (
+    "; and the stream never ends (no finish_reason): under policy turn a text call waits "
+    "for the turn's terminal evidence, as a native one does, so the case runs under policy "
+    "call, which runs a text call at its own close (bare JSON's is the stream's end)"
+)
+TEXT = {"text_formats": ["fenced_json", "bare_json"], "end": True, "policy": "call"}
+
+AT_CLOSE = (
+    "callgate runs text calls at the turn's end (policy turn), after its terminal evidence, "
+    "which this stream never sends (no finish_reason); MCS at the block's close: callgate's "
+    "policy call"
+)
 
 CASES = [
     Case("responses-executes", "TestOpenAIResponses::test_executes_via_driver",
@@ -111,26 +122,26 @@ CASES = [
          {"policy": "parseable"}),
     Case("text-fallback", "TestTextEmbeddedToolCall::test_driver_text_fallback_executes_it",
          [content(BARE[:10]), content(BARE[10:28]), content(BARE[28:])], [SENT],
-         BARE_AT_END, [], TEXT),
+         BARE_AT_END + NO_END, [], TEXT),
     Case("text-forming", "TestTextEmbeddedToolCall::"
          "test_forming_holds_then_executes_without_leaking",
-         pieces(BARE, 12), [SENT], BARE_AT_END, [], TEXT),
+         pieces(BARE, 12), [SENT], BARE_AT_END + NO_END, [], TEXT),
     Case("text-name-leak", "TestTextEmbeddedToolCall::"
          "test_openai_style_name_arguments_leak_executes",
          [content(NAMED[:12]), content(NAMED[12:30]), content(NAMED[30:])], [SENT],
-         BARE_AT_END, [], TEXT),
+         BARE_AT_END + NO_END, [], TEXT),
     Case("text-in-prose", "TestTextEmbeddedToolCall::test_text_then_call_then_text",
          [content("I'll send it. "), content('{"tool": "send_mail", '),
           content('"arguments": {"to": "a@b.c"}}'), content(" All done.")], [SENT],
-         BARE_AT_END + ": JSON inside prose is prose (an explanation quotes calls)", [],
-         {"text_formats": ["fenced_json"], "end": True,
+         BARE_AT_END + ": JSON inside prose is prose (an explanation quotes calls)" + NO_END,
+         [], {"text_formats": ["fenced_json"], "end": True, "policy": "call",
           "chunks": [content("I'll send it. "), content(fenced("send_mail", TO)),
                      content(" All done.")]}),
     Case("prose-then-leak", "TestTextEmbeddedToolCall::test_leak_wrapped_in_prose_executes",
          [content("Sure, sending now. "), content('{"name": "send_mail", '),
           content('"arguments": {"to": "a@b.c"}}')], [SENT],
-         BARE_AT_END + ": JSON after prose is prose", [],
-         {"text_formats": ["fenced_json"], "end": True,
+         BARE_AT_END + ": JSON after prose is prose" + NO_END, [],
+         {"text_formats": ["fenced_json"], "end": True, "policy": "call",
           "chunks": [content("Sure, sending now. "), content(fenced("send_mail", TO))]}),
     Case("native-history", "TestNativeHistoryFormat::test_native_call_uses_tool_role_and_call_id",
          [tool_chunk("call_9", "send_mail", '{"to": "a@b.c"}')], [SENT]),
@@ -167,18 +178,15 @@ CASES = [
          "TestTextMultiCall::test_unowned_example_then_owned_real_runs_the_real_one",
          pieces("Example:\n" + fenced("findCatsByTags", {"tags": ["x"]}) + "\nNow for real:\n"
                 + fenced("send_mail", TO), 12), [SENT],
-         "callgate runs text calls at the turn's end (policy turn); MCS at the block's close",
-         [], {"text_formats": ["fenced_json"], "end": True}),
+         AT_CLOSE, [], {"text_formats": ["fenced_json"], "end": True, "policy": "call"}),
     Case("two-owned", "TestTextMultiCall::test_two_owned_calls_both_execute_in_order",
          pieces("First:\n" + fenced("send_mail", TO) + "\nSecond:\n"
                 + fenced("send_mail", {"to": "x@y.z"}), 12),
          [SENT, ("send_mail", {"to": "x@y.z"})],
-         "callgate runs text calls at the turn's end (policy turn); MCS at the block's close",
-         [], {"text_formats": ["fenced_json"], "end": True}),
+         AT_CLOSE, [], {"text_formats": ["fenced_json"], "end": True, "policy": "call"}),
     Case("fan-out-text", "TestTextMultiCall::test_deferred_consume_is_fan_out_safe",
          pieces('Do it:\n```json\n{"tool": "send_mail", "arguments": {"to": "a@b.c"}}\n```', 12),
-         [SENT], "callgate runs text calls at the turn's end (policy turn)", [],
-         {"text_formats": ["fenced_json"], "end": True},
+         [SENT], AT_CLOSE, [], {"text_formats": ["fenced_json"], "end": True, "policy": "call"},
          drivers=(("log_event",), ("send_mail",))),
     Case("non-call-blocks", "TestTextMultiCall::"
          "test_non_call_blocks_do_not_anchor_a_later_real_call",
@@ -187,7 +195,6 @@ CASES = [
                 "\n```\nBeispiel Hunde:\n```json\n"
                 '{"recipient_name": "functions.getDogsByTags", "parameters": {"tags": ["y"]}}'
                 "\n```\nEcht:\n" + fenced("send_mail", TO), 12), [SENT],
-         "callgate runs text calls at the turn's end (policy turn)", [],
-         {"text_formats": ["fenced_json"], "end": True}),
+         AT_CLOSE, [], {"text_formats": ["fenced_json"], "end": True, "policy": "call"}),
 ]  # fmt: skip
 """Every case, in the order of the MCS test file."""
