@@ -59,6 +59,7 @@ class _Accumulator:
         "by_id",
         "chosen",
         "content",
+        "ended",
         "extra",
         "failed",
         "finish_reason",
@@ -80,6 +81,8 @@ class _Accumulator:
         self.finish_reason: str | None = None
         self.failed = False
         """Whether the provider's error was reported for this choice (one finding per choice)."""
+        self.ended = False
+        """Whether the chunk just read ended this choice (a repeated finish_reason does not)."""
         self.by_id: dict[str, int] = {}
         """Slot keys given to index-less entries, by their call id."""
         self.last: int | None = None
@@ -99,8 +102,13 @@ class _Accumulator:
         self.new_gate = new_gate
 
     def chosen_done(self) -> bool:
-        """Whether the chosen choice's finish_reason has arrived."""
-        return self.finish_reason is not None
+        """Whether the chunk just read ended the chosen choice: the buffer then finishes its gate.
+
+        Asked for a chunk with a finish_reason; another choice's, or the chosen one's again
+        on a bare chunk (a ``repeated_terminal``), is not the chosen choice's end, so a
+        recorded trace gains no finish that changes nothing.
+        """
+        return self.ended
 
     def turns(self) -> list[tuple[int, TurnGate, dict[str, Any]]]:
         """Every choice seen (the chosen one always), by index, with its gate and message."""
@@ -174,6 +182,7 @@ class OpenAIStrategy(ExtractionStrategy):
         first; the chunk's choices are still read, so nothing that came is lost.
         """
         gate = acc.gate
+        acc.ended = False
         error = chunk.get("error")
         if "choices" not in chunk:
             gate.stray(chunk)
@@ -205,7 +214,7 @@ class OpenAIStrategy(ExtractionStrategy):
             else:
                 other = acc.other(index)
                 self._choice(other, choice)
-                if choice.get("finish_reason") is not None:
+                if other.ended:
                     other.gate.finish()  # its finish ends it, as a one-choice stream's does
         return shown
 
@@ -217,6 +226,7 @@ class OpenAIStrategy(ExtractionStrategy):
         """
         shown = ""
         gate = acc.gate
+        acc.ended = False
         delta = choice.get("delta") or {}
         reason = choice.get("finish_reason")
         error = choice.get("error")
@@ -269,6 +279,7 @@ class OpenAIStrategy(ExtractionStrategy):
                 acc.extra.setdefault(key, []).append(value)
         if reason is not None:
             acc.finish_reason = reason
+            acc.ended = True
             gate.turn_done(_ends_calls(gate, reason), reason)
         return shown
 
