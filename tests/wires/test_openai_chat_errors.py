@@ -284,3 +284,15 @@ def test_another_choice_that_ends_in_error_fails_alone() -> None:
     assert json.dumps(replay(stream, TOOLS)["message"]["choices"][1]["message"]["content"]) == (
         '"It is"'
     )
+
+
+@pytest.mark.parametrize("ending", sorted(OPENAI_ENDINGS))
+def test_text_held_as_a_possible_call_is_released_when_an_error_ends_the_turn(
+    ending: str,
+) -> None:
+    """A proper prefix of a call marker is held while it could open a call, then shown."""
+    held = "Hello <tool_ca"
+    stream = [chat({"role": "assistant", "content": held}), *OPENAI_ENDINGS[ending]]
+    replayed = replay(stream, TOOLS, text_formats=["tool_call_tag"])
+    assert (replayed["status"], replayed["display"]) == ("fail", held)
+    assert replayed["message"]["content"] == held
