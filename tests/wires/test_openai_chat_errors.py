@@ -296,3 +296,18 @@ def test_text_held_as_a_possible_call_is_released_when_an_error_ends_the_turn(
     replayed = replay(stream, TOOLS, text_formats=["tool_call_tag"])
     assert (replayed["status"], replayed["display"]) == ("fail", held)
     assert replayed["message"]["content"] == held
+
+
+def test_an_error_inside_a_choice_of_content_is_read_with_the_content() -> None:
+    """A choice carrying content and an ``error`` (its stream not yet ended) fails the turn."""
+    choice = chat({"content": "is"})
+    choice["choices"][0]["error"] = {"code": 502, "message": "gone"}
+    buffer = LLMStreamBuffer(tool_schemas=TOOLS)
+    for item in [*openai_text(), choice]:
+        buffer.add(item)
+    buffer.end()
+    assert buffer.verdict == "fail"
+    assert [(f.code, f.message) for f in buffer.findings] == [
+        ("provider_error", "the provider reported 502: gone")
+    ]
+    assert buffer.get_content() == SHOWN + "is"
