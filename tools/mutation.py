@@ -110,6 +110,7 @@ MODULES = {
             "tests/wires/test_openai_chat_replay.py",
             "tests/wires/test_openai_chat_own_gate.py",
             "tests/wires/test_openai_chat_entries.py",
+            "tests/wires/test_openai_chat_errors.py",
         ),
     ),
     "anthropic": Module(

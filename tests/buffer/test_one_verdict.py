@@ -7,7 +7,9 @@ cut by its length limit, or stops with no end at all, and the tools of the text 
 be owned or not. ``check``'s code path, ``replay --json``'s, a bare
 :class:`LLMStreamBuffer` and ``run_turn`` must give the same verdict and the same calls to
 run, whatever the mix; on the wires the proxy serves (OpenAI Chat, Anthropic Messages), so
-must the proxy's engine, which also shows the client the text ``replay`` shows.
+must the proxy's engine, which also shows the client the text ``replay`` shows. A turn the
+provider's error cuts (each error shape of the OpenAI wire) gets the same ``fail`` from all
+of them, runs nothing and loses none of its text.
 """
 
 from __future__ import annotations
@@ -155,3 +157,72 @@ def _shown(chunk: dict[str, Any]) -> str:
         return "".join(c["delta"].get("content") or "" for c in chunk["choices"])
     delta = chunk.get("delta") if chunk.get("type") == "content_block_delta" else None
     return delta.get("text", "") if isinstance(delta, dict) else ""
+
+
+OPENAI_ERRORS = {
+    "openrouter": {
+        "id": "gen-1",
+        "object": "chat.completion.chunk",
+        "error": {"code": 502, "message": "Provider disconnected"},
+        "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+    },
+    "finish_reason error": {"choices": [{"index": 0, "delta": {}, "finish_reason": "error"}]},
+    "error frame": {"error": {"code": "server_error", "message": "Provider disconnected"}},
+}
+"""How an OpenAI-wire server ends a turn that failed mid-stream (see test_openai_chat_errors)."""
+
+
+@st.composite
+def errored_streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], Any]:
+    """An OpenAI stream (text cut anywhere, then native calls) that the provider's error ends."""
+    content = draw(text_contents())
+    deltas = [d for d in draw(splits(content.content)) if d]
+    plan = draw(stream_plans(calls=(0, 2), text=False))
+    enc = encoder("openai")
+    first = enc.first_key(bool(deltas))
+    chunks = chunks_of(enc.prelude(deltas))
+    for n, planned in enumerate(plan.calls):
+        call = WireCall(
+            enc.id_prefix + planned.suffix,
+            planned.name,
+            planned.fragments,
+            key=first + n,
+            arguments=planned.arguments,
+        )
+        chunks += enc.open(call)
+        for fragment in call.fragments:
+            chunks += enc.fragment(call, fragment)
+    ending = draw(st.sampled_from(sorted(OPENAI_ERRORS)))
+    event(f"error {ending}")
+    chunks.append(json.loads(json.dumps(OPENAI_ERRORS[ending])))
+    names = sorted({name for name, _ in content.calls})
+    tools = {**TOOLS, **{name: {"type": "object"} for name in names}}
+    return chunks, tools, content
+
+
+@given(errored_streams())
+def test_a_turn_the_provider_error_cuts_fails_alike_everywhere_and_runs_nothing(
+    drawn: tuple[list[dict[str, Any]], dict[str, Any], Any],
+) -> None:
+    chunks, tools, content = drawn
+    formats = content.formats
+    checked = check_stream(chunks, tools, text_formats=formats)
+    replayed = replay(chunks, tools, text_formats=formats)
+    buffer = LLMStreamBuffer(tool_schemas=tools, text_formats=formats or "auto")
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    driver = Driver([Tool(n, s, answer) for n, s in tools.items()], text_formats=formats)
+    turn = run_turn(chunks, driver, driver.new_stream_buffer())
+
+    assert checked["status"] == replayed["status"] == buffer.verdict == turn.status == "fail"
+    errors = [f["code"] for f in checked["findings"] if f["severity"] == "error"]
+    assert errors[0] == "provider_error"
+    assert reported(checked["calls"]) == reported(replayed["calls"]) == []
+    assert buffer.calls == []
+    assert [r for r in turn.results if not r.refused] == []
+    assert replayed["display"] == turn.text
+    assert buffer.get_content() == content.content
+    proxied = proxy_turn(GatedTurn, chunks, tools, formats)
+    assert (proxied.status, proxied.calls) == ("fail", [])
+    assert proxied.shown == turn.text + proxied.notice()

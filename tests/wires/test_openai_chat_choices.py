@@ -22,8 +22,10 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 
 from callgate import Driver, LLMStreamBuffer, Tool, run_turn
+from callgate.audit.trace import Recorder
 from callgate.cli.check import check_stream
 from callgate.cli.commands import main
+from callgate.cli.replay import replay
 from callgate.testing import argument_texts, interleavings
 from callgate.testing.builders import anthropic_events, openai_chunks
 from callgate.testing.wires import Chunk, WireCall
@@ -180,6 +182,38 @@ def test_a_truncated_choice_blocks_only_its_own_calls() -> None:
         assert chosen_one.verdict == "fail"
         assert chosen_one.calls == []
         assert chosen_one.choices[0].verdict == "pass"
+
+
+def gate_steps(chunks: Sequence[Chunk]) -> list[tuple[str, str, str, str, str]]:
+    """The turn and slot steps a recorded replay of ``chunks`` takes, in order."""
+    recorder = Recorder()
+    replay(chunks, {"add": {"type": "object"}}, recorder=recorder)
+    return [
+        (s.machine, s.instance, s.source, s.event, s.target)
+        for s in recorder.steps
+        if s.machine in ("turn", "slot")
+    ]
+
+
+def test_the_chosen_gate_hears_its_own_finish_once_in_a_recorded_trace() -> None:
+    """Another choice's finish, after the chosen one's, adds no step to the trace."""
+    chunks = two_choices()
+    chosen = [c for c in chunks if c["choices"][0]["index"] == 0]
+    assert chunks[-1]["choices"][0]["index"] == 1  # choice 1 ends after choice 0
+    assert gate_steps(chunks) == gate_steps(chosen)
+    ends = [s for s in gate_steps(chunks) if s[3] in ("stream_end", "end")]
+    finish = [
+        ("slot", "slot 0", "validated", "stream_end", "validated"),
+        ("turn", "turn", "executable", "end", "executable"),
+    ]
+    assert ends == finish * 2  # the chosen choice's finish, then the stream's end
+
+
+def test_a_repeated_finish_of_the_chosen_choice_adds_no_step() -> None:
+    """OpenRouter's usage chunk repeats the finish_reason: a warning, and no second finish."""
+    chunks = of_choice(openai_chunks([WireCall("call_a", "add", ('{"a": 1}',))], [0, 0]), 0)
+    repeated = [*chunks, {**chunks[-1], "usage": USAGE}]
+    assert gate_steps(repeated) == gate_steps(chunks)
 
 
 def adder(ran: list[dict[str, Any]]) -> Tool:

@@ -59,7 +59,9 @@ class _Accumulator:
         "by_id",
         "chosen",
         "content",
+        "ended",
         "extra",
+        "failed",
         "finish_reason",
         "gate",
         "head",
@@ -77,6 +79,10 @@ class _Accumulator:
         """Content as a list of typed parts, once a server sent one (Mistral's magistral)."""
         self.extra: dict[str, list[str]] = {}
         self.finish_reason: str | None = None
+        self.failed = False
+        """Whether the provider's error was reported for this choice (one finding per choice)."""
+        self.ended = False
+        """Whether the chunk just read ended this choice (a repeated finish_reason does not)."""
         self.by_id: dict[str, int] = {}
         """Slot keys given to index-less entries, by their call id."""
         self.last: int | None = None
@@ -96,8 +102,13 @@ class _Accumulator:
         self.new_gate = new_gate
 
     def chosen_done(self) -> bool:
-        """Whether the chosen choice's finish_reason has arrived."""
-        return self.finish_reason is not None
+        """Whether the chunk just read ended the chosen choice: the buffer then finishes its gate.
+
+        Asked for a chunk with a finish_reason; another choice's, or the chosen one's again
+        on a bare chunk (a ``repeated_terminal``), is not the chosen choice's end, so a
+        recorded trace gains no finish that changes nothing.
+        """
+        return self.ended
 
     def turns(self) -> list[tuple[int, TurnGate, dict[str, Any]]]:
         """Every choice seen (the chosen one always), by index, with its gate and message."""
@@ -166,14 +177,20 @@ class OpenAIStrategy(ExtractionStrategy):
         """Apply one chunk; report tool-call primitives to the gates; return new content.
 
         Each choice goes to its own accumulator and gate (``index`` scopes its tool-call
-        indices); only the chosen choice's content is returned for display.
+        indices); only the chosen choice's content is returned for display. An ``error``
+        beside the choices (OpenRouter's mid-stream error) is the provider's, reported
+        first; the chunk's choices are still read, so nothing that came is lost.
         """
         gate = acc.gate
+        acc.ended = False
+        error = chunk.get("error")
         if "choices" not in chunk:
             gate.stray(chunk)
-            if isinstance(chunk.get("error"), Mapping):
-                gate.refuse("provider_error", f"the provider reported {_describe(chunk['error'])}")
+            if isinstance(error, Mapping):
+                _failed(acc, _describe(error))
                 return ""
+        elif error is not None:
+            _failed(acc, _describe(error))
         choices = chunk.get("choices") or []
         if not isinstance(choices, list):
             gate.refuse("malformed_chunk", f"choices is not a list: {choices!r:.60}")
@@ -197,16 +214,26 @@ class OpenAIStrategy(ExtractionStrategy):
             else:
                 other = acc.other(index)
                 self._choice(other, choice)
-                if choice.get("finish_reason") is not None:
+                if other.ended:
                     other.gate.finish()  # its finish ends it, as a one-choice stream's does
         return shown
 
     def _choice(self, acc: _Accumulator, choice: Any) -> str:
-        """One choice's delta and finish_reason into its accumulator; return its content."""
+        """One choice's delta and finish_reason into its accumulator; return its content.
+
+        A finish_reason ``error`` (or an ``error`` in the choice) is the provider's failure:
+        a ``provider_error`` first, then the finish ends the turn as any other reason does.
+        """
         shown = ""
         gate = acc.gate
+        acc.ended = False
         delta = choice.get("delta") or {}
         reason = choice.get("finish_reason")
+        error = choice.get("error")
+        if error is not None:
+            _failed(acc, _describe(error))
+        elif reason == "error":
+            _failed(acc, "finish_reason 'error': the choice failed mid-stream")
         if reason is not None and acc.finish_reason is not None:
             if reason == acc.finish_reason and _carries_nothing(delta):
                 gate.note("repeated_terminal", f"finish_reason {reason!r} again, on a bare chunk")
@@ -252,6 +279,7 @@ class OpenAIStrategy(ExtractionStrategy):
                 acc.extra.setdefault(key, []).append(value)
         if reason is not None:
             acc.finish_reason = reason
+            acc.ended = True
             gate.turn_done(_ends_calls(gate, reason), reason)
         return shown
 
@@ -260,8 +288,8 @@ class OpenAIStrategy(ExtractionStrategy):
 
         Those are a delta of the chosen choice holding only ``content`` text, or only one
         ``tool_calls`` entry that carries nothing but an ``index`` and an arguments
-        fragment, with no ``finish_reason``; any other chunk (or a field of another type)
-        goes to :meth:`accumulate`, which reads and reports it.
+        fragment, with no ``finish_reason`` and no ``error``; any other chunk (or a field of
+        another type) goes to :meth:`accumulate`, which reads and reports it.
         """
         fragment, text_kept, accumulate = acc.gate.fragment, acc.gate.text, self.accumulate
         chosen = acc.chosen
@@ -278,6 +306,8 @@ class OpenAIStrategy(ExtractionStrategy):
                         and len(delta) == 1
                         and choice.get("finish_reason") is None
                         and choice.get("index", 0) == chosen
+                        and chunk.get("error") is None
+                        and choice.get("error") is None
                     ):
                         content = delta.get(_DISPLAY)
                         if type(content) is str and acc.blocks is None:
@@ -594,10 +624,24 @@ def _block(kind: str, pieces: list[str]) -> dict[str, Any]:
     return {"type": "thinking", "thinking": [{"type": "text", "text": text}]}
 
 
-def _describe(error: Mapping[str, Any]) -> str:
-    """An error object in brief: its code or type, and its message."""
+def _describe(error: object) -> str:
+    """An error in brief: an object's code or type and message; any other value as written."""
+    if not isinstance(error, Mapping):
+        return f"{error!r:.160}"
     kind = error.get("code") or error.get("type") or "an error"
     return f"{kind!s:.60}: {error.get('message')!s:.160}"
+
+
+def _failed(acc: _Accumulator, detail: str) -> None:
+    """The provider reported an error for this choice: one ``provider_error``, which blocks it.
+
+    A chunk may say it twice (an ``error`` object and finish_reason ``error``): the first
+    is reported, so the finding names the error object when there is one.
+    """
+    if acc.failed:
+        return
+    acc.failed = True
+    acc.gate.refuse("provider_error", f"the provider reported {detail}")
 
 
 class MistralStrategy(OpenAIStrategy):
