@@ -360,6 +360,40 @@ def test_an_error_frame_after_the_finish_withholds_the_calls() -> None:
     assert turn.status == "fail"
 
 
+def test_an_error_beside_choices_is_relayed_alone_and_its_choice_goes_through_the_gate() -> None:
+    """OpenRouter's mid-stream error: an ``error`` beside a choice with ``finish_reason: "error"``.
+
+    The choice's text goes through the display and its call delta to the gate (none is
+    sent); the error object reaches the client on its own, and one finish ends the turn.
+    """
+    partial = {"index": 0, "id": "call_1", "type": "function"}
+    partial["function"] = {"name": "get_weather", "arguments": '{"ci'}
+    chunks: list[Any] = [
+        _chat({"role": "assistant", "content": "Hello "}),
+        {
+            **_chat({"content": "world <tool", "tool_calls": [partial]}, "error"),
+            "error": {"code": 502, "message": "Provider disconnected"},
+        },
+    ]
+    turn = GatedTurn(StreamCase("x", [], WEATHER).request, Options(on_blocked="notice"))
+    out: list[dict[str, Any]] = []
+    for chunk in chunks:
+        out += turn.feed(chunk)
+    out += turn.finish()
+    assert {"error": chunks[-1]["error"]} in out
+    got = rebuilt(out)
+    assert got["content"] == "Hello world <tool" + turn.notice()
+    assert got["calls"] == []
+    choices = [c for o in out for c in o.get("choices") or []]
+    assert [c["finish_reason"] for c in choices if c["finish_reason"]] == ["error"]
+    assert turn.status == "fail" and turn.findings[0].code == "provider_error"
+
+
+def _chat(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {"id": "gen-1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+
+
 def _as_bytes(
     case: StreamCase, options: Options, fast: bool, monkeypatch: pytest.MonkeyPatch
 ) -> bytes:

@@ -719,12 +719,17 @@ class GatedTurn(GatedCore):
     # -- the stream -------------------------------------------------------------------
 
     def rewrite(self, chunk: object) -> list[dict[str, Any]]:
-        """A Chat Completions chunk: its text as released, its calls held, no finish."""
-        if isinstance(chunk, dict) and isinstance(chunk.get("error"), Mapping):
-            self.step(chunk)
-            return [chunk]  # the upstream's own error, relayed
+        """A Chat Completions chunk: its text as released, its calls held, no finish.
+
+        The upstream's own error object is relayed alone (as a bare error frame comes);
+        a choice beside it (OpenRouter's mid-stream error) goes through the gate first.
+        """
+        error = chunk.get("error") if isinstance(chunk, dict) else None
         delta = self._delta(chunk)
-        return [] if delta is None else [self._chunk(delta)]
+        out = [] if delta is None else [self._chunk(delta)]
+        if isinstance(error, Mapping):
+            out.append({"error": error})
+        return out
 
     def play(self, event: SSEEvent) -> bytes:
         """One upstream event as bytes; a chunk of text or kept fields is written at once.
