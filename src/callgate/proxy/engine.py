@@ -551,13 +551,6 @@ class GatedCore:
         answered = {r.call.slot: r for r in results}
         accepted = [r for r in answered.values() if not r.refused]
         refused = [r for r in answered.values() if r.refused]
-        if self.truncated and accepted:  # a text call whose block closed before the cut
-            cut = finding(
-                "wrong_terminal_reason",
-                f"the upstream cut the turn (finish_reason {self.upstream_finish!r}): "
-                "its calls were not sent",
-            )
-            self.extra_findings.append(cut)
         verdict = self.turn.status if self.turn is not None else None
         late = verdict in _APPLICABLE and verdict not in _RUNS and accepted
         if late and not self.extra_findings:  # an error after the turn's end (an error frame)
