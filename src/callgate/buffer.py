@@ -146,7 +146,7 @@ class _Choices(Protocol):
         ...
 
     def chosen_done(self) -> bool:
-        """Whether the chosen choice has ended."""
+        """Whether the chunk just read ended the chosen choice (not another's, not a repeat)."""
         ...
 
     def turns(self) -> list[tuple[int, TurnGate, dict[str, Any]]]:
