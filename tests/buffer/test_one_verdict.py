@@ -15,12 +15,12 @@ of them, runs nothing and loses none of its text.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from callgate import Driver, LLMStreamBuffer, Tool, run_turn
+from callgate import Driver, LLMStreamBuffer, Tool, Turn, run_turn
 from callgate.cli.check import check_stream
 from callgate.cli.replay import replay
 from callgate.proxy.engine import GatedCore, GatedTurn, Options
@@ -83,6 +83,27 @@ def answer(**arguments: Any) -> str:
     return json.dumps(arguments, sort_keys=True)
 
 
+class Played(NamedTuple):
+    """One stream as each library entry point answers it."""
+
+    checked: dict[str, Any]
+    replayed: dict[str, Any]
+    buffer: LLMStreamBuffer
+    turn: Turn
+
+
+def played_everywhere(chunks: list[dict[str, Any]], tools: dict[str, Any], formats: Any) -> Played:
+    """``check``'s code path, ``replay --json``'s, a bare buffer and ``run_turn`` on ``chunks``."""
+    checked = check_stream(chunks, tools, text_formats=formats)
+    replayed = replay(chunks, tools, text_formats=formats)
+    buffer = LLMStreamBuffer(tool_schemas=tools, text_formats=formats or "auto")
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    driver = Driver([Tool(n, s, answer) for n, s in tools.items()], text_formats=formats)
+    return Played(checked, replayed, buffer, run_turn(chunks, driver, driver.new_stream_buffer()))
+
+
 def reported(calls: list[dict[str, Any]]) -> list[Call]:
     return [(str(c["slot"]), c["name"], c["arguments"]) for c in calls if c["state"] == "validated"]
 
@@ -93,14 +114,7 @@ def test_check_replay_the_buffer_and_the_loop_give_one_verdict_and_the_same_call
 ) -> None:
     chunks, tools, content, wire = drawn
     formats = content.formats
-    checked = check_stream(chunks, tools, text_formats=formats)
-    replayed = replay(chunks, tools, text_formats=formats)
-    buffer = LLMStreamBuffer(tool_schemas=tools, text_formats=formats or "auto")
-    for chunk in chunks:
-        buffer.add(chunk)
-    buffer.end()
-    driver = Driver([Tool(n, s, answer) for n, s in tools.items()], text_formats=formats)
-    turn = run_turn(chunks, driver, driver.new_stream_buffer())
+    checked, replayed, buffer, turn = played_everywhere(chunks, tools, formats)
 
     event(f"verdict {turn.status}")
     event(f"text calls: {bool(buffer.text_calls)}, native calls: {bool(buffer.slots)}")
@@ -206,14 +220,7 @@ def test_a_turn_the_provider_error_cuts_fails_alike_everywhere_and_runs_nothing(
 ) -> None:
     chunks, tools, content = drawn
     formats = content.formats
-    checked = check_stream(chunks, tools, text_formats=formats)
-    replayed = replay(chunks, tools, text_formats=formats)
-    buffer = LLMStreamBuffer(tool_schemas=tools, text_formats=formats or "auto")
-    for chunk in chunks:
-        buffer.add(chunk)
-    buffer.end()
-    driver = Driver([Tool(n, s, answer) for n, s in tools.items()], text_formats=formats)
-    turn = run_turn(chunks, driver, driver.new_stream_buffer())
+    checked, replayed, buffer, turn = played_everywhere(chunks, tools, formats)
 
     assert checked["status"] == replayed["status"] == buffer.verdict == turn.status == "fail"
     errors = [f["code"] for f in checked["findings"] if f["severity"] == "error"]
