@@ -370,6 +370,8 @@ class LLMStreamBuffer:
         self._held = False
         self._think = ThinkFilter() if self.hide_think else None
         self._done = False
+        self._done_at: int | None = None
+        """The change count right after the stream's own end was taken (None: not yet)."""
         self._ended = False
         self._unread: list[UnreadableChunk] = []
         self._unsettle()
@@ -570,6 +572,7 @@ class LLMStreamBuffer:
             self._done = True
             gate.finish()
             self._settle_text(gate)
+            self._done_at = self.changes.n
 
     def _cannot_read(self, strategy: ExtractionStrategy, shape: Shape, exc: Exception) -> None:
         """The strategy raised on a chunk whose fields have the wrong types: fail closed."""
@@ -635,7 +638,8 @@ class LLMStreamBuffer:
                 self.gate.refuse(chunk.code, chunk.reason)
         gate = self.gate
         if gate is not None and not self._ended:
-            gate.finish()
+            if self.changes.n != self._done_at:  # else the stream's own end said it all
+                gate.finish()
             if self._choices is not None:
                 self._choices.finish_others()
         self._settle_text(gate)

@@ -10,6 +10,7 @@ only (``choice``, 0 by default).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -206,7 +207,26 @@ def test_the_chosen_gate_hears_its_own_finish_once_in_a_recorded_trace() -> None
         ("slot", "slot 0", "validated", "stream_end", "validated"),
         ("turn", "turn", "executable", "end", "executable"),
     ]
-    assert ends == finish * 2  # the chosen choice's finish, then the stream's end
+    assert ends == finish  # the chosen choice's finish; the stream's end adds nothing
+
+
+def test_the_buffers_end_after_the_streams_own_end_adds_no_step() -> None:
+    """``end()`` once the finish_reason was taken, with nothing since, steps no machine."""
+    chunks = of_choice(openai_chunks([WireCall("call_a", "add", ('{"a": 1}',))], [0, 0]), 0)
+    recorder = Recorder()
+    buffer = LLMStreamBuffer(tool_schemas={"add": {"type": "object"}}, recorder=recorder)
+    for chunk in chunks:
+        buffer.add(chunk)
+    before = len(recorder.steps)
+    buffer.end()
+    assert len(recorder.steps) == before and buffer.verdict == "pass"
+    late = LLMStreamBuffer(tool_schemas={"add": {"type": "object"}}, recorder=Recorder())
+    opened = copy.deepcopy(chunks[1])
+    opened["choices"][0]["delta"]["tool_calls"][0].update(index=1, id="call_b")
+    for chunk in [*chunks, opened]:  # a call opened after the finish
+        late.add(chunk)
+    late.end()  # something happened since the finish: the end settles it
+    assert [c.state for c in late.gate.calls()] == ["validated", "blocked"]
 
 
 def test_a_repeated_finish_of_the_chosen_choice_adds_no_step() -> None:
