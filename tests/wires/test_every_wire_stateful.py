@@ -597,8 +597,10 @@ def wire_machine(wire: Wire) -> type[RuleBasedStateMachine]:
             error_line = error_line and wire.error_line
             streaming = self._model_turn() == "streaming"
             predicted = self._block_unsettled("missing_terminal")
-            if error_line or (streaming and not predicted):
+            if error_line:
                 # the error event is the turn's own finding, blocked turn or not
+                predicted.append((one("provider_error"), None))
+            elif streaming and not predicted:
                 predicted.append((one("missing_terminal"), None))
             self.truncated = True
             self.ended = True

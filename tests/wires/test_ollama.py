@@ -191,9 +191,9 @@ def test_unreadable_or_invalid_calls_block_the_turn(message: Chunk, code: str) -
     assert not buffer.executable
 
 
-def test_an_error_line_blocks_the_turn() -> None:
+def test_an_error_line_is_the_providers_error_and_blocks_the_turn() -> None:
     buffer = fed_fixture("ollama_error_line.json")
-    assert codes(buffer) == [("missing_terminal", None), ("missing_terminal", 0)]
+    assert codes(buffer) == [("provider_error", None), ("missing_terminal", 0)]
     assert not buffer.executable
 
 

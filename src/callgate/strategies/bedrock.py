@@ -9,8 +9,9 @@ need no start: their first ``contentBlockDelta`` (``delta.text``,
 ``delta.reasoningContent``) opens them. ``messageStop`` ends the turn, a tool-call ending
 when its ``stopReason`` is ``tool_use`` (any other reason with calls is
 ``wrong_terminal_reason``, and a second ``messageStop`` is ``duplicate_terminal``);
-``metadata`` (usage, metrics) follows it. An exception event
-(``modelStreamErrorException``, ``throttlingException``, ...) refuses the turn.
+``metadata`` (usage, metrics) follows it. An exception event (``{"throttlingException":
+{"message": ...}}``, one of :data:`EXCEPTIONS`) is the provider's error inside the stream:
+one ``provider_error`` that fails the turn and ends the stream. boto3 raises it instead.
 
 The assembled message is the stream=false ``Converse`` response, not the bare message:
 ``{output: {message: {role, content}}, stopReason, usage, metrics, ...}`` with every field
@@ -162,7 +163,9 @@ class BedrockStrategy(ExtractionStrategy):
         for key, body in chunk.items():
             if key not in EVENT_KEYS:
                 continue
-            if not isinstance(body, Mapping):
+            if key in EXCEPTIONS:
+                _provider_error(acc.gate, key, body)
+            elif not isinstance(body, Mapping):
                 acc.gate.refuse(
                     "malformed_chunk", f"the {key} event is not an object: {body!r:.60}"
                 )
@@ -176,11 +179,8 @@ class BedrockStrategy(ExtractionStrategy):
                 acc.role = body.get("role", acc.role)
             elif key == "messageStop":
                 self._message_stop(acc, body)
-            elif key == "metadata":
-                acc.meta.update(body)
             else:
-                detail = body.get("message") or body.get("originalMessage") or ""
-                acc.gate.refuse("missing_terminal", f"the stream reported {key}: {detail}")
+                acc.meta.update(body)
         return shown
 
     @staticmethod
@@ -381,6 +381,21 @@ class BedrockStrategy(ExtractionStrategy):
     def user_text(self, text: str) -> dict[str, Any]:
         """A user message of one text block: Converse content is a list of blocks."""
         return {"role": "user", "content": [{"text": text}]}
+
+
+def _provider_error(gate: TurnGate, event: str, body: object) -> None:
+    """An exception event: the provider's error, one ``provider_error`` naming it and its message.
+
+    ``modelStreamErrorException`` also carries the model's own status and message.
+    """
+    if isinstance(body, Mapping):
+        detail = f"{body.get('message')!s:.160}"
+        status, original = body.get("originalStatusCode"), body.get("originalMessage")
+        if status is not None or original is not None:
+            detail += f" (the model's {status!s:.12}: {original!s:.160})"
+    else:
+        detail = f"{body!r:.60}"
+    gate.refuse("provider_error", f"the provider reported {event}: {detail}")
 
 
 def _text(gate: TurnGate, tool: Mapping[str, Any], field: str) -> str | None:

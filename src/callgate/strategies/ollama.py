@@ -12,8 +12,9 @@ whole calls never need demultiplexing. Calls carry no id (a newer server may sen
 it is kept). There is no per-call done; the turn done is the ``done: true`` line. Ollama
 reports ``done_reason: "stop"`` also when the model called tools, so ``stop`` (or no
 reason at all, from older servers) is the tool-call reason; ``length`` and every other
-reason are not. An ``{error}`` line ends the stream without a terminal. Nothing follows
-the done line: a line after it is a finding that blocks the turn and changes no
+reason are not. A line of only ``{"error": "..."}`` is the provider's error inside the
+stream (the server stops after it): one ``provider_error`` that fails the turn. Nothing
+follows the done line: a line after it is a finding that blocks the turn and changes no
 envelope field.
 
 Because the arguments are objects, the strategy holds each call's object and reports it
@@ -116,7 +117,9 @@ class OllamaStrategy(ExtractionStrategy):
         if "done" not in chunk or "message" not in chunk:
             gate.stray(chunk)
         if "error" in chunk and "done" not in chunk:
-            gate.refuse("missing_terminal", f"the server reported an error: {chunk['error']!r:.80}")
+            gate.refuse(
+                "provider_error", f"the provider reported an error: {chunk['error']!s:.160}"
+            )
             return ""
         if acc.ended:
             return self._after_done(acc, chunk)
