@@ -239,15 +239,15 @@ EQUIVALENT: dict[str, str] = {
     },
     **{
         f"{_O}_choice__mutmut_{n}": _OPENAI_FAST
-        for n in (64, 65, 67, 68, 69, 70, 85, 86, 87, 88, 92, 93, 94, 95, 96)
+        for n in (85, 86, 88, 89, 90, 91, 106, 107, 108, 109, 113, 114, 115, 116, 117)
     },
-    f"{_O}_choice__mutmut_47": "a delta has one content key, and nothing is shown before it",
+    f"{_O}_choice__mutmut_68": "a delta has one content key, and nothing is shown before it",
     **{
         f"{_O}reader__mutmut_{n}": (
             "a choice without an index leaves the fast path for accumulate(), which reads it "
             "as choice 0, as the fast path would"
         )
-        for n in (29, 31)
+        for n in (31, 33)
     },
     "callgate.strategies.openai.xǁ_Accumulatorǁother__mutmut_10": (
         "only the chosen choice's gate is asked about a chunk without choices: another "

@@ -226,6 +226,30 @@ def test_a_calls_key_is_its_id_tool_and_canonical_arguments() -> None:
     assert len(one) == 64 and int(one, 16) >= 0
 
 
+def test_a_calls_key_is_made_once_in_a_turn_however_often_the_ledger_is_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run asks for the key to look the call up, start it and record it: one hashing."""
+    made: list[str] = []
+
+    def counted(call: ExtractedCall, turn: str) -> str:
+        made.append(turn)
+        return call_key(call, turn)
+
+    monkeypatch.setattr("callgate.ledger.call_key", counted)
+    ledger = ledger_on(MemoryStore())
+    ledger.next_turn()
+    assert ledger.get(CALL) is None and ledger.start(CALL) is None
+    ledger.record(ToolResult(CALL, "sunny"))
+    assert made == ["#1"]
+    assert ledger.key(CALL) == call_key(CALL, "#1")
+    twin = ExtractedCall("call_1", "get_weather", {"city": "Lima"}, 0)
+    assert ledger.key(twin) == ledger.key(CALL) and made == ["#1", "#1"]
+    ledger.next_turn()
+    replayed = ledger.start(CALL)
+    assert made == ["#1", "#1", "#2"] and replayed is not None and replayed.replayed
+
+
 @pytest.mark.parametrize(
     ("chunk", "identity"),
     [

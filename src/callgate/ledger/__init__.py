@@ -135,6 +135,7 @@ class Ledger:
         "_answers",
         "_conversation",
         "_ids",
+        "_keys",
         "_owner",
         "_repeat",
         "_running",
@@ -180,6 +181,9 @@ class Ledger:
         self.carried: dict[str, int] = {}
         """The call ids the conversation's histories carried, each with the turn that first
         carried it (a wire whose ids must be unique gives a later repeat a stand-in)."""
+        self._keys: dict[tuple[int, str], tuple[ExtractedCall, str]] = {}
+        """This turn's call keys by call object and turn identity (each call held, so that
+        its ``id()`` stays its own): a key hashes the call's arguments, made once per call."""
 
     @property
     def conversation(self) -> str:
@@ -231,6 +235,7 @@ class Ledger:
         else:
             self.turn += 1
         self.stream = None
+        self._keys.clear()
 
     def repeat_turn(self) -> None:
         """The turn did not finish (its stream failed, it was cancelled): the next retries it."""
@@ -242,8 +247,16 @@ class Ledger:
             self.stream = stream_identity(shape)
 
     def key(self, call: ExtractedCall) -> str:
-        """``call``'s key in this conversation (see :func:`call_key`)."""
-        return call_key(call, self.stream if self.stream is not None else f"#{self.turn}")
+        """``call``'s key in this conversation (see :func:`call_key`), made once per turn.
+
+        A run asks it several times (look-up, start, answer); each making would encode the
+        call's whole arguments twice and hash them.
+        """
+        where = self.stream if self.stream is not None else f"#{self.turn}"
+        known = self._keys.get((id(call), where))
+        if known is None:
+            known = self._keys[(id(call), where)] = (call, call_key(call, where))
+        return known[1]
 
     # -- reading ----------------------------------------------------------------------
 
