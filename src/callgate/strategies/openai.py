@@ -306,8 +306,8 @@ class OpenAIStrategy(ExtractionStrategy):
                         and len(delta) == 1
                         and choice.get("finish_reason") is None
                         and choice.get("index", 0) == chosen
-                        and chunk.get("error") is None
-                        and choice.get("error") is None
+                        and "error" not in chunk
+                        and "error" not in choice
                     ):
                         content = delta.get(_DISPLAY)
                         if type(content) is str and acc.blocks is None:
