@@ -1,7 +1,7 @@
 """The driver's cost per chunk, side by side in one run: buffer alone, the full loop, recording.
 
 Run: ``python bench/bench_driver.py`` (``--quick`` drops the largest size; ``--rounds N``
-takes the best of N rounds instead of three, for a loaded machine). Three OpenAI
+takes the best of N rounds instead of five). Three OpenAI
 streams of 20 KB, 200 KB and 2 MB: one native call whose arguments come in 4-character
 fragments; prose in 1-8 character deltas with a text-embedded call every 2 KB; the same
 prose without calls. Each is fed, in one run, to:
@@ -15,7 +15,7 @@ prose without calls. Each is fed, in one run, to:
 - **run_turn**: :func:`~callgate.run_turn`, the loop as callgate writes it for the user
   (a :class:`~callgate.TurnStep` per chunk, the turn gathered at the end).
 
-Times are the best CPU time of three rounds (each round runs the five in turn, so their
+Times are the best CPU time of five rounds (each round runs the five in turn, so their
 ratios are taken under the same load), in microseconds per chunk; growth compares each
 size with the one before (linear work shows about 10x per 10x chunks). ``loop / buffer+det`` is the
 driver's own cost per chunk over the buffer it reads; ``run_turn / buffer+det`` the same
@@ -145,7 +145,7 @@ def played(chunks: list[dict[str, Any]]) -> None:
 def alternating(
     runs: list[Callable[[list[dict[str, Any]]], None]],
     chunks: list[dict[str, Any]],
-    rounds: int = 3,
+    rounds: int = 5,
 ) -> list[float]:
     """Each run's best CPU time over ``rounds`` rounds, in microseconds per chunk."""
     times = [float("inf")] * len(runs)
@@ -161,7 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="drop the 2 MB streams")
     parser.add_argument(
-        "--rounds", type=int, default=3, help="best of this many rounds (default 3)"
+        "--rounds", type=int, default=5, help="best of this many rounds (default 5)"
     )
     args = parser.parse_args()
     sizes = [20_000, 200_000] if args.quick else [20_000, 200_000, 2_000_000]
