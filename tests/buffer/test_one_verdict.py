@@ -15,19 +15,17 @@ of them, runs nothing and loses none of its text.
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import Any
 
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from callgate import Driver, LLMStreamBuffer, Tool, Turn, run_turn
-from callgate.cli.check import check_stream
-from callgate.cli.replay import replay
 from callgate.proxy.engine import GatedCore, GatedTurn, Options
 from callgate.proxy.messages import GatedMessages
 from callgate.testing import splits, stream_plans, text_contents
 from callgate.testing.plans import TOOLS
 from callgate.testing.wires import WIRES, WireCall, chunks_of, encoder
+from entry_points import played_everywhere
 
 ENDINGS = ("normal", "normal", "cut", "none")
 """How a drawn turn ends: its own end, cut by the length limit, or no end at all."""
@@ -77,31 +75,6 @@ def mixed_streams(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]
     event(f"ending {ending}, text tools owned {len(owned)} of {len(names)}")
     tools = {**TOOLS, **{name: {"type": "object"} for name in owned}}
     return enc.finalise(chunks), tools, content, wire
-
-
-def answer(**arguments: Any) -> str:
-    return json.dumps(arguments, sort_keys=True)
-
-
-class Played(NamedTuple):
-    """One stream as each library entry point answers it."""
-
-    checked: dict[str, Any]
-    replayed: dict[str, Any]
-    buffer: LLMStreamBuffer
-    turn: Turn
-
-
-def played_everywhere(chunks: list[dict[str, Any]], tools: dict[str, Any], formats: Any) -> Played:
-    """``check``'s code path, ``replay --json``'s, a bare buffer and ``run_turn`` on ``chunks``."""
-    checked = check_stream(chunks, tools, text_formats=formats)
-    replayed = replay(chunks, tools, text_formats=formats)
-    buffer = LLMStreamBuffer(tool_schemas=tools, text_formats=formats or "auto")
-    for chunk in chunks:
-        buffer.add(chunk)
-    buffer.end()
-    driver = Driver([Tool(n, s, answer) for n, s in tools.items()], text_formats=formats)
-    return Played(checked, replayed, buffer, run_turn(chunks, driver, driver.new_stream_buffer()))
 
 
 def reported(calls: list[dict[str, Any]]) -> list[Call]:

@@ -21,12 +21,10 @@ from typing import Any
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from callgate import Driver, LLMStreamBuffer, Tool, run_turn
-from callgate.cli.check import check_stream
-from callgate.cli.replay import replay
 from callgate.testing import splits, stream_plans, text_contents
 from callgate.testing.plans import TOOLS
 from callgate.testing.wires import QUIRKS, WireCall, chunks_of, encoder
+from entry_points import played_everywhere
 
 Chunk = dict[str, Any]
 
@@ -82,10 +80,6 @@ def errored_streams(draw: st.DrawFn) -> tuple[str, list[Chunk], dict[str, Any], 
     return wire, chunks, tools, content
 
 
-def answer(**arguments: Any) -> str:
-    return json.dumps(arguments, sort_keys=True)
-
-
 def listed(calls: list[dict[str, Any]]) -> list[tuple[str, Any, str]]:
     """A report's calls as (slot, name, state)."""
     return [(str(c["slot"]), c["name"], c["state"]) for c in calls]
@@ -96,15 +90,7 @@ def test_a_turn_the_provider_error_cuts_fails_alike_everywhere_and_runs_nothing(
     drawn: tuple[str, list[Chunk], dict[str, Any], Any],
 ) -> None:
     wire, chunks, tools, content = drawn
-    formats = content.formats
-    checked = check_stream(chunks, tools, text_formats=formats)
-    replayed = replay(chunks, tools, text_formats=formats)
-    buffer = LLMStreamBuffer(tool_schemas=tools, text_formats=formats or "auto")
-    for chunk in chunks:
-        buffer.add(chunk)
-    buffer.end()
-    driver = Driver([Tool(n, s, answer) for n, s in tools.items()], text_formats=formats)
-    turn = run_turn(chunks, driver, driver.new_stream_buffer())
+    checked, replayed, buffer, turn = played_everywhere(chunks, tools, content.formats)
 
     assert checked["profile"] == replayed["wire"] == wire
     assert checked["status"] == replayed["status"] == buffer.verdict == turn.status == "fail"
