@@ -28,6 +28,23 @@ FIXTURES: dict[str, dict[str, Any]] = {name: json.loads(text) for name, text in 
 """Every bundled example stream (callgate/examples), parsed once: the one fixture loader."""
 
 
+def provider_error_only(report: Mapping[str, Any]) -> str:
+    """A text turn the provider's error cut: ``fail``, not applicable, one ``provider_error``.
+
+    Returns that finding's message, for the test to check what it names.
+    """
+    assert (report["status"], report["applicable"], report["executable"]) == (
+        "fail",
+        False,
+        False,
+    )
+    assert [(f["code"], f["severity"], f["slot"]) for f in report["findings"]] == [
+        ("provider_error", "error", None)
+    ]
+    message: str = report["findings"][0]["message"]
+    return message
+
+
 def fixtures(prefix: str) -> dict[str, dict[str, Any]]:
     """The bundled examples whose names start with ``prefix`` (one wire's)."""
     return {name: data for name, data in FIXTURES.items() if name.startswith(prefix)}

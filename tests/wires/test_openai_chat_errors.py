@@ -215,20 +215,6 @@ def test_the_text_before_an_error_is_shown_and_kept_whole(ending: str) -> None:
     assert buffer.get_content() == SHOWN
 
 
-def test_an_error_beside_a_content_delta_is_read_with_the_content() -> None:
-    """A chunk of content text carrying an error is not taken as plain text: both count."""
-    stream = [*openai_text(), chat({"content": "is"}, error={"code": 502, "message": "gone"})]
-    buffer = LLMStreamBuffer(tool_schemas=TOOLS)
-    for item in stream:
-        buffer.add(item)
-    buffer.end()
-    assert buffer.verdict == "fail"
-    assert [(f.code, f.message) for f in buffer.findings] == [
-        ("provider_error", "the provider reported 502: gone")
-    ]
-    assert buffer.get_content() == SHOWN + "is"
-
-
 @pytest.mark.parametrize(
     ("error", "named"),
     [("overloaded", "'overloaded'"), (["x"], "['x']"), ({}, "an error: None")],
@@ -298,12 +284,23 @@ def test_text_held_as_a_possible_call_is_released_when_an_error_ends_the_turn(
     assert replayed["message"]["content"] == held
 
 
-def test_an_error_inside_a_choice_of_content_is_read_with_the_content() -> None:
-    """A choice carrying content and an ``error`` (its stream not yet ended) fails the turn."""
+def _inside_the_choice() -> dict[str, Any]:
     choice = chat({"content": "is"})
     choice["choices"][0]["error"] = {"code": 502, "message": "gone"}
+    return choice
+
+
+@pytest.mark.parametrize(
+    "errored",
+    [
+        pytest.param(chat({"content": "is"}, error={"code": 502, "message": "gone"}), id="beside"),
+        pytest.param(_inside_the_choice(), id="inside the choice"),
+    ],
+)
+def test_an_error_with_a_content_delta_is_read_with_the_content(errored: dict[str, Any]) -> None:
+    """Content with an ``error`` beside its choice or in it: the turn fails, the text counts."""
     buffer = LLMStreamBuffer(tool_schemas=TOOLS)
-    for item in [*openai_text(), choice]:
+    for item in [*openai_text(), errored]:
         buffer.add(item)
     buffer.end()
     assert buffer.verdict == "fail"
