@@ -154,14 +154,21 @@ class PartialCalls:
             native = self._native[key] = _Native(gate.limits.max_depth)
         grew = native.read(slot)
         record = native.record
-        if record is None or grew or record.id != slot.id or record.name != slot.name:
+        whole = native.reader.complete or slot.arguments is not None
+        if (
+            record is None
+            or grew
+            or record.id != slot.id
+            or record.name != slot.name
+            or record.complete != whole
+        ):
             reader = native.reader
             record = native.record = PartialCall(
                 key,
                 slot.id,
                 slot.name,
                 "native",
-                reader.complete,
+                whole,
                 native.log.length,
                 shot=reader.shot(),
                 log=native.log,

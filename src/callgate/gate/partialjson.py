@@ -49,7 +49,6 @@ _FIRST_ITEM = 6  # after '[': a value or ']'
 _STRING = 7  # inside a string (a key or a value)
 _TOKEN = 8  # inside a number or a literal word
 _DONE = 9  # the top-level object closed: only whitespace may follow
-_BROKEN = 10  # the text stopped being strict JSON: nothing more is read
 
 
 def _read_number(token: str) -> tuple[bool, Any]:
@@ -197,14 +196,12 @@ class PartialJSON:
     def feed(self, text: str) -> None:
         """Read the next piece of the text."""
         at, end = 0, len(text)
-        while at < end:
+        while at < end and not self.broken:
             mode = self._mode
             if mode == _STRING:
                 at = self._string(text, at)
             elif mode == _TOKEN:
                 at = self._in_token(text, at)
-            elif mode == _BROKEN:
-                return
             else:
                 char = text[at]
                 if char in _WS:
@@ -214,8 +211,7 @@ class PartialJSON:
                 at = self._structure(mode, char, at)
 
     def _fail(self) -> int:
-        """Stop reading: the text is no longer strict JSON."""
-        self._mode = _BROKEN
+        """Stop reading: the text is no longer strict JSON (the value stays as it was)."""
         self.broken = True
         self.complete = False
         return 1 << 62
