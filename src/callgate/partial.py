@@ -7,17 +7,18 @@ argument fragments go through its :class:`~callgate.gate.partialjson.PartialJSON
 open block's new payload through its format's
 :class:`~callgate.strategies.text.forming.BlockReader`. A record is made only for a call
 that changed; taking one costs O(depth), and its ``arguments`` become plain data only
-when read. The calls still run only on the gate's verdict: a record is something to show.
+when read. While nothing but fragments arrived since the last read (the gate's change
+count is the same), the native slots are all it looks at. The calls still run only on
+the gate's verdict: a record is something to show.
 """
 
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from typing import Any
 
-from attrs import field, frozen
-
-from callgate.gate.partialjson import PartialJSON, Shot, TextLog
+from callgate.gate.partialjson import NO_VALUE, PartialJSON, Shot, TextLog, value_at
 from callgate.gate.turn import BaseSlot, CallRef, TextRef, TextSlot, TurnGate
 from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.forming import BlockReader, FormingCall
@@ -26,53 +27,97 @@ from callgate.textqueue import TextQueue
 __all__ = ["PartialCall", "PartialCalls"]
 
 
-@frozen
-class PartialCall:
+class PartialCall(tuple[Any, ...]):
     """One call of the turn as it stands: its reference, identity and arguments so far.
 
     ``arguments`` is always a prefix of the final arguments (strings cut at their current
     end, containers holding only what has started, no key whose name is still open, no
     number or ``true``/``false``/``null`` until its token is whole); ``complete`` says the
     arguments are whole. Whether the call may run is still the gate's verdict alone.
+    A record is read-only (a tuple); a later one describes the call later.
     """
 
-    ref: CallRef
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        ref: CallRef,
+        identity: tuple[str | None, str | None],
+        state: tuple[str, bool, int],
+        view: tuple[Shot, TextLog],
+    ) -> PartialCall:
+        """A record from its parts, grouped.
+
+        ``identity``: (id, name); ``state``: (source, complete, text length); ``view``:
+        (the arguments' shot, their JSON text).
+        """
+        return _new(cls, (ref, *identity, *state, *view))
+
+    ref: CallRef = property(itemgetter(0))  # type: ignore[assignment]
     """The call's reference: a native slot key, or a :class:`~callgate.gate.turn.TextRef`."""
-    id: str | None
-    name: str | None
+    id: str | None = property(itemgetter(1))  # type: ignore[assignment]
+    """The call's id, if it has one (yet)."""
+    name: str | None = property(itemgetter(2))  # type: ignore[assignment]
     """The tool's name once it has streamed whole (None before)."""
-    source: str
+    source: str = property(itemgetter(3))  # type: ignore[assignment]
     """``native``, or the text format the call is written in."""
-    complete: bool
-    text_length: int
+    complete: bool = property(itemgetter(4))  # type: ignore[assignment]
+    """Whether the arguments are whole (no more argument text will change them)."""
+    text_length: int = property(itemgetter(5))  # type: ignore[assignment]
     """How long the arguments' JSON text is so far (see :meth:`text`)."""
-    _shot: Shot = field(eq=False, repr=False, alias="shot")
-    _log: TextLog = field(eq=False, repr=False, alias="log")
 
     @property
     def arguments(self) -> dict[str, Any]:
-        """The arguments so far, as plain data (built on first read; shared, do not change)."""
-        value = self._shot.value()
-        assert isinstance(value, dict)
+        """The arguments so far, as plain data, built afresh on each read (O(their size)).
+
+        Values that were whole when the record was taken may be shared with later
+        records: copy before changing them.
+        """
+        value: dict[str, Any] = value_at(self[6])
         return value
 
     def text(self, start: int = 0) -> str:
         """The arguments' JSON text from ``start`` to :attr:`text_length`.
 
         A prefix of the final call's argument text: for a native call, the text the model
-        streamed; for a call written in an XML-like text format, ``json.dumps(arguments,
-        ensure_ascii=False)`` of the converted call. A writer that keeps how much it sent
-        asks for ``text(sent)``: the new argument text, in O(new).
+        streamed (read up to where it stopped being strict JSON); for a call written in
+        an XML-like text format, ``json.dumps(arguments, ensure_ascii=False)`` of the
+        converted call; for a text format whose arguments are JSON, the model's JSON. A
+        writer that keeps how much it sent asks for ``text(sent)``: the new argument text,
+        in O(new).
         """
-        return self._log.since(start, self.text_length)
+        log: TextLog = self[7]
+        return log.since(start, self[5])
+
+    def __repr__(self) -> str:
+        return (
+            f"PartialCall(ref={self[0]!r}, id={self[1]!r}, name={self[2]!r}, "
+            f"source={self[3]!r}, complete={self[4]!r}, text_length={self[5]!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartialCall):
+            return NotImplemented
+        return self[:6] == other[:6] and self.arguments == other.arguments
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self[:6])
+
+
+_new = tuple.__new__
 
 
 class _Native:
-    """A native slot's reader: where it is in the slot's fragments, and its value."""
+    """A native slot's reader: where it is in the slot's fragments, and its last record."""
 
-    __slots__ = ("folds", "index", "log", "offset", "reader", "record")
+    __slots__ = ("folds", "index", "log", "offset", "reader", "record", "slot")
 
-    def __init__(self, max_depth: int) -> None:
+    def __init__(self, slot: BaseSlot, max_depth: int) -> None:
+        self.slot = slot
         self.reader = PartialJSON(max_depth=max_depth)
         self.log = TextLog()
         self.index = 0
@@ -82,29 +127,71 @@ class _Native:
         self.folds = 0
         self.record: PartialCall | None = None
 
-    def read(self, slot: BaseSlot) -> bool:
-        """Read the slot's new fragments; whether any came."""
+    def current(self) -> PartialCall:
+        """The slot's record now: the last one, unless fragments or its identity came."""
+        slot, record = self.slot, self.record
+        if len(slot.parts) != self.index or slot.folds != self.folds:
+            self._read(slot.parts, slot.folds)
+        elif (
+            record is not None
+            and record.id == slot.id
+            and record.name == slot.name
+            and (record.complete or slot.arguments is None)
+        ):
+            return record
+        return self._record()
+
+    def grown(self) -> PartialCall:
+        """The record after fragments came (nothing else changed): the hot path."""
+        slot = self.slot
         parts = slot.parts
-        if slot.folds != self.folds:  # the parts were joined: go on from the same character
-            self.folds, self.index = slot.folds, 0
-            skip = self.offset
-        elif len(parts) == self.index:
-            return False
+        if slot.folds == self.folds and len(parts) == self.index + 1:
+            text = parts[-1]
+            self.index += 1
+            self.offset += len(text)
+            reader = self.reader
+            if not reader.broken:
+                valid = reader.take(text)
+                if valid:
+                    log = self.log
+                    log.length += valid
+                    log.pieces.append(text if valid == len(text) else text[:valid])
         else:
-            skip = 0
+            self._read(parts, slot.folds)
+        return self._record()
+
+    def _record(self) -> PartialCall:
+        slot, reader = self.slot, self.reader
+        record = self.record = _new(
+            PartialCall,
+            (
+                slot.key,
+                slot.id,
+                slot.name,
+                "native",
+                reader.complete or slot.arguments is not None,
+                self.log.length,
+                reader.shot() if reader.root is not None else NO_VALUE,
+                self.log,
+            ),
+        )
+        return record
+
+    def _read(self, parts: list[str], folds: int) -> None:
+        """Read the slot's new fragments (after a fold, from the same character)."""
+        skip = 0
+        if folds != self.folds:  # the parts were joined into one
+            self.folds, self.index, skip = folds, 0, self.offset
         reader, log = self.reader, self.log
-        for part in parts[self.index :]:
+        for part in parts[self.index :] if self.index else parts:
             text = part[skip:] if skip else part
             skip = 0
             self.offset += len(text)
             if reader.broken or not text:
                 continue
-            before = reader.valid
-            reader.feed(text)
-            valid = reader.valid - before
+            valid = reader.take(text)
             log.append(text if valid == len(text) else text[:valid])
         self.index = len(parts)
-        return True
 
 
 class _Block:
@@ -121,59 +208,55 @@ class _Block:
 class PartialCalls:
     """The turn's calls while they form (one per buffer turn; see the module's notes)."""
 
-    __slots__ = ("_block", "_native", "_text")
+    __slots__ = ("_block", "_fast", "_native", "_records", "_text", "_version")
 
     def __init__(self) -> None:
-        self._native: dict[int, _Native] = {}
+        self._native: dict[CallRef, _Native] = {}
         self._text: dict[TextRef, PartialCall] = {}
         self._block: _Block | None = None
+        self._version = -1
+        self._fast: list[_Native] | None = None
+        """The native slots' readers, when they are all the turn has (no text call)."""
+        self._records: tuple[PartialCall, ...] = ()
 
     def read(self, gate: TurnGate | None, queue: TextQueue) -> tuple[PartialCall, ...]:
         """Every call of the turn now: native slots, text calls in the gate, the open block's."""
         if gate is None:
             return ()
-        records: list[PartialCall] = []
-        if gate.slots:
-            for slot in gate.ordered_slots():
-                records.append(self._native_record(gate, slot))
+        fast = self._fast
+        if fast is not None and gate.changes.n == self._version:  # only fragments came
+            if len(fast) == 1:
+                native = fast[0]
+                if len(native.slot.parts) == native.index and native.slot.folds == native.folds:
+                    return self._records
+                self._records = (native.grown(),)
+                return self._records
+            self._records = tuple([native.current() for native in fast])
+            return self._records
+        return self._read(gate, queue)
+
+    def _read(self, gate: TurnGate, queue: TextQueue) -> tuple[PartialCall, ...]:
+        natives = [self._native_of(gate, slot) for slot in gate.ordered_slots()]
+        records = [native.current() for native in natives]
+        detector = queue.detector
+        block = detector.block if detector is not None else None
+        self._version = gate.changes.n
+        self._fast = natives if not gate.text_slots and block is None else None
         for ref, text_slot in gate.text_slots.items():
             record = self._text.get(ref)
             if record is None:
                 record = self._text[ref] = _whole(ref, text_slot)
             records.append(record)
-        detector = queue.detector
-        if detector is not None and detector.block is not None:
+        if detector is not None and block is not None:
             records.extend(self._forming(gate, detector, len(queue.blocks)))
-        return tuple(records)
+        self._records = tuple(records)
+        return self._records
 
-    def _native_record(self, gate: TurnGate, slot: BaseSlot) -> PartialCall:
-        key = slot.key
-        assert isinstance(key, int)
-        native = self._native.get(key)
-        if native is None:
-            native = self._native[key] = _Native(gate.limits.max_depth)
-        grew = native.read(slot)
-        record = native.record
-        whole = native.reader.complete or slot.arguments is not None
-        if (
-            record is None
-            or grew
-            or record.id != slot.id
-            or record.name != slot.name
-            or record.complete != whole
-        ):
-            reader = native.reader
-            record = native.record = PartialCall(
-                key,
-                slot.id,
-                slot.name,
-                "native",
-                whole,
-                native.log.length,
-                shot=reader.shot(),
-                log=native.log,
-            )
-        return record
+    def _native_of(self, gate: TurnGate, slot: BaseSlot) -> _Native:
+        native = self._native.get(slot.key)
+        if native is None or native.slot is not slot:
+            native = self._native[slot.key] = _Native(slot, gate.limits.max_depth)
+        return native
 
     def _forming(self, gate: TurnGate, detector: Detector, index: int) -> list[PartialCall]:
         block = detector.block
@@ -202,14 +285,7 @@ class PartialCalls:
 
 def _forming_record(ref: TextRef, call: FormingCall, source: str) -> PartialCall:
     return PartialCall(
-        ref,
-        call.id,
-        call.name,
-        source,
-        call.complete,
-        call.log.length,
-        shot=call.shot(),
-        log=call.log,
+        ref, (call.id, call.name), (source, call.complete, call.log.length), (call.shot(), call.log)
     )
 
 
@@ -218,13 +294,5 @@ def _whole(ref: TextRef, slot: TextSlot) -> PartialCall:
     given = slot.given
     log = TextLog()
     log.append(json.dumps(given, ensure_ascii=False))
-    return PartialCall(
-        ref,
-        slot.id,
-        slot.name,
-        slot.source,
-        True,
-        log.length,
-        shot=Shot(((given, len(given)),), None),
-        log=log,
-    )
+    shot: Shot = (((given, len(given)),), None)
+    return PartialCall(ref, (slot.id, slot.name), (slot.source, True, log.length), (shot, log))

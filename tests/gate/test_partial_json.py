@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callgate.gate.partialjson import PartialJSON, TextLog, is_prefix
+from callgate.gate.partialjson import PartialJSON, TextLog, is_prefix, value_at
 from callgate.gate.strictjson import parse_arguments
 from callgate.testing.cuts import splits
 from callgate.testing.plans import JSON_OBJECTS, serialised
@@ -26,7 +26,7 @@ def values_while_fed(pieces: list[str]) -> tuple[PartialJSON, list[Any]]:
     seen = []
     for piece in pieces:
         reader.feed(piece)
-        seen.append(reader.shot().value())
+        seen.append(value_at(reader.shot()))
     return reader, seen
 
 
@@ -141,8 +141,8 @@ def test_an_earlier_shot_keeps_its_value_while_the_reader_goes_on() -> None:
     reader.feed('{"a": ["x", {"b": "yy')
     shot = reader.shot()
     reader.feed('y"}, 3], "c": "z"}')
-    assert shot.value() == {"a": ["x", {"b": "yy"}]}
-    assert reader.shot().value() == {"a": ["x", {"b": "yyy"}, 3], "c": "z"}
+    assert value_at(shot) == {"a": ["x", {"b": "yy"}]}
+    assert value_at(reader.shot()) == {"a": ["x", {"b": "yyy"}, 3], "c": "z"}
 
 
 # -- bad input: the reader stops where the text stops being strict JSON ----------------
@@ -179,7 +179,7 @@ def test_bad_text_stops_growing_at_its_last_valid_prefix(pieces: list[str], last
     assert reader.broken and not reader.complete
     assert seen[-1] == last
     reader.feed('"more": "text"}')  # nothing after the break is read
-    assert reader.shot().value() == last
+    assert value_at(reader.shot()) == last
 
 
 def test_a_break_counts_only_the_valid_characters() -> None:
@@ -193,7 +193,7 @@ def test_any_text_is_read_without_raising(text: str, size: int) -> None:
     reader = PartialJSON()
     for at in range(0, len(text), size):
         reader.feed(text[at : at + size])
-    value = reader.shot().value()
+    value = value_at(reader.shot())
     assert isinstance(value, dict)
     final, problem = parse_arguments(text)
     if problem is None:
@@ -208,7 +208,7 @@ def test_nesting_past_the_depth_limit_stops_the_reader() -> None:
     assert not reader.broken
     reader.feed("[1]]}}")
     assert reader.broken
-    assert reader.shot().value() == {"a": {"b": []}}
+    assert value_at(reader.shot()) == {"a": {"b": []}}
 
 
 # -- the text log ----------------------------------------------------------------------

@@ -11,9 +11,9 @@ surrogate in a string, a bad escape, a duplicate key, a non-finite number, text 
 the object) the reader stops growing there and marks itself :attr:`~PartialJSON.broken`;
 it never raises on any text.
 
-Values are built in place: containers grow by appending only, so a :class:`Shot` of the
+Values are built in place: containers grow by appending only, so a :data:`Shot` of the
 value (the length of each open container and of the open string) costs O(depth) and is
-turned into plain data only when read (:meth:`Shot.value`). The open string is kept as
+turned into plain data only when read (:func:`value_at`). The open string is kept as
 pieces and joined when read or when it closes, so the work per piece does not grow with
 what came before.
 """
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_right
 from typing import Any
 
 from callgate.gate.strictjson import MAX_INT_DIGITS
@@ -64,51 +63,41 @@ def _read_number(token: str) -> tuple[bool, Any]:
     return (True, value) if math.isfinite(value) else (False, None)
 
 
-class Shot:
-    """A value as it stood at one moment: O(depth) to take, turned into data when read.
+Spine = tuple[tuple[dict[str, Any] | list[Any], int], ...]
+"""Each open container of a value, outermost first, with its length at one moment."""
+OpenString = tuple[list[str], int, str | None] | None
+"""The open string value then: its pieces, its length, and the key it sits under (None in
+an array); None when no string value is open."""
+Shot = tuple[Spine, OpenString]
+"""A value as it stood at one moment: O(depth) to take; :func:`value_at` makes it data."""
+NO_VALUE: Shot = ((), None)
+"""The shot of a value that has not started: it reads as ``{}``."""
 
-    ``spine`` holds each open container with its length then; ``string`` the open string's
-    pieces and length then, and the key it sits under (None in an array).
-    """
 
-    __slots__ = ("_value", "spine", "string")
+def value_at(shot: Shot) -> Any:
+    """The value a shot stands for, as plain data (fresh containers along its spine)."""
+    spine, string = shot
+    return _build(spine, string, 0) if spine else {}
 
-    def __init__(
-        self,
-        spine: tuple[tuple[dict[str, Any] | list[Any], int], ...],
-        string: tuple[list[str], int, str | None] | None,
-    ) -> None:
-        self.spine = spine
-        self.string = string
-        self._value: Any = _UNREAD
 
-    def value(self) -> Any:
-        """The value then, as plain data (made on the first read, then kept)."""
-        if self._value is _UNREAD:
-            self._value = self._build(0) if self.spine else {}
-        return self._value
-
-    def _build(self, level: int) -> Any:
-        container, length = self.spine[level]
-        deeper = level + 1 < len(self.spine)
-        if isinstance(container, dict):
-            items = list(container.items())[:length] if len(container) != length else None
-            built: Any = dict(items) if items is not None else dict(container)
-            if deeper:
-                last = next(reversed(built))
-                built[last] = self._build(level + 1)
-            elif self.string is not None:
-                built[self.string[2]] = _joined(self.string)
-            return built
-        built = container[:length]
+def _build(spine: Spine, string: OpenString, level: int) -> Any:
+    container, length = spine[level]
+    deeper = level + 1 < len(spine)
+    if isinstance(container, dict):
+        built: Any = (
+            dict(container) if len(container) == length else dict(list(container.items())[:length])
+        )
         if deeper:
-            built[-1] = self._build(level + 1)
-        elif self.string is not None:
-            built.append(_joined(self.string))
+            built[next(reversed(built))] = _build(spine, string, level + 1)
+        elif string is not None:
+            built[string[2]] = _joined(string)
         return built
-
-
-_UNREAD: Any = object()
+    built = container[:length]
+    if deeper:
+        built[-1] = _build(spine, string, level + 1)
+    elif string is not None:
+        built.append(_joined(string))
+    return built
 
 
 def _joined(string: tuple[list[str], int, str | None]) -> str:
@@ -123,23 +112,25 @@ def _joined(string: tuple[list[str], int, str | None]) -> str:
 class TextLog:
     """Append-only text read back from any offset: a call's argument text so far.
 
-    ``since(start, end)`` costs O(log pieces + end - start), so a writer that keeps how
-    much it sent asks only for the new text.
+    Reading on from where the last read stopped (what a writer of argument deltas does)
+    costs O(new text); reading from an earlier offset walks back to it once.
     """
 
-    __slots__ = ("_ends", "_pieces", "length")
+    __slots__ = ("_at", "_index", "length", "pieces")
 
     def __init__(self) -> None:
-        self._pieces: list[str] = []
-        self._ends: list[int] = []
+        self.pieces: list[str] = []
+        """The text in pieces, in order (append with :meth:`append`)."""
         self.length = 0
+        self._index = 0
+        self._at = 0
+        """Where the last read ended: a piece's index and the offset that piece starts at."""
 
     def append(self, text: str) -> None:
         """Add text at the end."""
         if text:
             self.length += len(text)
-            self._pieces.append(text)
-            self._ends.append(self.length)
+            self.pieces.append(text)
 
     def since(self, start: int, end: int | None = None) -> str:
         """The text from ``start`` to ``end`` (default: all of it so far)."""
@@ -147,15 +138,21 @@ class TextLog:
         start = max(start, 0)
         if start >= stop:
             return ""
-        first = bisect_right(self._ends, start)
+        pieces, index, at = self.pieces, self._index, self._at
+        if start < at:
+            index = at = 0
+        while at + len(pieces[index]) <= start:
+            at += len(pieces[index])
+            index += 1
+        self._index, self._at = index, at
+        if index == len(pieces) - 1 or at + len(pieces[index]) >= stop:
+            return pieces[index][start - at : stop - at]
         out: list[str] = []
-        at = self._ends[first] - len(self._pieces[first])
-        for index in range(first, len(self._pieces)):
-            piece = self._pieces[index]
+        while at < stop:
+            piece = pieces[index]
             out.append(piece[max(start - at, 0) : stop - at])
             at += len(piece)
-            if at >= stop:
-                break
+            index += 1
         return "".join(out)
 
 
@@ -167,7 +164,7 @@ class PartialJSON:
     """
 
     __slots__ = (
-        "_escape", "_high", "_key", "_mode", "_pieces", "_size", "_token", "_word",
+        "_escape", "_high", "_key", "_mode", "_pieces", "_size", "_spine", "_token", "_word",
         "broken", "complete", "max_depth", "root", "stack", "valid",
     )  # fmt: skip
 
@@ -182,6 +179,8 @@ class PartialJSON:
         self._size = 0
         self._word = False
         """Whether the open string is a key (not shown) rather than a value."""
+        self._spine: Spine = ()
+        """The spine while a string value is open (no container grows meanwhile)."""
         self._escape: str | None = None
         self._high: int | None = None
         self._token = ""
@@ -192,6 +191,23 @@ class PartialJSON:
         """The top-level object closed (and nothing but whitespace followed)."""
 
     # -- reading ------------------------------------------------------------------------
+
+    def take(self, text: str) -> int:
+        """Read the next piece; how many of its characters were read before any break."""
+        if (
+            self._mode == _STRING
+            and self._escape is None
+            and self._high is None
+            and _STRING_STOP.search(text) is None
+        ):  # the common piece: more of an open string
+            size = len(text)
+            self._pieces.append(text)
+            self._size += size
+            self.valid += size
+            return size
+        before = self.valid
+        self.feed(text)
+        return self.valid - before
 
     def feed(self, text: str) -> None:
         """Read the next piece of the text."""
@@ -297,6 +313,8 @@ class PartialJSON:
     def _begin_string(self, *, key: bool) -> None:
         self._mode = _STRING
         self._word = key
+        if not key:
+            self._spine = self._spine_now()
         self._pieces = []
         self._size = 0
         self._escape = None
@@ -432,15 +450,18 @@ class PartialJSON:
     # -- what readers take --------------------------------------------------------------
 
     def shot(self) -> Shot:
-        """The value now (see :class:`Shot`): O(depth)."""
-        stack = self.stack
-        if not stack:
-            return Shot(((self.root, len(self.root)),) if self.root is not None else (), None)
-        spine = tuple((c, len(c)) for c in stack)
-        string = None
+        """The value now (see :data:`Shot`): O(depth)."""
         if self._mode == _STRING and not self._word:
-            string = (self._pieces, self._size, self._key[-1])
-        return Shot(spine, string)
+            return self._spine, (self._pieces, self._size, self._key[-1])
+        if not self.stack:
+            root = self.root
+            return (((root, len(root)),), None) if root is not None else NO_VALUE
+        return self._spine_now(), None
+
+    def _spine_now(self) -> Spine:
+        stack = self.stack
+        top = stack[0]
+        return ((top, len(top)),) if len(stack) == 1 else tuple([(c, len(c)) for c in stack])
 
 
 def is_prefix(partial: Any, final: Any) -> bool:

@@ -76,11 +76,11 @@ class FormingCall:
         self.log.append("{")
 
     def shot(self) -> Shot:
-        """The arguments now (O(1) to take; see :class:`~callgate.gate.partialjson.Shot`)."""
+        """The arguments now (O(1) to take; see :data:`~callgate.gate.partialjson.Shot`)."""
         if self._json is not None:
             return self._json.shot()
         string = (self._pieces, self._size, self._string) if self._string is not None else None
-        return Shot(((self.arguments, len(self.arguments)),), string)
+        return ((self.arguments, len(self.arguments)),), string
 
     def _key(self, key: str) -> None:
         comma = ", " if self.arguments else ""
@@ -511,9 +511,7 @@ class _Kimi(_Reader):
         end = buf.find(KIMI_CALL_END)
         keep = len(buf) if end >= 0 else _held(buf, KIMI_CALL_END)
         text = buf[:end] if end >= 0 else buf[: len(buf) - keep] if keep else buf
-        before = reader.valid
-        reader.feed(text)
-        call.log.append(text[: reader.valid - before])
+        call.log.append(text[: reader.take(text)])
         if end < 0:
             self.buf = buf[len(text) :]
             return False
