@@ -143,6 +143,11 @@ def check_buffer(ns: dict[str, Any], out: str) -> None:
     assert call["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
 
 
+def check_partial(ns: dict[str, Any], out: str) -> None:
+    assert out == "write_file False {'path': 'a.py', 'content': 'print('}\n"
+    assert ns["call"].text() == '{"path": "a.py", "content": "print('
+
+
 def check_detector(ns: dict[str, Any], out: str) -> None:
     assert out + ns["end"].shown == "Sure. Done."
     assert "<tool_call>" not in out
@@ -194,6 +199,7 @@ GIVEN: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any], s
         },
         check_detector,
     ),
+    "docs/api.md: from callgate import LLMStreamBuffer": (dict, check_partial),
     "docs/ledger.md: from callgate import Driver, Ledger, run_turn": (
         lambda: {
             "chat": SimpleNamespace(id="chat-42"),
