@@ -438,6 +438,8 @@ class LLMStreamBuffer:
         if strategy.leaks_into_text and not self.leaked_calls:
             self._new_text_queue(None)
         self._acc = strategy.new_accumulator(self.gate)
+        if type(strategy).whole_arguments is not ExtractionStrategy.whole_arguments:
+            self._partial.whole = functools.partial(strategy.whole_arguments, self._acc)
         self._choices = self._acc if _has_choices(type(self._acc)) else None
         if self._choices is not None:
             self._choices.choose(self.choice, lambda: TurnGate(**options))

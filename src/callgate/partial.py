@@ -15,6 +15,7 @@ the gate's verdict: a record is something to show.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
@@ -110,14 +111,19 @@ class PartialCall(tuple[Any, ...]):
 
 _new = tuple.__new__
 
+Whole = Callable[[int], object]
+"""A call's arguments by slot key, as a wire that sends them whole holds them (or None)."""
+
 
 class _Native:
     """A native slot's reader: where it is in the slot's fragments, and its last record."""
 
-    __slots__ = ("folds", "index", "log", "offset", "reader", "record", "slot")
+    __slots__ = ("folds", "given", "index", "log", "offset", "reader", "record", "slot")
 
     def __init__(self, slot: BaseSlot, max_depth: int) -> None:
         self.slot = slot
+        self.given: str | None = None
+        """The JSON text of arguments the wire gave whole (before the gate had them)."""
         self.reader = PartialJSON(max_depth=max_depth)
         self.log = TextLog()
         self.index = 0
@@ -127,13 +133,23 @@ class _Native:
         self.folds = 0
         self.record: PartialCall | None = None
 
-    def current(self) -> PartialCall:
-        """The slot's record now: the last one, unless fragments or its identity came."""
+    def current(self, whole: Whole | None = None) -> PartialCall:
+        """The slot's record now: the last one, unless fragments or its identity came.
+
+        ``whole`` gives the arguments of a wire that sends them as an object, before they
+        reach the gate.
+        """
         slot, record = self.slot, self.record
-        if len(slot.parts) != self.index or slot.folds != self.folds:
+        if self.given is not None and slot.parts:  # the gate has them now: read its text
+            self._restart()
+        grew = len(slot.parts) != self.index or slot.folds != self.folds
+        if grew:
             self._read(slot.parts, slot.folds)
-        elif (
-            record is not None
+        elif whole is not None and not slot.parts and isinstance(slot.key, int):
+            grew = self._given(whole(slot.key))
+        if (
+            not grew
+            and record is not None
             and record.id == slot.id
             and record.name == slot.name
             and (record.complete or slot.arguments is None)
@@ -159,6 +175,28 @@ class _Native:
         else:
             self._read(parts, slot.folds)
         return self._record()
+
+    def _given(self, value: object) -> bool:
+        """Read arguments given whole; whether they changed since the last read."""
+        if value is None:
+            return False
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return False  # the gate refuses them at the turn's end
+        if text == self.given:
+            return False
+        self._restart()
+        self.given = text
+        self.log.append(text[: self.reader.take(text)])
+        return True
+
+    def _restart(self) -> None:
+        self.reader = PartialJSON(max_depth=self.reader.max_depth)
+        self.log = TextLog()
+        self.given = None
+        self.index = self.offset = 0
+        self.folds = self.slot.folds
 
     def _record(self) -> PartialCall:
         slot, reader = self.slot, self.reader
@@ -208,9 +246,11 @@ class _Block:
 class PartialCalls:
     """The turn's calls while they form (one per buffer turn; see the module's notes)."""
 
-    __slots__ = ("_block", "_fast", "_native", "_records", "_text", "_version")
+    __slots__ = ("_block", "_fast", "_native", "_records", "_text", "_version", "whole")
 
     def __init__(self) -> None:
+        self.whole: Whole | None = None
+        """Where a wire that sends arguments whole holds them (the buffer sets it)."""
         self._native: dict[CallRef, _Native] = {}
         self._text: dict[TextRef, PartialCall] = {}
         self._block: _Block | None = None
@@ -237,7 +277,7 @@ class PartialCalls:
 
     def _read(self, gate: TurnGate, queue: TextQueue) -> tuple[PartialCall, ...]:
         natives = [self._native_of(gate, slot) for slot in gate.ordered_slots()]
-        records = [native.current() for native in natives]
+        records = [native.current(self.whole) for native in natives]
         detector = queue.detector
         block = detector.block if detector is not None else None
         self._version = gate.changes.n

@@ -116,8 +116,10 @@ def test_one_character_per_fragment_shows_every_character_on_every_wire(wire: st
     distinct = len(set(values))
     if encoder(wire).fragmented:
         assert distinct > len(arguments["content"]) + len(arguments["n"])
-    else:
-        assert distinct <= 2  # nothing, then the whole value
+    else:  # the whole value as soon as the call came, before the gate has it
+        assert distinct == 1
+        assert seen[0] == () or seen[0][0].arguments == arguments
+        assert any(r and r[0].arguments == arguments and r[0].complete for r in seen[:-2])
 
 
 def test_a_long_string_argument_grows_chunk_by_chunk_on_openai() -> None:
