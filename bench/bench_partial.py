@@ -5,8 +5,10 @@ Run: ``python bench/bench_partial.py`` (``--quick``: 2 KB and 20 KB instead of 2
 size: a ``write_file`` call whose arguments ``{"path": ..., "content": ...}`` hold one
 long string and arrive in 4-character ``input_json_delta`` events. Per delta:
 
-- **callgate**: ``LLMStreamBuffer.add(event)`` then ``partial_calls()``, and each record's
-  new argument text (``record.text(sent)``), as a writer of argument deltas reads it;
+- **callgate**: ``LLMStreamBuffer.add(event)`` then ``partial_calls()`` (the records,
+  nothing read from them);
+- **callgate + text**: the same, and each record's new argument text
+  (``record.text(sent)``), as a writer of argument deltas reads it;
 - **callgate + value**: the same, and each record's ``arguments`` read as plain data too
   (the open string is joined when read, so this read is O(size));
 - **sdk (jiter)**: what anthropic-python's ``accumulate_event`` does on each
@@ -79,25 +81,28 @@ def events(text: str) -> list[dict[str, Any]]:
     return head + deltas + tail
 
 
-def run_callgate(stream: list[dict[str, Any]], read_value: bool) -> tuple[float, int]:
-    """CPU seconds for the whole stream; how many deltas it had."""
+def run_callgate(stream: list[dict[str, Any]], read: str) -> tuple[float, int]:
+    """CPU seconds for the whole stream (``read``: ``records``, ``text`` or ``value``)."""
     buffer = LLMStreamBuffer(tool_schemas=SCHEMAS)
     sent: dict[object, int] = {}
-    deltas = 0
     start = time.process_time()
-    for event in stream:
-        buffer.add(event)
-        for record in buffer.partial_calls():
-            new = record.text(sent.get(record.ref, 0))
-            sent[record.ref] = record.text_length
-            if read_value:
-                record.arguments.get("content")
-            del new
-        deltas += 1
+    if read == "records":
+        for event in stream:
+            buffer.add(event)
+            buffer.partial_calls()
+    else:
+        for event in stream:
+            buffer.add(event)
+            for record in buffer.partial_calls():
+                new = record.text(sent.get(record.ref, 0))
+                sent[record.ref] = record.text_length
+                if read == "value":
+                    record.arguments.get("content")
+                del new
     elapsed = time.process_time() - start
     buffer.end()
     assert buffer.calls and buffer.partial_calls()[0].complete, "the call did not pass"
-    return elapsed, deltas
+    return elapsed, len(stream)
 
 
 def sampled(text: str, parse: Callable[[bytes, str], object]) -> float:
@@ -135,9 +140,11 @@ def measure(size: int, rounds: int) -> dict[str, float]:
     stream = events(text)
     best: dict[str, float] = {}
     for _ in range(rounds):
-        seconds, count = run_callgate(stream, read_value=False)
-        times = {"callgate": seconds / count}
-        seconds, count = run_callgate(stream, read_value=True)
+        times = {}
+        for name, read in (("callgate", "records"), ("callgate + text", "text")):
+            seconds, count = run_callgate(stream, read)
+            times[name] = seconds / count
+        seconds, count = run_callgate(stream, "value")
         times["callgate + value"] = seconds / count
         times["sdk (jiter)"] = sampled(text, sdk)
         times["jiter trailing-strings"] = sampled(text, trailing)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
-from callgate.gate.partialjson import NO_VALUE, PartialJSON, Shot, TextLog, value_at
+from callgate.gate.partialjson import PartialJSON, Shot, TextLog, value_at
 from callgate.gate.turn import BaseSlot, CallRef, TextRef, TextSlot, TurnGate
 from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.forming import BlockReader, FormingCall
@@ -161,20 +161,32 @@ class _Native:
         """The record after fragments came (nothing else changed): the hot path."""
         slot = self.slot
         parts = slot.parts
+        reader, log = self.reader, self.log
         if slot.folds == self.folds and len(parts) == self.index + 1:
             text = parts[-1]
             self.index += 1
             self.offset += len(text)
-            reader = self.reader
             if not reader.broken:
                 valid = reader.take(text)
                 if valid:
-                    log = self.log
                     log.length += valid
                     log.pieces.append(text if valid == len(text) else text[:valid])
         else:
             self._read(parts, slot.folds)
-        return self._record()
+        record = self.record = _new(
+            PartialCall,
+            (
+                slot.key,
+                slot.id,
+                slot.name,
+                "native",
+                reader.complete or slot.arguments is not None,
+                log.length,
+                reader.shot(),
+                log,
+            ),
+        )
+        return record
 
     def _given(self, value: object) -> bool:
         """Read arguments given whole; whether they changed since the last read."""
@@ -209,7 +221,7 @@ class _Native:
                 "native",
                 reader.complete or slot.arguments is not None,
                 self.log.length,
-                reader.shot() if reader.root is not None else NO_VALUE,
+                reader.shot(),
                 self.log,
             ),
         )
