@@ -364,6 +364,7 @@ NOT_RUN: dict[str, str] = {
     "docs/performance.md: python bench/bench_wire.py": "a benchmark of minutes; --help is tested",
     "docs/performance.md: python bench/bench_driver.py": "a benchmark of minutes; --help is tested",
     "docs/performance.md: python bench/bench_growth.py": "a benchmark of minutes; --help is tested",
+    "docs/performance.md: python bench/bench_partial.py": "a benchmark; --help is tested",
     **{
         f"docs/mutation.md: python tools/mutation.py {what}": (
             "a mutation run of minutes to an hour; test_mutation_map.py checks its map"
