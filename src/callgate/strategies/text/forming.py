@@ -131,6 +131,8 @@ class _Reader:
         self.schemas = schemas
         self.close = close
         self.buf = ""
+        self.searched = 0
+        """How much of :attr:`buf` :meth:`until` has searched without finding its token."""
         self.calls: list[FormingCall] = []
         self.broken = False
 
@@ -163,11 +165,17 @@ class _Reader:
         return None
 
     def until(self, token: str) -> str | None:
-        """The text before ``token`` (taken with it), or None while ``token`` has not come."""
-        at = self.buf.find(token)
+        """The text before ``token`` (taken with it), or None while ``token`` has not come.
+
+        What was searched already is not searched again (a long name costs O(its size)).
+        """
+        buf = self.buf
+        at = buf.find(token, max(self.searched - len(token) + 1, 0))
         if at < 0:
+            self.searched = len(buf)
             return None
-        text, self.buf = self.buf[:at], self.buf[at + len(token) :]
+        text, self.buf = buf[:at], buf[at + len(token) :]
+        self.searched = 0
         return text
 
     @property
@@ -350,6 +358,8 @@ _ARG_KEY = "<arg_key>"
 _ARG_KEY_CLOSE = "</arg_key>"
 _ARG_VALUE = "<arg_value>"
 _ARG_VALUE_CLOSE = "</arg_value>"
+_GLM_NAME = re.compile(r"[^\s<>{}\[\]()\"'`,;=]*")
+"""The characters a tool name may hold: the name runs to the first other one."""
 
 
 class _Glm(_Tagged):
@@ -372,16 +382,17 @@ class _Glm(_Tagged):
             return self.value()
         if state == "head":
             buf = self.buf[_skip(self.buf, 0) :]
-            cuts = [i for i in (buf.find(_ARG_KEY), buf.find("\n")) if i >= 0]
-            if not cuts:
-                self.buf = buf
-                return False
-            name = buf[: min(cuts)].strip()
-            if not _valid_name(name):
+            name = _GLM_NAME.match(buf)
+            assert name is not None
+            rest = buf[name.end() :].lstrip(" \t\r")
+            self.buf = buf
+            if not rest or (rest[0] != "\n" and _undecided(rest, (_ARG_KEY,))):
+                return False  # the name may go on (its characters are read once each)
+            if not (rest[0] == "\n" or rest.startswith(_ARG_KEY)) or not name.group():
                 self.broken = True
                 return False
-            self.calls.append(FormingCall(name))
-            self.buf = buf[min(cuts) :]
+            self.calls.append(FormingCall(name.group()))
+            self.buf = rest
             self.state = "body"
         elif state == "body":
             if self.expect((_ARG_KEY,)) is None:
@@ -436,12 +447,14 @@ class _MiniMax(_Tagged):
             return True
         pattern = _PARAMETER if state == "body" else _INVOKE
         word = "<parameter" if state == "body" else "<invoke"
-        end = buf.find(">")
+        end = buf.find(">", self.searched)
         if end < 0:
+            self.searched = len(buf)
             tokens = (word, _INVOKE_CLOSE if state == "body" else "", self.close)
             if buf and not (buf.startswith(word) or _undecided(buf, tokens)):
                 self.broken = True
             return False
+        self.searched = 0
         match = pattern.fullmatch(buf, 0, end + 1)
         if match is None:
             self.broken = True
@@ -487,10 +500,11 @@ class _Kimi(_Reader):
                 return False
             self.state = "id"
         elif state == "id":
-            if KIMI_CALL_END in self.buf.split(KIMI_ARGUMENTS, 1)[0]:
-                self.broken = True
-                return False
+            since = max(self.searched - len(KIMI_CALL_END) + 1, 0)
             call_id = self.until(KIMI_ARGUMENTS)
+            if KIMI_CALL_END in (self.buf if call_id is None else call_id)[since:]:
+                self.broken = True  # the call ends before its arguments begin
+                return False
             if call_id is None:
                 return False
             match = _KIMI_ID.fullmatch(call_id.strip(" \t\n\r"))
