@@ -45,6 +45,7 @@ from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import TurnGate
 from callgate.ledger import Ledger
 from callgate.ledger.store import LedgerUnavailable
+from callgate.partial import PartialCall
 from callgate.strategies import (
     WIRE_RECORDS,
     WIRE_STRATEGIES,
@@ -111,6 +112,7 @@ __all__ = [
     "OllamaStrategy",
     "OpenAIStrategy",
     "Orchestrator",
+    "PartialCall",
     "ResponsesStrategy",
     "SupportsNativeTools",
     "SupportsStreaming",

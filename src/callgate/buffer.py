@@ -37,6 +37,7 @@ from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import BaseSlot, Changes, Slot, TextRef, TextSlot, TurnGate
 from callgate.ledger import Ledger
+from callgate.partial import PartialCall, PartialCalls
 from callgate.strategies import default_strategies
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, Shape
 from callgate.strategies.text.defaults import (
@@ -374,6 +375,7 @@ class LLMStreamBuffer:
         """The change count right after the stream's own end was taken (None: not yet)."""
         self._ended = False
         self._unread: list[UnreadableChunk] = []
+        self._partial = PartialCalls()
         self._unsettle()
         self._checked = False
         """Whether the chunk being read passed the buffer's own checks (see :meth:`_stray`)."""
@@ -436,6 +438,8 @@ class LLMStreamBuffer:
         if strategy.leaks_into_text and not self.leaked_calls:
             self._new_text_queue(None)
         self._acc = strategy.new_accumulator(self.gate)
+        if type(strategy).whole_arguments is not ExtractionStrategy.whole_arguments:
+            self._partial.whole = functools.partial(strategy.whole_arguments, self._acc)
         self._choices = self._acc if _has_choices(type(self._acc)) else None
         if self._choices is not None:
             self._choices.choose(self.choice, lambda: TurnGate(**options))
@@ -840,6 +844,17 @@ class LLMStreamBuffer:
     def findings(self) -> list[Finding]:
         """Everything the gate found, in the order found."""
         return list(self.gate.findings) if self.gate is not None else []
+
+    def partial_calls(self) -> tuple[PartialCall, ...]:
+        """Every call of the turn so far, as it stands: native calls, then text calls.
+
+        A call still forming (a native slot, or a call in an open text block of a format
+        that shows its arguments as they arrive) and a call whose arguments are whole
+        alike; each record's ``arguments`` is a prefix of the call's final arguments.
+        Read incrementally: the work per call is proportional to what arrived since the
+        last read. Reading changes nothing the gate decides.
+        """
+        return self._partial.read(self.gate, self.text_queue)
 
 
 def _runs(gate: TurnGate | None, verdict: Verdict) -> list[ExtractedCall]:

@@ -151,6 +151,7 @@ def test_replay_timeline_shows_what_was_held_and_the_drivers_decisions() -> None
         "held": 0,
         "state": "ended",
         "answered": [],
+        "partial": [],
     }
     assert "".join(step["added"] for step in timeline) == "".join(
         c["choices"][0]["delta"].get("content") or "" for c in scenario["chunks"]
@@ -171,3 +172,26 @@ def test_replay_answers_a_text_call_at_the_chunk_the_policy_allows() -> None:
     assert at_end["released_at"] == len(scenario["chunks"]) - 1, "at the finish_reason chunk"
     assert at_close["released_at"] == at_close["completed_at"] < len(scenario["chunks"]) - 1
     assert at_close["arguments"] == {"city": "Oslo", "days": 3}
+
+
+def test_replay_json_lists_a_text_call_growing_before_its_block_closes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    scenario = demo_scenario("3_qwen_xml_in_content")
+    capture, tools = tmp_path / "capture.json", tmp_path / "tools.json"
+    capture.write_text(json.dumps(scenario["chunks"]), encoding="utf-8")
+    tools.write_text(json.dumps(scenario["drivers"]["weather"]), encoding="utf-8")
+    argv = ["replay", str(capture), "--tools", str(tools), "--text-formats", "qwen3_coder_xml"]
+    assert main([*argv, "--json"]) == 0
+    timeline = json.loads(capsys.readouterr().out)["timeline"]
+    seen = [(step["chunk"], view) for step in timeline for view in step["partial"]]
+    assert [(chunk, view["arguments"], view["complete"]) for chunk, view in seen] == [
+        (6, {}, False),  # the name has streamed: the call is drawn, no argument yet
+        (9, {"city": "Oslo"}, False),  # before its </parameter>
+        (13, {"city": "Oslo"}, False),  # its string closed
+        (17, {"city": "Oslo", "days": 3}, True),  # typed by the schema once whole
+    ]
+    assert {view["ref"] for _, view in seen} == {"text-0.0"}
+    assert {view["source"] for _, view in seen} == {"qwen3_coder_xml"}
+    closed = next(step["chunk"] for step in timeline if "</tool" in step["added"])
+    assert all(chunk < closed for chunk, _ in seen)

@@ -42,6 +42,7 @@ def test_every_benchmark_is_listed() -> None:
         "bench_growth.py",
         "bench_integrations.py",
         "bench_ledger.py",
+        "bench_partial.py",
         "bench_proxy.py",
         "bench_wire.py",
     ]

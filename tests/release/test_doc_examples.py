@@ -143,6 +143,11 @@ def check_buffer(ns: dict[str, Any], out: str) -> None:
     assert call["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
 
 
+def check_partial(ns: dict[str, Any], out: str) -> None:
+    assert out == "write_file False {'path': 'a.py', 'content': 'print('}\n"
+    assert ns["call"].text() == '{"path": "a.py", "content": "print('
+
+
 def check_detector(ns: dict[str, Any], out: str) -> None:
     assert out + ns["end"].shown == "Sure. Done."
     assert "<tool_call>" not in out
@@ -194,6 +199,7 @@ GIVEN: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any], s
         },
         check_detector,
     ),
+    "docs/api.md: from callgate import LLMStreamBuffer": (dict, check_partial),
     "docs/ledger.md: from callgate import Driver, Ledger, run_turn": (
         lambda: {
             "chat": SimpleNamespace(id="chat-42"),
@@ -358,6 +364,7 @@ NOT_RUN: dict[str, str] = {
     "docs/performance.md: python bench/bench_wire.py": "a benchmark of minutes; --help is tested",
     "docs/performance.md: python bench/bench_driver.py": "a benchmark of minutes; --help is tested",
     "docs/performance.md: python bench/bench_growth.py": "a benchmark of minutes; --help is tested",
+    "docs/performance.md: python bench/bench_partial.py": "a benchmark; --help is tested",
     **{
         f"docs/mutation.md: python tools/mutation.py {what}": (
             "a mutation run of minutes to an hour; test_mutation_map.py checks its map"

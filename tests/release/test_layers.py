@@ -22,7 +22,16 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("fsm", ("callgate.fsm",)),
     ("gate", ("callgate.gate",)),
     ("strategies", ("callgate.strategies",)),
-    ("parts", ("callgate.chain", "callgate.ledger", "callgate.view", "callgate.textqueue")),
+    (
+        "parts",
+        (
+            "callgate.chain",
+            "callgate.ledger",
+            "callgate.view",
+            "callgate.textqueue",
+            "callgate.partial",
+        ),
+    ),
     ("buffer", ("callgate.buffer",)),
     ("driver", ("callgate.driver",)),
     ("audit", ("callgate.audit", "callgate.diagrams")),

@@ -1,13 +1,13 @@
 """``callgate replay --html``: one self-contained page that audits a stream.
 
 The page holds the verdict, what the user saw, the calls, the findings, a timeline with
-one row per chunk (what it added, what became of its text: shown at once, held and
-shown at a later chunk, or hidden as a call's markup; the state of every slot, the turn,
-the detector, the driver, each call's release, each text block's vote and the verdict
-after it, and the machine steps it caused) and all seven machines: what each decides, the
-steps the stream took in it, and its diagram with the stream's path drawn over it (a
-machine the stream never entered is greyed and says so). Everything is inline: no
-script, no network, no external asset.
+one row per chunk (what it added, each forming call's arguments as they stood after it,
+what became of its text: shown at once, held and shown at a later chunk, or hidden as a
+call's markup; the state of every slot, the turn, the detector, the driver, each call's
+release, each text block's vote and the verdict after it, and the machine steps it
+caused) and all seven machines: what each decides, the steps the stream took in it, and
+its diagram with the stream's path drawn over it (a machine the stream never entered is
+greyed and says so). Everything is inline: no script, no network, no external asset.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ details summary { cursor: pointer; color: #355; }
 #timeline tr.raw pre { max-height: 24rem; overflow: auto; background: #f7f7f9; padding: .4rem; }
 .event { color: #555; font-style: italic; }
 .note { background: #fff4d6; padding: .5rem .75rem; border-radius: .25rem; }
+.partial { color: #355; }
 """
 
 
@@ -328,6 +329,8 @@ def _summary_row(run: Sequence[Mapping[str, Any]]) -> str:
     parts += [
         f"{plural(n, 'char')} of arguments for slot {escape(k)}" for k, n in fragments.items()
     ]
+    grew = dict.fromkeys(view["ref"] for step in run for view in step.get("partial", ()))
+    parts += [f"the arguments of call {escape(str(ref))} grew" for ref in grew]
     sample = f"<pre>{escape(_cut(text, 200))}</pre>" if text else ""
     return (
         f'<tr class="summary" data-chunks="{first}-{last}"><td>chunks {first} to {last}</td>'
@@ -353,6 +356,7 @@ def _chunk_rows(
         + (escape(_cut(text, CELL_SHOWN)) if text is not None else "<em>opens</em>")
         for key, text in step["arguments"].items()
     ]
+    lines += [_forming(view) for view in step.get("partial", ())]
     came = "<br>".join(lines)
     if not came and chunk is not None:
         came = f'<span class="event">{escape(chunk_kind(chunks[chunk]))}</span>'
@@ -390,6 +394,21 @@ def _chunk_rows(
             f"received</summary>{body}</details></td></tr>"
         )
     return rows
+
+
+def _forming(view: Mapping[str, Any]) -> str:
+    """A call's arguments as this chunk left them: a forming call grows from row to row.
+
+    The end of a long value is what grew, so that is the part shown.
+    """
+    text = json.dumps(view["arguments"], ensure_ascii=False)
+    if len(text) > CELL_SHOWN:
+        text = f"({len(text) - CELL_SHOWN:,} characters before) …{text[-CELL_SHOWN:]}"
+    said = "arguments, whole" if view["complete"] else "arguments so far"
+    return (
+        f'<span class="partial" data-call="{escape(str(view["ref"]))}">call '
+        f"{escape(str(view['ref']))} ({escape(str(view['name']))}) {said}: {escape(text)}</span>"
+    )
 
 
 def _display(text: str) -> str:

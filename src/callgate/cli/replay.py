@@ -21,6 +21,7 @@ from callgate.driver.tools import Tool
 from callgate.fsm.vote import VOTE
 from callgate.gate.schema import ToolSchemas
 from callgate.ledger import Ledger
+from callgate.partial import PartialCall
 from callgate.strategies import WIRE_RECORDS
 
 _HIDES = VOTE.tagged("hides")
@@ -120,7 +121,9 @@ def replay(
     with ``source``: ``native`` or the text format's name, and ``released_at``, the chunk
     index at which the driver answered the call under the policy, or null), ``status``,
     ``executable``, ``findings``, ``policy``, and ``timeline``: per chunk (then the end,
-    ``chunk`` null) the text shown, the characters held, and the driver's display state.
+    ``chunk`` null) the text shown, the characters held, the driver's display state, and
+    ``partial``: each call whose view changed at that chunk (see
+    :meth:`LLMStreamBuffer.partial_calls`), with its arguments so far.
     Without schemas every named call is accepted once its arguments are strict JSON
     (``tools`` is then ``null``). The content runs through the text-call detector in
     ``text_formats``, or, when None, in the formats a :class:`Driver` chooses by default
@@ -143,6 +146,7 @@ def replay(
     completed: list[int] = []
     timeline: list[dict[str, Any]] = []
     arrivals = Arrivals()
+    before: dict[str, tuple[Any, ...]] = {}
     for step in stream_turn(chunks, driver, buffer):
         position = len(chunks) if step.chunk is None else step.chunk
         for answer in step.response.results:
@@ -159,6 +163,7 @@ def replay(
                 "held": buffer.text_queue.held,
                 "state": buffer.text_queue.view(driver).state,
                 "answered": [r.call.name for r in step.response.results],
+                "partial": _partial(step.partial, before),
             }
         )
     stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
@@ -203,6 +208,30 @@ def replay(
         "hidden": [b.markup for b in buffer.text_queue.blocks if b.vote in _HIDES and not b.shown],
         **({"choices": result["choices"]} if "choices" in result else {}),
     }
+
+
+def _partial(
+    records: Sequence[PartialCall], before: dict[str, tuple[Any, ...]]
+) -> list[dict[str, Any]]:
+    """The calls whose partial view changed since the last step (``before`` is updated)."""
+    changed = []
+    for record in records:
+        ref = str(record.ref)
+        stamp = (record.id, record.name, record.complete, record.text_length, record.source)
+        if before.get(ref) == stamp:
+            continue
+        before[ref] = stamp
+        changed.append(
+            {
+                "ref": ref,
+                "id": record.id,
+                "name": record.name,
+                "source": record.source,
+                "complete": record.complete,
+                "arguments": record.arguments,
+            }
+        )
+    return changed
 
 
 def _formats(given: Sequence[str] | None, buffer: LLMStreamBuffer) -> list[str] | None:

@@ -34,6 +34,7 @@ from callgate.fsm.turn import TURN
 from callgate.fsm.verdict import Verdict, decide
 from callgate.gate.findings import Finding
 from callgate.ledger import Ledger
+from callgate.partial import PartialCall
 from callgate.strategies.base import ToolResult
 
 _TURN_RUNS = TURN.tagged("runs")
@@ -68,6 +69,9 @@ class TurnStep:
     chunk: int | None
     text: str
     response: DriverResponse
+    partial: tuple[PartialCall, ...] = ()
+    """Every call of the turn as it stands after this chunk, its arguments so far
+    (:meth:`LLMStreamBuffer.partial_calls`): what a UI draws while a call forms."""
 
     @property
     def replayed(self) -> tuple[ToolResult, ...]:
@@ -159,7 +163,7 @@ class _Play:
 
     def took(self, response: DriverResponse) -> TurnStep:
         """The round's step: the drivers' response and the text now shown."""
-        return TurnStep(self._chunk, self.kept(response), response)
+        return TurnStep(self._chunk, self.kept(response), response, self.buffer.partial_calls())
 
     def turn(self) -> Turn:
         """The turn played so far, gathered (see :func:`finish_turn`)."""

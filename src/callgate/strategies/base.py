@@ -490,6 +490,15 @@ class StreamReader(Recognizer, Generic[Acc]):
         """
         return None
 
+    def whole_arguments(self, acc: Acc, key: int) -> object:
+        """The arguments of call ``key`` that arrived whole and the gate has not yet, or None.
+
+        Wires whose calls carry their arguments as an object (Gemini, Ollama) hold them
+        until the turn's end; :meth:`LLMStreamBuffer.partial_calls` shows them from here
+        meanwhile. A call whose arguments still stream (Gemini's ``partialArgs``) gives None.
+        """
+        return None
+
     @abstractmethod
     def is_done(self, chunk: Shape) -> bool:
         """Whether ``chunk`` is the format's stream-completion signal."""

@@ -384,6 +384,13 @@ class GeminiStrategy(ExtractionStrategy):
         acc.adjacent = False
         gate.turn_done(tool_reason, reason)
 
+    def whole_arguments(self, acc: _Accumulator, key: int) -> object:
+        """Call ``key``'s (merged) args, unless they still stream or the gate has them."""
+        calls = acc.calls
+        if not 0 <= key < len(calls) or key in acc.reported or calls[key] is acc.streaming:
+            return None
+        return calls[key].args
+
     def is_done(self, chunk: Shape) -> bool:
         """A chunk whose candidate has a finish reason, or a prompt-blocked response."""
         candidates = chunk.get("candidates")

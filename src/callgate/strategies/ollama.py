@@ -212,6 +212,13 @@ class OllamaStrategy(ExtractionStrategy):
             report_whole_arguments(gate, acc.reported, call.key, call.arguments, "arguments")
         gate.turn_done(reason in _TOOL_REASONS, reason)
 
+    def whole_arguments(self, acc: _Accumulator, key: int) -> object:
+        """Call ``key``'s arguments object, until the gate has them (at the turn's end)."""
+        calls = acc.calls
+        if not 0 <= key < len(calls) or key in acc.reported:
+            return None
+        return calls[key].arguments
+
     def is_done(self, chunk: Shape) -> bool:
         """The ``done: true`` line ends the stream."""
         return chunk.get("done") is True

@@ -1,0 +1,350 @@
+"""Every call of a turn while it forms: a small record per call, read incrementally.
+
+:class:`PartialCalls` belongs to one buffer's turn. Each :meth:`~PartialCalls.read` looks at
+the turn's gate (its native slots and the text calls that entered it) and at the open
+text block, if any, and reads only what arrived since the last read: a native slot's new
+argument fragments go through its :class:`~callgate.gate.partialjson.PartialJSON`, an
+open block's new payload through its format's
+:class:`~callgate.strategies.text.forming.BlockReader`. A record is made only for a call
+that changed; taking one costs O(depth), and its ``arguments`` become plain data only
+when read. While nothing but fragments arrived since the last read (the gate's change
+count is the same), the native slots are all it looks at. The calls still run only on
+the gate's verdict: a record is something to show.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Any
+
+from callgate.gate.partialjson import PartialJSON, Shot, TextLog, value_at
+from callgate.gate.turn import BaseSlot, CallRef, TextRef, TextSlot, TurnGate
+from callgate.strategies.text.detector import Detector
+from callgate.strategies.text.forming import BlockReader, FormingCall
+from callgate.textqueue import TextQueue
+
+__all__ = ["PartialCall", "PartialCalls"]
+
+
+class PartialCall(tuple[Any, ...]):
+    """One call of the turn as it stands: its reference, identity and arguments so far.
+
+    ``arguments`` is always a prefix of the final arguments (strings cut at their current
+    end, containers holding only what has started, no key whose name is still open, no
+    number or ``true``/``false``/``null`` until its token is whole); ``complete`` says the
+    arguments are whole. Whether the call may run is still the gate's verdict alone.
+    A record is read-only (a tuple); a later one describes the call later.
+    """
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        ref: CallRef,
+        identity: tuple[str | None, str | None],
+        state: tuple[str, bool, int],
+        view: tuple[Shot, TextLog],
+    ) -> PartialCall:
+        """A record from its parts, grouped.
+
+        ``identity``: (id, name); ``state``: (source, complete, text length); ``view``:
+        (the arguments' shot, their JSON text).
+        """
+        return _new(cls, (ref, *identity, *state, *view))
+
+    ref: CallRef = property(itemgetter(0))  # type: ignore[assignment]
+    """The call's reference: a native slot key, or a :class:`~callgate.gate.turn.TextRef`."""
+    id: str | None = property(itemgetter(1))  # type: ignore[assignment]
+    """The call's id, if it has one (yet)."""
+    name: str | None = property(itemgetter(2))  # type: ignore[assignment]
+    """The tool's name once it has streamed whole (None before)."""
+    source: str = property(itemgetter(3))  # type: ignore[assignment]
+    """``native``, or the text format the call is written in."""
+    complete: bool = property(itemgetter(4))  # type: ignore[assignment]
+    """Whether the arguments are whole (no more argument text will change them)."""
+    text_length: int = property(itemgetter(5))  # type: ignore[assignment]
+    """How long the arguments' JSON text is so far (see :meth:`text`)."""
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments so far, as plain data, built afresh on each read (O(their size)).
+
+        Values that were whole when the record was taken may be shared with later
+        records: copy before changing them.
+        """
+        value: dict[str, Any] = value_at(self[6])
+        return value
+
+    def text(self, start: int = 0) -> str:
+        """The arguments' JSON text from ``start`` to :attr:`text_length`.
+
+        A prefix of the final call's argument text: for a native call, the text the model
+        streamed (read up to where it stopped being strict JSON); for a call written in
+        an XML-like text format, ``json.dumps(arguments, ensure_ascii=False)`` of the
+        converted call; for a text format whose arguments are JSON, the model's JSON. A
+        writer that keeps how much it sent asks for ``text(sent)``: the new argument text,
+        in O(new).
+        """
+        log: TextLog = self[7]
+        return log.since(start, self[5])
+
+    def __repr__(self) -> str:
+        return (
+            f"PartialCall(ref={self[0]!r}, id={self[1]!r}, name={self[2]!r}, "
+            f"source={self[3]!r}, complete={self[4]!r}, text_length={self[5]!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartialCall):
+            return NotImplemented
+        return self[:6] == other[:6] and self.arguments == other.arguments
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self[:6])
+
+
+_new = tuple.__new__
+
+Whole = Callable[[int], object]
+"""A call's arguments by slot key, as a wire that sends them whole holds them (or None)."""
+
+
+class _Native:
+    """A native slot's reader: where it is in the slot's fragments, and its last record."""
+
+    __slots__ = ("folds", "given", "index", "log", "offset", "reader", "record", "slot")
+
+    def __init__(self, slot: BaseSlot, max_depth: int) -> None:
+        self.slot = slot
+        self.given: str | None = None
+        """The JSON text of arguments the wire gave whole (before the gate had them)."""
+        self.reader = PartialJSON(max_depth=max_depth)
+        self.log = TextLog()
+        self.index = 0
+        """How many of the slot's parts were read."""
+        self.offset = 0
+        """How many characters were read in all."""
+        self.folds = 0
+        self.record: PartialCall | None = None
+
+    def current(self, whole: Whole | None = None) -> PartialCall:
+        """The slot's record now: the last one, unless fragments or its identity came.
+
+        ``whole`` gives the arguments of a wire that sends them as an object, before they
+        reach the gate.
+        """
+        slot, record = self.slot, self.record
+        if self.given is not None and slot.parts:  # the gate has them now: read its text
+            self._restart()
+        grew = len(slot.parts) != self.index or slot.folds != self.folds
+        if grew:
+            self._read(slot.parts, slot.folds)
+        elif whole is not None and not slot.parts and isinstance(slot.key, int):
+            grew = self._given(whole(slot.key))
+        if (
+            not grew
+            and record is not None
+            and record.id == slot.id
+            and record.name == slot.name
+            and (record.complete or slot.arguments is None)
+        ):
+            return record
+        return self._record()
+
+    def grown(self) -> PartialCall:
+        """The record after fragments came (nothing else changed): the hot path."""
+        slot = self.slot
+        parts = slot.parts
+        reader, log = self.reader, self.log
+        if slot.folds == self.folds and len(parts) == self.index + 1:
+            text = parts[-1]
+            self.index += 1
+            self.offset += len(text)
+            if not reader.broken:
+                valid = reader.take(text)
+                if valid:
+                    log.length += valid
+                    log.pieces.append(text if valid == len(text) else text[:valid])
+        else:
+            self._read(parts, slot.folds)
+        record = self.record = _new(
+            PartialCall,
+            (
+                slot.key,
+                slot.id,
+                slot.name,
+                "native",
+                reader.complete or slot.arguments is not None,
+                log.length,
+                reader.shot(),
+                log,
+            ),
+        )
+        return record
+
+    def _given(self, value: object) -> bool:
+        """Read arguments given whole; whether they changed since the last read."""
+        if value is None:
+            return False
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return False  # the gate refuses them at the turn's end
+        if text == self.given:
+            return False
+        self._restart()
+        self.given = text
+        self.log.append(text[: self.reader.take(text)])
+        return True
+
+    def _restart(self) -> None:
+        self.reader = PartialJSON(max_depth=self.reader.max_depth)
+        self.log = TextLog()
+        self.given = None
+        self.index = self.offset = 0
+        self.folds = self.slot.folds
+
+    def _record(self) -> PartialCall:
+        slot, reader = self.slot, self.reader
+        record = self.record = _new(
+            PartialCall,
+            (
+                slot.key,
+                slot.id,
+                slot.name,
+                "native",
+                reader.complete or slot.arguments is not None,
+                self.log.length,
+                reader.shot(),
+                self.log,
+            ),
+        )
+        return record
+
+    def _read(self, parts: list[str], folds: int) -> None:
+        """Read the slot's new fragments (after a fold, from the same character)."""
+        skip = 0
+        if folds != self.folds:  # the parts were joined into one
+            self.folds, self.index, skip = folds, 0, self.offset
+        reader, log = self.reader, self.log
+        for part in parts[self.index :] if self.index else parts:
+            text = part[skip:] if skip else part
+            skip = 0
+            self.offset += len(text)
+            if reader.broken or not text:
+                continue
+            valid = reader.take(text)
+            log.append(text if valid == len(text) else text[:valid])
+        self.index = len(parts)
+
+
+class _Block:
+    """The open text block's reader and where it is in the block's payload."""
+
+    __slots__ = ("block", "index", "reader")
+
+    def __init__(self, block: object, reader: BlockReader) -> None:
+        self.block = block
+        self.reader = reader
+        self.index = 0
+
+
+class PartialCalls:
+    """The turn's calls while they form (one per buffer turn; see the module's notes)."""
+
+    __slots__ = ("_block", "_fast", "_native", "_records", "_text", "_version", "whole")
+
+    def __init__(self) -> None:
+        self.whole: Whole | None = None
+        """Where a wire that sends arguments whole holds them (the buffer sets it)."""
+        self._native: dict[CallRef, _Native] = {}
+        self._text: dict[TextRef, PartialCall] = {}
+        self._block: _Block | None = None
+        self._version = -1
+        self._fast: list[_Native] | None = None
+        """The native slots' readers, when they are all the turn has (no text call)."""
+        self._records: tuple[PartialCall, ...] = ()
+
+    def read(self, gate: TurnGate | None, queue: TextQueue) -> tuple[PartialCall, ...]:
+        """Every call of the turn now: native slots, text calls in the gate, the open block's."""
+        if gate is None:
+            return ()
+        fast = self._fast
+        if fast is not None and gate.changes.n == self._version:  # only fragments came
+            if len(fast) == 1:
+                native = fast[0]
+                if len(native.slot.parts) == native.index and native.slot.folds == native.folds:
+                    return self._records
+                self._records = (native.grown(),)
+                return self._records
+            self._records = tuple([native.current() for native in fast])
+            return self._records
+        return self._read(gate, queue)
+
+    def _read(self, gate: TurnGate, queue: TextQueue) -> tuple[PartialCall, ...]:
+        natives = [self._native_of(gate, slot) for slot in gate.ordered_slots()]
+        records = [native.current(self.whole) for native in natives]
+        detector = queue.detector
+        block = detector.block if detector is not None else None
+        self._version = gate.changes.n
+        self._fast = natives if not gate.text_slots and block is None else None
+        for ref, text_slot in gate.text_slots.items():
+            record = self._text.get(ref)
+            if record is None:
+                record = self._text[ref] = _whole(ref, text_slot)
+            records.append(record)
+        if detector is not None and block is not None:
+            records.extend(self._forming(gate, detector, len(queue.blocks)))
+        self._records = tuple(records)
+        return self._records
+
+    def _native_of(self, gate: TurnGate, slot: BaseSlot) -> _Native:
+        native = self._native.get(slot.key)
+        if native is None or native.slot is not slot:
+            native = self._native[slot.key] = _Native(slot, gate.limits.max_depth)
+        return native
+
+    def _forming(self, gate: TurnGate, detector: Detector, index: int) -> list[PartialCall]:
+        block = detector.block
+        assert block is not None
+        current = self._block
+        if current is None or current.block is not block:
+            names = [f.name for f in block.formats]
+            reader = BlockReader(names, detector.schemas, block.close)
+            current = self._block = _Block(block, reader)
+        parts = block.parts
+        if len(parts) < current.index:  # joined: nothing is read twice, so start again
+            current.reader = BlockReader(
+                [f.name for f in block.formats], detector.schemas, block.close
+            )
+            current.index = 0
+        for part in parts[current.index :]:
+            current.reader.feed(part)
+        current.index = len(parts)
+        source = current.reader.format
+        return [
+            _forming_record(TextRef(index, n), call, source)
+            for n, call in enumerate(current.reader.calls)
+            if gate.schemas.knows(call.name)
+        ]
+
+
+def _forming_record(ref: TextRef, call: FormingCall, source: str) -> PartialCall:
+    return PartialCall(
+        ref, (call.id, call.name), (source, call.complete, call.log.length), (call.shot(), call.log)
+    )
+
+
+def _whole(ref: TextRef, slot: TextSlot) -> PartialCall:
+    """A text call that entered the gate: its block closed, its arguments are whole."""
+    given = slot.given
+    log = TextLog()
+    log.append(json.dumps(given, ensure_ascii=False))
+    shot: Shot = (((given, len(given)),), None)
+    return PartialCall(ref, (slot.id, slot.name), (slot.source, True, log.length), (shot, log))
