@@ -36,6 +36,7 @@ from callgate.strategies.base import (
     not_text_arguments,
     read_function_calls,
 )
+from callgate.strategies.usage import count_at
 from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire, chat_tool_spec
 
 if TYPE_CHECKING:
@@ -197,8 +198,11 @@ class OpenAIStrategy(ExtractionStrategy):
             return ""
         if not acc.head:
             acc.head.update((k, chunk[k]) for k in _HEAD if chunk.get(k) is not None)
-        if chunk.get("usage") is not None:
-            acc.head["usage"] = chunk["usage"]
+        usage = chunk.get("usage")
+        if usage is not None:
+            acc.head["usage"] = usage
+            if not acc.others:  # with several choices the count is theirs together
+                gate.usage(count_at(usage, "completion_tokens"))
         shown = ""
         for choice in choices:
             index = choice.get("index", 0)
@@ -407,25 +411,27 @@ class OpenAIStrategy(ExtractionStrategy):
 
         Reads an assistant message (``{role, content, tool_calls}``, what :meth:`message`
         builds) or a whole ``chat.completion`` response (its choices). A message's
-        finish_reason is ``tool_calls`` when it has calls, else ``stop``; a response
-        keeps its own. Every entry keeps its fields as received (an object
-        ``function.arguments`` is refused as in a stream).
+        finish_reason, or a choice's that has none, is ``tool_calls`` when it has calls,
+        else ``stop``; a response keeps its own, a null one included (TGI's: the whole
+        response's end is then the turn's, with a ``no_finish_reason`` warning). Every
+        entry keeps its fields as received (an object ``function.arguments`` is refused as
+        in a stream).
         """
         choices = message.get("choices")
         if isinstance(choices, list) and "tool_calls" not in message:
             read = [
-                (c.get("index", n), c.get("message") or {}, c.get("finish_reason"))
+                (c.get("index", n), c.get("message") or {}, _finish_of(c))
                 for n, c in enumerate(choices)
                 if isinstance(c, Mapping)
             ]
         else:
-            read = [(0, message, None)]
+            read = [(0, message, _reason(message))]
         chunk: dict[str, Any] = {"object": "chat.completion.chunk"}
         for field in ("id", "model"):
             if isinstance(message.get(field), str):
                 chunk[field] = message[field]
         chunk["choices"] = [
-            {"index": index, "delta": _delta(inner), "finish_reason": reason or _reason(inner)}
+            {"index": index, "delta": _delta(inner), "finish_reason": reason}
             for index, inner, reason in read
         ]
         return [chunk]
@@ -494,6 +500,13 @@ def _delta(message: Any) -> dict[str, Any]:
     elif entries is not None:
         delta["tool_calls"] = entries
     return delta
+
+
+def _finish_of(choice: Mapping[str, Any]) -> Any:
+    """A whole response's choice's finish_reason: its own (null too), else the default."""
+    if "finish_reason" in choice:
+        return choice["finish_reason"]
+    return _reason(choice.get("message"))
 
 
 def _reason(message: Any) -> str:

@@ -47,6 +47,7 @@ from callgate.strategies.base import (
     not_text_arguments,
     text_field,
 )
+from callgate.strategies.usage import count_at
 from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
 
 if TYPE_CHECKING:
@@ -196,6 +197,7 @@ class ResponsesStrategy(ExtractionStrategy):
             response = self._envelope(acc, chunk)
             if response is not None:
                 self._verify_output(acc, response.get("output"))
+                acc.gate.usage(count_at(response, "usage", "output_tokens"))
             acc.gate.turn_done(True, "completed")
         elif kind == "response.incomplete":
             response = self._envelope(acc, chunk)
