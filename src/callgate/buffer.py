@@ -289,6 +289,18 @@ def repair_mode(value: object) -> Literal["lossless"] | None:
     raise ValueError(f"repair must be one of {list(REPAIRS)} or None, not {value!r}")
 
 
+def _empty_message(chain: ExtractionChain) -> dict[str, Any]:
+    """The message of a turn that got no chunk, in the shape of the chain's first wire.
+
+    The default chain's is OpenAI's ``{"role": "assistant", "content": None}``, what the
+    MCS SDK gives, so that reading ``["role"]`` after an empty stream works.
+    """
+    for strategy in chain:
+        if isinstance(strategy, ExtractionStrategy):
+            return strategy.message(strategy.new_accumulator(TurnGate()))
+    return {"role": "assistant", "content": None}
+
+
 def _no_block(block: TextBlock) -> bool:
     """The text queue's hook after the end: no block enters the gate any more."""
     return False
@@ -803,13 +815,22 @@ class LLMStreamBuffer:
         the chosen choice's message.
         """
         if self.strategy is None or self._acc is None:
-            return {}
+            return _empty_message(self.chain)
         return self.strategy.message(self._acc)
 
     @property
     def executable(self) -> bool:
-        """Whether every call of the turn may run (complete, unambiguous, valid)."""
-        return self.gate is not None and self.gate.executable
+        """Whether every call of the turn may run (complete, unambiguous, valid).
+
+        What the verdict says once the turn is decided: native calls by the turn machine,
+        calls read from the text once the turn's text is settled (``pass``).
+        """
+        gate = self.gate
+        if gate is None:
+            return False
+        if gate.executable or gate.slots or not gate.text_done:
+            return gate.executable
+        return self.verdict in _PASSES
 
     def releasable(self) -> list[BaseSlot]:
         """The calls that may run now under the buffer's policy (default ``turn``)."""

@@ -532,16 +532,18 @@ def _key(acc: _Accumulator, call: Mapping[str, Any]) -> object:
 
 
 def _carries_nothing(delta: Any, *, blank: bool = False) -> bool:
-    """A delta with no content, call or other text (only a role, nulls and empty strings).
+    """A delta with no content, call or other text (only a role, nulls and empty values).
 
-    ``blank`` also lets ``content`` be whitespace text.
+    Empty strings, lists and objects count as nothing (OpenRouter relaying Gemini sends
+    ``"reasoning_details": []`` on its own closing chunk). ``blank`` also lets
+    ``content`` be whitespace text.
     """
     if not isinstance(delta, Mapping):
         return False
     return all(
         key == "role"
         or value is None
-        or value == ""
+        or (not value and isinstance(value, (str, list, dict)))
         or (blank and key == _DISPLAY and isinstance(value, str) and value.isspace())
         for key, value in delta.items()
     )
