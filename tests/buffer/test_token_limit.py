@@ -228,3 +228,28 @@ def test_check_takes_max_tokens_from_the_fixture_or_the_command_line(tmp_path: P
     bad = {**fixture, "max_tokens": "twelve"}
     report = check_fixture(json.dumps(bad))
     assert report["status"] == "invalid" and "'max_tokens'" in report["findings"][0]["message"]
+
+
+def test_an_incomplete_response_reports_its_usage_and_is_finished_at_once() -> None:
+    """``response.incomplete`` is a cut already; its usage ends the wait for it too."""
+    events = [
+        {
+            "type": "response.created",
+            "response": {"id": "r", "status": "in_progress", "output": []},
+        },
+        {
+            "type": "response.incomplete",
+            "response": {
+                "id": "r",
+                "status": "incomplete",
+                "output": [],
+                "incomplete_details": {"reason": "max_output_tokens"},
+                "usage": {"output_tokens": 16},
+            },
+        },
+    ]
+    buffer = LLMStreamBuffer(max_tokens=16)
+    for event in events:
+        buffer.add(event)
+    assert buffer.is_finished() and buffer.verdict != "pass"
+    assert "token_limit" in [f.code for f in buffer.findings]

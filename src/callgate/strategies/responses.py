@@ -203,6 +203,7 @@ class ResponsesStrategy(ExtractionStrategy):
             response = self._envelope(acc, chunk)
             details = (response or {}).get("incomplete_details") or {}
             reason = details.get("reason") if isinstance(details, Mapping) else None
+            acc.gate.usage(count_at(response, "usage", "output_tokens"))
             acc.gate.turn_done(False, f"incomplete: {reason}" if reason else "incomplete")
         elif kind == "response.failed":
             response = self._envelope(acc, chunk)
