@@ -126,8 +126,7 @@ def _code(code: str, pieces: list[str]) -> tuple[int, int]:
     kept: list[str] = []
     last = 0
     for match in _COMMA.finditer(code):
-        before = code[: match.start()].rstrip() or (pieces[-1] if pieces else "")
-        if not before or before[-1] in "[{,":  # no value before it: not a trailing comma
+        if _before(code, match.start(), pieces) in "[{,":  # no value before it: not trailing
             continue
         kept.append(code[last : match.start()])
         last = match.end()
@@ -137,6 +136,20 @@ def _code(code: str, pieces: list[str]) -> tuple[int, int]:
     marked, literals = _PYTHON.subn(lambda m: f'"{_MARK}{m.group()}"', joined)
     pieces.append(marked)
     return commas, literals
+
+
+def _before(code: str, at: int, pieces: list[str]) -> str:
+    """The last character before ``at`` that is not whitespace (empty at the very start).
+
+    Walks back over whitespace only, so that every comma costs what lies between it and
+    its value: the work stays linear however many trailing commas a text holds.
+    """
+    j = at - 1
+    while j >= 0 and code[j] in " \t\r\n":
+        j -= 1
+    if j >= 0:
+        return code[j]
+    return pieces[-1][-1:] if pieces else ""
 
 
 def _marked(value: Any, path: Path) -> Iterator[tuple[Path, str]]:
