@@ -30,6 +30,7 @@ FIXTURES = {name: json.loads(text) for name, text in examples()}
 EMPTY = {"role": "assistant", "content": None}
 """The message of a turn with no chunk (the default chain's first wire's, as MCS gives)."""
 
+
 def stream(name: str) -> list[dict[str, Any]]:
     data = FIXTURES[name]
     chunks: list[dict[str, Any]] = data.get("chunks", data.get("events"))
