@@ -40,6 +40,27 @@ def example_for(code: str) -> tuple[str, str, int] | None:
     return None
 
 
+def variant_example(code: str) -> tuple[str, str, int] | None:
+    """A code only a stream option shows: ``openai_single_call.json`` changed to show it.
+
+    ``token_limit`` needs the request's ``max_tokens`` (a usage chunk at it follows the
+    finish); ``no_finish_reason`` a stream that ends with ``[DONE]`` and no finish.
+    """
+    fixture = json.loads(dict(examples())["openai_single_call.json"])
+    if code == "token_limit":
+        fixture["chunks"].append({"choices": [], "usage": {"completion_tokens": 64}})
+        fixture["max_tokens"] = 64
+        where = "`openai_single_call.json` + usage chunk, `max_tokens` 64"
+    elif code == "no_finish_reason":
+        fixture["chunks"][-1] = "[DONE]"
+        where = "`openai_single_call.json`, its finish chunk replaced by `[DONE]`"
+    else:
+        return None
+    result = check_fixture(json.dumps(fixture))
+    message = next(f["message"] for f in result["findings"] if f["code"] == code)
+    return where, message, EXIT_CODES[result["status"]]
+
+
 REASONING = '<think>maybe <tool_call>{"name": "rm", "arguments": {}}</tool_call></think>'
 
 
@@ -73,12 +94,14 @@ def render() -> str:
                 f"| {message} |"
             )
             continue
-        if found is None:
+        variant = variant_example(code) if found is None else None
+        if found is None and variant is None:
             lines.append(f"| `{code}` | {severity} | {meaning} | (no bundled example) | | |")
             continue
-        name, message, exit_code = found
+        name, message, exit_code = found or variant or ("", "", 0)
+        name = name if variant is not None else f"`{name}`"
         message = message.replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| `{code}` | {severity} | {meaning} | `{name}` | {exit_code} | {message} |")
+        lines.append(f"| `{code}` | {severity} | {meaning} | {name} | {exit_code} | {message} |")
     return "\n".join(lines) + "\n"
 
 

@@ -98,8 +98,12 @@ MODULES = {
             "tests/gate/test_text_calls.py",
             "tests/gate/test_late_fragments.py",
             "tests/gate/test_notes_and_disagreements.py",
+            "tests/buffer/test_token_limit.py",
+            "tests/buffer/test_clean_end.py",
         ),
     ),
+    "repair": Module("src/callgate/gate/repair.py", ("tests/gate/test_lossless_repair.py",)),
+    "requests": Module("src/callgate/proxy/requests.py", ("tests/proxy/test_request_reader.py",)),
     "openai": Module(
         "src/callgate/strategies/openai.py",
         (

@@ -34,6 +34,7 @@ from callgate.fsm.turn import TurnState
 from callgate.fsm.verdict import VERDICT, Verdict, decide
 from callgate.gate.findings import Finding
 from callgate.gate.limits import Limits
+from callgate.gate.repair import REPAIRS
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import BaseSlot, Changes, Slot, TextRef, TextSlot, TurnGate
 from callgate.ledger import Ledger
@@ -273,6 +274,34 @@ def _attributes(value: Any, depth: int = 0) -> Any:
     return value
 
 
+def token_limit(value: object) -> int | None:
+    """``value`` as a request's output token limit: None, or an int >= 1, else ValueError."""
+    if value is None:
+        return None
+    if type(value) is not int or value < 1:
+        raise ValueError(f"max_tokens must be a count of tokens (an int >= 1), not {value!r}")
+    return value
+
+
+def repair_mode(value: object) -> Literal["lossless"] | None:
+    """``value`` as a repair mode: None or ``lossless``, else ValueError."""
+    if value is None or value == "lossless":
+        return value
+    raise ValueError(f"repair must be one of {list(REPAIRS)} or None, not {value!r}")
+
+
+def _empty_message(chain: ExtractionChain) -> dict[str, Any]:
+    """The message of a turn that got no chunk, in the shape of the chain's first wire.
+
+    The default chain's is OpenAI's ``{"role": "assistant", "content": None}``, what the
+    MCS SDK gives, so that reading ``["role"]`` after an empty stream works.
+    """
+    for strategy in chain:
+        if isinstance(strategy, ExtractionStrategy):
+            return strategy.message(strategy.new_accumulator(TurnGate()))
+    return {"role": "assistant", "content": None}
+
+
 def _no_block(block: TextBlock) -> bool:
     """The text queue's hook after the end: no block enters the gate any more."""
     return False
@@ -314,6 +343,8 @@ class LLMStreamBuffer:
         recorder: Recording | None = None,
         leaked_calls: bool = True,
         choice: int = 0,
+        max_tokens: int | None = None,
+        repair: Literal["lossless"] | None = None,
     ) -> None:
         self.choice = choice_index(choice)
         """The choice of an ``n > 1`` stream that the gate, the text and the calls are read
@@ -343,6 +374,13 @@ class LLMStreamBuffer:
         self.leaked_calls = leaked_calls
         """Whether calls written into the text of a wire whose calls are native (one that
         ``leaks_into_text``: Anthropic, Responses, ...) are calls; False: they are text."""
+        self.max_tokens = token_limit(max_tokens)
+        """The request's output token limit: a turn whose usage report reaches it was cut
+        short, whatever its finish reason (its calls never run); its end waits for that
+        report (or :meth:`end`)."""
+        self.repair = repair_mode(repair)
+        """``lossless``: a call's broken argument JSON is repaired where no value changes and
+        the schema confirms the result; each edit is a ``repaired_arguments`` warning."""
         self.ledger = ledger if ledger is not None else Ledger()
         self.recorder = recorder
         self._make_gate: Callable[..., TurnGate] = (
@@ -371,6 +409,8 @@ class LLMStreamBuffer:
         self._held = False
         self._think = ThinkFilter() if self.hide_think else None
         self._done = False
+        self._awaits_usage = False
+        """The completion signal came and waits for the usage report (``max_tokens``)."""
         self._done_at: int | None = None
         """The change count right after the stream's own end was taken (None: not yet)."""
         self._ended = False
@@ -432,6 +472,8 @@ class LLMStreamBuffer:
             "preview": self.policy_rule.early,
             "strict_finish": self.strict_finish,
             "text_per_call": self.policy_rule.per_call,
+            "max_tokens": self.max_tokens,
+            "repair": self.repair,
         }
         self.gate = self._make_gate(**options, changes=self.changes)
         self.changes.n += 1
@@ -447,6 +489,7 @@ class LLMStreamBuffer:
             raise ValueError(f"the {strategy.name} wire has one choice per turn, not {self.choice}")
         self.gate.on_stray = self._stray
         self.gate.on_text_over = self._unsettle
+        self.gate.on_done = self._usage_came
         for chunk in self._unread:
             self.gate.refuse(chunk.code, chunk.reason)
         self._settle()
@@ -573,10 +616,23 @@ class LLMStreamBuffer:
             self.text_queue.feed(shown)
         choices = self._choices  # past the text limit the chunk was not read: its end stands
         if done and (choices is None or gate.text_over or choices.chosen_done()):
-            self._done = True
-            gate.finish()
-            self._settle_text(gate)
-            self._done_at = self.changes.n
+            if gate.holds_end:  # under max_tokens the end waits for the usage report
+                self._awaits_usage = True
+                return
+            self._finish(gate)
+
+    def _finish(self, gate: TurnGate) -> None:
+        """The stream's own completion signal: the turn ends and its text is settled."""
+        self._awaits_usage = False
+        self._done = True
+        gate.finish()
+        self._settle_text(gate)
+        self._done_at = self.changes.n
+
+    def _usage_came(self) -> None:
+        """The gate's ``on_done`` hook: the usage report let the held end go."""
+        if self._awaits_usage and self.gate is not None:
+            self._finish(self.gate)
 
     def _cannot_read(self, strategy: ExtractionStrategy, shape: Shape, exc: Exception) -> None:
         """The strategy raised on a chunk whose fields have the wrong types: fail closed."""
@@ -634,8 +690,18 @@ class LLMStreamBuffer:
                 return True
         return False
 
-    def end(self) -> None:
-        """The stream is over (however it stopped): settle every slot and the turn."""
+    def end(self, *, clean: bool = False) -> None:
+        """The stream is over (however it stopped): settle every slot and the turn.
+
+        ``clean``: the transport saw the stream's own end (SSE ``[DONE]``, or a whole
+        response), so a turn that sent no finish reason ended (TGI's shape: its calls
+        run with a ``no_finish_reason`` warning, unless ``strict_finish``); otherwise such
+        a turn was cut off and blocks.
+        """
+        if clean and self.gate is not None and not self._ended:
+            self.gate.clean_end()
+        if self._awaits_usage and not self._ended:
+            self._done = True  # the completion signal did come; nothing more will
         if self.gate is None and self._unread and not self._ended:
             self.gate = TurnGate(schemas=self.schemas, limits=self.limits, changes=self.changes)
             for chunk in self._unread:
@@ -660,7 +726,7 @@ class LLMStreamBuffer:
         freed as soon as it is dropped instead of when the collector next runs.
         """
         if gate is not None:
-            gate.on_stray = gate.on_text_over = None
+            gate.on_stray = gate.on_text_over = gate.on_done = None
         self.text_queue.enter = _no_block
 
     def _settle_text(self, gate: TurnGate | None) -> None:
@@ -753,13 +819,22 @@ class LLMStreamBuffer:
         the chosen choice's message.
         """
         if self.strategy is None or self._acc is None:
-            return {}
+            return _empty_message(self.chain)
         return self.strategy.message(self._acc)
 
     @property
     def executable(self) -> bool:
-        """Whether every call of the turn may run (complete, unambiguous, valid)."""
-        return self.gate is not None and self.gate.executable
+        """Whether every call of the turn may run (complete, unambiguous, valid).
+
+        What the verdict says once the turn is decided: native calls by the turn machine,
+        calls read from the text once the turn's text is settled (``pass``).
+        """
+        gate = self.gate
+        if gate is None:
+            return False
+        if gate.executable or gate.slots or not gate.text_done:
+            return gate.executable
+        return self.verdict in _PASSES
 
     def releasable(self) -> list[BaseSlot]:
         """The calls that may run now under the buffer's policy (default ``turn``)."""

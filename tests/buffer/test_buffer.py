@@ -27,6 +27,10 @@ from callgate.gate.turn import TurnGate
 FIXTURES = {name: json.loads(text) for name, text in examples()}
 
 
+EMPTY = {"role": "assistant", "content": None}
+"""The message of a turn with no chunk (the default chain's first wire's, as MCS gives)."""
+
+
 def stream(name: str) -> list[dict[str, Any]]:
     data = FIXTURES[name]
     chunks: list[dict[str, Any]] = data.get("chunks", data.get("events"))
@@ -102,7 +106,7 @@ def test_reset_starts_a_new_turn_and_drops_held_text() -> None:
     buffer = fed("openai_single_call.json")
     buffer.hold()
     buffer.reset()
-    assert buffer.as_dict() == {} and buffer.text() == "" and buffer.slots == []
+    assert buffer.as_dict() == EMPTY and buffer.text() == "" and buffer.slots == []
     for chunk in stream("anthropic_single_call.json"):
         buffer.add(chunk)
     assert buffer.strategy is not None and buffer.strategy.name == "anthropic"
@@ -131,7 +135,7 @@ def test_a_chunk_of_no_known_format_is_a_clear_error_and_changes_nothing() -> No
     buffer = LLMStreamBuffer()
     with pytest.raises(UnrecognizedStreamError, match="recognises this chunk"):
         buffer.add({"hello": "world"})
-    assert buffer.strategy is None and buffer.as_dict() == {}
+    assert buffer.strategy is None and buffer.as_dict() == EMPTY
 
 
 def test_a_chunk_that_is_not_a_mapping_is_a_type_error() -> None:

@@ -30,6 +30,9 @@ def test_codes_are_the_public_set() -> None:
         "provider_error",
         "repeated_terminal",
         "text_call_set_aside",
+        "token_limit",
+        "no_finish_reason",
+        "repaired_arguments",
         "missing_terminal",
         "duplicate_terminal",
         "delta_after_terminal",
@@ -65,6 +68,8 @@ def test_codes_are_the_public_set() -> None:
         "no_tool_calls": "info",
         "stop_finish_reason": "warning",
         "trailing_terminal": "warning",
+        "no_finish_reason": "warning",
+        "repaired_arguments": "warning",
     }
     assert all(description for _, description in CODES.values())
 

@@ -541,6 +541,8 @@ INLINE_NOT_RUN: dict[str, str] = {
     "callgate replay": MENTION,
     "callgate check --strict-finish": MENTION,
     "callgate replay --strict-finish": MENTION,
+    "callgate check --max-tokens N": MENTION,
+    "callgate replay --max-tokens N": MENTION,
     "callgate check FIXTURE [--report json|text]": SYNOPSIS,
     "callgate replay CAPTURE [--tools TOOLS.json] [--text-formats a,b|all] "
     "[--policy turn|call|parseable] [--json]": SYNOPSIS,

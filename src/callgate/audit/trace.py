@@ -160,6 +160,15 @@ class RecordingTurnGate(TurnGate):
         output = transition.output
         if output == "check_finding":  # the table names the check; the trace, its finding
             output = next((f.code for f in reversed(self.findings) if f.slot == slot.key), output)
+        elif transition.event == "accept" and self.repair is not None:  # a repair, if one
+            output = next(
+                (
+                    f.code
+                    for f in self.findings
+                    if f.slot == slot.key and f.code == "repaired_arguments"
+                ),
+                output,
+            )
         self.recorder.record(
             "slot",
             f"slot {slot.key}",

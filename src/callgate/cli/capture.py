@@ -34,6 +34,36 @@ class CaptureError(CallgateError, ValueError):
     """A capture cannot be read; the message says where and why."""
 
 
+DONE = "[DONE]"
+"""The sentinel of OpenAI-style streams: the server's own, clean end of the stream."""
+
+
+class Capture(list[dict[str, Any]]):
+    """A recorded stream's chunks, and whether the recording holds the stream's own end.
+
+    ``ended`` is True when the server's end sentinel (``[DONE]``: an SSE event, a JSON
+    Lines line, or the last element of a JSON array) was recorded: the stream was not cut
+    off, so a turn without a finish reason ended cleanly (see ``LLMStreamBuffer.end``).
+    """
+
+    ended: bool = False
+
+
+def captured(chunks: list[Any], ended: bool) -> Capture:
+    """``chunks`` as a :class:`Capture` that ``ended`` (or not) with the stream's own end."""
+    capture = Capture(chunks)
+    capture.ended = ended
+    return capture
+
+
+def ends_with_done(stream: list[Any]) -> bool:
+    """Whether a recorded array of chunks ends with the ``[DONE]`` sentinel (then dropped)."""
+    if stream and isinstance(stream[-1], str) and stream[-1].strip() == DONE:
+        stream.pop()
+        return True
+    return False
+
+
 @frozen
 class ServerSentEvent:
     """One dispatched event: its type (``message`` when unnamed) and its data text."""
@@ -135,7 +165,7 @@ def _sse_chunks(pieces: Iterable[bytes]) -> Iterator[dict[str, Any]]:
 
 
 def _event_chunk(event: ServerSentEvent, count: int) -> dict[str, Any] | None:
-    if event.data.strip() == "[DONE]":
+    if event.data.strip() == DONE:
         return None
     return read_chunk(event.data, f"event {count} ({event.event})")
 
@@ -229,7 +259,7 @@ def _fixture_chunks(value: dict[str, Any]) -> list[Any]:
     return stream
 
 
-def load_capture(raw: bytes) -> list[dict[str, Any]]:
+def load_capture(raw: bytes) -> Capture:
     """Chunks from a capture file's bytes: a JSON array, JSON Lines, raw SSE, or a fixture.
 
     A fixture (a JSON object with ``chunks`` or ``events``, as ``callgate check`` reads)
@@ -252,11 +282,15 @@ def load_capture(raw: bytes) -> list[dict[str, Any]]:
     return chunks
 
 
-def _chunks(raw: bytes, text: str) -> list[dict[str, Any]]:
+def _chunks(raw: bytes, text: str) -> Capture:
     """The chunks of a capture in whichever of the accepted forms it is."""
     stripped = text.lstrip()
     if _looks_like_sse(text):
-        return list(sse_chunks([raw]))
+        decoder = SSEDecoder()
+        events = decoder.feed(raw) + decoder.close()
+        chunks = [_event_chunk(e, n) for n, e in enumerate(events, 1)]
+        ended = any(e.data.strip() == DONE for e in events)
+        return captured([c for c in chunks if c is not None], ended)
     whole = _one_object(stripped)
     if whole is not None:
         chunks = _fixture_chunks(whole)
@@ -271,12 +305,19 @@ def _chunks(raw: bytes, text: str) -> list[dict[str, Any]]:
     else:
         # Lines end at CR, LF or CRLF only (never at U+2028 and the like, which JSON
         # strings may hold raw): str.splitlines would cut a chunk in two.
-        return [
-            read_chunk(line, f"line {number}")
-            for number, line in enumerate(_LINE_BREAK.split(text), 1)
-            if line.strip()
+        lines = [
+            (number, line) for number, line in enumerate(_LINE_BREAK.split(text), 1) if line.strip()
         ]
+        ended = bool(lines) and lines[-1][1].strip() == DONE
+        return captured(
+            [read_chunk(line, f"line {n}") for n, line in lines[: len(lines) - ended]], ended
+        )
+    chunks = list(chunks)
+    ended = ends_with_done(chunks)
     for position, chunk in enumerate(chunks):
         if not isinstance(chunk, dict):
             raise CaptureError(f"chunk {position} is not a JSON object")
-    return [checked_chunk(chunk, f"chunk {position}") for position, chunk in enumerate(chunks)]
+    return captured(
+        [checked_chunk(chunk, f"chunk {position}") for position, chunk in enumerate(chunks)],
+        ended,
+    )

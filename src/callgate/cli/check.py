@@ -2,7 +2,9 @@
 
 A fixture is a JSON object: ``profile`` (a wire strategy name, or ``auto``/absent to
 recognise it from the stream), ``tool_schemas`` ({name: JSON Schema}) and the stream as
-``chunks`` or ``events``, in order. Other keys (a description, the expected outcome) are
+``chunks`` or ``events``, in order, optionally ending with the string ``"[DONE]"`` (the
+server's own end of the stream was seen), and ``max_tokens`` (the request's output
+token limit: usage that reaches it is a cut). Other keys (a description, the expected outcome) are
 ignored. The report's keys and the exit codes are a contract:
 
 - 0, ``pass``: complete, unambiguous, schema-valid calls; the turn is executable;
@@ -18,8 +20,16 @@ from typing import Any
 
 from attrs import frozen
 
-from callgate.buffer import Choice, LLMStreamBuffer, UnrecognizedStreamError
-from callgate.cli.capture import CaptureError, checked_chunk, load_capture, loads
+from callgate.buffer import Choice, LLMStreamBuffer, UnrecognizedStreamError, token_limit
+from callgate.cli.capture import (
+    Capture,
+    CaptureError,
+    captured,
+    checked_chunk,
+    ends_with_done,
+    load_capture,
+    loads,
+)
 from callgate.fsm.errors import CallgateError
 from callgate.fsm.verdict import VERDICT
 from callgate.gate.findings import Finding, blocked_with_turn, finding
@@ -80,14 +90,25 @@ def load_fixture(text: str) -> dict[str, Any]:
     stream = data.get("chunks", data.get("events"))
     if not isinstance(stream, list):
         raise FixtureError("the fixture needs the stream as a list under 'chunks' or 'events'")
+    stream = list(stream)
+    ended = ends_with_done(stream)
     for position, chunk in enumerate(stream):
         if not isinstance(chunk, dict):
             raise FixtureError(f"chunk {position} is not a JSON object")
-    stream = [checked_chunk(chunk, f"chunk {position}") for position, chunk in enumerate(stream)]
+    checked = [checked_chunk(chunk, f"chunk {position}") for position, chunk in enumerate(stream)]
     schemas = data.get("tool_schemas", {})
     if not isinstance(schemas, dict) or not all(isinstance(v, dict) for v in schemas.values()):
         raise FixtureError("'tool_schemas' must be an object of {tool name: JSON Schema object}")
-    return {"profile": profile, "tool_schemas": schemas, "stream": stream}
+    try:
+        limit = token_limit(data.get("max_tokens"))
+    except ValueError as exc:
+        raise FixtureError(f"'max_tokens': {exc}") from None
+    return {
+        "profile": profile,
+        "tool_schemas": schemas,
+        "stream": captured(checked, ended),
+        "max_tokens": limit,
+    }
 
 
 def check_fixture(
@@ -96,11 +117,12 @@ def check_fixture(
     profile: str | None = None,
     tools: Mapping[str, Any] | None = None,
     strict_finish: bool = False,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Run a fixture's stream through the buffer and report on the turn.
 
-    ``profile`` and ``tools``, when given, take the place of the fixture's own;
-    ``strict_finish`` is the buffer's (the seed validator's finish rule).
+    ``profile``, ``tools`` and ``max_tokens``, when given, take the place of the
+    fixture's own; ``strict_finish`` is the buffer's (the seed validator's finish rule).
     """
     try:
         fixture = load_fixture(text)
@@ -111,6 +133,7 @@ def check_fixture(
         fixture["tool_schemas"] if tools is None else tools,
         fixture["profile"] if profile is None else profile,
         strict_finish=strict_finish,
+        max_tokens=fixture["max_tokens"] if max_tokens is None else max_tokens,
     )
 
 
@@ -120,6 +143,7 @@ def check_capture(
     profile: str | None = None,
     tools: Mapping[str, Any] | None = None,
     strict_finish: bool = False,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Check a fixture, or a raw capture (SSE, JSON Lines, a JSON array).
 
@@ -133,7 +157,11 @@ def check_capture(
     except CaptureError as exc:
         return _invalid(profile, str(exc))
     return check_stream(
-        recorded.stream, recorded.tool_schemas, recorded.profile, strict_finish=strict_finish
+        recorded.stream,
+        recorded.tool_schemas,
+        recorded.profile,
+        strict_finish=strict_finish,
+        max_tokens=recorded.max_tokens if max_tokens is None else max_tokens,
     )
 
 
@@ -146,6 +174,8 @@ class Recorded:
     """The schemas the turn is checked against; None: any named call (strict JSON only)."""
     profile: str
     """A wire's profile name, or ``auto`` to recognise it from the stream."""
+    max_tokens: int | None = None
+    """The request's output token limit (a fixture's ``max_tokens``), if known."""
 
 
 def read_recorded(
@@ -169,6 +199,7 @@ def read_recorded(
             fixture["stream"],
             fixture["tool_schemas"] if tools is None else tools,
             fixture["profile"] if profile is None else profile,
+            fixture["max_tokens"],
         )
     return Recorded(load_capture(raw), tools, profile or "auto")
 
@@ -212,6 +243,7 @@ def check_stream(
     *,
     strict_finish: bool = False,
     text_formats: Sequence[str] | None = None,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Check one turn given as a list of chunks; ``profile`` ``auto`` recognises it.
 
@@ -220,7 +252,9 @@ def check_stream(
     are read in ``text_formats``, or, when None, in the formats a ``Driver`` chooses by
     default (the stream's model and wire): the verdict is the loop's and ``replay``'s.
     ``strict_finish`` refuses calls an OpenAI turn ends with ``stop`` (see
-    :class:`~callgate.buffer.LLMStreamBuffer`).
+    :class:`~callgate.buffer.LLMStreamBuffer`); ``max_tokens`` is the request's output
+    token limit. A :class:`~callgate.cli.capture.Capture` that ``ended`` with the
+    server's ``[DONE]`` ends the turn cleanly; any other stream may have been cut off.
     """
     unknown = unknown_profile(profile)
     if unknown is not None:
@@ -233,13 +267,14 @@ def check_stream(
         strategy=strategy,
         text_formats=formats or None,
         strict_finish=strict_finish,
+        max_tokens=max_tokens,
     )
     try:
         for chunk in stream:
             buffer.add(chunk)
     except UnrecognizedStreamError as exc:
         return _invalid(profile, f"the stream's first chunk is no known format: {exc}")
-    buffer.end()
+    buffer.end(clean=isinstance(stream, Capture) and stream.ended)
     return report(buffer)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from callgate.audit.trace import Recorder
-from callgate.cli.check import EXIT_CODES, check_capture, check_fixture, format_text
+from callgate.cli.check import EXIT_CODES, Recorded, check_capture, check_fixture, format_text
 from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
 from callgate.cli.proxy import add_proxy_parser
@@ -47,7 +47,13 @@ def _check(args: argparse.Namespace) -> int:
     if tools is not None and not isinstance(tools, dict):
         print("callgate check: --tools must be a JSON object of {name: schema}", file=sys.stderr)
         return 2
-    result = check_capture(raw, profile=args.profile, tools=tools, strict_finish=args.strict_finish)
+    result = check_capture(
+        raw,
+        profile=args.profile,
+        tools=tools,
+        strict_finish=args.strict_finish,
+        max_tokens=args.max_tokens,
+    )
     if args.report == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
@@ -100,8 +106,8 @@ ALL_FORMATS = ("all", "default")
 """The --text-formats values for the detector's whole standing set ("default": the old spelling)."""
 
 
-def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, str, list[str] | None]:
-    """The capture's chunks, its tools and profile, and the --text-formats of a command.
+def _stream_options(args: argparse.Namespace) -> tuple[Any, Recorded, list[str] | None]:
+    """The capture's chunks (counted if long), the recorded turn, the --text-formats.
 
     The tools are --tools, else a fixture's own, as ``callgate check`` reads them.
     """
@@ -123,7 +129,7 @@ def _stream_options(args: argparse.Namespace) -> tuple[Any, Any, str, list[str] 
         formats = list(DEFAULT_FORMATS)
     elif args.text_formats is not None:
         formats = [name.strip() for name in args.text_formats.split(",") if name.strip()]
-    return chunks, recorded.tool_schemas, recorded.profile, formats
+    return chunks, recorded, formats
 
 
 def _replayed(
@@ -136,16 +142,18 @@ def _replayed(
     """
     from callgate.cli.replay import replay
 
-    chunks, tools, profile, formats = _stream_options(args)
+    chunks, recorded, formats = _stream_options(args)
     try:
         result = replay(
             chunks,
-            tools,
-            profile=profile,
+            recorded.tool_schemas,
+            profile=recorded.profile,
             policy=args.policy,
             text_formats=formats,
             recorder=recorder,
             strict_finish=args.strict_finish,
+            max_tokens=recorded.max_tokens if args.max_tokens is None else args.max_tokens,
+            clean_end=getattr(recorded.stream, "ended", False),
         )
     finally:
         _done(chunks)
@@ -253,8 +261,28 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _token_count(text: str) -> int:
+    """A ``--max-tokens`` value: an int >= 1 (argparse reports anything else)."""
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _max_tokens_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-tokens",
+        type=_token_count,
+        metavar="N",
+        help="the request's output token limit: a turn whose reported usage reaches it was"
+        " cut short and runs no call, whatever its finish reason (default: a fixture's"
+        " max_tokens)",
+    )
+
+
 def _stream_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", help="a JSON file of {tool name: JSON Schema}")
+    _max_tokens_argument(parser)
     parser.add_argument("--policy", choices=list(POLICIES), default="turn")
     from callgate.strategies.text.formats import FORMATS
 
@@ -291,6 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the seed validator's rule: refuse calls an OpenAI turn ends with finish_reason"
         " 'stop' (by default they pass, with a stop_finish_reason warning)",
     )
+    _max_tokens_argument(check)
     check.set_defaults(run=_check)
 
     replay = sub.add_parser(

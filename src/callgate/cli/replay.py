@@ -44,6 +44,7 @@ class DryRunDriver(Driver):
         policy: str,
         strict_finish: bool = False,
         profile: str = "auto",
+        max_tokens: int | None = None,
     ) -> None:
         unknown = unknown_profile(profile)
         if unknown is not None:
@@ -55,6 +56,7 @@ class DryRunDriver(Driver):
             policy=policy,
             name="replay",
             strict_finish=strict_finish,
+            max_tokens=max_tokens,
         )
         self.any_tool = tools is None
         if self.any_tool:
@@ -113,6 +115,8 @@ def replay(
     recorder: Recorder | None = None,
     strict_finish: bool = False,
     profile: str = "auto",
+    max_tokens: int | None = None,
+    clean_end: bool = False,
 ) -> dict[str, Any]:
     """Run ``chunks`` through a buffer and a :class:`DryRunDriver`; the contract keys and more.
 
@@ -133,6 +137,9 @@ def replay(
     every machine step, stamped with its chunk. ``strict_finish`` is the driver's (the
     seed validator's finish rule, as ``callgate check --strict-finish``). ``profile`` names
     the wire (a fixture's ``profile``); ``auto`` recognises it from the first chunk.
+    ``max_tokens`` is the request's output token limit; ``clean_end`` says the capture
+    held the server's own end (``[DONE]``), as :func:`~callgate.driver.loop.stream_turn`
+    takes it.
     """
     driver = DryRunDriver(
         tool_schemas,
@@ -140,6 +147,7 @@ def replay(
         policy=policy,
         strict_finish=strict_finish,
         profile=profile,
+        max_tokens=max_tokens,
     )
     buffer = driver.new_stream_buffer(recorder=recorder)
     released: dict[Any, int] = {}
@@ -147,7 +155,7 @@ def replay(
     timeline: list[dict[str, Any]] = []
     arrivals = Arrivals()
     before: dict[str, tuple[Any, ...]] = {}
-    for step in stream_turn(chunks, driver, buffer):
+    for step in stream_turn(chunks, driver, buffer, clean_end=clean_end):
         position = len(chunks) if step.chunk is None else step.chunk
         for answer in step.response.results:
             if not answer.refused:

@@ -27,11 +27,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from attrs import evolve
 
-from callgate.buffer import LLMStreamBuffer, Recording, choice_index
+from callgate.buffer import (
+    LLMStreamBuffer,
+    Recording,
+    choice_index,
+    repair_mode,
+    token_limit,
+)
 from callgate.driver.decision import QUIET, Decision
 from callgate.driver.history import turn_history
 from callgate.driver.responses import DriverResponse, merge
@@ -90,6 +96,8 @@ class BaseDriver(metaclass=DriverMeta):
         hide_think: bool = False,
         choice: int = 0,
         ledger: Ledger | None = None,
+        max_tokens: int | None = None,
+        repair: Literal["lossless"] | None = None,
     ) -> None:
         self.name = name
         """How traces and the demo call this driver (``driver N`` when None)."""
@@ -123,6 +131,12 @@ class BaseDriver(metaclass=DriverMeta):
         by default it is shown as it came. The message keeps it either way."""
         self.choice = choice_index(choice)
         self.ledger = _a_ledger(ledger) if ledger is not None else Ledger()
+        self.max_tokens = token_limit(max_tokens)
+        """The request's output token limit, for the driver's buffers: a turn whose usage
+        reaches it was cut, whatever its finish reason, and none of its calls runs."""
+        self.repair = repair_mode(repair)
+        """``lossless``: the driver's buffers repair broken argument JSON where no value
+        changes and the schema confirms it (each edit a ``repaired_arguments`` warning)."""
         """The conversation's ledger for the driver's whole messages: a call runs at most
         once across ``process_llm_response(message)`` calls, as across a buffer's turns."""
         """The choice of an OpenAI ``n > 1`` stream whose calls this driver runs (0 by
@@ -249,7 +263,7 @@ class BaseDriver(metaclass=DriverMeta):
             ledger.identify(chunk)  # the first chunk's identity is the turn's, as in a stream
             buffer.add(chunk)
             steps.append(self._stream_step(buffer))
-        buffer.end()
+        buffer.end(clean=True)  # a whole message is all there is: no connection was cut
         steps.append(self._stream_step(buffer))
         results = tuple(r for step in steps for r in step.results)
         if not results:
@@ -286,6 +300,8 @@ class BaseDriver(metaclass=DriverMeta):
             ledger=ledger,
             leaked_calls=self.get_native_backup_strategy() is not None,
             choice=self.choice,
+            max_tokens=self.max_tokens,
+            repair=self.repair,
         )
 
     # -- one step of a stream ---------------------------------------------------------
@@ -468,6 +484,8 @@ class Orchestrator(Driver):
         hide_think: bool = False,
         choice: int = 0,
         ledger: Ledger | None = None,
+        max_tokens: int | None = None,
+        repair: Literal["lossless"] | None = None,
     ) -> None:
         formats: list[str] | None = []
         for driver in drivers:
@@ -484,6 +502,8 @@ class Orchestrator(Driver):
             hide_think=hide_think,
             choice=choice,
             ledger=ledger,
+            max_tokens=max_tokens,
+            repair=repair,
         )
         self.drivers = list(drivers)
 

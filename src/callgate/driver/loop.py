@@ -139,12 +139,12 @@ class _Play:
             _identify(buffer.ledger, chunk)
         buffer.add(chunk)
 
-    def end(self) -> None:
+    def end(self, clean: bool = False) -> None:
         """No more chunks: end the buffer (its recorder's steps now belong to the end)."""
         self._chunk = None
         if self.buffer.recorder is not None:
             self.buffer.recorder.chunk = None
-        self.buffer.end()
+        self.buffer.end(clean=clean)
         self.ended = True
 
     def interrupted(self) -> None:
@@ -288,7 +288,11 @@ def _async_play(
 
 
 def stream_turn(
-    chunks: Iterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
+    chunks: Iterable[object],
+    drivers: Driver | Sequence[Driver],
+    buffer: LLMStreamBuffer,
+    *,
+    clean_end: bool = False,
 ) -> Iterator[TurnStep]:
     """Play one turn's chunks through ``buffer`` and ``drivers``, a step per chunk, then the end.
 
@@ -296,13 +300,16 @@ def stream_turn(
     serves a whole conversation. A buffer with a recorder gets each step stamped with its
     chunk (None for the end). If reading the next chunk raises, the turn is ended there:
     the end's step is yielded, then :class:`TurnError` is raised with the partial turn.
+    ``clean_end``: the chunks end where the server ended the stream (its ``[DONE]`` was
+    read), so a turn without a finish reason ended (``LLMStreamBuffer.end(clean=True)``);
+    an SDK's iterator also stops quietly on a dropped connection, so it is off by default.
     """
     play, ask = _sync_play(drivers, buffer)
     try:
         for chunk in _read(chunks, play):
             play.add(chunk)
             yield play.took(ask())
-        play.end()
+        play.end(clean_end)
         yield play.took(ask())
     except BaseException:  # closed early, interrupted, or a tool the step refused
         play.interrupted()
@@ -311,7 +318,11 @@ def stream_turn(
 
 
 async def astream_turn(
-    chunks: AsyncIterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
+    chunks: AsyncIterable[object],
+    drivers: Driver | Sequence[Driver],
+    buffer: LLMStreamBuffer,
+    *,
+    clean_end: bool = False,
 ) -> AsyncIterator[TurnStep]:
     """:func:`stream_turn` over an async iterator of chunks."""
     play, ask = _async_play(drivers, buffer)
@@ -319,7 +330,7 @@ async def astream_turn(
         async for chunk in _aread(chunks, play):
             play.add(chunk)
             yield play.took(await ask())
-        play.end()
+        play.end(clean_end)
         yield play.took(await ask())
     except BaseException:  # cancelled, closed early, or interrupted
         play.interrupted()
@@ -354,7 +365,11 @@ def _gathered(
 
 
 def run_turn(
-    chunks: Iterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
+    chunks: Iterable[object],
+    drivers: Driver | Sequence[Driver],
+    buffer: LLMStreamBuffer,
+    *,
+    clean_end: bool = False,
 ) -> Turn:
     """Play one whole turn (see :func:`stream_turn`) and gather it.
 
@@ -366,7 +381,7 @@ def run_turn(
         for chunk in _read(chunks, play):
             play.add(chunk)
             play.kept(ask())
-        play.end()
+        play.end(clean_end)
         play.kept(ask())
     except BaseException:  # interrupted, or a tool the step refused
         play.interrupted()
@@ -376,7 +391,11 @@ def run_turn(
 
 
 async def arun_turn(
-    chunks: AsyncIterable[object], drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
+    chunks: AsyncIterable[object],
+    drivers: Driver | Sequence[Driver],
+    buffer: LLMStreamBuffer,
+    *,
+    clean_end: bool = False,
 ) -> Turn:
     """:func:`run_turn` over an async iterator of chunks."""
     play, ask = _async_play(drivers, buffer)
@@ -384,7 +403,7 @@ async def arun_turn(
         async for chunk in _aread(chunks, play):
             play.add(chunk)
             play.kept(await ask())
-        play.end()
+        play.end(clean_end)
         play.kept(await ask())
     except BaseException:  # cancelled, or interrupted
         play.interrupted()

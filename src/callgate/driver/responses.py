@@ -48,6 +48,11 @@ class DriverResponse:
         return tuple(r.call for r in self.results)
 
     @property
+    def executed_calls(self) -> tuple[ToolResult, ...]:
+        """The MCS SDK's name for :attr:`results`: each call answered, with its result."""
+        return self.results
+
+    @property
     def call_pending(self) -> bool:
         """A call is forming or waiting for its turn's end: the display is held."""
         return self.status == "call_pending"

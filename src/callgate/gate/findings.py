@@ -57,6 +57,18 @@ CODES: dict[str, tuple[Severity, str]] = {
         "warning",
         "a stop came after the turn's terminal on a chunk of whitespace text only",
     ),
+    "token_limit": (
+        "error",
+        "the turn's reported output tokens reached the request's limit: it was cut short",
+    ),
+    "no_finish_reason": (
+        "warning",
+        "the stream ended cleanly without a finish reason; its complete calls were checked",
+    ),
+    "repaired_arguments": (
+        "warning",
+        "broken argument JSON was repaired without changing a value (opt-in); each edit named",
+    ),
     "text_call_set_aside": (
         "warning",
         "a call written in the text of a turn with native calls was not run (they win)",

@@ -253,6 +253,18 @@ def parse_arguments(
     return value, None
 
 
+def parse_value(text: str, *, max_depth: int = 128) -> tuple[Any, Finding | None]:
+    """Parse any one JSON value as strictly as arguments are: (value, None) or (None, finding).
+
+    NaN, infinities and numbers that overflow to them (``1e400``), repeated keys,
+    integers past :data:`MAX_INT_DIGITS`, nesting past ``max_depth`` and trailing text are
+    findings; nothing raises for any str (a request envelope is read with it).
+    """
+    if _exceeds_depth(text, max_depth):
+        return None, finding("limit_exceeded", f"the JSON nests deeper than {max_depth} levels")
+    return _decode(text)
+
+
 def is_complete_object(text: str) -> bool:
     """Tell whether text strictly parses to a JSON object (used to recognise a repeated call)."""
     value, _ = parse_arguments(text)

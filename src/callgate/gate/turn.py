@@ -31,6 +31,7 @@ from callgate.fsm.turn import TURN, TurnState
 from callgate.gate.findings import Finding, finding
 from callgate.gate.jsonscan import StructureScanner
 from callgate.gate.limits import Limits
+from callgate.gate.repair import REPAIRABLE, repair_arguments
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.strictjson import is_complete_object, parse_arguments
 
@@ -215,6 +216,8 @@ class TurnGate:
         strict_finish: bool = False,
         text_per_call: bool = False,
         changes: Changes | None = None,
+        max_tokens: int | None = None,
+        repair: str | None = None,
     ) -> None:
         self.schemas = schemas if schemas is not None else ToolSchemas.any_tool()
         self.limits = limits if limits is not None else Limits()
@@ -260,6 +263,22 @@ class TurnGate:
         """What :meth:`stray` asks (the buffer sets it); alone, a gate knows no other wire."""
         self.on_text_over: Callable[[], None] | None = None
         """What :meth:`text` calls once, when the turn's text first passes its limit."""
+        self._end_options(max_tokens, repair)
+
+    def _end_options(self, max_tokens: int | None, repair: str | None) -> None:
+        """What decides how the turn ends and how its arguments are read: usage, repair."""
+        self.max_tokens = max_tokens
+        """The request's output token limit: usage that reaches it means the turn was cut."""
+        self.repair = repair
+        """``lossless``: broken argument JSON is repaired where no value changes and the
+        schema confirms it (:mod:`callgate.gate.repair`), each edit a warning finding."""
+        self.output_tokens: int | None = None
+        """The output tokens the wire's usage report gave (None: no report yet)."""
+        self._held: tuple[bool, str | None] | None = None
+        self.cut = False
+        """Whether the usage report reached ``max_tokens`` (``token_limit``, once)."""
+        self.on_done: Callable[[], None] | None = None
+        """What :meth:`usage` calls when it lets a held turn end go (the buffer finishes)."""
 
     @property
     def version(self) -> int:
@@ -405,11 +424,74 @@ class TurnGate:
             self._check(slot)
 
     def turn_done(self, tool_reason: bool, reason: str | None) -> None:
-        """Turn-level terminal evidence; ``tool_reason`` says it ends with tool use."""
+        """Turn-level terminal evidence; ``tool_reason`` says it ends with tool use.
+
+        Under ``max_tokens`` the end waits for the wire's usage report (or the stream's
+        end): whatever the reason says, usage at the limit is a cut (:meth:`usage`).
+        """
+        if self._held is not None:
+            self._let_go()
         first = not self.done_seen
         self.done_seen = True
         if first:
             self.done_reason = reason
+            if self.max_tokens is not None and self.output_tokens is None:
+                self._held = (tool_reason, reason)
+                return
+        self._ended(first, tool_reason, reason)
+
+    @property
+    def holds_end(self) -> bool:
+        """Whether the turn's end arrived and waits for the usage report (``max_tokens``)."""
+        return self._held is not None
+
+    def _let_go(self) -> None:
+        """The held turn end takes effect (usage came, or nothing more will)."""
+        held, self._held = self._held, None
+        if held is not None:
+            self._ended(True, *held)
+
+    def usage(self, output_tokens: object) -> None:
+        """The wire's usage report: its output tokens at ``max_tokens`` cut the turn.
+
+        A count that is not an int is no report. A held turn end then takes effect, and
+        :attr:`on_done` is told.
+        """
+        if type(output_tokens) is not int:
+            return
+        self.output_tokens = output_tokens
+        limit = self.max_tokens
+        if limit is not None and output_tokens >= limit and not self.cut:
+            self.cut = True
+            self.refuse(
+                "token_limit",
+                f"the turn used {output_tokens} output tokens, the request's limit of "
+                f"{limit}: it was cut short, whatever its finish reason says",
+            )
+        if self._held is not None:
+            self._let_go()
+            if self.on_done is not None:
+                self.on_done()
+
+    def clean_end(self) -> None:
+        """The stream ended cleanly (``[DONE]``, or a whole response) with no turn end.
+
+        TGI ends its tool-call streams so: the turn ends here, as with a ``stop`` (a
+        ``no_finish_reason`` warning when it has calls); ``strict_finish`` refuses them.
+        """
+        if self.done_seen:
+            return
+        if self.slots and not self.strict_finish:
+            self.note(
+                "no_finish_reason",
+                "the stream ended cleanly without a finish reason; its calls are checked "
+                "as complete (strict_finish refuses them)",
+            )
+        self.turn_done(not self.strict_finish, None)
+        self._let_go()
+
+    def _ended(self, first: bool, tool_reason: bool, reason: str | None) -> None:
+        """Turn-level terminal evidence takes effect: the slots close, the verdict follows."""
         self._fire_turn("done", f"a second turn-level terminal event ({reason!r})")
         if not first:
             return
@@ -428,6 +510,7 @@ class TurnGate:
 
     def finish(self) -> None:
         """The stream ended: nothing more will come for this turn."""
+        self._let_go()
         for slot in list(self.slots.values()):
             self._fire(slot, "stream_end", "the stream ended before this call's terminal")
         if self.turn in _RECEIVING and self.slots:
@@ -726,6 +809,18 @@ class TurnGate:
                 arguments, problem = parse_arguments(raw, max_depth=self.limits.max_depth)
             if problem is None and arguments is not None:
                 problem = self.schemas.check(slot.name, arguments, slot.key)
+            if problem is not None and self.repair is not None and problem.code in REPAIRABLE:
+                repaired = repair_arguments(
+                    raw, slot.name, self.schemas, max_depth=self.limits.max_depth
+                )
+                if repaired is not None:
+                    arguments, edits = repaired
+                    problem = None
+                    self.note(
+                        "repaired_arguments",
+                        f"slot {slot.key}: the arguments were repaired: {'; '.join(edits)}",
+                        slot.key,
+                    )
         if problem is None:
             slot.arguments = arguments
             self._fire(slot, "accept", "")

@@ -84,10 +84,23 @@ class AuditLog:
 
     def _append(self, line: bytes) -> None:
         with self._lock:
-            if self._out.tell() + len(line) > self.max_bytes and self._out.tell() > 0:
+            out = self._file()
+            if out.tell() + len(line) > self.max_bytes and out.tell() > 0:
                 self._rotate()
-            self._out.write(line)
-            self._out.flush()
+                out = self._file()
+            out.write(line)
+            out.flush()
+
+    def _file(self) -> Any:
+        """The open log file; after a failure closed it, opened again (its folder made anew).
+
+        A rotation that failed (its directory was removed under the server) leaves the
+        file closed; the next record reopens it instead of the log staying shut for good.
+        """
+        if self._out.closed:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._out = self.path.open("ab")
+        return self._out
 
     def _rotate(self) -> None:
         self._out.close()

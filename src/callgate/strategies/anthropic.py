@@ -40,6 +40,7 @@ from callgate.strategies.base import (
     received_input,
     repaired_blocks,
 )
+from callgate.strategies.usage import count_at
 from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
 
 if TYPE_CHECKING:
@@ -147,6 +148,7 @@ class AnthropicStrategy(ExtractionStrategy):
                     usage = acc.usage = dict(acc.envelope.get("usage") or {})
                     acc.envelope["usage"] = usage
                 usage.update(chunk["usage"])
+                gate.usage(count_at(usage, "output_tokens"))
             reason = delta.get("stop_reason")
             if reason is not None:
                 acc.stop_reason = reason

@@ -51,6 +51,20 @@ class Forming:
     coming: bool = False
     name: str | None = None
 
+    def __bool__(self) -> bool:
+        """Whether a call is coming: ``if strategy.forming(message):`` reads as it says."""
+        return self.coming
+
+    @property
+    def forming(self) -> bool:
+        """The seeds' name for :attr:`coming`."""
+        return self.coming
+
+    @property
+    def tool_name(self) -> str | None:
+        """The seeds' name for :attr:`name`: the tool of the call formed last, once named."""
+        return self.name
+
 
 NOT_FORMING = Forming()
 """No call is coming."""

@@ -46,6 +46,7 @@ from callgate.strategies.base import (
     repaired_blocks,
     text_field,
 )
+from callgate.strategies.usage import count_at
 from callgate.strategies.wire import Framing, Terminal, Wire
 
 if TYPE_CHECKING:
@@ -181,6 +182,8 @@ class BedrockStrategy(ExtractionStrategy):
                 self._message_stop(acc, body)
             else:
                 acc.meta.update(body)
+                if key == "metadata":
+                    acc.gate.usage(count_at(body, "usage", "outputTokens"))
         return shown
 
     @staticmethod

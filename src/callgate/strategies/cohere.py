@@ -42,6 +42,7 @@ from callgate.strategies.base import (
     function_calls,
     read_function_calls,
 )
+from callgate.strategies.usage import count_at
 from callgate.strategies.wire import SdkForm, Terminal, Wire, chat_tool_spec
 
 if TYPE_CHECKING:
@@ -206,8 +207,13 @@ class CohereStrategy(ExtractionStrategy):
         delta = delta if isinstance(delta, Mapping) else {}
         reason = delta.get("finish_reason")
         acc.envelope["finish_reason"] = reason
-        if delta.get("usage") is not None:
-            acc.envelope["usage"] = delta["usage"]
+        usage = delta.get("usage")
+        if usage is not None:
+            acc.envelope["usage"] = usage
+            tokens = count_at(usage, "tokens", "output_tokens")
+            acc.gate.usage(
+                count_at(usage, "billed_units", "output_tokens") if tokens is None else tokens
+            )
         acc.gate.turn_done(reason == _TOOL_REASON, reason)
 
     @staticmethod

@@ -72,6 +72,7 @@ from callgate.strategies.base import (
     report_whole_arguments,
     whole_call,
 )
+from callgate.strategies.usage import count_at, total
 from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
 
 if TYPE_CHECKING:
@@ -94,6 +95,17 @@ _VALUE_KEYS = (
 _PATH_STEP = re.compile(r"""\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]""")
 _TEXT_KEYS = frozenset({"text", "thought"}) | _SIGNATURE_KEYS
 _STOP = "STOP"
+
+
+_USAGE_KEYS = ("usageMetadata", "usage_metadata")
+
+
+def _output_tokens(usage: object) -> int | None:
+    """The output tokens of a ``usageMetadata``: the candidates' and the thoughts' counts."""
+    return total(
+        count_at(usage, "candidatesTokenCount") or count_at(usage, "candidates_token_count"),
+        count_at(usage, "thoughtsTokenCount") or count_at(usage, "thoughts_token_count"),
+    )
 
 
 def _first(shape: Mapping[str, Any], keys: Sequence[str]) -> tuple[str | None, Any]:
@@ -244,6 +256,9 @@ class GeminiStrategy(ExtractionStrategy):
         for key, value in chunk.items():
             if key != "candidates":
                 acc.envelope[key] = value
+        _, usage = _first(chunk, _USAGE_KEYS)
+        if usage is not None:
+            gate.usage(_output_tokens(usage))
         candidates = chunk.get("candidates")
         shown = ""
         if candidates is not None:

@@ -47,6 +47,7 @@ from callgate.strategies.base import (
     report_whole_arguments,
     whole_call,
 )
+from callgate.strategies.usage import count_at
 from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire, chat_tool_spec
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ class OllamaStrategy(ExtractionStrategy):
                 gate.refuse("malformed_chunk", f"message is not an object: {message!r:.60}")
         if chunk.get("done") is True:
             acc.ended = True
+            gate.usage(count_at(chunk, "eval_count"))
             self._turn_done(acc, chunk.get("done_reason"))
         return shown
 

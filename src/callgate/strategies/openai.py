@@ -36,6 +36,7 @@ from callgate.strategies.base import (
     not_text_arguments,
     read_function_calls,
 )
+from callgate.strategies.usage import count_at
 from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire, chat_tool_spec
 
 if TYPE_CHECKING:
@@ -197,8 +198,11 @@ class OpenAIStrategy(ExtractionStrategy):
             return ""
         if not acc.head:
             acc.head.update((k, chunk[k]) for k in _HEAD if chunk.get(k) is not None)
-        if chunk.get("usage") is not None:
-            acc.head["usage"] = chunk["usage"]
+        usage = chunk.get("usage")
+        if usage is not None:
+            acc.head["usage"] = usage
+            if not acc.others:  # with several choices the count is theirs together
+                gate.usage(count_at(usage, "completion_tokens"))
         shown = ""
         for choice in choices:
             index = choice.get("index", 0)
@@ -407,25 +411,27 @@ class OpenAIStrategy(ExtractionStrategy):
 
         Reads an assistant message (``{role, content, tool_calls}``, what :meth:`message`
         builds) or a whole ``chat.completion`` response (its choices). A message's
-        finish_reason is ``tool_calls`` when it has calls, else ``stop``; a response
-        keeps its own. Every entry keeps its fields as received (an object
-        ``function.arguments`` is refused as in a stream).
+        finish_reason, or a choice's that has none, is ``tool_calls`` when it has calls,
+        else ``stop``; a response keeps its own, a null one included (TGI's: the whole
+        response's end is then the turn's, with a ``no_finish_reason`` warning). Every
+        entry keeps its fields as received (an object ``function.arguments`` is refused as
+        in a stream).
         """
         choices = message.get("choices")
         if isinstance(choices, list) and "tool_calls" not in message:
             read = [
-                (c.get("index", n), c.get("message") or {}, c.get("finish_reason"))
+                (c.get("index", n), c.get("message") or {}, _finish_of(c))
                 for n, c in enumerate(choices)
                 if isinstance(c, Mapping)
             ]
         else:
-            read = [(0, message, None)]
+            read = [(0, message, _reason(message))]
         chunk: dict[str, Any] = {"object": "chat.completion.chunk"}
         for field in ("id", "model"):
             if isinstance(message.get(field), str):
                 chunk[field] = message[field]
         chunk["choices"] = [
-            {"index": index, "delta": _delta(inner), "finish_reason": reason or _reason(inner)}
+            {"index": index, "delta": _delta(inner), "finish_reason": reason}
             for index, inner, reason in read
         ]
         return [chunk]
@@ -496,6 +502,13 @@ def _delta(message: Any) -> dict[str, Any]:
     return delta
 
 
+def _finish_of(choice: Mapping[str, Any]) -> Any:
+    """A whole response's choice's finish_reason: its own (null too), else the default."""
+    if "finish_reason" in choice:
+        return choice["finish_reason"]
+    return _reason(choice.get("message"))
+
+
 def _reason(message: Any) -> str:
     """The finish_reason a message without one ended with: ``tool_calls`` if it has calls."""
     return "tool_calls" if isinstance(message, Mapping) and message.get("tool_calls") else "stop"
@@ -519,16 +532,18 @@ def _key(acc: _Accumulator, call: Mapping[str, Any]) -> object:
 
 
 def _carries_nothing(delta: Any, *, blank: bool = False) -> bool:
-    """A delta with no content, call or other text (only a role, nulls and empty strings).
+    """A delta with no content, call or other text (only a role, nulls and empty values).
 
-    ``blank`` also lets ``content`` be whitespace text.
+    Empty strings, lists and objects count as nothing (OpenRouter relaying Gemini sends
+    ``"reasoning_details": []`` on its own closing chunk). ``blank`` also lets
+    ``content`` be whitespace text.
     """
     if not isinstance(delta, Mapping):
         return False
     return all(
         key == "role"
         or value is None
-        or value == ""
+        or (not value and isinstance(value, (str, list, dict)))
         or (blank and key == _DISPLAY and isinstance(value, str) and value.isspace())
         for key, value in delta.items()
     )

@@ -47,6 +47,7 @@ from callgate.strategies.base import (
     not_text_arguments,
     text_field,
 )
+from callgate.strategies.usage import count_at
 from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire
 
 if TYPE_CHECKING:
@@ -196,11 +197,13 @@ class ResponsesStrategy(ExtractionStrategy):
             response = self._envelope(acc, chunk)
             if response is not None:
                 self._verify_output(acc, response.get("output"))
+                acc.gate.usage(count_at(response, "usage", "output_tokens"))
             acc.gate.turn_done(True, "completed")
         elif kind == "response.incomplete":
             response = self._envelope(acc, chunk)
             details = (response or {}).get("incomplete_details") or {}
             reason = details.get("reason") if isinstance(details, Mapping) else None
+            acc.gate.usage(count_at(response, "usage", "output_tokens"))
             acc.gate.turn_done(False, f"incomplete: {reason}" if reason else "incomplete")
         elif kind == "response.failed":
             response = self._envelope(acc, chunk)

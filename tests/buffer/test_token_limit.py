@@ -1,0 +1,255 @@
+"""Usage at the request's token limit is a cut, whatever finish reason the server wrote.
+
+vLLM reports ``finish_reason: "tool_calls"`` on turns that ``max_tokens`` cut; the usage
+block says what happened. Every recorded stream with calls (tests/captures), cut at every
+chunk boundary and ended with its wire's tool-use end relabelled onto it and usage at the
+limit, releases no call; the same end one token below the limit runs the whole turn.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from callgate import LLMStreamBuffer
+from callgate.cli.capture import load_capture
+from callgate.cli.replay import replay
+from callgate.strategies import WIRE_RECORDS
+
+Chunk = dict[str, Any]
+HERE = Path(__file__).resolve().parents[1] / "captures"
+MANIFEST = [
+    e
+    for e in json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
+    if e["expect"]["calls"] and "difference" not in e
+]
+LIMIT = 65_536
+"""Above every usage the recordings report, so only the relabelled end reaches it."""
+
+
+def _openai(end: Chunk, used: int) -> list[Chunk]:
+    relabelled = copy.deepcopy(end)
+    for choice in relabelled["choices"]:
+        choice["finish_reason"] = "tool_calls"
+    if relabelled.get("usage"):  # the server reports it on its finish chunk
+        relabelled["usage"] = {"completion_tokens": used}
+        return [relabelled]
+    return [relabelled, {"choices": [], "usage": {"completion_tokens": used}}]
+
+
+def _responses(end: Chunk, used: int) -> list[Chunk]:
+    relabelled = copy.deepcopy(end)
+    relabelled["type"] = "response.completed"
+    relabelled["response"]["status"] = "completed"
+    relabelled["response"]["usage"] = {"output_tokens": used}
+    return [relabelled]
+
+
+def _anthropic(end: Chunk, used: int) -> list[Chunk]:
+    relabelled = copy.deepcopy(end)
+    relabelled["delta"]["stop_reason"] = "tool_use"
+    relabelled["usage"] = {"output_tokens": used}
+    return [relabelled, {"type": "message_stop"}]
+
+
+def _bedrock(end: Chunk, used: int) -> list[Chunk]:
+    return [
+        {"messageStop": {"stopReason": "tool_use"}},
+        {"metadata": {"usage": {"outputTokens": used}}},
+    ]
+
+
+def _gemini(end: Chunk, used: int) -> list[Chunk]:
+    relabelled = copy.deepcopy(end)
+    relabelled["candidates"][0]["finishReason"] = "STOP"
+    relabelled["usageMetadata"] = {"candidatesTokenCount": used}
+    return [relabelled]
+
+
+def _cohere(end: Chunk, used: int) -> list[Chunk]:
+    usage = {"tokens": {"output_tokens": used}}
+    return [{"type": "message-end", "delta": {"finish_reason": "TOOL_CALL", "usage": usage}}]
+
+
+def _ollama(end: Chunk, used: int) -> list[Chunk]:
+    return [{**end, "done_reason": "stop", "eval_count": used}]
+
+
+ENDS: dict[str, tuple[Callable[[Chunk], bool], Callable[[Chunk, int], list[Chunk]]]] = {
+    "openai": (lambda c: any(ch.get("finish_reason") for ch in c.get("choices") or []), _openai),
+    "openai-responses": (
+        lambda c: c.get("type") in ("response.completed", "response.incomplete"),
+        _responses,
+    ),
+    "anthropic": (lambda c: c.get("type") == "message_delta", _anthropic),
+    "bedrock": (lambda c: "messageStop" in c, _bedrock),
+    "gemini": (lambda c: any("finishReason" in x for x in c.get("candidates") or []), _gemini),
+    "cohere": (lambda c: c.get("type") == "message-end", _cohere),
+    "ollama": (lambda c: c.get("done") is True, _ollama),
+}
+"""Per wire: which recorded chunk carries the turn's end, and that end relabelled as a
+tool-use end with the wire's own usage field reporting ``used`` output tokens."""
+
+
+def relabelled(entry: dict[str, Any], cut: int, used: int) -> list[Chunk]:
+    """The capture's first ``cut`` chunks (before its end), then its end relabelled."""
+    chunks = load_capture((HERE / entry["file"]).read_bytes())
+    is_end, relabel = ENDS[entry["wire"]]
+    at = next(n for n, c in enumerate(chunks) if is_end(c))
+    return [*chunks[: min(cut, at)], *relabel(chunks[at], used)]
+
+
+def end_index(entry: dict[str, Any]) -> int:
+    chunks = load_capture((HERE / entry["file"]).read_bytes())
+    return next(n for n, c in enumerate(chunks) if ENDS[entry["wire"]][0](c))
+
+
+def buffered(chunks: list[Chunk], wire: str, limit: int = LIMIT) -> LLMStreamBuffer:
+    buffer = LLMStreamBuffer(strategy=WIRE_RECORDS[wire].strategy(), max_tokens=limit)
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    return buffer
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[e["file"] for e in MANIFEST])
+def test_no_cut_of_a_recorded_stream_releases_a_call_when_usage_is_at_the_limit(
+    entry: dict[str, Any],
+) -> None:
+    wire = entry["wire"]
+    for cut in range(end_index(entry) + 1):
+        for used in (LIMIT, LIMIT + 7):
+            buffer = buffered(relabelled(entry, cut, used), wire)
+            assert buffer.calls == [] and not buffer.executable, (cut, used)
+            assert buffer.verdict == "fail", (cut, used)
+            assert "token_limit" in [f.code for f in buffer.findings], (cut, used)
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[e["file"] for e in MANIFEST])
+def test_the_whole_turn_one_token_below_the_limit_runs_its_calls(entry: dict[str, Any]) -> None:
+    """The control: the relabelled end is accepted, so the usage alone decides."""
+    chunks = relabelled(entry, end_index(entry), LIMIT - 1)
+    buffer = buffered(chunks, entry["wire"])
+    assert buffer.verdict == "pass", buffer.findings
+    assert [c.name for c in buffer.calls] == [c["name"] for c in entry["expect"]["calls"]]
+    assert "token_limit" not in [f.code for f in buffer.findings]
+
+
+@pytest.mark.parametrize("entry", MANIFEST[::4], ids=[e["file"] for e in MANIFEST[::4]])
+def test_replay_releases_nothing_from_a_cut_turn_at_any_chunk(entry: dict[str, Any]) -> None:
+    """The driver's side: the dry-run driver answers no call at any chunk, nor at the end."""
+    for cut in range(end_index(entry) + 1):
+        result = replay(relabelled(entry, cut, LIMIT), profile=entry["wire"], max_tokens=LIMIT)
+        assert result["status"] == "fail"
+        assert all(call["released_at"] is None for call in result["calls"]), cut
+
+
+WEATHER = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+OPENAI_CALL = [
+    {
+        "choices": [
+            {"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c", "function": WEATHER}]}}
+        ]
+    },
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    {"choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 12}},
+]
+
+
+def test_the_end_waits_for_the_usage_report_that_follows_the_finish() -> None:
+    """Under ``max_tokens`` nothing is finished, or executable, before the usage came."""
+    buffer = LLMStreamBuffer(max_tokens=12)
+    for chunk in OPENAI_CALL[:2]:
+        buffer.add(chunk)
+    assert not buffer.is_finished() and not buffer.executable and buffer.calls == []
+    buffer.add(OPENAI_CALL[2])
+    assert buffer.is_finished() and buffer.verdict == "fail"
+    assert [f.code for f in buffer.findings] == ["token_limit"]
+
+
+def test_without_a_usage_report_the_stream_end_decides() -> None:
+    buffer = LLMStreamBuffer(max_tokens=12)
+    for chunk in OPENAI_CALL[:2]:
+        buffer.add(chunk)
+    buffer.end()
+    assert buffer.is_finished() and buffer.verdict == "pass"
+
+
+def test_without_max_tokens_usage_decides_nothing() -> None:
+    buffer = LLMStreamBuffer()
+    for chunk in OPENAI_CALL[:2]:
+        buffer.add(chunk)
+    assert buffer.is_finished() and buffer.executable
+    buffer.add(OPENAI_CALL[2])
+    assert buffer.verdict == "pass" and buffer.findings == []
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "10", True])
+def test_max_tokens_must_be_a_count(bad: object) -> None:
+    with pytest.raises(ValueError, match="max_tokens must be a count"):
+        LLMStreamBuffer(max_tokens=bad)  # type: ignore[arg-type]
+
+
+def test_the_driver_passes_max_tokens_to_its_buffers() -> None:
+    from callgate import Driver, Tool, run_turn
+
+    ran: list[Any] = []
+    tool = Tool("get_weather", {"type": "object"}, lambda **kw: ran.append(kw) or "sunny")
+    for limit, runs in ((12, []), (13, [{"city": "Paris"}])):
+        ran.clear()
+        driver = Driver([tool], max_tokens=limit)
+        turn = run_turn(OPENAI_CALL, driver, driver.new_stream_buffer())
+        assert ran == runs and turn.status == ("fail" if limit == 12 else "pass")
+
+
+def test_check_takes_max_tokens_from_the_fixture_or_the_command_line(tmp_path: Path) -> None:
+    from callgate.cli.check import check_fixture
+    from callgate.cli.commands import main
+
+    schemas = {"get_weather": {"type": "object"}}
+    fixture = {
+        "profile": "openai",
+        "tool_schemas": schemas,
+        "chunks": OPENAI_CALL,
+        "max_tokens": 12,
+    }
+    assert check_fixture(json.dumps(fixture))["status"] == "fail"
+    assert check_fixture(json.dumps(fixture), max_tokens=100)["status"] == "pass"
+    path = tmp_path / "turn.json"
+    path.write_text(json.dumps({**fixture, "max_tokens": None}), encoding="utf-8")
+    assert main(["check", str(path)]) == 0
+    assert main(["check", str(path), "--max-tokens", "12"]) == 1
+    assert main(["replay", str(path), "--max-tokens", "12", "--json"]) == 1
+    bad = {**fixture, "max_tokens": "twelve"}
+    report = check_fixture(json.dumps(bad))
+    assert report["status"] == "invalid" and "'max_tokens'" in report["findings"][0]["message"]
+
+
+def test_an_incomplete_response_reports_its_usage_and_is_finished_at_once() -> None:
+    """``response.incomplete`` is a cut already; its usage ends the wait for it too."""
+    events = [
+        {
+            "type": "response.created",
+            "response": {"id": "r", "status": "in_progress", "output": []},
+        },
+        {
+            "type": "response.incomplete",
+            "response": {
+                "id": "r",
+                "status": "incomplete",
+                "output": [],
+                "incomplete_details": {"reason": "max_output_tokens"},
+                "usage": {"output_tokens": 16},
+            },
+        },
+    ]
+    buffer = LLMStreamBuffer(max_tokens=16)
+    for event in events:
+        buffer.add(event)
+    assert buffer.is_finished() and buffer.verdict != "pass"
+    assert "token_limit" in [f.code for f in buffer.findings]
