@@ -114,6 +114,18 @@ class Front:
         return f"http://127.0.0.1:{self.envoy.ports[route]}"
 
 
+def weather_request(key: str) -> dict[str, Any]:
+    """The create() arguments of a weather turn whose upstream answer is script ``key``."""
+    from proxy_cases import WEATHER, openai_tools
+
+    return {
+        "model": "gpt-4.1",
+        "messages": [{"role": "user", "content": "go"}],
+        "tools": openai_tools(WEATHER),
+        "metadata": {"case": key},
+    }
+
+
 def openai_turn(base: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """What the openai SDK's client receives for a streamed create(): text, calls, finish."""
     from proxy_cases import rebuilt

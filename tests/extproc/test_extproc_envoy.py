@@ -26,7 +26,14 @@ from callgate.cli.replay import replay
 from callgate.proxy.upstream import Script, sse_body
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires import WireCall
-from envoy_front import ROUTES, Front, anthropic_turn, openai_turn, require_envoy
+from envoy_front import (
+    ROUTES,
+    Front,
+    anthropic_turn,
+    openai_turn,
+    require_envoy,
+    weather_request,
+)
 from proxy_cases import (
     HERE,
     MANIFEST,
@@ -160,16 +167,6 @@ def _native_chunks() -> list[dict[str, Any]]:
     return chunks
 
 
-def _weather(key: str) -> dict[str, Any]:
-    """The create() arguments of a weather turn whose upstream answer is script ``key``."""
-    return {
-        "model": "gpt-4.1",
-        "messages": [{"role": "user", "content": "go"}],
-        "tools": openai_tools(WEATHER),
-        "metadata": {"case": key},
-    }
-
-
 def test_a_call_cut_by_length_never_reaches_the_client(front: Front) -> None:
     chunks = _native_chunks()
     for at in range(1, len(chunks)):
@@ -178,7 +175,7 @@ def test_a_call_cut_by_length_never_reaches_the_client(front: Front) -> None:
             continue
         key = f"length-{at}"
         front.scripts[key] = Script(sse_body(cut))
-        kwargs = _weather(key)
+        kwargs = weather_request(key)
         for route in ROUTES:
             got = openai_turn(front.url(route), kwargs)
             assert got["calls"] == [] and got["finish_reason"] == "length", (route, at)
@@ -203,7 +200,7 @@ def test_a_dropped_upstream_connection_never_delivers_a_call(front: Front) -> No
     for at in marks:
         key = f"dropped-{at}"
         front.scripts[key] = Script(body, cut_at=at)
-        kwargs = _weather(key)
+        kwargs = weather_request(key)
         for route in ROUTES:
             chunks, _ = _chunks_until_error(front.url(route), kwargs)
             sent = [c for c in chunks for ch in c["choices"] if ch["delta"].get("tool_calls")]
@@ -300,7 +297,7 @@ def test_a_whole_response_is_gated_and_its_length_fixed(front: Front) -> None:
 
 def test_policy_headers_narrow_the_tools_and_never_reach_the_upstream(front: Front) -> None:
     front.scripts["narrowed"] = Script(sse_body(_native_chunks()))
-    kwargs = _weather("narrowed")
+    kwargs = weather_request("narrowed")
     assert openai_turn(front.url("duplex"), kwargs)["calls"] == [("get_weather", {"city": "Paris"})]
     narrowed = {**kwargs, "extra_headers": {"x-callgate-allowed-tools": "search"}}
     for route in ROUTES:

@@ -128,12 +128,12 @@ def serve(processor: Processor, listen: str, *, drain_seconds: float = 30.0) -> 
 
     async def main() -> None:
         server, port = await start(processor, listen)
-        host = listen.rpartition(":")[0]
-        print(f"callgate ext-proc: listening on {host}:{port}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        host = listen.rpartition(":")[0]
+        print(f"callgate ext-proc: listening on {host}:{port}", flush=True)
         await stop.wait()
         await server.stop(drain_seconds)
 
