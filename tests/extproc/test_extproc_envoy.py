@@ -220,7 +220,6 @@ def test_a_client_disconnect_ends_the_processor_stream(front: Front) -> None:
         ):
             assert reply.status_code == 200
             next(reply.iter_bytes())
-            assert front.processor.active >= 1
         deadline = time.monotonic() + 10
         while front.processor.active and time.monotonic() < deadline:
             time.sleep(0.02)
