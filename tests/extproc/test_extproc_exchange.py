@@ -204,3 +204,31 @@ def test_policy_reaches_the_exchange_from_envoys_metadata_context() -> None:
     start.metadata_context.filter_metadata["callgate"].CopyFrom(struct)
     exchange.receive(start)
     assert exchange.policy is not None and exchange.policy.allowed_tools == frozenset()
+
+
+def test_a_full_duplex_request_body_is_held_whole_then_sent_on_unchanged() -> None:
+    """agentgateway streams the request body full-duplex by default."""
+    exchange = Exchange(NOTICE)
+    start = _start(MODE.FULL_DUPLEX_STREAMED)
+    start.protocol_config.request_body_mode = MODE.FULL_DUPLEX_STREAMED
+    exchange.receive(start)
+    data = json.dumps(REQUEST).encode()
+    first = pb.ProcessingRequest(request_body=pb.HttpBody(body=data[:10]))
+    assert exchange.receive(first) == []
+    last = pb.ProcessingRequest(request_body=pb.HttpBody(body=data[10:], end_of_stream=True))
+    [answer] = exchange.receive(last)
+    streamed = answer.request_body.response.body_mutation.streamed_response
+    assert streamed.body == data and streamed.end_of_stream
+    assert exchange.gated is not None
+
+    broken = Exchange(NOTICE)
+    broken.receive(start)
+    bad = pb.ProcessingRequest(request_body=pb.HttpBody(body=b"{", end_of_stream=True))
+    [answer] = broken.receive(bad)
+    assert answer.immediate_response.status.code == 400
+
+
+def test_a_routes_grpc_metadata_is_a_policy_source_before_the_headers() -> None:
+    exchange = Exchange(NOTICE, {"x-callgate-on-blocked": "pass"})
+    exchange.receive(_start(MODE.STREAMED, **{"x-callgate-on-blocked": "notice"}))
+    assert exchange.policy is not None and exchange.policy.options.on_blocked == "pass"

@@ -24,9 +24,11 @@ def _listen(text: str) -> str:
 
 
 def extproc_config(args: argparse.Namespace) -> Any:
-    """The :class:`~callgate.extproc.server.ExtProcConfig` the flags ask for."""
-    from callgate.extproc.server import ExtProcConfig
+    """The :class:`~callgate.extproc.server.ExtProcConfig` the flags ask for.
 
+    The flags are checked before the processor's extra is loaded, so a bad flag says so
+    even where the extra is missing.
+    """
     options = turn_options(args)
     if options.on_blocked == "repair":
         raise ProxyUsageError(
@@ -44,6 +46,12 @@ def extproc_config(args: argparse.Namespace) -> Any:
                 f"spans need their extra: pip install 'callgate[otel]' ({exc})"
             ) from exc
         spans = TurnSpans(provider, record_arguments=args.span_arguments)
+    try:
+        from callgate.extproc.server import ExtProcConfig
+    except ImportError as exc:
+        raise ProxyUsageError(
+            f"the processor needs its extra: pip install 'callgate[extproc]' ({exc})"
+        ) from exc
     return ExtProcConfig(
         options=options,
         audit_dir=Path(args.audit) if args.audit else None,
@@ -57,13 +65,10 @@ def extproc_config(args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace) -> int:
     listen = _listen(args.listen)
-    try:
-        from callgate.extproc.server import Processor, serve
-    except ImportError as exc:
-        raise ProxyUsageError(
-            f"the processor needs its extra: pip install 'callgate[extproc]' ({exc})"
-        ) from exc
-    processor = Processor(extproc_config(args))
+    config = extproc_config(args)
+    from callgate.extproc.server import Processor, serve
+
+    processor = Processor(config)
     if args.metrics_port is not None:
         from prometheus_client import start_http_server
 

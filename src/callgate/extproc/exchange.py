@@ -27,7 +27,7 @@ from typing import Any
 
 from callgate.extproc import wire
 from callgate.extproc.gated import WIRES, GatedExchange, RequestError, error_json
-from callgate.extproc.policy import HEADERS, Policy, PolicyError, read_policy
+from callgate.extproc.policy import HEADERS, PolicyError, RoutePolicy, read_policy
 from callgate.proxy.engine import Options
 
 __all__ = ["Exchange"]
@@ -51,9 +51,12 @@ class Exchange:
         self.keep_raw = keep_raw
         self.max_request_bytes = max_request_bytes
         self.mode = wire.STREAMED
+        """The response body mode (``FULL_DUPLEX`` or ``STREAMED``)."""
+        self.request_mode = wire.STREAMED
+        """The request body mode: ``FULL_DUPLEX`` (agentgateway's default) or a buffered one."""
         self.wire: str | None = None
         """The gated wire (``openai``, ``anthropic``), None for a path that passes."""
-        self.policy: Policy | None = None
+        self.policy: RoutePolicy | None = None
         self.gated: GatedExchange | None = None
         """The engine's exchange once the request body was read."""
         self.path = ""
@@ -72,12 +75,13 @@ class Exchange:
         """The answers to one ``ProcessingRequest``."""
         if self._first:
             self.mode = wire.body_mode(request)
+            self.request_mode = wire.body_mode(request, response=False)
             self._first = False
         kind = request.WhichOneof("request")
         if kind == "request_headers":
             return [self._request_headers(request)]
         if kind == "request_body":
-            return [self._request_body(request.request_body)]
+            return self._request_body(request.request_body)
         if kind == "response_headers":
             return [self._response_headers(request.response_headers)]
         if kind == "response_body":
@@ -105,15 +109,30 @@ class Exchange:
             return self._refuse("the request has no body", "invalid_json")
         return wire.headers_answer(response=False, remove=(*HEADERS, "accept-encoding"))
 
-    def _request_body(self, body: Any) -> Any:
+    def _request_body(self, body: Any) -> list[Any]:
+        """The request body: read whole (``BUFFERED``, or held whole in full-duplex mode)."""
+        duplex = self.request_mode == wire.FULL_DUPLEX
         if self.wire is None or self.policy is None:
-            return wire.request_body_answer()
+            if duplex:
+                return [wire.body_piece(body.body, end=body.end_of_stream, response=False)]
+            return [wire.request_body_answer()]
         self._body += body.body
         if len(self._body) > self.max_request_bytes:
             message = f"the request body is over {self.max_request_bytes} bytes"
-            return self._refuse(message, "request_too_large", status=413)
+            return [self._refuse(message, "request_too_large", status=413)]
         if not body.end_of_stream:
-            return wire.request_body_answer()
+            return [] if duplex else [wire.request_body_answer()]
+        refused = self._read_request()
+        if refused is not None:
+            return [refused]
+        whole, self._body = bytes(self._body), bytearray()
+        if duplex:
+            return [wire.body_piece(whole, end=True, response=False)]
+        return [wire.request_body_answer()]
+
+    def _read_request(self) -> Any:
+        """Make the engine's exchange from the whole request body (an answer if it cannot)."""
+        assert self.wire is not None and self.policy is not None
         try:
             payload = json.loads(bytes(self._body))
         except ValueError as exc:
@@ -127,8 +146,7 @@ class Exchange:
             )
         except RequestError as exc:
             return self._refuse(f"callgate: {exc}", "invalid_request")
-        self._body = bytearray()
-        return wire.request_body_answer()
+        return None
 
     def _refuse(self, message: str, code: str, *, status: int = 400) -> Any:
         """Envoy answers the client at once with the wire's error (the upstream never sees it)."""

@@ -26,7 +26,7 @@ from callgate.fsm.errors import CallgateError
 from callgate.proxy.engine import Options
 from callgate.strategies.text.formats import FORMATS
 
-__all__ = ["HEADERS", "Policy", "PolicyError", "read_policy"]
+__all__ = ["HEADERS", "PolicyError", "RoutePolicy", "read_policy"]
 
 NAMESPACE = "callgate"
 HEADERS = ("x-callgate-on-blocked", "x-callgate-text-formats", "x-callgate-allowed-tools")
@@ -39,7 +39,7 @@ class PolicyError(CallgateError, ValueError):
 
 
 @frozen
-class Policy:
+class RoutePolicy:
     """The options of one request's turn and the tools the gate may accept in it."""
 
     options: Options
@@ -98,7 +98,7 @@ def read_policy(
     base: Options,
     metadata: Mapping[str, Any],
     *sources: Mapping[str, str],
-) -> Policy:
+) -> RoutePolicy:
     """The policy of one request: ``metadata`` (by namespace), then ``sources`` in order.
 
     ``base`` is the command's options. PolicyError names a setting that cannot be used.
@@ -129,4 +129,4 @@ def read_policy(
         if "allowed_tools" in found:
             tools = frozenset(_words(found["allowed_tools"], "allowed_tools"))
             allowed = tools if allowed is None else allowed & tools
-    return Policy(options, allowed)
+    return RoutePolicy(options, allowed)

@@ -47,10 +47,11 @@ def header_map(headers: Message) -> dict[str, str]:
     return out
 
 
-def body_mode(request: Message) -> int:
-    """The response body mode Envoy says it runs (``protocol_config``), else ``STREAMED``."""
+def body_mode(request: Message, *, response: bool = True) -> int:
+    """A body mode Envoy says it runs (``protocol_config``): full duplex, else ``STREAMED``."""
     if request.HasField("protocol_config"):
-        mode = int(request.protocol_config.response_body_mode)
+        config = request.protocol_config
+        mode = int(config.response_body_mode if response else config.request_body_mode)
         if mode == FULL_DUPLEX:
             return FULL_DUPLEX
     return STREAMED
@@ -114,11 +115,13 @@ def replaced_chunk(body: bytes | None) -> Message:
     return pb.ProcessingResponse(response_body=pb.BodyResponse(response=common))
 
 
-def body_piece(body: bytes, *, end: bool) -> Message:
-    """``FULL_DUPLEX_STREAMED`` mode: the next piece of the response body (``end``: the last)."""
+def body_piece(body: bytes, *, end: bool, response: bool = True) -> Message:
+    """``FULL_DUPLEX_STREAMED`` mode: the next piece of a body (``end``: the last)."""
     streamed = pb.StreamedBodyResponse(body=body, end_of_stream=end)
     common = pb.CommonResponse(body_mutation=pb.BodyMutation(streamed_response=streamed))
-    return pb.ProcessingResponse(response_body=pb.BodyResponse(response=common))
+    if response:
+        return pb.ProcessingResponse(response_body=pb.BodyResponse(response=common))
+    return pb.ProcessingResponse(request_body=pb.BodyResponse(response=common))
 
 
 def trailers_answer(*, response: bool) -> Message:
