@@ -352,3 +352,12 @@ def test_turns_are_counted_in_the_proxys_metrics(front: Front) -> None:
     page = generate_latest(front.processor.metrics.registry).decode()
     assert 'callgate_proxy_turns_total{status="pass",wire="openai"}' in page
     assert 'callgate_proxy_turns_total{status="pass",wire="anthropic"}' in page
+
+
+def test_a_request_over_envoys_default_buffer_of_one_mib_is_gated(front: Front) -> None:
+    case = qwen_case()
+    front.scripts[case.id] = Script(sse_body(case.chunks))
+    long = [{"role": "user", "content": "x" * (3 * 1024 * 1024 // 2)}]
+    got = openai_turn(front.url("duplex"), {**case.create_kwargs, "messages": long})
+    assert got["calls"] == [("get_weather", {"city": "Paris"})]
+    assert len(front.upstream.requests[-1][1]["messages"][0]["content"]) == len(long[0]["content"])

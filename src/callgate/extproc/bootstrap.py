@@ -74,6 +74,7 @@ def _listener(route: Route, host: str) -> str:
   - name: {route.name}
     address:
       socket_address: {{address: {host}, port_value: {route.port}}}
+    per_connection_buffer_limit_bytes: 33554432
     filter_chains:
     - filters:
       - name: envoy.filters.network.http_connection_manager

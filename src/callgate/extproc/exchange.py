@@ -26,9 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from callgate.extproc import wire
-from callgate.extproc.gated import WIRES, GatedExchange, RequestError, error_json
+from callgate.extproc.gated import WIRES, GatedExchange, Options, RequestError, error_json
 from callgate.extproc.policy import HEADERS, PolicyError, RoutePolicy, read_policy
-from callgate.proxy.engine import Options
 
 __all__ = ["Exchange"]
 

@@ -7,7 +7,8 @@ does (:mod:`callgate.proxy.app`): the upstream's server-sent events through
 request answered with one JSON body through ``whole_chunks``; a stream=false response
 through ``whole_chunks`` and ``assemble``; an engine failure ends the stream with the
 wire's error event. The processor cannot ask the upstream again, so a turn that would be
-repaired ends as ``notice`` ends it (``give_up``).
+repaired ends as ``notice`` ends it (``give_up``). The engine's ``Options`` are re-exported
+from here for the rest of the package.
 """
 
 from __future__ import annotations
@@ -15,15 +16,15 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from callgate.proxy.app import error_body
-from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError
+from callgate.proxy.engine import BlockedMode, GatedCore, GatedTurn, Options, RequestError
 from callgate.proxy.messages import GatedMessages
 from callgate.proxy.sse import DONE_EVENT, SSEReader, encode
 
-__all__ = ["WIRES", "GatedExchange", "RequestError", "error_json"]
+__all__ = ["WIRES", "BlockedMode", "GatedExchange", "Options", "RequestError", "error_json"]
 
 logger = logging.getLogger("callgate.extproc")
 
@@ -119,12 +120,12 @@ class GatedExchange:
         """A turn that would re-ask the upstream ends with its notice instead."""
         return self.turn.give_up() if self.turn.repair is not None else []
 
-    def _guarded(self, step: Any) -> bytes:
+    def _guarded(self, step: Callable[[], bytes]) -> bytes:
         """Run an engine step; should the engine fail, the stream ends with an error event."""
         if self._failed:
             return b""
         try:
-            out: bytes = step()
+            out = step()
         except Exception:
             logger.exception("callgate ext-proc: the engine failed on a stream")
             self._failed = True

@@ -22,8 +22,8 @@ from typing import Any
 
 from attrs import evolve, frozen
 
+from callgate.extproc.gated import BlockedMode, Options
 from callgate.fsm.errors import CallgateError
-from callgate.proxy.engine import Options
 from callgate.strategies.text.formats import FORMATS
 
 __all__ = ["HEADERS", "PolicyError", "RoutePolicy", "read_policy"]
@@ -32,6 +32,8 @@ NAMESPACE = "callgate"
 HEADERS = ("x-callgate-on-blocked", "x-callgate-text-formats", "x-callgate-allowed-tools")
 """The request headers (and gRPC metadata keys) the policy reads; never sent upstream."""
 _KEYS = ("on_blocked", "text_formats", "allowed_tools")
+_MODES: dict[str, BlockedMode] = {"notice": "notice", "pass": "pass"}
+"""The ``--on-blocked`` modes a processor can follow (``repair`` needs a second request)."""
 
 
 class PolicyError(CallgateError, ValueError):
@@ -109,12 +111,13 @@ def read_policy(
     for found in _settings(metadata, sources):
         if "on_blocked" in found and not mode_set:
             mode = found["on_blocked"]
-            if not isinstance(mode, str) or mode.strip() not in ("notice", "pass"):
+            chosen = _MODES.get(mode.strip()) if isinstance(mode, str) else None
+            if chosen is None:
                 raise PolicyError(
                     f"callgate policy on_blocked must be notice or pass, not {mode!r} "
                     "(an external processor cannot ask the upstream again)"
                 )
-            options = evolve(options, on_blocked="notice" if mode.strip() == "notice" else "pass")
+            options = evolve(options, on_blocked=chosen)
             mode_set = True
         if "text_formats" in found and not formats_set:
             names = _words(found["text_formats"], "text_formats")

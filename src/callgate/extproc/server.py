@@ -25,8 +25,8 @@ from attrs import field, frozen
 from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as pb_grpc
 
 from callgate.extproc.exchange import Exchange
+from callgate.extproc.gated import Options
 from callgate.proxy.audit import AuditLog
-from callgate.proxy.engine import Options
 from callgate.proxy.metrics import Metrics
 
 __all__ = ["ExtProcConfig", "Processor", "ProcessorThread", "serve"]
