@@ -267,6 +267,38 @@ def run_proxy_upstream(command: Command) -> None:
         stop(process)
 
 
+def run_ext_proc(command: Command) -> None:
+    """The processor on a free port instead: it says where it listens and stops on SIGTERM;
+    without its extra (grpcio, Envoy's protos) it says which one line to install."""
+    import importlib.util
+    import socket
+
+    args = build_parser().parse_args(command.argv[1:])
+    assert args.listen == "127.0.0.1:50051"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        free = f"127.0.0.1:{sock.getsockname()[1]}"
+    argv = [sys.executable, "-m", "callgate", "ext-proc", "--listen", free]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        if importlib.util.find_spec("grpc") is None:
+            assert process.wait(60) == 2
+            assert "pip install 'callgate[extproc]'" in process.stderr.read()
+            return
+        assert process.stdout.readline() == f"callgate ext-proc: listening on {free}\n"
+        process.send_signal(signal.SIGINT)  # Ctrl-C: it stops taking streams and exits
+        assert process.wait(timeout=30) == 0
+        assert process.stderr.read() == ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def run_proxy_demo(command: Command) -> None:
     with proxy_process(command.argv[2:], announced_on="stdout") as (process, url, first):
         assert process.stdout is not None
@@ -309,6 +341,7 @@ RUN: dict[str, Callable[[Command], None]] = {
     "README.md: callgate proxy --upstream http://localhost:11434": run_proxy_upstream,
     "docs/proxy.md: callgate proxy --upstream http://localhost:11434": run_proxy_upstream,
     "README.md: callgate proxy --demo": run_proxy_demo,
+    "docs/envoy.md: callgate ext-proc --listen 127.0.0.1:50051": run_ext_proc,
 }
 
 
@@ -338,6 +371,7 @@ NOT_RUN: dict[str, str] = {
     "README.md: pip install 'callgate[proxy]'": INSTALLS,
     "docs/proxy.md: pip install 'callgate[proxy]'": INSTALLS,
     "docs/testing.md: pip install 'callgate[testing]'": INSTALLS,
+    "docs/envoy.md: pip install 'callgate[extproc]'": INSTALLS,
     "docs/mutation.md: pip install -e '.[dev]'": INSTALLS,
     "docs/proxy.md: python -m venv venv-litellm": "makes a second environment with litellm",
     "docs/proxy.md: venv-litellm/bin/pip install -e '.[proxy]' 'litellm[proxy]'": INSTALLS,
@@ -453,6 +487,7 @@ def test_the_commands_comments_say_what_runs_here() -> None:
             "listens on 127.0.0.1:8787"
         ),
         "README.md: callgate proxy --demo": "in front of bundled sample streams",
+        "docs/envoy.md: callgate ext-proc --listen 127.0.0.1:50051": "",
     }
     assert re.search(r"--demo` prints `curl` lines", (ROOT / "README.md").read_text())
 
@@ -538,6 +573,7 @@ INLINE_NOT_RUN: dict[str, str] = {
     "callgate check": MENTION,
     "callgate demo": "run as README.md's command block",
     "callgate proxy": MENTION,
+    "callgate ext-proc": MENTION,
     "callgate replay": MENTION,
     "callgate check --strict-finish": MENTION,
     "callgate replay --strict-finish": MENTION,

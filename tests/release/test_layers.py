@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("testing", ("callgate.testing",)),
     ("proxy", ("callgate.proxy",)),
     ("integrations", ("callgate.integrations",)),
+    ("extproc", ("callgate.extproc",)),
     ("cli", ("callgate.cli", "callgate.__main__")),
 ]
 """The layers, lowest first: a layer's name and the modules or packages it holds."""

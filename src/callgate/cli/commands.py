@@ -17,6 +17,7 @@ from typing import Any
 
 from callgate.audit.trace import Recorder
 from callgate.cli.check import EXIT_CODES, Recorded, check_capture, check_fixture, format_text
+from callgate.cli.extproc import add_extproc_parser
 from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
 from callgate.cli.proxy import add_proxy_parser
@@ -371,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(run=_export)
 
     add_proxy_parser(sub)
+    add_extproc_parser(sub)
     return parser
 
 

@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 from callgate.fsm.errors import CallgateError
 
 if TYPE_CHECKING:
-    from callgate.proxy.engine import BlockedMode
+    from callgate.proxy.engine import BlockedMode, Options
 
-__all__ = ["add_proxy_parser", "parse_on_blocked", "proxy_config"]
+__all__ = ["add_proxy_parser", "add_turn_flags", "parse_on_blocked", "proxy_config", "turn_options"]
 
 
 class ProxyUsageError(CallgateError, ValueError):
@@ -60,19 +60,25 @@ def _formats(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
-    """The :class:`~callgate.proxy.app.ProxyConfig` the flags ask for."""
-    from callgate.proxy.app import ProxyConfig
+def turn_options(args: argparse.Namespace) -> Options:
+    """The engine's :class:`~callgate.proxy.engine.Options` the flags ask for."""
     from callgate.proxy.engine import Options
 
     mode, repairs = parse_on_blocked(args.on_blocked)
-    options = Options(
+    return Options(
         on_blocked=mode,
         repairs=repairs,
         stream_args=args.stream_args,
         move_reasoning=args.move_reasoning,
         text_formats=_formats(args.text_formats),
     )
+
+
+def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
+    """The :class:`~callgate.proxy.app.ProxyConfig` the flags ask for."""
+    from callgate.proxy.app import ProxyConfig
+
+    options = turn_options(args)
     return ProxyConfig(
         upstream=_upstream(upstream),
         options=options,
@@ -120,6 +126,26 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_turn_flags(parser: Any) -> None:
+    """The flags of how turns are rewritten and audited (``proxy`` and ``ext-proc`` share them)."""
+    parser.add_argument(
+        "--stream-args",
+        action="store_true",
+        help="forward native argument deltas as they arrive (the finish still waits)",
+    )
+    parser.add_argument(
+        "--move-reasoning",
+        action="store_true",
+        help="move <think>...</think> of the content to reasoning_content",
+    )
+    parser.add_argument("--audit", metavar="DIR", help="write one audit record per turn into DIR")
+    parser.add_argument("--audit-max-bytes", type=int, default=64 * 1024 * 1024)
+    parser.add_argument("--audit-files", type=int, default=8, help="rotated audit files kept")
+    parser.add_argument(
+        "--audit-messages", action="store_true", help="store the request's messages too"
+    )
+
+
 def add_proxy_parser(sub: Any) -> None:
     """Add the ``proxy`` subcommand to the command line's subparsers."""
     proxy = sub.add_parser(
@@ -141,22 +167,7 @@ def add_proxy_parser(sub: Any) -> None:
         metavar="MODE",
         help="a call failing its schema or identity: notice, repair N (default: repair 2), or pass",
     )
-    proxy.add_argument(
-        "--stream-args",
-        action="store_true",
-        help="forward native argument deltas as they arrive (the finish still waits)",
-    )
-    proxy.add_argument(
-        "--move-reasoning",
-        action="store_true",
-        help="move <think>...</think> of the content to reasoning_content",
-    )
-    proxy.add_argument("--audit", metavar="DIR", help="write one audit record per turn into DIR")
-    proxy.add_argument("--audit-max-bytes", type=int, default=64 * 1024 * 1024)
-    proxy.add_argument("--audit-files", type=int, default=8, help="rotated audit files kept")
-    proxy.add_argument(
-        "--audit-messages", action="store_true", help="store the request's messages too"
-    )
+    add_turn_flags(proxy)
     proxy.add_argument("--timeout", type=float, default=600.0, help="upstream read timeout (s)")
     proxy.add_argument("--max-request-bytes", type=int, default=32 * 1024 * 1024)
     proxy.add_argument("--drain", type=float, default=30.0, help="seconds to drain on SIGTERM")
