@@ -444,6 +444,9 @@ def _responses_tools(tools: list[Any], log: Log) -> list[Any]:
     return out
 
 
+_BESIDE_CALLS = frozenset({"reasoning"})
+"""Responses input items that may come between calls and their outputs (the others close
+the calls' turn)."""
 _OUTPUTS = ("function_call_output", "local_shell_call_output", "custom_tool_call_output")
 
 
@@ -470,7 +473,7 @@ def _responses_items(items: list[Any], log: Log) -> list[Any]:
             output = {"type": "function_call_output", "call_id": forwarded, "output": _output(item)}
             out.append({**item, **output})
             continue
-        if kind != "reasoning":
+        if kind not in _BESIDE_CALLS:
             out += _responses_answers(waiting, ids, where, log) + orphans
             waiting, orphans = [], []
         out.append(item)
