@@ -313,13 +313,18 @@ def _toml_list(items: list[str] | tuple[str, ...]) -> str:
     return "[" + ", ".join(json.dumps(item) for item in items) + "]"
 
 
+_TESTS_COPIED = shutil.ignore_patterns("__pycache__", "node_modules")
+"""What a scratch project's tests leave out: caches, and the npm installs (the agent CLIs
+weigh hundreds of megabytes; no mutated module's tests run them)."""
+
+
 def prepare(workdir: Path, paths: list[str], tests: list[str]) -> None:
     """Lay a fresh copy of src, tests and pyproject in workdir, mutating only paths."""
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
     shutil.copytree(ROOT / "src", workdir / "src", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", workdir / "tests", ignore=_TESTS_COPIED)
     configure(workdir, paths, tests)
 
 
@@ -498,7 +503,7 @@ def rerun(name: str, quiet: bool) -> int:
         )
         return 2
     shutil.rmtree(workdir / "tests")
-    shutil.copytree(ROOT / "tests", workdir / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", workdir / "tests", ignore=_TESTS_COPIED)
     configure(workdir, [module.path], list(module.tests))
     before = exit_codes(workdir, module)
     listed = equivalent_list()

@@ -366,6 +366,14 @@ NOT_RUN: dict[str, str] = {
         for name in LOOPS
     },
     # commands
+    **{
+        key: (
+            "runs an npm-installed agent CLI against a model server on 127.0.0.1; "
+            "tests/proxy/test_agents_offline.py runs each so, in a fresh home"
+        )
+        for key in COMMANDS
+        if key.startswith(("docs/agents.md: ANTHROPIC_BASE_URL=", "docs/agents.md: codex exec "))
+    },
     "README.md: python -m pip install -e '.[test]'": INSTALLS,
     "README.md: python -m pytest": "the whole test suite: this test is part of it",
     "README.md: pip install 'callgate[proxy]'": INSTALLS,
