@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from typing import Any, Literal
 
 import httpx
 import openai
+import pytest
 
 from callgate.cli.capture import load_capture
 from callgate.cli.replay import replay
@@ -406,3 +408,17 @@ def proxy_process(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def node_for(project: str, package: str) -> str:
+    """Node's path once ``npm ci`` ran in tests/``project`` (its ``package`` installed).
+
+    Skips the test without them, unless ``CALLGATE_REQUIRE_NODE=1`` (CI) fails it.
+    """
+    found = shutil.which("node")
+    if found is None or not (HERE / project / "node_modules" / package).is_dir():
+        message = f"needs node and 'npm ci' in tests/{project}"
+        if os.environ.get("CALLGATE_REQUIRE_NODE") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
