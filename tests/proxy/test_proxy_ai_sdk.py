@@ -21,7 +21,7 @@ from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires.base import WireCall
-from proxy_cases import node_for, proxy_process
+from proxy_cases import QWEN_MODEL, node_for, proxy_process
 
 NODE_AI = Path(__file__).resolve().parents[1] / "node_ai"
 MODEL = "gpt-4.1"
@@ -53,10 +53,11 @@ def native() -> Iterator[tuple[Model, str]]:
         yield model, url
 
 
-def run_client(url: str, prompt: str = "Weather in Oslo?") -> dict[str, Any]:
+def run_client(url: str, model: str = MODEL) -> dict[str, Any]:
     """One streamText run through the proxy at ``url``: what the SDK saw."""
+    program = node_for("node_ai", "ai")
     done = subprocess.run(
-        [node_for("node_ai", "ai"), str(NODE_AI / "client.mjs"), url + "/v1", MODEL, prompt],
+        [program, str(NODE_AI / "client.mjs"), url + "/v1", model, "Weather in Oslo?"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -79,3 +80,23 @@ def test_the_ai_sdk_runs_its_draft_07_zod_tool_through_the_proxy(
     assert got["text"] == "It is clear in Oslo.", got
     assert got["errors"] == []
     assert len(model.upstream.requests) == 2
+
+
+QUOTED = (
+    "The model emits `<tool_call>"
+    + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
+    + "</tool_call>` in its output."
+)
+"""Prose that quotes a Qwen call in inline code (a Qwen model's own explanation)."""
+
+
+def test_the_ai_sdk_shows_markup_quoted_in_inline_code_and_runs_nothing() -> None:
+    model = Model(openai_chunks([], [], text=list(QUOTED)))
+    with (
+        ServerThread(model.upstream) as upstream,
+        proxy_process(["--upstream", upstream.url + "/v1"]) as (_, url, _first),
+    ):
+        got = run_client(url, QWEN_MODEL)
+    assert got["executed"] == [], got
+    assert got["text"] == QUOTED
+    assert got["finish_reasons"] == ["stop"]
