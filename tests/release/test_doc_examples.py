@@ -351,6 +351,11 @@ NOT_RUN: dict[str, str] = {
     "-w 4 -b 0.0.0.0:8787 'callgate.proxy.app:from_env()'": (
         "a deployment recipe; gunicorn is not a dependency"
     ),
+    "docs/integrations.md: LITELLM_MASTER_KEY=sk-my-master-key litellm --config config.yaml "
+    "--port 4000": (
+        "needs litellm[proxy], not a test dependency; test_litellm_guardrail.py starts "
+        "LiteLLM's proxy with the same config lines and a master key"
+    ),
     "docs/integrations.md: python bench/bench_integrations.py": (
         "needs litellm and pydantic-ai; test_bench_scripts.py runs its --help and its "
         "message naming the missing framework"
