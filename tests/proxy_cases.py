@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -377,13 +378,17 @@ def closed_url() -> str:
 
 @contextmanager
 def proxy_process(
-    args: list[str], *, announced_on: Literal["stdout", "stderr"] = "stderr"
+    args: list[str],
+    *,
+    announced_on: Literal["stdout", "stderr"] = "stderr",
+    sigint: signal.Handlers = signal.SIG_DFL,
 ) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
     """``callgate proxy ARGS --port 0`` as a process of this checkout.
 
     Yields the process, its URL and the first line it printed (on ``announced_on``; it
     names the URL) once the proxy is ready (``/readyz`` 200); the process is killed
-    after, if the test left it running.
+    after, if the test left it running. The child starts with SIGINT's disposition set to
+    ``sigint`` (default: SIG_DFL, whatever this process inherited, e.g. ignored under nohup).
     """
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     process = subprocess.Popen(
@@ -392,6 +397,7 @@ def proxy_process(
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),  # noqa: PLW1509
     )
     try:
         stream = process.stdout if announced_on == "stdout" else process.stderr

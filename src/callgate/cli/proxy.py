@@ -7,6 +7,7 @@ of the command line stays light. A bad flag is one line on stderr and exit 2.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,9 @@ def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Ctrl-C stops the proxy (exit 130) even when SIGINT came ignored from the parent (a
+    # background job, nohup, some CI runners): uvicorn re-raises what it inherited.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if args.upstream is None and not args.demo:
         raise ProxyUsageError("give --upstream URL (or --demo)")
     try:
