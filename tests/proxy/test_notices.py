@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 
 from callgate.gate.findings import CODES
 from callgate.proxy.engine import GatedTurn, Options
-from callgate.proxy.notices import LIMIT, WORDS, call_notice, reason_of, turn_notice, upstream_notice
+from callgate.proxy.notices import (
+    LIMIT,
+    WORDS,
+    call_notice,
+    reason_of,
+    turn_notice,
+    upstream_notice,
+)
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires.base import WireCall
 

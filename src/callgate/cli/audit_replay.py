@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from callgate.audit.trace import Recorder
+from callgate.fsm.errors import CallgateError
 
 __all__ = ["AuditChoice", "chosen_records", "replay_audit"]
 
@@ -22,7 +23,7 @@ Page = Callable[[Sequence[Any], Mapping[str, Any], Recorder, str], None]
 """Writes the replay page of ``(chunks, result, recorder, title)``."""
 
 
-class AuditChoice(ValueError):
+class AuditChoice(CallgateError, ValueError):
     """A ``--record`` or ``--turn`` that names no record of the log: the message says why."""
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from callgate.cli.proxy_file import apply_config
 from callgate.fsm.errors import CallgateError
 
 if TYPE_CHECKING:
@@ -62,10 +63,11 @@ def _formats(text: str | None) -> tuple[str, ...] | None:
 
 
 def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
-    """The :class:`~callgate.proxy.app.ProxyConfig` the flags ask for."""
+    """The :class:`~callgate.proxy.app.ProxyConfig` the flags (and ``--config``) ask for."""
     from callgate.proxy.app import ProxyConfig
     from callgate.proxy.engine import Options
 
+    apply_config(args)
     mode, repairs = parse_on_blocked(args.on_blocked)
     options = Options(
         on_blocked=mode,
@@ -90,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
     # Ctrl-C stops the proxy (exit 130) even when SIGINT came ignored from the parent (a
     # background job, nohup, some CI runners): uvicorn re-raises what it inherited.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    apply_config(args)
     if args.upstream is None and not args.demo:
         raise ProxyUsageError("give --upstream URL (or --demo)")
     try:
@@ -125,14 +128,25 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_proxy_parser(sub: Any) -> None:
-    """Add the ``proxy`` subcommand to the command line's subparsers."""
+    """Add the ``proxy`` subcommand to the command line's subparsers.
+
+    A flag not given stays unset here: :func:`~callgate.cli.proxy_file.apply_config` takes
+    it from ``--config`` or gives its default (:data:`~callgate.cli.proxy_file.FLAGS`).
+    """
     proxy = sub.add_parser(
         "proxy",
         help="run the tool-call gateway in front of an OpenAI- or Anthropic-compatible server",
+        argument_default=argparse.SUPPRESS,
+    )
+    proxy.add_argument(
+        "--config",
+        metavar="FILE",
+        help='a TOML file of these flags (upstream = "http://...", on-blocked = "notice", ...); '
+        "flags given here win",
     )
     proxy.add_argument("--upstream", metavar="URL", help="the server to gate (http:// or https://)")
-    proxy.add_argument("--host", default="127.0.0.1")
-    proxy.add_argument("--port", type=int, default=8787)
+    proxy.add_argument("--host", help="the address to listen on (default: 127.0.0.1)")
+    proxy.add_argument("--port", type=int, help="the port to listen on (default: 8787)")
     proxy.add_argument(
         "--text-formats",
         metavar="A,B",
@@ -141,7 +155,6 @@ def add_proxy_parser(sub: Any) -> None:
     proxy.add_argument(
         "--on-blocked",
         nargs="+",
-        default=["repair", "2"],
         metavar="MODE",
         help="a call failing its schema or identity: notice, repair N (default: repair 2), or pass",
     )
@@ -156,14 +169,18 @@ def add_proxy_parser(sub: Any) -> None:
         help="move <think>...</think> of the content to reasoning_content",
     )
     proxy.add_argument("--audit", metavar="DIR", help="write one audit record per turn into DIR")
-    proxy.add_argument("--audit-max-bytes", type=int, default=64 * 1024 * 1024)
-    proxy.add_argument("--audit-files", type=int, default=8, help="rotated audit files kept")
+    proxy.add_argument(
+        "--audit-max-bytes", type=int, help="rotate the audit file past this size (64 MiB)"
+    )
+    proxy.add_argument("--audit-files", type=int, help="rotated audit files kept (default: 8)")
     proxy.add_argument(
         "--audit-messages", action="store_true", help="store the request's messages too"
     )
-    proxy.add_argument("--timeout", type=float, default=600.0, help="upstream read timeout (s)")
-    proxy.add_argument("--max-request-bytes", type=int, default=32 * 1024 * 1024)
-    proxy.add_argument("--drain", type=float, default=30.0, help="seconds to drain on SIGTERM")
+    proxy.add_argument("--timeout", type=float, help="upstream read timeout, s (default: 600)")
+    proxy.add_argument(
+        "--max-request-bytes", type=int, help="the largest request body (default: 32 MiB)"
+    )
+    proxy.add_argument("--drain", type=float, help="seconds to drain on SIGTERM (default: 30)")
     proxy.add_argument(
         "--demo", action="store_true", help="in front of a bundled upstream of sample streams"
     )

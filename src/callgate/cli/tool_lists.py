@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from callgate.fsm.errors import CallgateError
+
 __all__ = ["ToolListError", "schemas_of_tools"]
 
 
-class ToolListError(ValueError):
+class ToolListError(CallgateError, ValueError):
     """A tools list that is no wire's shape: the message says which entry and why."""
 
 
