@@ -514,19 +514,23 @@ class Detector:
 
         The rest is prose, scanned again (see :mod:`~callgate.strategies.text.quoting`).
         """
-        end = self._quotes.read(buf, lambda before: self._indent(shown, before))
+        end = self._quotes.read(buf, lambda text, pos: self._indent(shown, text, pos))
         self._show(buf[:end], shown)
         self._fire("text", shown)
         return buf[end:]
 
-    def _indent(self, shown: list[str], before: str) -> int:
-        """Spaces from the last line break (or the content's start) to the end of ``before``.
+    def _indent(self, shown: list[str], buf: str, pos: int) -> int:
+        """Spaces from the last line break (or the content's start) to ``buf[pos]``.
 
-        ``before`` follows everything shown; -1 past three, or if other text stands there.
+        ``buf`` follows everything shown; -1 past three, or if other text stands there.
+        Looks back at most four characters.
         """
         count = 0
-        for piece in itertools.chain((before,), reversed(shown), reversed(self._content)):
-            for char in reversed(piece):
+        pieces = itertools.chain(
+            (buf[max(pos - 4, 0) : pos],), reversed(shown), reversed(self._content)
+        )
+        for piece in pieces:
+            for char in reversed(piece[-4:]):
                 if char == "\n":
                     return count
                 if char not in " \t" or count == 3:

@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-Indent = Callable[[str], int]
-"""Given the text just before a position (in the same read), the spaces between the last
-line break (or the content's start) and that position, or -1 if other text or more than
-three spaces stand there."""
+Indent = Callable[[str, int], int]
+"""Given the text read and a position in it, the spaces between the last line break (or
+the content's start) and that position, or -1 if other text or more than three spaces
+stand there (it looks back at most four characters)."""
 
 _CODE_STOP = re.compile(r"[`\n]")
 
@@ -61,7 +61,7 @@ class Quotes:
         while pos < size:
             if buf[pos] == "`":
                 if not self.run:
-                    self.run_at_line = indent(buf[:pos]) >= 0
+                    self.run_at_line = indent(buf, pos) >= 0
                 end = pos
                 while end < size and buf[end] == "`":
                     end += 1
@@ -81,7 +81,7 @@ class Quotes:
                 return size
             pos = match.start()
             if match.group() == "\n":
-                blank = not self.fence and indent(buf[:pos]) >= 0
+                blank = not self.fence and indent(buf, pos) >= 0
                 pos += 1
                 if blank:
                     self.closer = 0
