@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -21,6 +23,7 @@ from typing import Any, Literal
 
 import httpx
 import openai
+import pytest
 
 from callgate.cli.capture import load_capture
 from callgate.cli.replay import replay
@@ -375,13 +378,17 @@ def closed_url() -> str:
 
 @contextmanager
 def proxy_process(
-    args: list[str], *, announced_on: Literal["stdout", "stderr"] = "stderr"
+    args: list[str],
+    *,
+    announced_on: Literal["stdout", "stderr"] = "stderr",
+    sigint: signal.Handlers = signal.SIG_DFL,
 ) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
     """``callgate proxy ARGS --port 0`` as a process of this checkout.
 
     Yields the process, its URL and the first line it printed (on ``announced_on``; it
     names the URL) once the proxy is ready (``/readyz`` 200); the process is killed
-    after, if the test left it running.
+    after, if the test left it running. The child starts with SIGINT's disposition set to
+    ``sigint`` (default: SIG_DFL, whatever this process inherited, e.g. ignored under nohup).
     """
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     process = subprocess.Popen(
@@ -390,6 +397,7 @@ def proxy_process(
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),  # noqa: PLW1509
     )
     try:
         stream = process.stdout if announced_on == "stdout" else process.stderr
@@ -406,3 +414,17 @@ def proxy_process(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def node_for(project: str, package: str) -> str:
+    """Node's path once ``npm ci`` ran in tests/``project`` (its ``package`` installed).
+
+    Skips the test without them, unless ``CALLGATE_REQUIRE_NODE=1`` (CI) fails it.
+    """
+    found = shutil.which("node")
+    if found is None or not (HERE / project / "node_modules" / package).is_dir():
+        message = f"needs node and 'npm ci' in tests/{project}"
+        if os.environ.get("CALLGATE_REQUIRE_NODE") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found

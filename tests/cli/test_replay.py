@@ -113,7 +113,7 @@ def test_cli_replay_tools_must_be_an_object(
 ) -> None:
     chunks, _ = fixture("openai_single_call.json")
     (tmp_path / "c.json").write_text(json.dumps(chunks), encoding="utf-8")
-    (tmp_path / "t.json").write_text("[]", encoding="utf-8")
+    (tmp_path / "t.json").write_text("42", encoding="utf-8")
     assert main(["replay", str(tmp_path / "c.json"), "--tools", str(tmp_path / "t.json")]) == 2
     assert "--tools must be a JSON object" in capsys.readouterr().err
 

@@ -46,10 +46,13 @@ from proxy_cases import StreamCase, by_char, capture_cases
 litellm = framework("litellm")
 
 from callgate.integrations.litellm import CallgateGuardrail  # noqa: E402
+from callgate.proxy.engine import Options  # noqa: E402
 from corpus.peer_text import CASES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MASTER_KEY = "sk-callgate-test-master-key-0123456789"
+NOTICED = "callgate-notice"
+"""The guardrail of :data:`CONFIG` that ends a refused call's turn with the notice."""
 MODEL_OF = {
     "tool_call_tag": "Qwen/Qwen2.5-7B-Instruct",
     "qwen3_coder_xml": "Qwen/Qwen3-Coder-30B-A3B-Instruct",
@@ -91,6 +94,11 @@ guardrails:
       mode: post_call
       on_blocked: repair
       repairs: 1
+  - guardrail_name: callgate-notice
+    litellm_params:
+      guardrail: callgate.integrations.litellm.CallgateGuardrail
+      mode: post_call
+      on_blocked: notice
 """
 """The test proxy's config.yaml (docs/integrations.md shows the same lines, default_on)."""
 
@@ -292,11 +300,22 @@ def test_issue_33678_parallel_calls_at_one_index_are_never_merged(
         proxy, upstream, turn, model="qwen3-coder:30b", schemas=READ_FILE, guardrail=None
     )
     assert plain["raw"] == [("read_file", '{"path": "a.rs"}{"path": "b.rs"}')]  # LiteLLM: merged
-    got = through_proxy(proxy, upstream, turn, model="qwen3-coder:30b", schemas=READ_FILE)
+    got = through_proxy(
+        proxy,
+        upstream,
+        turn,
+        model="qwen3-coder:30b",
+        schemas=READ_FILE,
+        guardrail="callgate-notice",
+    )
     expected = StreamCase("33678", turn, READ_FILE, model="qwen3-coder:30b").expected()
     assert expected["status"] == "fail" and expected["calls"] == []
     assert got["calls"] == [] and got["finish_reason"] == "stop"
-    assert "identity_collision" in got["content"]
+    assert (
+        got["content"]
+        == "\n\nA call to read_file was not run: the model's stream mixed up two calls."
+    )
+    assert "identity_collision" in [f["code"] for f in got["last"]["callgate"]["findings"]]
     assert got["last"]["callgate"]["withheld"] == ["read_file"]
 
 
@@ -344,10 +363,20 @@ def _invalid_turn() -> list[dict[str, Any]]:
 def test_a_schema_invalid_call_is_withheld_with_a_notice_or_passed_annotated(
     proxy: str, upstream: Upstream
 ) -> None:
-    got = through_proxy(proxy, upstream, _invalid_turn(), model="gpt-4.1", schemas=WEATHER)
+    got = through_proxy(
+        proxy,
+        upstream,
+        _invalid_turn(),
+        model="gpt-4.1",
+        schemas=WEATHER,
+        guardrail="callgate-notice",
+    )
     assert got["calls"] == [] and got["finish_reason"] == "stop"
-    assert got["content"].startswith("Checking.\n\n[callgate: The call to get_weather")
+    assert got["content"] == "Checking." + NOTICE  # one line a person reads
     assert [f["code"] for f in got["last"]["callgate"]["findings"]] == ["schema_invalid"]
+    repaired = through_proxy(proxy, upstream, _invalid_turn(), model="gpt-4.1", schemas=WEATHER)
+    assert repaired["content"] == "Checking." * 3 + NOTICE  # the default: repair 2, then notice
+    assert len(upstream.requests) == 3
     passed = through_proxy(
         proxy,
         upstream,
@@ -358,6 +387,14 @@ def test_a_schema_invalid_call_is_withheld_with_a_notice_or_passed_annotated(
     )
     assert passed["calls"] == [("get_weather", {"town": "Paris"})]
     assert passed["last"]["callgate"]["passed"] is True
+
+
+NOTICE = "\n\nA call to get_weather was not run: its arguments did not match the tool."
+
+
+def test_the_guardrails_default_is_the_proxys() -> None:
+    given = CallgateGuardrail(guardrail_name="callgate").options
+    assert (given.on_blocked, given.repairs) == (Options().on_blocked, Options().repairs)
 
 
 def _good_turn() -> list[dict[str, Any]]:

@@ -51,6 +51,7 @@ from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 from pydantic_ai.tools import ToolDefinition  # noqa: E402
 
 from callgate.integrations.pydantic_ai import CallgateModel  # noqa: E402
+from callgate.proxy.engine import Options  # noqa: E402
 from corpus.peer_text import CASES  # noqa: E402
 
 QWEN = "Qwen/Qwen2.5-7B-Instruct"
@@ -183,14 +184,22 @@ def _call(arguments: str, finish: str | None, model: str = "gpt-4.1") -> list[di
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["request_stream", "request"])
 @pytest.mark.parametrize(
-    ("why", "turn", "code"),
+    ("why", "turn", "notice"),
     [
-        ("no finish reason", _call('{"city": "Paris"}', None), "missing_terminal"),
-        ("finish length", _call('{"city": "Paris"}', "length"), "wrong_terminal_reason"),
+        (
+            "no finish reason",
+            _call('{"city": "Paris"}', None),
+            "the model's answer broke off before the call was complete",
+        ),
+        (
+            "finish length",
+            _call('{"city": "Paris"}', "length"),
+            "the answer was cut off before the call was complete",
+        ),
     ],
 )
 def test_a_truncated_call_never_reaches_its_tool(
-    why: str, turn: list[dict[str, Any]], code: str, streamed: bool, upstream: Upstream
+    why: str, turn: list[dict[str, Any]], notice: str, streamed: bool, upstream: Upstream
 ) -> None:
     tools = Tools()
     upstream.serve(turn, FINAL)
@@ -203,18 +212,45 @@ def test_a_truncated_call_never_reaches_its_tool(
     output, _ = run(agent, streamed=streamed)
     assert tools.ran == []
     assert len(upstream.requests) == 1  # the turn ended without a call: nothing to answer
-    assert code in output
+    assert output == f"\n\nA call to get_weather was not run: {notice}."
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["request_stream", "request"])
 def test_a_schema_invalid_call_never_reaches_its_tool(streamed: bool, upstream: Upstream) -> None:
     tools = Tools()
     upstream.serve(_call('{"town": "Paris"}', "tool_calls"), FINAL)
-    model = CallgateModel(wrapped(upstream, "gpt-4.1"))
+    model = CallgateModel(wrapped(upstream, "gpt-4.1"), on_blocked="notice")
     output, _ = run(read_file_agent(tools, model), streamed=streamed)
     assert tools.ran == []
-    assert "schema_invalid" in output and "get_weather" in output
+    assert output == "\n\nA call to get_weather was not run: its arguments did not match the tool."
     assert model.last_turn is not None and model.last_turn.status == "fail"
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["request_stream", "request"])
+def test_repair_asks_the_wrapped_model_again_with_a_corrective_prompt(
+    streamed: bool, upstream: Upstream
+) -> None:
+    tools = Tools()
+    bad, good = _call('{"town": "Paris"}', "tool_calls"), _call('{"city": "Paris"}', "tool_calls")
+    upstream.serve(bad, good, FINAL)
+    model = CallgateModel(wrapped(upstream, "gpt-4.1"))  # the default: repair, twice
+    output, _ = run(read_file_agent(tools, model), streamed=streamed)
+    assert tools.ran == [("get_weather", {"city": "Paris"})]
+    assert output == "All done."
+    asked = upstream.requests[1]["messages"]
+    assert asked[-2]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert asked[-1]["role"] == "tool" and "schema_invalid" in asked[-1]["content"]
+    assert len(upstream.requests) == 3
+
+
+def test_repair_gives_up_with_the_notice_after_its_repairs(upstream: Upstream) -> None:
+    tools = Tools()
+    bad = _call('{"town": "Paris"}', "tool_calls")
+    upstream.serve(bad, bad, FINAL)
+    model = CallgateModel(wrapped(upstream, "gpt-4.1"), repairs=1)
+    output, _ = run(read_file_agent(tools, model), streamed=True)
+    assert tools.ran == [] and len(upstream.requests) == 2
+    assert output == "\n\nA call to get_weather was not run: its arguments did not match the tool."
 
 
 def test_pass_hands_a_schema_invalid_call_to_pydantic_ais_own_retry(upstream: Upstream) -> None:
@@ -241,10 +277,12 @@ def test_issue_33678_parallel_calls_at_one_index_never_merge_into_a_tool(
     assert '{\\"path\\": \\"a.rs\\"}{\\"path\\": \\"b.rs\\"}' in merged[0]["function"]["arguments"]
     tools = Tools()
     upstream.serve(turn, FINAL)
-    model = CallgateModel(wrapped(upstream, "qwen3-coder:30b"))
+    model = CallgateModel(wrapped(upstream, "qwen3-coder:30b"), on_blocked="notice")
     output, _ = run(read_file_agent(tools, model), streamed=True)
     assert tools.ran == [] and len(upstream.requests) == 1
-    assert "identity_collision" in output
+    assert output == "\n\nA call to read_file was not run: the model's stream mixed up two calls."
+    assert model.last_turn is not None
+    assert "identity_collision" in [f.code for f in model.last_turn.findings]
     expected = StreamCase("33678", turn, READ_FILE, model="qwen3-coder:30b").expected()
     assert expected["status"] == "fail" and expected["calls"] == []
 
@@ -254,8 +292,8 @@ def test_findings_are_in_the_responses_provider_details(upstream: Upstream) -> N
     upstream.serve(_call('{"town": "Paris"}', "tool_calls"), FINAL)
 
     async def go() -> list[ModelMessage]:
-        agent = read_file_agent(tools, CallgateModel(wrapped(upstream, "gpt-4.1")))
-        return (await agent.run("go")).all_messages()
+        model = CallgateModel(wrapped(upstream, "gpt-4.1"), on_blocked="notice")
+        return (await read_file_agent(tools, model).run("go")).all_messages()
 
     responses = [m for m in asyncio.run(go()) if isinstance(m, ModelResponse)]
     note = (responses[0].provider_details or {})["callgate"]
@@ -309,8 +347,12 @@ def test_each_recorded_stream_ends_as_callgate_gives_it(
 
 def test_a_bad_configuration_is_refused_with_a_clear_error(upstream: Upstream) -> None:
     inner = wrapped(upstream, "gpt-4.1")
-    with pytest.raises(ValueError, match="no repair mode: use 'pass'"):
-        CallgateModel(inner, on_blocked="repair")
+    with pytest.raises(ValueError, match="repairs must be a whole number of 0 or more, not -1"):
+        CallgateModel(inner, repairs=-1)
+    assert (CallgateModel(inner).options.on_blocked, CallgateModel(inner).options.repairs) == (
+        Options().on_blocked,
+        Options().repairs,
+    )
     with pytest.raises(ValueError, match=r"unknown text format\(s\) hermes"):
         CallgateModel(inner, text_formats=["hermes"])
     assert CallgateModel(wrapped(upstream, CODER)).options.text_formats == ("qwen3_coder_xml",)

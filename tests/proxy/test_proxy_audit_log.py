@@ -14,7 +14,14 @@ import pytest
 
 from callgate.cli import main
 from callgate.proxy.app import ProxyConfig, create_app
-from callgate.proxy.audit import AUDIT_FILE, load_records, reproduce, same_turn
+from callgate.proxy.audit import (
+    AUDIT_FILE,
+    TOOL_SET,
+    load_records,
+    reproduce,
+    same_turn,
+    tool_set_hash,
+)
 from callgate.proxy.engine import Options
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import FlakyModel, ReplayUpstream, Script, sse_body
@@ -105,8 +112,55 @@ def test_the_log_rotates_within_its_size_bound(tmp_path: Path) -> None:
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == [AUDIT_FILE, f"{AUDIT_FILE}.1", f"{AUDIT_FILE}.2"]
     sizes = [(tmp_path / f).stat().st_size for f in files]
-    biggest = max(len(line) + 1 for f in files for line in (tmp_path / f).read_bytes().splitlines())
+    biggest = max(unit for f in files for unit in _units(tmp_path / f))
     assert all(size <= max(20_000, biggest) for size in sizes)
+    for f in files:  # each file defines the tool sets its turns name
+        records = load_records((tmp_path / f).read_text(encoding="utf-8"))
+        assert all(TOOL_SET not in r["request"] for r in records)  # type: ignore[operator]
+
+
+def _units(path: Path) -> list[int]:
+    """The sizes of what one turn writes at once: its line, after its tool set's if new."""
+    lines = path.read_bytes().splitlines()
+    units, pending = [], 0
+    for line in lines:
+        if TOOL_SET.encode() in line and b'"turn"' not in line:
+            pending = len(line) + 1
+            continue
+        units.append(pending + len(line) + 1)
+        pending = 0
+    return units
+
+
+def test_each_distinct_tool_set_is_stored_once_and_put_back_on_reading(
+    audited: tuple[Path, list[dict[str, object]]],
+) -> None:
+    directory, records = audited
+    lines = [
+        json.loads(x) for x in (directory / AUDIT_FILE).read_text(encoding="utf-8").splitlines()
+    ]
+    defined = [x for x in lines if "turn" not in x]
+    turns = [x for x in lines if "turn" in x]
+    assert all("tools" not in t["request"] for t in turns)
+    distinct = {tool_set_hash(r["request"]["tools"]) for r in records if "tools" in r["request"]}  # type: ignore[operator, index]
+    assert sorted(d[TOOL_SET] for d in defined) == sorted(distinct)
+    flaky = [r for r in records if r["request"]["model"] == "flaky"]  # type: ignore[index]
+    assert len(flaky) == 3 and all(r["request"]["tools"] == openai_tools(WEATHER) for r in flaky)  # type: ignore[index]
+
+
+def test_a_log_written_with_tools_in_every_turn_still_replays(
+    audited: tuple[Path, list[dict[str, object]]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, records = audited
+    old = tmp_path / "old.jsonl"  # the older layout: every turn carries its tools inline
+    old.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    loaded = load_records(old.read_text(encoding="utf-8"))
+    assert loaded == records
+    assert all(same_turn(r["turn"], reproduce(r)["turn"]) for r in loaded)
+    assert main(["replay", str(old)]) == 0
+    assert f"{len(records)} of {len(records)} audit records reproduced" in capsys.readouterr().out
 
 
 def test_sigterm_drains_an_open_stream_then_stops() -> None:

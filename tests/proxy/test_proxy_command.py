@@ -106,6 +106,17 @@ def test_ctrl_c_stops_callgate_proxy_quietly() -> None:
         assert process.stderr.read() == ""
 
 
+def test_ctrl_c_stops_callgate_proxy_even_when_sigint_came_ignored() -> None:
+    """Started as a background job or under nohup, SIGINT arrives ignored: Ctrl-C still works."""
+    args = ["--upstream", "http://127.0.0.1:9"]
+    with proxy_process(args, sigint=signal.SIG_IGN) as (process, url, _):
+        assert httpx.get(url + "/healthz").status_code == 200
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+        assert process.stderr is not None
+        assert process.stderr.read() == ""
+
+
 def test_workers_configure_the_app_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     from callgate.proxy.app import from_env
 

@@ -10,8 +10,6 @@ its ``npm ci`` the Node test skips, unless ``CALLGATE_REQUIRE_NODE=1`` (CI) fail
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,16 @@ from langchain_core.messages import AIMessageChunk
 from langchain_openai import ChatOpenAI
 
 from callgate.proxy.upstream import Script, whole_body, whole_response
-from proxy_cases import QWEN, WEATHER, Harness, StreamCase, by_char, capture_cases, text_turn
+from proxy_cases import (
+    QWEN,
+    WEATHER,
+    Harness,
+    StreamCase,
+    by_char,
+    capture_cases,
+    node_for,
+    text_turn,
+)
 
 NODE_CLIENT = Path(__file__).resolve().parents[1] / "node_openai"
 CASES = [
@@ -43,18 +50,8 @@ def parsed(calls: list[Any]) -> list[tuple[str, Any]]:
     return [(name, json.loads(arguments)) for name, arguments in calls]
 
 
-def node() -> str:
-    found = shutil.which("node")
-    if found is None or not (NODE_CLIENT / "node_modules" / "openai").is_dir():
-        message = "needs node and 'npm ci' in tests/node_openai"
-        if os.environ.get("CALLGATE_REQUIRE_NODE") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
-
-
 def test_the_openai_npm_package_rebuilds_what_callgate_gives(harness: Harness) -> None:
-    program = node()
+    program = node_for("node_openai", "openai")
     played = [c for case in CASES for c in (case, by_char(case))]
     requests = [{**harness.add(case)} for case in played]
     base = harness.url + "/v1"

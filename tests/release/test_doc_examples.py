@@ -36,6 +36,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from callgate import Driver, LLMStreamBuffer, Tool
 from callgate.cli.commands import build_parser, main
 from callgate.cli.fixtures import examples
+from callgate.cli.proxy_file import apply_config
 from callgate.strategies.text.detector import Detector
 from callgate.testing import TOOLS
 from callgate.testing.builders import split
@@ -67,7 +68,7 @@ FEW = settings(
 )
 """A doc's own Hypothesis tests, run for a few examples: enough to run every line of them."""
 
-LANGUAGES = {"python", *COMMAND_LANGUAGES, "text", "json", "yaml", "ts"}
+LANGUAGES = {"python", *COMMAND_LANGUAGES, "text", "json", "yaml", "toml", "ts"}
 """Every fence language the docs use: code run here, commands, and what is only shown."""
 
 
@@ -254,7 +255,7 @@ def run_demo(command: Command) -> None:
 
 
 def run_proxy_upstream(command: Command) -> None:
-    args = build_parser().parse_args(command.argv[1:])
+    args = apply_config(build_parser().parse_args(command.argv[1:]))
     assert (args.host, args.port) == ("127.0.0.1", 8787)  # what the comment says it listens on
     # on a free port instead of 8787 (the suite runs beside other servers): nothing listens
     # on the upstream's port here, which the proxy says in a 502, without hanging
@@ -398,6 +399,16 @@ NOT_RUN: dict[str, str] = {
     "docs/proxy.md: CALLGATE_UPSTREAM=http://vllm:8000 gunicorn -k uvicorn.workers.UvicornWorker "
     "-w 4 -b 0.0.0.0:8787 'callgate.proxy.app:from_env()'": (
         "a deployment recipe; gunicorn is not a dependency"
+    ),
+    "docs/proxy.md: ANTHROPIC_BASE_URL=http://127.0.0.1:8787 ANTHROPIC_AUTH_TOKEN=local "
+    "ANTHROPIC_MODEL=qwen3-coder:30b ANTHROPIC_DEFAULT_HAIKU_MODEL=qwen3-coder:30b claude": (
+        "needs Claude Code and a local model server; tests/proxy/test_proxy_anthropic_wire.py "
+        "drives the anthropic SDK through the proxy"
+    ),
+    "docs/integrations.md: LITELLM_MASTER_KEY=sk-my-master-key litellm --config config.yaml "
+    "--port 4000": (
+        "needs litellm[proxy], not a test dependency; test_litellm_guardrail.py starts "
+        "LiteLLM's proxy with the same config lines and a master key"
     ),
     "docs/integrations.md: python bench/bench_integrations.py": (
         "needs litellm and pydantic-ai; test_bench_scripts.py runs its --help and its "

@@ -179,6 +179,7 @@ def replay_page(
         f"<code>{escape(str(result['wire']))}</code>, policy "
         f"<code>{escape(result['policy'])}</code>, {result['chunks']} chunks; "
         + _formats_note(result.get("text_formats"))
+        + _tools_note(result.get("tools"))
         + "</p>",
         "</section>",
         '<section id="display"><h2>What the user saw</h2>',
@@ -440,6 +441,13 @@ def _machines_list(steps: Sequence[TraceStep]) -> str:
             f"<strong>{escape(name)}</strong>: {escape(table.doc, quote=False)} <em>{did}</em></li>"
         )
     return '<ul id="machines">' + "".join(items) + "</ul>"
+
+
+def _tools_note(tools: Sequence[str] | None) -> str:
+    """The tools the calls were checked against (their schemas), or that none were given."""
+    if tools is None:
+        return " Tools: none given (calls checked for strict JSON only)."
+    return " Tools: " + (escape(", ".join(tools)) if tools else "none declared") + "."
 
 
 def _formats_note(formats: Sequence[str] | None) -> str:

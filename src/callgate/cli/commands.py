@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -41,12 +41,13 @@ class UsageError(CallgateError):
 def _check(args: argparse.Namespace) -> int:
     try:
         raw = Path(args.fixture).read_bytes()
-        tools = json.loads(Path(args.tools).read_text(encoding="utf-8")) if args.tools else None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except OSError as exc:
         print(f"callgate check: cannot read {args.fixture}: {exc}", file=sys.stderr)
         return 2
-    if tools is not None and not isinstance(tools, dict):
-        print("callgate check: --tools must be a JSON object of {name: schema}", file=sys.stderr)
+    try:
+        tools = _tools_file(args.tools, ValueError) if args.tools else None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        print(f"callgate check: {exc}", file=sys.stderr)
         return 2
     result = check_capture(
         raw,
@@ -116,11 +117,7 @@ def _stream_options(args: argparse.Namespace) -> tuple[Any, Recorded, list[str] 
     from callgate.cli.check import read_recorded
     from callgate.strategies.text.formats import DEFAULT_FORMATS
 
-    tools = None
-    if args.tools:
-        tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
-        if not isinstance(tools, dict):
-            raise CaptureError("--tools must be a JSON object of {tool name: JSON Schema}")
+    tools = _tools_file(args.tools, CaptureError) if args.tools else None
     recorded = read_recorded(Path(args.capture).read_bytes(), tools=tools)
     chunks: Sequence[Any] = recorded.stream
     if len(chunks) >= _PROGRESS_FROM:
@@ -131,6 +128,23 @@ def _stream_options(args: argparse.Namespace) -> tuple[Any, Recorded, list[str] 
     elif args.text_formats is not None:
         formats = [name.strip() for name in args.text_formats.split(",") if name.strip()]
     return chunks, recorded, formats
+
+
+def _tools_file(path: str, error: type[ValueError]) -> dict[str, Any]:
+    """``--tools``: a JSON object of {tool name: JSON Schema}, or a request's tools list.
+
+    The list may be in any wire's shape (:mod:`callgate.cli.tool_lists`).
+    """
+    from callgate.cli.tool_lists import schemas_of_tools
+
+    tools = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(tools, list):
+        return schemas_of_tools(tools)
+    if not isinstance(tools, dict):
+        raise error(
+            "--tools must be a JSON object of {tool name: JSON Schema} or a request's tools list"
+        )
+    return tools
 
 
 def _replayed(
@@ -167,38 +181,51 @@ def _done(chunks: Sequence[Any]) -> None:
         chunks.progress.close()
 
 
+def _page_writer(
+    html: str,
+) -> Callable[[Sequence[Any], Mapping[str, Any], Recorder, str], None]:
+    """What writes the replay page of (chunks, result, recorder, title) into ``html``."""
+
+    def write(
+        chunks: Sequence[Any], result: Mapping[str, Any], recorder: Recorder, title: str
+    ) -> None:
+        from callgate.audit.figures import trace_figures
+        from callgate.audit.page import replay_page
+
+        diagrams, missing = trace_figures(recorder.steps)
+        page = replay_page(
+            result, recorder.steps, chunks, diagrams, title=title, no_diagrams=missing
+        )
+        Path(html).write_text(page, encoding="utf-8", errors="backslashreplace")
+        drawn = "without diagrams" if missing else f"with {len(diagrams)} diagrams"
+        print(f"callgate replay: wrote {html} ({len(chunks)} chunks, {drawn})", file=sys.stderr)
+        if missing:
+            print(f"callgate replay: the page has no diagrams: {missing}", file=sys.stderr)
+
+    return write
+
+
 def _replay(args: argparse.Namespace) -> int:
-    from callgate.cli.proxy import replay_audit
+    from callgate.cli.audit_replay import replay_audit
     from callgate.cli.replay import format_replay
 
-    audited = replay_audit(Path(args.capture), as_json=args.json)
-    if audited is not None:  # a callgate proxy audit log
-        return audited
-
+    writer = _page_writer(args.html) if args.html else None
     try:
-        recorder = Recorder() if args.html else None
+        audited = replay_audit(
+            Path(args.capture),
+            as_json=args.json,
+            record=args.record,
+            turn=args.turn,
+            html=writer,
+        )
+        if audited is not None:  # a callgate proxy audit log
+            return audited
+        if args.record is not None or args.turn is not None:
+            raise ValueError("--record and --turn choose a record of a callgate proxy audit log")
+        recorder = Recorder() if writer is not None else None
         chunks, result = _replayed(args, recorder)
-        if recorder is not None:
-            from callgate.audit.figures import trace_figures
-            from callgate.audit.page import replay_page
-
-            diagrams, missing = trace_figures(recorder.steps)
-            page = replay_page(
-                result,
-                recorder.steps,
-                chunks,
-                diagrams,
-                title=Path(args.capture).name,
-                no_diagrams=missing,
-            )
-            Path(args.html).write_text(page, encoding="utf-8", errors="backslashreplace")
-            drawn = "without diagrams" if missing else f"with {len(diagrams)} diagrams"
-            print(
-                f"callgate replay: wrote {args.html} ({len(chunks)} chunks, {drawn})",
-                file=sys.stderr,
-            )
-            if missing:
-                print(f"callgate replay: the page has no diagrams: {missing}", file=sys.stderr)
+        if writer is not None and recorder is not None:
+            writer(chunks, result, recorder, Path(args.capture).name)
     except (OSError, ValueError) as exc:
         print(f"callgate replay: {exc}", file=sys.stderr)
         return 2
@@ -282,7 +309,10 @@ def _max_tokens_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _stream_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tools", help="a JSON file of {tool name: JSON Schema}")
+    parser.add_argument(
+        "--tools",
+        help="a JSON file of {tool name: JSON Schema}, or a request's tools list (any wire)",
+    )
     _max_tokens_argument(parser)
     parser.add_argument("--policy", choices=list(POLICIES), default="turn")
     from callgate.strategies.text.formats import FORMATS
@@ -326,7 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser(
         "replay", help="run a recorded stream through the buffer and show what the user sees"
     )
-    replay.add_argument("capture", help="a JSON array, JSON Lines, or raw SSE text")
+    replay.add_argument(
+        "capture", help="a JSON array, JSON Lines, raw SSE text, or a callgate proxy audit log"
+    )
     _stream_arguments(replay)
     replay.add_argument(
         "--strict-finish",
@@ -335,6 +367,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--json", action="store_true", help="print one JSON object")
     replay.add_argument("--html", metavar="FILE", help="write a self-contained audit page")
+    which = replay.add_mutually_exclusive_group()
+    which.add_argument(
+        "--record", type=int, metavar="N", help="of an audit log: the Nth record (from 1)"
+    )
+    which.add_argument(
+        "--turn", metavar="ID", help="of an audit log: the record of this response id"
+    )
     replay.set_defaults(run=_replay)
 
     demo = sub.add_parser("demo", help="play the bundled sample streams through buffer and drivers")

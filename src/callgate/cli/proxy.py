@@ -7,11 +7,13 @@ of the command line stays light. A bad flag is one line on stderr and exit 2.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from callgate.cli.proxy_file import apply_config
 from callgate.fsm.errors import CallgateError
 
 if TYPE_CHECKING:
@@ -64,6 +66,7 @@ def turn_options(args: argparse.Namespace) -> Options:
     """The engine's :class:`~callgate.proxy.engine.Options` the flags ask for."""
     from callgate.proxy.engine import Options
 
+    apply_config(args)
     mode, repairs = parse_on_blocked(args.on_blocked)
     return Options(
         on_blocked=mode,
@@ -75,7 +78,7 @@ def turn_options(args: argparse.Namespace) -> Options:
 
 
 def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
-    """The :class:`~callgate.proxy.app.ProxyConfig` the flags ask for."""
+    """The :class:`~callgate.proxy.app.ProxyConfig` the flags (and ``--config``) ask for."""
     from callgate.proxy.app import ProxyConfig
 
     options = turn_options(args)
@@ -92,6 +95,10 @@ def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Ctrl-C stops the proxy (exit 130) even when SIGINT came ignored from the parent (a
+    # background job, nohup, some CI runners): uvicorn re-raises what it inherited.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    apply_config(args)
     if args.upstream is None and not args.demo:
         raise ProxyUsageError("give --upstream URL (or --demo)")
     try:
@@ -127,7 +134,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_turn_flags(parser: Any) -> None:
-    """The flags of how turns are rewritten and audited (``proxy`` and ``ext-proc`` share them)."""
+    """The flags of how turns are rewritten and audited (``proxy`` and ``ext-proc`` share them).
+
+    They set no default of their own: :func:`~callgate.cli.proxy_file.apply_config` fills
+    in what neither the command line nor ``--config`` gave.
+    """
     parser.add_argument(
         "--stream-args",
         action="store_true",
@@ -139,22 +150,35 @@ def add_turn_flags(parser: Any) -> None:
         help="move <think>...</think> of the content to reasoning_content",
     )
     parser.add_argument("--audit", metavar="DIR", help="write one audit record per turn into DIR")
-    parser.add_argument("--audit-max-bytes", type=int, default=64 * 1024 * 1024)
-    parser.add_argument("--audit-files", type=int, default=8, help="rotated audit files kept")
+    parser.add_argument(
+        "--audit-max-bytes", type=int, help="rotate the audit file past this size (64 MiB)"
+    )
+    parser.add_argument("--audit-files", type=int, help="rotated audit files kept (default: 8)")
     parser.add_argument(
         "--audit-messages", action="store_true", help="store the request's messages too"
     )
 
 
 def add_proxy_parser(sub: Any) -> None:
-    """Add the ``proxy`` subcommand to the command line's subparsers."""
+    """Add the ``proxy`` subcommand to the command line's subparsers.
+
+    A flag not given stays unset here: :func:`~callgate.cli.proxy_file.apply_config` takes
+    it from ``--config`` or gives its default (:data:`~callgate.cli.proxy_file.FLAGS`).
+    """
     proxy = sub.add_parser(
         "proxy",
         help="run the tool-call gateway in front of an OpenAI- or Anthropic-compatible server",
+        argument_default=argparse.SUPPRESS,
+    )
+    proxy.add_argument(
+        "--config",
+        metavar="FILE",
+        help='a TOML file of these flags (upstream = "http://...", on-blocked = "notice", ...); '
+        "flags given here win",
     )
     proxy.add_argument("--upstream", metavar="URL", help="the server to gate (http:// or https://)")
-    proxy.add_argument("--host", default="127.0.0.1")
-    proxy.add_argument("--port", type=int, default=8787)
+    proxy.add_argument("--host", help="the address to listen on (default: 127.0.0.1)")
+    proxy.add_argument("--port", type=int, help="the port to listen on (default: 8787)")
     proxy.add_argument(
         "--text-formats",
         metavar="A,B",
@@ -163,57 +187,16 @@ def add_proxy_parser(sub: Any) -> None:
     proxy.add_argument(
         "--on-blocked",
         nargs="+",
-        default=["repair", "2"],
         metavar="MODE",
         help="a call failing its schema or identity: notice, repair N (default: repair 2), or pass",
     )
     add_turn_flags(proxy)
-    proxy.add_argument("--timeout", type=float, default=600.0, help="upstream read timeout (s)")
-    proxy.add_argument("--max-request-bytes", type=int, default=32 * 1024 * 1024)
-    proxy.add_argument("--drain", type=float, default=30.0, help="seconds to drain on SIGTERM")
+    proxy.add_argument("--timeout", type=float, help="upstream read timeout, s (default: 600)")
+    proxy.add_argument(
+        "--max-request-bytes", type=int, help="the largest request body (default: 32 MiB)"
+    )
+    proxy.add_argument("--drain", type=float, help="seconds to drain on SIGTERM (default: 30)")
     proxy.add_argument(
         "--demo", action="store_true", help="in front of a bundled upstream of sample streams"
     )
     proxy.set_defaults(run=_run)
-
-
-def replay_audit(path: Path, *, as_json: bool) -> int | None:
-    """``callgate replay`` on an audit log: each record played again; None if not a log.
-
-    Each turn's recorded upstream stream goes through a fresh engine under the record's
-    request and options; the engine's account must equal the recorded one (the timings
-    and the fresh ids of calls read from text aside). Exit 0 when every record
-    reproduces, 1 when one does not.
-    """
-    import json
-
-    from callgate.proxy.audit import KEY, load_records, reproduce, same_turn
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    if f'"{KEY}"' not in text[:200]:
-        return None
-    records = load_records(text)
-    rows = []
-    for item in records:
-        again = reproduce(item)
-        rows.append(
-            {
-                "recorded": item["turn"],
-                "reproduced": again["turn"],
-                "same": same_turn(item["turn"], again["turn"]),
-            }
-        )
-    if as_json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
-    else:
-        for n, row in enumerate(rows, 1):
-            turn = row["recorded"]
-            calls = ", ".join(c["name"] for c in turn["calls"]) or "no call"
-            codes = ", ".join(sorted({f["code"] for f in turn["findings"]})) or "-"
-            mark = "reproduced" if row["same"] else "DIFFERS"
-            print(f"turn {n}: {turn['wire']} {turn['status']}, {calls}; findings {codes}; {mark}")
-        print(f"{sum(r['same'] for r in rows)} of {len(rows)} audit records reproduced exactly")
-    return 0 if all(r["same"] for r in rows) else 1

@@ -1,5 +1,6 @@
 """JSON Schema gate for tool-call arguments, using jsonschema's Draft 2020-12 validator.
 
+Schemas declaring Draft-07, -06 or -04 are rewritten into 2020-12 first (schema_drafts).
 Each tool's schema is checked once up front; any keyword the validator would silently ignore
 makes the tool unsupported rather than quietly half-validated. Nothing is ever fetched.
 """
@@ -17,6 +18,13 @@ from referencing.jsonschema import DRAFT202012
 
 from callgate.gate.findings import Finding, finding
 from callgate.gate.limits import Limits
+from callgate.gate.schema_drafts import (
+    SUBSCHEMA_MAPS,
+    SUBSCHEMA_ONE,
+    SUBSCHEMA_ONE_OR_MANY,
+    draft_problem,
+    to_2020_12,
+)
 from callgate.gate.schema_fast import ANNOTATION_KEYWORDS, Acceptor, compile_acceptor
 from callgate.gate.schema_linear import (
     BoundedValidator,
@@ -36,19 +44,6 @@ _DIALECTS = frozenset(
         "https://json-schema.org/draft/2020-12/schema",
         "https://json-schema.org/draft/2020-12/schema#",
     }
-)
-_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SUBSCHEMA_ONE_OR_MANY = ("items", "prefixItems", "allOf", "anyOf", "oneOf", "additionalItems")
-_SUBSCHEMA_ONE = (
-    "not",
-    "if",
-    "then",
-    "else",
-    "additionalProperties",
-    "contains",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
 )
 _IN_PLACE = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas"})
 _NEEDS_SIBLING = {"then": "if", "else": "if", "minContains": "contains", "maxContains": "contains"}
@@ -152,13 +147,13 @@ class _Audit:
         for keyword, value in node.items():
             here = (*location, keyword)
             self._check_keyword(node, keyword, value, here)
-            if keyword in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            if keyword in SUBSCHEMA_MAPS and isinstance(value, dict):
                 for name, child in value.items():
                     yield keyword, child, (*here, name)
-            elif keyword in _SUBSCHEMA_ONE_OR_MANY and isinstance(value, list):
+            elif keyword in SUBSCHEMA_ONE_OR_MANY and isinstance(value, list):
                 for index, child in enumerate(value):
                     yield keyword, child, (*here, index)
-            elif keyword in _SUBSCHEMA_ONE or keyword in _SUBSCHEMA_ONE_OR_MANY:
+            elif keyword in SUBSCHEMA_ONE or keyword in SUBSCHEMA_ONE_OR_MANY:
                 yield keyword, value, here
 
     def _check_keyword(
@@ -175,7 +170,8 @@ class _Audit:
             if value not in _DIALECTS:
                 self.problems.append(
                     f"keyword '$schema' at {where} names {value!r}; only Draft 2020-12 "
-                    "is enforced, another dialect would change what keywords mean"
+                    "(and Draft-07, -06 and -04 at the root, rewritten into it) is enforced, "
+                    "another dialect would change what keywords mean"
                 )
         elif keyword == "$id":
             if len(here) > 1:
@@ -270,6 +266,10 @@ def _audit(schema: Any) -> tuple[Any, str | None]:
     """Return (plain copy of schema, first reason it is unsupported or None)."""
     try:
         plain = _plain(schema)
+        problem = draft_problem(plain, _pointer)
+        if problem is not None:
+            return plain, _clip(problem)
+        plain = to_2020_12(plain)
         error = best_match(_META_VALIDATOR.iter_errors(plain))
     except RecursionError:
         return None, "the schema nests too deeply to check"

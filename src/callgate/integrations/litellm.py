@@ -42,7 +42,15 @@ from litellm.integrations.custom_guardrail import CustomGuardrail
 from litellm.types.guardrails import GuardrailEventHooks
 from litellm.types.utils import ModelResponse, ModelResponseStream
 
-from callgate.integrations.common import LOG, as_dict, options, report
+from callgate.integrations.common import (
+    LOG,
+    ON_BLOCKED,
+    REPAIRS,
+    NoticedTurn,
+    as_dict,
+    options,
+    report,
+)
 from callgate.proxy.engine import GatedTurn
 
 __all__ = ["CallgateGuardrail"]
@@ -76,20 +84,21 @@ def _as_chunk(response: Mapping[str, Any]) -> dict[str, Any]:
 class CallgateGuardrail(CustomGuardrail):
     """A LiteLLM guardrail that gates tool calls with callgate's machines (``mode: post_call``).
 
-    ``on_blocked`` is ``notice`` (end the turn without the refused call and say why, in
-    the text and in the ``callgate`` field), ``repair`` (ask the upstream again, up to
-    ``repairs`` times, with the call and a corrective tool result, and stream the repaired
-    turn; a whole response ends as ``notice``) or ``pass`` (forward a schema-invalid
-    call, annotated). ``text_formats`` (a list, or a comma-separated
-    string) replaces the formats read from the request's model. Every other keyword is
+    ``on_blocked`` is ``repair`` (the default, as in the proxy: ask the upstream again, up
+    to ``repairs`` times (2), with the call and a corrective tool result, and stream the
+    repaired turn; a whole response ends as ``notice``), ``notice`` (end the turn without
+    the refused call: one short line in the text says which call and why, the detail is in
+    the ``callgate`` field) or ``pass`` (forward a schema-invalid call, annotated).
+    ``text_formats`` (a list, or a comma-separated string) replaces the formats read from
+    the request's model. Every other keyword is
     LiteLLM's (``guardrail_name``, ``event_hook``, ``default_on``, ...).
     """
 
     def __init__(
         self,
         *,
-        on_blocked: str = "notice",
-        repairs: int = 1,
+        on_blocked: str = ON_BLOCKED,
+        repairs: int = REPAIRS,
         text_formats: str | Sequence[str] | None = None,
         move_reasoning: bool = False,
         **kwargs: Any,
@@ -107,7 +116,7 @@ class CallgateGuardrail(CustomGuardrail):
 
     def turn(self, request: Mapping[str, Any]) -> GatedTurn:
         """A fresh gated turn for one request body (its tools, model and tool_choice)."""
-        turn = GatedTurn(_request(request), self.options)
+        turn = NoticedTurn(_request(request), self.options)
         self.last_turn = turn
         return turn
 

@@ -14,14 +14,16 @@ The turn's terminal evidence is the finish reason the wrapped model recorded fro
 provider (``provider_details['finish_reason']``): a stream that ended without one (cut,
 or a model that records none) gives none, and its calls are withheld, as in the proxy.
 The findings are logged (logger ``callgate.integrations``) and put in the response's
-``provider_details['callgate']``.
+``provider_details['callgate']``. Under ``on_blocked="repair"`` (the default, as in the
+proxy) a refused call is sent back to the wrapped model with a corrective retry prompt, up
+to ``repairs`` times, and the repaired turn continues the same response.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -30,11 +32,13 @@ from attrs import evolve
 from pydantic_ai.messages import (
     FinishReason,
     ModelMessage,
+    ModelRequest,
     ModelResponse,
     ModelResponsePart,
     ModelResponseStreamEvent,
     PartDeltaEvent,
     PartStartEvent,
+    RetryPromptPart,
     TextPart,
     TextPartDelta,
     ThinkingPartDelta,
@@ -45,8 +49,8 @@ from pydantic_ai.models import KnownModelName, Model, ModelRequestParameters, St
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from callgate.integrations.common import options, report
-from callgate.proxy.engine import GatedTurn, Options
+from callgate.integrations.common import ON_BLOCKED, REPAIRS, NoticedTurn, options, report
+from callgate.proxy.engine import GatedTurn, Options, fresh_id
 from callgate.strategies import WIRE_RECORDS
 from callgate.strategies.text.defaults import default_text_formats
 
@@ -132,6 +136,31 @@ class _Deltas:
         return None
 
 
+def repair_messages(turn: GatedTurn) -> list[ModelMessage]:
+    """The refused calls and a corrective retry prompt for each: what a repair sends back.
+
+    The prompt is the model-facing detail (the finding and what to send instead).
+    """
+    ids = [r.call.id or fresh_id() for r in turn.withheld]
+    calls: list[ModelResponsePart] = [
+        ToolCallPart(r.call.name, dict(r.call.arguments), i)
+        for r, i in zip(turn.withheld, ids, strict=True)
+    ]
+    prompts: list[Any] = [
+        RetryPromptPart(content=r.content, tool_name=r.call.name, tool_call_id=i)
+        for r, i in zip(turn.withheld, ids, strict=True)
+    ]
+    return [ModelResponse(parts=calls), ModelRequest(parts=prompts)]
+
+
+Reask = Callable[[list[ModelMessage]], AbstractAsyncContextManager[StreamedResponse]]
+"""Opens the wrapped model's stream for a repair's messages."""
+
+
+def _text(text: str) -> list[ModelResponsePart]:
+    return [TextPart(text)] if text else []
+
+
 def _chunk(delta: Mapping[str, Any], finish: str | None = None) -> dict[str, Any]:
     return {
         "object": "chat.completion.chunk",
@@ -146,11 +175,37 @@ class GatedStreamedResponse(StreamedResponse):
     inner: StreamedResponse = field(kw_only=True)
     turn: GatedTurn = field(kw_only=True)
     where: str = field(default="CallgateModel", kw_only=True)
+    messages: list[ModelMessage] = field(default_factory=list, kw_only=True)
+    """The request's messages (a repair extends them)."""
+    reask: Reask | None = field(default=None, kw_only=True)
+    """Opens the wrapped model's stream again for a repair (None: no repair is asked)."""
 
     async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
+        async for out in self._play(self.inner):
+            yield out
+        messages = list(self.messages)
+        while self.turn.repair is not None:
+            if self.reask is None:
+                for out in self._chunks(self.turn.give_up()):
+                    yield out
+                break
+            report(self.turn, self.where)
+            messages += repair_messages(self.turn)
+            self.turn = self.turn.follow_up()
+            async with self.reask(messages) as inner:
+                async for out in self._play(inner):
+                    yield out
+        note = report(self.turn, self.where)
+        self.provider_details = {**(self.provider_details or {}), "callgate": note}
+
+    def _chunks(self, chunks: list[dict[str, Any]]) -> list[ModelResponseStreamEvent]:
+        return [out for chunk in chunks for out in self._emit(chunk)]
+
+    async def _play(self, inner: StreamedResponse) -> AsyncIterator[ModelResponseStreamEvent]:
+        """One wrapped stream through the current turn: its events as callgate allows."""
         deltas = _Deltas()
         feed = self.turn.feed
-        async for event in self.inner:
+        async for event in inner:
             if isinstance(event, PartStartEvent):
                 delta = deltas.start(event.index, event.part)
                 if delta is None:
@@ -169,13 +224,11 @@ class GatedStreamedResponse(StreamedResponse):
             for chunk in feed(_chunk(delta)):
                 for out in self._emit(chunk):
                     yield out
-        for chunk in self.turn.feed(_chunk({}, _finish(self.inner))) + self.turn.finish():
-            for out in self._emit(chunk):
-                yield out
-        self._usage = self.inner.usage
-        self.provider_response_id = self.inner.provider_response_id
-        note = report(self.turn, self.where)
-        self.provider_details = {**(self.inner.provider_details or {}), "callgate": note}
+        for out in self._chunks(self.turn.feed(_chunk({}, _finish(inner))) + self.turn.finish()):
+            yield out
+        self._usage = inner.usage
+        self.provider_response_id = inner.provider_response_id
+        self.provider_details = dict(inner.provider_details or {})
 
     def _pass_delta(self, event: PartDeltaEvent) -> list[ModelResponseStreamEvent]:
         """A thinking delta applied to the passed-through part (other parts keep their start)."""
@@ -241,25 +294,23 @@ class CallgateModel(WrapperModel):
 
     ``CallgateModel(OpenAIChatModel(...))`` (or a model name pydantic-ai knows). The text
     formats read are those of the wrapped model's name (``text_formats`` replaces them);
-    ``on_blocked`` is ``notice`` (the turn ends without the refused call and says why) or
-    ``pass`` (a schema-invalid call is handed on, annotated: pydantic-ai's own argument
-    validation then asks the model again, which is how ``repair`` is done here).
+    ``on_blocked`` is ``repair`` (the default, as in the proxy: the refused call goes back
+    to the wrapped model with a corrective retry prompt, up to ``repairs`` times, 2),
+    ``notice`` (the turn ends without the refused call; one short line in the text says
+    which and why) or ``pass`` (a schema-invalid call is handed on, annotated: pydantic-ai's
+    own argument validation then asks the model again).
     """
 
     def __init__(
         self,
         wrapped: Model | KnownModelName,
         *,
-        on_blocked: str = "notice",
+        on_blocked: str = ON_BLOCKED,
+        repairs: int = REPAIRS,
         text_formats: str | Sequence[str] | None = None,
     ) -> None:
         super().__init__(wrapped)
-        if on_blocked == "repair":
-            raise ValueError(
-                "CallgateModel has no repair mode: use 'pass', and pydantic-ai's own argument "
-                "validation asks the model again"
-            )
-        given = options(on_blocked=on_blocked, text_formats=text_formats)
+        given = options(on_blocked=on_blocked, repairs=repairs, text_formats=text_formats)
         formats = given.text_formats
         if formats is None:
             formats = default_text_formats(_wire(self.wrapped.system), self.wrapped.model_name)
@@ -281,7 +332,7 @@ class CallgateModel(WrapperModel):
             for tool in parameters.tool_defs.values()
         ]
         request: dict[str, Any] = {"model": self.wrapped.model_name, "tools": tools}
-        turn = GatedTurn(request, self.options)
+        turn = NoticedTurn(request, self.options)
         self.last_turn = turn
         return turn
 
@@ -291,9 +342,34 @@ class CallgateModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        """The wrapped model's whole response, gated: its parts as one stream's would be."""
-        response = await self.wrapped.request(messages, model_settings, model_request_parameters)
-        turn = self.turn(model_request_parameters)
+        """The wrapped model's whole response, gated: its parts as one stream's would be.
+
+        A repair asks the wrapped model again; the text of the refused answer comes first.
+        """
+        turn: GatedTurn = self.turn(model_request_parameters)
+        before: list[str] = []
+        while True:
+            response = await self.wrapped.request(
+                messages, model_settings, model_request_parameters
+            )
+            gated, kept = self._whole(turn, response)
+            if turn.repair is None:
+                break
+            before.append(gated["choices"][0]["message"].get("content") or "")
+            report(turn, "CallgateModel")
+            messages = [*messages, *repair_messages(turn)]
+            turn = turn.follow_up()
+            self.last_turn = turn
+        return self._response(turn, response, gated, [*kept, *_text("".join(before))])
+
+    @staticmethod
+    def _whole(
+        turn: GatedTurn, response: ModelResponse
+    ) -> tuple[dict[str, Any], list[ModelResponsePart]]:
+        """A whole response's text and calls through ``turn``, and its other parts.
+
+        The first is the engine's whole response; the other parts are kept as they came.
+        """
         deltas = _Deltas()
         kept: list[ModelResponsePart] = []
         message: dict[str, Any] = {"role": "assistant"}
@@ -318,9 +394,21 @@ class CallgateModel(WrapperModel):
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             }
         )
+        return gated, kept
+
+    @staticmethod
+    def _response(
+        turn: GatedTurn,
+        response: ModelResponse,
+        gated: dict[str, Any],
+        parts: list[ModelResponsePart],
+    ) -> ModelResponse:
+        """The response to hand on: ``parts``, then the gated text and calls.
+
+        ``parts``: the parts kept as they came, and the text of answers a repair replaced.
+        """
         note = report(turn, "CallgateModel")
         out = gated["choices"][0]
-        parts = list(kept)
         text = out["message"].get("content")
         if text:
             parts.append(TextPart(text))
@@ -350,8 +438,16 @@ class CallgateModel(WrapperModel):
         async with self.wrapped.request_stream(
             messages, model_settings, model_request_parameters, run_context
         ) as inner:
+
+            def reask(again: list[ModelMessage]) -> AbstractAsyncContextManager[StreamedResponse]:
+                return self.wrapped.request_stream(
+                    again, model_settings, model_request_parameters, run_context
+                )
+
             yield GatedStreamedResponse(
                 model_request_parameters=model_request_parameters,
                 inner=inner,
                 turn=self.turn(model_request_parameters),
+                messages=messages,
+                reask=reask,
             )

@@ -7,14 +7,23 @@ engine decided: the verdict, the findings, the formats read, the calls sent, the
 text held, timings. :func:`reproduce` plays a record's stream through a fresh engine;
 ``callgate replay`` reads a record file with it. Writing never raises into a request:
 an audit failure is logged and the turn goes on.
+
+Each distinct ``tools`` list is written once per file, as a line of its own
+(``{"callgate_audit": 1, "tool_set": HASH, "tools": [...]}``) before the first turn that
+uses it; a turn's request then names it (``"tool_set": HASH``) instead of repeating it. A
+file that rotated starts its tool sets anew, so each file reads on its own;
+:func:`load_records` puts the tools back into each turn's request, and reads older logs,
+whose turns carry their tools inline, as they are.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -24,7 +33,17 @@ from typing import Any, Protocol
 from callgate.proxy.engine import BLOCKED_MODES, GatedCore, GatedTurn, Options
 from callgate.proxy.sse import SSEReader
 
-__all__ = ["AUDIT_FILE", "AuditLog", "load_records", "options_of", "reproduce", "same_turn"]
+__all__ = [
+    "AUDIT_FILE",
+    "AuditLog",
+    "load_records",
+    "options_of",
+    "raw_stream",
+    "reproduce",
+    "same_turn",
+    "tool_set_hash",
+    "turn_id",
+]
 
 logger = logging.getLogger("callgate.proxy")
 
@@ -32,6 +51,9 @@ AUDIT_FILE = "callgate-audit.jsonl"
 KEY = "callgate_audit"
 """The key every record carries (its format's version), by which readers know one."""
 _REQUEST_KEYS = ("model", "tools", "tool_choice", "stream", "n")
+TOOL_SET = "tool_set"
+"""The key of a tool-set line's hash, and of a turn's reference to it."""
+_FIRST_ID = re.compile(r'"id"\s*:\s*"([^"\\]{1,200})"')
 
 
 class _Gated(Protocol):
@@ -63,6 +85,8 @@ class AuditLog:
         self.messages = messages
         self._lock = threading.Lock()
         self._out = self.path.open("ab")
+        self._tool_sets: set[str] = set()
+        """The tool sets already written in the current file."""
 
     def write(
         self,
@@ -75,20 +99,35 @@ class AuditLog:
     ) -> None:
         """Append the record of a finished turn (failures are logged, never raised)."""
         try:
-            line = json.dumps(
-                record(turn, raw, request=request, timings=timings, how=how, messages=self.messages)
+            item = record(
+                turn, raw, request=request, timings=timings, how=how, messages=self.messages
             )
-            self._append(line.encode("utf-8") + b"\n")
+            tools = item["request"].pop("tools", None)
+            tool_set = None
+            if tools is not None:
+                digest = tool_set_hash(tools)
+                item["request"][TOOL_SET] = digest
+                defined = json.dumps({KEY: 1, TOOL_SET: digest, "tools": tools})
+                tool_set = (digest, defined.encode("utf-8") + b"\n")
+            self._append(json.dumps(item).encode("utf-8") + b"\n", tool_set)
         except Exception:  # the audit must never break a request
             logger.exception("callgate proxy: an audit record could not be written")
 
-    def _append(self, line: bytes) -> None:
+    def _append(self, line: bytes, tool_set: tuple[str, bytes] | None = None) -> None:
+        """Write ``line``, after its tool set's line if this file does not hold it yet."""
         with self._lock:
             out = self._file()
-            if out.tell() + len(line) > self.max_bytes and out.tell() > 0:
+            new = tool_set is not None and tool_set[0] not in self._tool_sets
+            first = tool_set[1] if tool_set is not None and new else b""
+            if out.tell() + len(first) + len(line) > self.max_bytes and out.tell() > 0:
                 self._rotate()
                 out = self._file()
-            out.write(line)
+            if out.tell() == 0 and tool_set is not None:  # a new file defines them anew
+                self._tool_sets.clear()
+                first = tool_set[1]
+            if tool_set is not None:
+                self._tool_sets.add(tool_set[0])
+            out.write(first + line)
             out.flush()
 
     def _file(self) -> Any:
@@ -141,10 +180,12 @@ def record(
     if messages:
         kept["messages"] = request.get("messages")
     options = turn.options
+    found = _FIRST_ID.search(stream) if encoding == "utf-8" else None
     return {
         KEY: 1,
         "time": time.time(),
         "served": how,
+        "response_id": found.group(1) if found is not None else None,
         "request": kept,
         "options": {
             "on_blocked": options.on_blocked,
@@ -162,17 +203,49 @@ def record(
     }
 
 
+def tool_set_hash(tools: Any) -> str:
+    """The hash that names a ``tools`` list in a log (of its canonical JSON)."""
+    canonical = json.dumps(tools, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
 def load_records(text: str) -> list[dict[str, Any]]:
-    """The audit records of a log file's text (lines that are not records are skipped)."""
+    """The turn records of a log file's text, each request with its tools put back.
+
+    Lines that are not records are skipped; a turn naming a tool set the text does not
+    define keeps its ``tool_set`` and gets no ``tools``.
+    """
     found = []
+    tool_sets: dict[str, Any] = {}
     for line in text.splitlines():
         try:
             item = json.loads(line)
         except ValueError:
             continue
-        if isinstance(item, dict) and KEY in item:
-            found.append(item)
+        if not isinstance(item, dict) or KEY not in item:
+            continue
+        if "turn" not in item and isinstance(item.get(TOOL_SET), str):
+            tool_sets[item[TOOL_SET]] = item.get("tools")
+            continue
+        request = item.get("request")
+        if isinstance(request, dict) and request.get(TOOL_SET) in tool_sets:
+            request = {k: v for k, v in request.items() if k != TOOL_SET}
+            item["request"] = {**request, "tools": tool_sets[item["request"][TOOL_SET]]}
+        found.append(item)
     return found
+
+
+def turn_id(item: Mapping[str, Any]) -> str | None:
+    """The id of the response a record's turn answered (its stream's first ``id``)."""
+    recorded = item.get("response_id")
+    if isinstance(recorded, str):
+        return recorded
+    found = (
+        _FIRST_ID.search(str(item.get("stream", "")))
+        if item.get("stream_encoding") != "base64"
+        else None
+    )
+    return found.group(1) if found is not None else None
 
 
 def options_of(item: Mapping[str, Any]) -> Options:

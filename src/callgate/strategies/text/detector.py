@@ -16,12 +16,14 @@ Guarantees, for any split of the same content into deltas: the shown text and th
 are the same; every character that is not markup of a confirmed call is shown exactly
 once, in order; no character of a confirmed call's markup is shown (outside reasoning,
 see below); and outside a block no more than the longest delimiter minus one characters
-are held.
+are held. Markdown code in the printed text (a code span, a fenced block) is shown and never
+scanned for openers (:mod:`callgate.strategies.text.quoting`).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Callable, Container, Iterable
 from typing import NamedTuple
@@ -40,6 +42,7 @@ from callgate.strategies.text.formats import (
     leading_name,
     select,
 )
+from callgate.strategies.text.quoting import Quotes
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -293,7 +296,7 @@ def _scanning(formats: tuple[str, ...] | None) -> _Scanning:
         hold=max(len(t) for t in tokens) - 1,
         stops=stops,
         reason_re=_alternation([THINK_CLOSE, *openers]),
-        starters=re.compile("[" + re.escape("".join({t[0] for t in tokens})) + "]"),
+        starters=re.compile("[" + re.escape("".join({t[0] for t in tokens} | {"`"})) + "]"),
         reason_hold=max(len(t) for t in [THINK_CLOSE, *openers]) - 1,
     )
 
@@ -343,6 +346,7 @@ class Detector:
         self._reason_tail = ""
         self._channel_tail = ""
         self._seen_text = False
+        self._quotes = Quotes()
         self._content: list[str] = []
         self._extracted = 0
         self._final = False
@@ -358,6 +362,7 @@ class Detector:
         """
         if (
             self.state in _PASSES
+            and not self._quotes.busy
             and (self._seen_text or not self._at_start)
             and delta
             and not self._starters.search(delta)
@@ -461,6 +466,8 @@ class Detector:
     def _printing(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> str:
         buf = self.held + text
         self.held = ""
+        if self._quotes.busy:
+            return self._quoted(buf, shown)
         if self._at_start and not self._seen_text:
             lead = len(buf) - len(buf.lstrip())
             if lead < len(buf) and buf[lead] in self._at_start:
@@ -471,6 +478,15 @@ class Detector:
                 self._fire("open", block=_Block(opener, self._at_start[opener], _NO_STOPS))
                 return buf[lead:]
         match = self._open_re.search(buf)
+        tick = buf.find("`", 0, len(buf) if match is None else match.start())
+        if tick >= 0:
+            self._show(buf[:tick], shown)
+            self._fire("text", shown)
+            if buf[tick:] in self._prefixes:  # "```js" may still become the "```json" opener
+                self.held = buf[tick:]
+                self._fire("prefix")
+                return ""
+            return self._quoted(buf[tick:], shown)
         if match is not None:
             before = buf[: match.start()]
             if before:
@@ -492,6 +508,35 @@ class Detector:
             self.held = buf[len(buf) - keep :]
             self._fire("prefix")
         return ""
+
+    def _quoted(self, buf: str, shown: list[str]) -> str:
+        """Show the Markdown code (or run of backticks) at the start of ``buf``.
+
+        The rest is prose, scanned again (see :mod:`~callgate.strategies.text.quoting`).
+        """
+        end = self._quotes.read(buf, lambda text, pos: self._indent(shown, text, pos))
+        self._show(buf[:end], shown)
+        self._fire("text", shown)
+        return buf[end:]
+
+    def _indent(self, shown: list[str], buf: str, pos: int) -> int:
+        """Spaces from the last line break (or the content's start) to ``buf[pos]``.
+
+        ``buf`` follows everything shown; -1 past three, or if other text stands there.
+        Looks back at most four characters.
+        """
+        count = 0
+        pieces = itertools.chain(
+            (buf[max(pos - 4, 0) : pos],), reversed(shown), reversed(self._content)
+        )
+        for piece in pieces:
+            for char in reversed(piece[-4:]):
+                if char == "\n":
+                    return count
+                if char not in " \t" or count == 3:
+                    return -1
+                count += 1
+        return count
 
     def _in_block(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> str:
         block = self.block

@@ -1,0 +1,45 @@
+// The Vercel AI SDK against callgate proxy: streamText with one zod tool (get_weather) and
+// stopWhen, through @ai-sdk/openai-compatible at the base URL given, with no fetch wrapper.
+// Prints one JSON line: the tool's executions, the steps' finish reasons, the final text,
+// and every error part the stream carried.
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { stepCountIs, streamText, tool } from "ai";
+import { z } from "zod";
+
+const [baseURL, model, prompt] = process.argv.slice(2);
+const provider = createOpenAICompatible({ name: "callgate", baseURL, apiKey: "sk-ai-loopback" });
+const executed = [];
+const errors = [];
+
+const result = streamText({
+  model: provider(model),
+  prompt,
+  maxRetries: 0,
+  tools: {
+    get_weather: tool({
+      description: "The weather in a city.",
+      inputSchema: z.object({ city: z.string(), days: z.number().int().min(1).max(14).optional() }),
+      execute: async (input) => {
+        executed.push(input);
+        return { city: input.city, sky: "clear" };
+      },
+    }),
+  },
+  stopWhen: stepCountIs(3),
+  onError: ({ error }) => errors.push(String(error)),
+});
+
+let text = "";
+for await (const part of result.fullStream) {
+  if (part.type === "text-delta") text += part.text;
+  if (part.type === "error") errors.push(String(part.error));
+}
+const steps = await result.steps;
+process.stdout.write(
+  JSON.stringify({
+    executed,
+    text,
+    finish_reasons: steps.map((step) => step.finishReason),
+    errors,
+  }) + "\n",
+);

@@ -1,0 +1,102 @@
+"""The Vercel AI SDK against ``callgate proxy`` (a real process) over loopback.
+
+``streamText`` with one zod tool and ``stopWhen`` (tests/node_ai: ``npm ci`` there; CI runs
+it), through ``@ai-sdk/openai-compatible`` with no fetch wrapper, in front of a fake
+OpenAI-compatible upstream. The SDK sends each zod tool's schema as Draft-07
+(``"$schema": "http://json-schema.org/draft-07/schema#"``); its tool must run. Without Node
+or its ``npm ci`` the test skips, unless ``CALLGATE_REQUIRE_NODE=1`` (CI) fails it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from callgate.proxy.serving import ServerThread
+from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from callgate.testing.builders import openai_chunks
+from callgate.testing.wires.base import WireCall
+from proxy_cases import QWEN_MODEL, node_for, proxy_process
+
+NODE_AI = Path(__file__).resolve().parents[1] / "node_ai"
+MODEL = "gpt-4.1"
+
+
+class Model:
+    """The upstream: ``first`` answers the user, a sentence answers once the tool did."""
+
+    def __init__(self, first: list[dict[str, Any]]) -> None:
+        self.first = sse_body(first)
+        self.upstream = ReplayUpstream(self.pick)
+
+    def pick(self, path: str, body: dict[str, Any]) -> Script:
+        del path
+        if any(m.get("role") == "tool" for m in body.get("messages", [])):
+            return Script(sse_body(openai_chunks([], [], text=["It is clear ", "in Oslo."])))
+        return Script(self.first)
+
+
+@pytest.fixture
+def native() -> Iterator[tuple[Model, str]]:
+    """The proxy in front of a model that calls get_weather natively, in pieces."""
+    call = WireCall("call_1", "get_weather", ('{"city": ', '"Oslo"}'))
+    model = Model(openai_chunks([call], [0, 0, 0]))
+    with (
+        ServerThread(model.upstream) as upstream,
+        proxy_process(["--upstream", upstream.url + "/v1"]) as (_, url, _first),
+    ):
+        yield model, url
+
+
+def run_client(url: str, model: str = MODEL) -> dict[str, Any]:
+    """One streamText run through the proxy at ``url``: what the SDK saw."""
+    program = node_for("node_ai", "ai")
+    done = subprocess.run(
+        [program, str(NODE_AI / "client.mjs"), url + "/v1", model, "Weather in Oslo?"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def test_the_ai_sdk_runs_its_draft_07_zod_tool_through_the_proxy(
+    native: tuple[Model, str],
+) -> None:
+    model, url = native
+    got = run_client(url)
+    sent = model.upstream.requests[0][1]["tools"][0]["function"]["parameters"]
+    assert sent["$schema"] == "http://json-schema.org/draft-07/schema#"  # what zod sends
+    assert got["executed"] == [{"city": "Oslo"}], got
+    assert got["finish_reasons"] == ["tool-calls", "stop"], got
+    assert got["text"] == "It is clear in Oslo.", got
+    assert got["errors"] == []
+    assert len(model.upstream.requests) == 2
+
+
+QUOTED = (
+    "The model emits `<tool_call>"
+    + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
+    + "</tool_call>` in its output."
+)
+"""Prose that quotes a Qwen call in inline code (a Qwen model's own explanation)."""
+
+
+def test_the_ai_sdk_shows_markup_quoted_in_inline_code_and_runs_nothing() -> None:
+    model = Model(openai_chunks([], [], text=list(QUOTED)))
+    with (
+        ServerThread(model.upstream) as upstream,
+        proxy_process(["--upstream", upstream.url + "/v1"]) as (_, url, _first),
+    ):
+        got = run_client(url, QWEN_MODEL)
+    assert got["executed"] == [], got
+    assert got["text"] == QUOTED
+    assert got["finish_reasons"] == ["stop"]
