@@ -43,6 +43,7 @@ def test_every_benchmark_is_listed() -> None:
         "bench_integrations.py",
         "bench_ledger.py",
         "bench_proxy.py",
+        "bench_stack.py",
         "bench_wire.py",
     ]
 

@@ -56,29 +56,36 @@ class _Draining(uvicorn.Server):
 
 
 def _config(
-    app: Any, *, drain_seconds: float, log_level: str, loop: str = "auto"
+    app: Any, *, drain_seconds: float, log_level: str, http: str = "auto", loop: str = "auto"
 ) -> uvicorn.Config:
     return uvicorn.Config(
         app,
         loop=loop,
+        http=http,
         log_level=log_level,
         lifespan="on",
         timeout_graceful_shutdown=int(drain_seconds),
         access_log=False,
-        http="h11",
         ws="none",
     )
 
 
 def run(
-    proxy: Proxy,
+    app: Any,
     sock: socket.socket,
     *,
     drain_seconds: float = 30.0,
     log_level: str = "warning",
+    http: str = "auto",
+    loop: str = "auto",
 ) -> None:
-    """Serve ``proxy`` on ``sock`` until SIGTERM or SIGINT, then drain (see the module)."""
-    server = _Draining(_config(proxy, drain_seconds=drain_seconds, log_level=log_level), proxy)
+    """Serve ``app`` (the proxy) on ``sock`` until SIGTERM or SIGINT, then drain.
+
+    See the module. ``http`` and ``loop`` are uvicorn's: ``auto`` takes httptools and uvloop
+    where installed (the proxy extra installs httptools), else h11 and asyncio.
+    """
+    config = _config(app, drain_seconds=drain_seconds, log_level=log_level, http=http, loop=loop)
+    server = _Draining(config, app if isinstance(app, Proxy) else None)
     server.run(sockets=[sock])
 
 
