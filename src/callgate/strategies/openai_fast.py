@@ -1,0 +1,70 @@
+"""The OpenAI Chat Completions wire's ``add`` for its commonest chunk: one call per fragment.
+
+Most chunks of a turn with calls are a lone choice whose delta holds one ``tool_calls``
+entry with nothing but an ``index`` and an arguments fragment. :func:`fast_add` appends
+such a fragment to its slot in place, within the slot's grant, exactly as the gate's own
+``TurnGate.fragment`` does there; every other chunk, and each one once the buffer dropped
+``steady``, goes to the buffer's own path (which reads it with the strategy's ``reader``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from callgate.strategies.base import Steady
+    from callgate.strategies.openai import _Accumulator
+
+__all__ = ["fast_add"]
+
+
+def fast_add(
+    acc: _Accumulator, steady: Steady, rest: Callable[[object], None]
+) -> Callable[[object], None]:
+    """The buffer's ``add`` for a lone argument fragment of the chosen choice (see module)."""
+    slots, chosen = acc.gate.slots, acc.chosen
+
+    def add(chunk: object) -> None:
+        if steady.live and type(chunk) is dict:
+            try:
+                choices = chunk["choices"]
+                if type(choices) is list and len(choices) == 1:
+                    choice = choices[0]
+                    delta = choice["delta"]
+                    if type(delta) is dict and len(delta) == 1:
+                        entries = delta.get("tool_calls")
+                        if type(entries) is list and len(entries) == 1:
+                            entry = entries[0]
+                            function = entry["function"]
+                            index = entry["index"]
+                            slot = slots.get(index) if type(index) is int else None
+                            if (
+                                slot is not None
+                                and type(entry) is dict
+                                and type(function) is dict
+                                and choice.get("finish_reason") is None
+                                and choice.get("index", 0) == chosen
+                                and "error" not in chunk
+                                and "error" not in choice
+                                and entry.get("id") is None
+                                and function.get("name") is None
+                            ):
+                                text = function.get("arguments")
+                                if type(text) is str and text:
+                                    size = (
+                                        len(text)
+                                        if text.isascii()
+                                        else len(text.encode("utf-8", "surrogatepass"))
+                                    )
+                                    room = slot.room - size
+                                    if room >= 0:
+                                        slot.parts.append(text)
+                                        slot.room = room
+                                        acc.last = index
+                                        return
+            except (KeyError, TypeError, IndexError):
+                pass  # a field missing or of another type: the buffer reads and reports it
+        rest(chunk)
+
+    return add
