@@ -1,7 +1,8 @@
 """The OpenAI Chat Completions wire's ``add`` for its commonest chunk: one call per fragment.
 
 Most chunks of a turn with calls are a lone choice whose delta holds one ``tool_calls``
-entry with nothing but an ``index`` and an arguments fragment. :func:`fast_add` appends
+entry with nothing but an ``index`` and a ``function`` holding only an arguments fragment
+(an entry with more keys, ``"id": null`` say, takes the buffer's path). :func:`fast_add` appends
 such a fragment to its slot in place, within the slot's grant, exactly as the gate's own
 ``TurnGate.fragment`` does there; every other chunk, and each one once the buffer dropped
 ``steady``, goes to the buffer's own path (which reads it with the strategy's ``reader``).
@@ -29,29 +30,33 @@ def fast_add(
         if steady.live and type(chunk) is dict:
             try:
                 choices = chunk["choices"]
-                if type(choices) is list and len(choices) == 1:
-                    choice = choices[0]
+                if type(choices) is list:
+                    [choice] = choices
                     delta = choice["delta"]
                     if type(delta) is dict and len(delta) == 1:
-                        entries = delta.get("tool_calls")
-                        if type(entries) is list and len(entries) == 1:
-                            entry = entries[0]
+                        entries = delta["tool_calls"]
+                        if type(entries) is list:
+                            [entry] = entries
                             function = entry["function"]
-                            index = entry["index"]
-                            slot = slots.get(index) if type(index) is int else None
+                            # two keys, index and function; the function's one: no id, no name
                             if (
-                                slot is not None
-                                and type(entry) is dict
+                                type(entry) is dict
+                                and len(entry) == 2
                                 and type(function) is dict
-                                and choice.get("finish_reason") is None
-                                and choice.get("index", 0) == chosen
-                                and "error" not in chunk
-                                and "error" not in choice
-                                and entry.get("id") is None
-                                and function.get("name") is None
+                                and len(function) == 1
                             ):
-                                text = function.get("arguments")
-                                if type(text) is str and text:
+                                index = entry["index"]
+                                text = function["arguments"]
+                                slot = slots.get(index) if type(index) is int else None
+                                if (
+                                    slot is not None
+                                    and type(text) is str
+                                    and text
+                                    and choice.get("finish_reason") is None
+                                    and choice.get("index", 0) == chosen
+                                    and "error" not in chunk
+                                    and "error" not in choice
+                                ):
                                     size = (
                                         len(text)
                                         if text.isascii()
@@ -63,7 +68,7 @@ def fast_add(
                                         slot.room = room
                                         acc.last = index
                                         return
-            except (KeyError, TypeError, IndexError):
+            except (KeyError, TypeError, IndexError, ValueError):
                 pass  # a field missing or of another type: the buffer reads and reports it
         rest(chunk)
 
