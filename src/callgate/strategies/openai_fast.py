@@ -11,17 +11,25 @@ such a fragment to its slot in place, within the slot's grant, exactly as the ga
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from callgate.gate.turn import TurnGate
     from callgate.strategies.base import Steady
-    from callgate.strategies.openai import _Accumulator
 
 __all__ = ["fast_add"]
 
 
+class Choice(Protocol):
+    """What the closure reads of the OpenAI accumulator of the chosen choice."""
+
+    gate: TurnGate
+    chosen: int
+    last: int | None
+
+
 def fast_add(
-    acc: _Accumulator, steady: Steady, rest: Callable[[object], None]
+    acc: Choice, steady: Steady, rest: Callable[[object], None]
 ) -> Callable[[object], None]:
     """The buffer's ``add`` for a lone argument fragment of the chosen choice (see module)."""
     slots, chosen = acc.gate.slots, acc.chosen
