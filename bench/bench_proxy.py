@@ -4,8 +4,9 @@ Run: ``python bench/bench_proxy.py`` (the speed tables) or ``python bench/bench_
 --modes`` (the agent-loop measurement that chose the default ``--on-blocked`` mode).
 
 Speed: one mock upstream (uvicorn, replaying OpenAI streams), and in front of it (a) the
-client straight, (b) a bare pass-through proxy on the same stack (Starlette's request,
-httpx, the same SSE reader and writer, no callgate), (c) callgate proxy, (d) LiteLLM's
+client straight, (b) a byte pass-through on the same stack (raw ASGI under the same
+uvicorn, one httpx client, the upstream's bytes unchanged: bench_stack.BytePassThrough),
+(c) callgate proxy, (d) LiteLLM's
 proxy (``--litellm-python PATH``: an interpreter that has ``litellm[proxy]``; it runs as
 a subprocess with one worker, its CPU read from /proc). Per row: the CPU spent per chunk
 and what the proxy added to row (a)'s, the inter-chunk latency of plain text (p50, p99),
@@ -37,6 +38,7 @@ from typing import Any
 
 import httpx
 import openai
+from bench_stack import BytePassThrough  # beside this script
 
 from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.engine import Options
@@ -154,54 +156,6 @@ def text_chunks(n: int) -> list[dict[str, Any]]:
 
     chunks = openai_chunks([], [], text=[f"word{i % 97} " for i in range(n)])
     return chunks
-
-
-class BareProxy:
-    """A pass-through proxy on the same stack with no callgate: the baseline row (b).
-
-    It reads the upstream's events with the same SSE reader and writes each chunk back
-    with the same writer, so the difference to callgate proxy is callgate's engine.
-    """
-
-    def __init__(self, upstream: str) -> None:
-        self.upstream = upstream
-        self.client: httpx.AsyncClient | None = None
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        from starlette.requests import Request
-
-        from callgate.proxy.sse import DONE, DONE_EVENT, SSEReader, encode
-
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    self.client = httpx.AsyncClient(timeout=600)
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    assert self.client is not None
-                    await self.client.aclose()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        if scope["type"] != "http":
-            return
-        assert self.client is not None
-        request = Request(scope, receive)
-        body = json.loads(await request.body())
-        request_up = self.client.build_request("POST", self.upstream + scope["path"], json=body)
-        upstream = await self.client.send(request_up, stream=True)
-        headers = [(b"content-type", b"text/event-stream")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        reader = SSEReader()
-        async for data in upstream.aiter_bytes():
-            out = bytearray()
-            for event in reader.feed(data):
-                if event.data != DONE:
-                    out += encode(json.loads(event.data))
-            if out:
-                await send({"type": "http.response.body", "body": bytes(out), "more_body": True})
-        await upstream.aclose()
-        await send({"type": "http.response.body", "body": DONE_EVENT, "more_body": False})
 
 
 class LiteLLMProxy:
@@ -357,13 +311,13 @@ def speed(chunks: int, requests: int, litellm_python: str | None) -> None:
     upstream = ReplayUpstream(lambda path, body: Script(streams[current["n"]]))
     skipped = LiteLLMProxy.unavailable(litellm_python)
     with ServerThread(upstream) as up:
-        bare = ServerThread(BareProxy(up.url))
+        bare = ServerThread(BytePassThrough(up.url))
         gated = ServerThread(create_app(ProxyConfig(upstream=up.url)))
         litellm = LiteLLMProxy(litellm_python, up.url) if litellm_python and not skipped else None
         with bare, gated:
             targets: list[tuple[str, str, Callable[[], float]]] = [
                 ("(a) straight", up.url, _cpu),
-                ("(b) bare proxy", bare.url, _cpu),
+                ("(b) byte pass-through", bare.url, _cpu),
                 ("(c) callgate proxy", gated.url, _cpu),
             ]
             if litellm is not None:
@@ -418,16 +372,16 @@ def _print_speed(
         )
     if skipped:
         print(f"(d) LiteLLM proxy: skipped, {skipped}")
-    bare_added = rows["(b) bare proxy"]["cpu"] - base["cpu"]
+    bare_added = rows["(b) byte pass-through"]["cpu"] - base["cpu"]
     gated_added = rows["(c) callgate proxy"]["cpu"] - base["cpu"]
-    print(f"callgate's added CPU per chunk / the bare proxy's: {gated_added / bare_added:.2f}x")
+    print(f"callgate's added CPU per chunk / the pass-through's: {gated_added / bare_added:.2f}x")
     print(
-        "callgate's own CPU per chunk over the bare proxy: "
+        "callgate's own CPU per chunk over the pass-through: "
         f"{(gated_added - bare_added) * 1e6:.1f} µs"
     )
-    gated, bare = rows["(c) callgate proxy"], rows["(b) bare proxy"]
+    gated, bare = rows["(c) callgate proxy"], rows["(b) byte pass-through"]
     print(
-        "callgate's own time per request over the bare proxy (a one-chunk stream, p50): "
+        "callgate's own time per request over the pass-through (a one-chunk stream, p50): "
         f"{(gated['one50'] - bare['one50']) * 1e3:.2f} ms; CPU: "
         f"{(gated['cpu_req'] - bare['cpu_req']) * 1e3:.2f} ms"
     )

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from callgate import LLMStreamBuffer
+from callgate.gate import schema as schema_module
 from callgate.gate.schema import ToolSchemas
 
 Chunk = dict[str, Any]
@@ -313,8 +314,17 @@ def main() -> None:
         ("anthropic", anthropic_stream, bare_anthropic, sdk_anthropic, typed_anthropic,
          seed_anthropic),
     ]  # fmt: skip
-    once = best(lambda _: ToolSchemas({"store": SCHEMA}), None, 20) * 1e6
-    print(f"checking and compiling the tool schema, once per tool set: {once:.0f} us")
+
+    def first_time(_: object) -> object:
+        schema_module._COMPILED.clear()  # as in a fresh process: nothing compiled yet
+        return ToolSchemas({"store": SCHEMA})
+
+    once = best(first_time, None, 20) * 1e6
+    again = best(lambda _: ToolSchemas({"store": SCHEMA}), None, 20) * 1e6
+    print(
+        f"checking and compiling the tool schema, once per schema: {once:.0f} us; "
+        f"a buffer's tools for a schema already compiled: {again:.0f} us"
+    )
     head = ("wire", "stream", "chunks", "bare us", "callgate us", "SDK us", "cg/bare", "SDK/cg")
     print("{:<10}{:<34}{:>8}{:>9}{:>12}{:>10}{:>9}{:>8}".format(*head))
     for wire, encode, bare, sdk, typed, _ in wires:

@@ -45,6 +45,7 @@ def test_every_benchmark_is_listed() -> None:
         "bench_ledger.py",
         "bench_partial.py",
         "bench_proxy.py",
+        "bench_stack.py",
         "bench_wire.py",
     ]
 

@@ -8,6 +8,9 @@ makes the tool unsupported rather than quietly half-validated. Nothing is ever f
 from __future__ import annotations
 
 import contextlib
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeAlias
 
@@ -287,6 +290,48 @@ def _audit(schema: Any) -> tuple[Any, str | None]:
     return plain, problems[0] + (f" (and {more} more problem(s))" if more else "")
 
 
+_Compiled: TypeAlias = tuple[str | None, Acceptor | None, Any]
+"""A schema checked and compiled: why it cannot be enforced (or None), its quick
+acceptor (or None) and its validator (None when it cannot be enforced)."""
+_COMPILED: OrderedDict[str, _Compiled] = OrderedDict()
+_COMPILED_MAX = 256
+_COMPILED_LOCK = threading.Lock()
+
+
+def _compile(schema: Any) -> _Compiled:
+    plain, problem = _audit(schema)
+    if problem is not None:
+        return problem, None, None
+    validator = BoundedValidator(
+        plain, registry=Registry(), format_checker=BoundedValidator.FORMAT_CHECKER
+    )
+    return None, compile_acceptor(plain), validator
+
+
+def _compiled(schema: Any) -> _Compiled:
+    """:func:`_compile`, remembered for the last schemas seen (by their JSON text).
+
+    A buffer is built per turn with the same tools each time; checking a schema against
+    the metaschema costs far more than a turn's chunks. Validators and acceptors hold no
+    state, so turns share them; a schema that is not JSON text is compiled every time.
+    """
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return _compile(schema)
+    with _COMPILED_LOCK:
+        hit = _COMPILED.get(key)
+        if hit is not None:
+            _COMPILED.move_to_end(key)
+            return hit
+    made = _compile(schema)
+    with _COMPILED_LOCK:
+        _COMPILED[key] = made
+        if len(_COMPILED) > _COMPILED_MAX:
+            _COMPILED.popitem(last=False)
+    return made
+
+
 _GEMINI_TYPES = {
     "STRING": "string",
     "NUMBER": "number",
@@ -353,18 +398,13 @@ class ToolSchemas:
         self._accept: dict[str, Acceptor] = {}
         """Quick checks that accept valid arguments of the simplest schemas (schema_fast)."""
         for name, schema in (schemas or {}).items():
-            plain, problem = _audit(schema)
+            problem, accept, validator = _compiled(schema)
             if problem is not None:
                 self._unsupported[name] = problem
             else:
-                accept = compile_acceptor(plain)
                 if accept is not None:
                     self._accept[name] = accept
-                self._validators[name] = BoundedValidator(
-                    plain,
-                    registry=Registry(),
-                    format_checker=BoundedValidator.FORMAT_CHECKER,
-                )
+                self._validators[name] = validator
 
     @classmethod
     def any_tool(cls) -> ToolSchemas:

@@ -51,6 +51,7 @@ from callgate.integrations.common import (
     options,
     report,
 )
+from callgate.integrations.released import unchanged
 from callgate.proxy.engine import GatedTurn
 
 __all__ = ["CallgateGuardrail"]
@@ -136,7 +137,7 @@ class CallgateGuardrail(CustomGuardrail):
         """
         turn = self.turn(request)
         for chunk in chunks:
-            yield from self._out(turn.feed(as_dict(chunk)))
+            yield from self._fed(turn, chunk)
         yield from self._out(turn.finish())
         while turn.repair is not None:
             try:
@@ -147,7 +148,7 @@ class CallgateGuardrail(CustomGuardrail):
                 break
             turn = self._follow(turn)
             for chunk in again:
-                yield from self._out(turn.feed(as_dict(chunk)))
+                yield from self._fed(turn, chunk)
             yield from self._out(turn.finish())
         report(turn, self._name())
 
@@ -164,7 +165,7 @@ class CallgateGuardrail(CustomGuardrail):
         """
         turn = self.turn(request)
         async for chunk in chunks:
-            for out in self._out(turn.feed(as_dict(chunk))):
+            for out in self._fed(turn, chunk):
                 yield out
         for out in self._out(turn.finish()):
             yield out
@@ -181,7 +182,7 @@ class CallgateGuardrail(CustomGuardrail):
                 break
             turn = self._follow(turn)
             async for chunk in again:
-                for out in self._out(turn.feed(as_dict(chunk))):
+                for out in self._fed(turn, chunk):
                     yield out
             for out in self._out(turn.finish()):
                 yield out
@@ -192,6 +193,22 @@ class CallgateGuardrail(CustomGuardrail):
         follow = turn.follow_up()
         self.last_turn = follow
         return follow
+
+    def _fed(self, turn: GatedTurn, chunk: Any) -> Iterator[ModelResponseStream]:
+        """What ``turn`` releases of one chunk, LiteLLM's own object where it came out as is.
+
+        See :mod:`~callgate.integrations.released`; any other chunk is built anew.
+        """
+        dumped = as_dict(chunk)
+        released = turn.feed(dumped)
+        if (
+            len(released) == 1
+            and type(chunk) is ModelResponseStream
+            and unchanged(released[0], dumped)
+        ):
+            yield chunk
+            return
+        yield from self._out(released)
 
     @staticmethod
     def _out(chunks: list[dict[str, Any]]) -> Iterator[ModelResponseStream]:

@@ -23,10 +23,18 @@ __all__ = ["ServerThread", "bound_socket", "run"]
 
 
 def bound_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket (port 0: a free one), so the port is known before serving."""
+    """A listening TCP socket (port 0: a free one), so the port is known before serving.
+
+    Every connection it accepts writes without Nagle's delay: a streamed answer goes out in
+    many small writes, and the last one would otherwise wait for the client's delayed ACK
+    (about 40 ms). asyncio sets ``TCP_NODELAY`` only on sockets whose protocol is TCP, so
+    the protocol is named; the listener's own option covers a loop that sets neither
+    (accepted sockets inherit it on Linux).
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(2048)
     sock.set_inheritable(True)
@@ -47,27 +55,37 @@ class _Draining(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-def _config(app: Any, *, drain_seconds: float, log_level: str) -> uvicorn.Config:
+def _config(
+    app: Any, *, drain_seconds: float, log_level: str, http: str = "auto", loop: str = "auto"
+) -> uvicorn.Config:
     return uvicorn.Config(
         app,
+        loop=loop,
+        http=http,
         log_level=log_level,
         lifespan="on",
         timeout_graceful_shutdown=int(drain_seconds),
         access_log=False,
-        http="h11",
         ws="none",
     )
 
 
 def run(
-    proxy: Proxy,
+    app: Any,
     sock: socket.socket,
     *,
     drain_seconds: float = 30.0,
     log_level: str = "warning",
+    http: str = "auto",
+    loop: str = "auto",
 ) -> None:
-    """Serve ``proxy`` on ``sock`` until SIGTERM or SIGINT, then drain (see the module)."""
-    server = _Draining(_config(proxy, drain_seconds=drain_seconds, log_level=log_level), proxy)
+    """Serve ``app`` (the proxy) on ``sock`` until SIGTERM or SIGINT, then drain.
+
+    See the module. ``http`` and ``loop`` are uvicorn's: ``auto`` takes httptools and uvloop
+    where installed (the proxy extra installs httptools), else h11 and asyncio.
+    """
+    config = _config(app, drain_seconds=drain_seconds, log_level=log_level, http=http, loop=loop)
+    server = _Draining(config, app if isinstance(app, Proxy) else None)
     server.run(sockets=[sock])
 
 
@@ -78,12 +96,15 @@ class ServerThread:
     leaving stops it.
     """
 
-    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, app: Any, *, host: str = "127.0.0.1", port: int = 0, loop: str = "auto"
+    ) -> None:
         self.sock = bound_socket(host, port)
         self.port: int = self.sock.getsockname()[1]
         self.host = host
         proxy = app if isinstance(app, Proxy) else None
-        self.server = _Draining(_config(app, drain_seconds=5, log_level="error"), proxy)
+        config = _config(app, drain_seconds=5, log_level="error", loop=loop)
+        self.server = _Draining(config, proxy)
         self.thread = threading.Thread(target=self._serve, daemon=True)
 
     @property

@@ -29,6 +29,7 @@ from callgate.strategies.base import (
     Forming,
     HistoryCall,
     Shape,
+    Steady,
     ToolResult,
     entry_forming,
     function_call_entries,
@@ -36,6 +37,7 @@ from callgate.strategies.base import (
     not_text_arguments,
     read_function_calls,
 )
+from callgate.strategies.openai_fast import fast_add
 from callgate.strategies.usage import count_at
 from callgate.strategies.wire import Framing, SdkForm, Terminal, Wire, chat_tool_spec
 
@@ -342,6 +344,12 @@ class OpenAIStrategy(ExtractionStrategy):
             return None
 
         return read
+
+    def fast_add(
+        self, acc: _Accumulator, steady: Steady, rest: Callable[[object], None]
+    ) -> Callable[[object], None]:
+        """The buffer's ``add`` for a lone argument fragment (:mod:`.openai_fast`)."""
+        return fast_add(acc, steady, rest)
 
     @staticmethod
     def _tool_call(acc: _Accumulator, call: Any) -> None:

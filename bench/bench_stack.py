@@ -1,0 +1,238 @@
+"""The proxy's server stack chosen by measurement: uvicorn's HTTP parser and event loop.
+
+Run: ``python bench/bench_stack.py [--rounds 5]`` (needs ``uvloop`` and ``httptools`` for
+their rows; a missing one is skipped and named).
+
+For every stack (``h11`` or ``httptools``, ``asyncio`` or ``uvloop``) two servers, each its
+own process on 127.0.0.1, in front of one raw asyncio model server that writes one HTTP
+chunk per event: a byte pass-through (raw ASGI and httpx, the upstream's bytes unchanged)
+and callgate proxy. Rounds interleave every server. Per server: the median wall time of a
+one-chunk streamed request, its server CPU per request, and the server CPU per chunk of a
+1000-chunk text stream (from /proc, the server's process alone). Every figure is also
+given as a ratio to the h11 + asyncio pass-through of the same run (the stack a plain
+``pip install starlette uvicorn httpx`` gets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HTTPS = ("h11", "httptools")
+LOOPS = ("asyncio", "uvloop")
+LONG = 1000
+
+
+def _event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    chunk = {"id": "b", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    event = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    return b"%x\r\n%s\r\n" % (len(event), event)
+
+
+def stream(n: int) -> bytes:
+    """An OpenAI text turn of ``n`` content chunks, chunked, one HTTP chunk per event."""
+    parts = [_event({"role": "assistant", "content": ""})]
+    parts += [_event({"content": f"word{i % 97} "}) for i in range(n)]
+    parts.append(_event({}, "stop"))
+    done = b"data: [DONE]\n\n"
+    parts.append(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
+    return b"".join(parts)
+
+
+async def _model(port: int) -> None:
+    bodies = {n: stream(n) for n in (1, LONG)}
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                request = json.loads(await reader.readexactly(length))
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"transfer-encoding: chunked\r\n\r\n"
+                )
+                writer.write(bodies[int(request["messages"][-1]["content"])])
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", port)
+    async with server:
+        await server.serve_forever()
+
+
+class BytePassThrough:
+    """A byte pass-through proxy: raw ASGI, one httpx client, the upstream's bytes unchanged.
+
+    The least a proxy on this stack can do; the baseline of "CPU per chunk".
+    """
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.client: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Forward one request; stream the answer back as it comes."""
+        import httpx
+
+        if scope["type"] != "http":
+            return
+        if self.client is None:
+            self.client = httpx.AsyncClient(timeout=600)
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {"content-type": "application/json"}
+        request = self.client.build_request(
+            "POST", self.upstream + scope["path"], content=bytes(body), headers=headers
+        )
+        reply = await self.client.send(request, stream=True)
+        kind = reply.headers.get("content-type", "application/octet-stream").encode()
+        start = {"type": "http.response.start", "status": reply.status_code}
+        await send({**start, "headers": [(b"content-type", kind)]})
+        async for piece in reply.aiter_raw():
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        await reply.aclose()
+
+
+def _serve(kind: str, http: str, loop: str, port: int, upstream: str) -> None:
+    from callgate.proxy.app import ProxyConfig, create_app
+    from callgate.proxy.serving import bound_socket, run
+
+    app = BytePassThrough(upstream) if kind == "bytes" else create_app(ProxyConfig(upstream))
+    run(app, bound_socket("127.0.0.1", port), http=http, loop=loop)
+
+
+def _free() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _cpu_ns(pid: int) -> int:
+    tasks = Path(f"/proc/{pid}/task")
+    return sum(int((t / "schedstat").read_text().split()[0]) for t in tasks.iterdir())
+
+
+def _start(argv: list[str], port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen([sys.executable, __file__, *argv])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{argv} did not start")
+
+
+async def _one(client: Any, url: str, n: int) -> float:
+    request = {"model": "m", "stream": True, "messages": [{"role": "user", "content": str(n)}]}
+    started = time.perf_counter()
+    async with client.stream("POST", url + "/v1/chat/completions", json=request) as reply:
+        async for _ in reply.aiter_raw():
+            pass
+    return time.perf_counter() - started
+
+
+async def _block(url: str, pid: int, ones: int, longs: int) -> dict[str, Any]:
+    import httpx
+
+    async with httpx.AsyncClient(timeout=600) as client:
+        await _one(client, url, 1)
+        spent = _cpu_ns(pid)
+        walls = [await _one(client, url, 1) for _ in range(ones)]
+        per_request = (_cpu_ns(pid) - spent) / ones
+        spent = _cpu_ns(pid)
+        for _ in range(longs):
+            await _one(client, url, LONG)
+        per_chunk = (_cpu_ns(pid) - spent) / (longs * (LONG + 3))
+    return {"wall": statistics.median(walls), "cpu_req": per_request, "cpu_chunk": per_chunk}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line of the benchmark (``serve`` and ``model`` are its own servers)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--ones", type=int, default=40, help="one-chunk requests per round")
+    parser.add_argument("--longs", type=int, default=2, help="1000-chunk requests per round")
+    parser.add_argument("role", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.role and args.role[0] == "model":
+        asyncio.run(_model(int(args.role[1])))
+        return 0
+    if args.role and args.role[0] == "serve":
+        kind, http, loop, port, upstream = args.role[1:]
+        _serve(kind, http, loop, int(port), upstream)
+        return 0
+    missing = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is None]
+    stacks = [(h, lp) for h in HTTPS for lp in LOOPS if h not in missing and lp not in missing]
+    model_port = _free()
+    processes = [_start(["model", str(model_port)], model_port)]
+    servers: dict[str, tuple[str, int]] = {}
+    try:
+        for http, loop in stacks:
+            for kind in ("bytes", "callgate"):
+                port = _free()
+                upstream = f"http://127.0.0.1:{model_port}"
+                process = _start(["serve", kind, http, loop, str(port), upstream], port)
+                processes.append(process)
+                name = f"{kind:<8} {http:<9} {loop:<7}"
+                servers[name] = (f"http://127.0.0.1:{port}", process.pid)
+        rows: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
+        loads = [os.getloadavg()[0]]
+        for _ in range(args.rounds):
+            for name, (url, pid) in servers.items():
+                rows[name].append(asyncio.run(_block(url, pid, args.ones, args.longs)))
+            loads.append(os.getloadavg()[0])
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=20)
+    _print(rows, missing, loads)
+    return 0
+
+
+def _print(rows: dict[str, list[dict[str, Any]]], missing: list[str], loads: list[float]) -> None:
+    def med(name: str, key: str) -> float:
+        return statistics.median(r[key] for r in rows[name])
+
+    base = next(iter(rows))
+    print(f"load average (1 min) per round: {' '.join(f'{x:.1f}' for x in loads)}")
+    if missing:
+        print(f"skipped: the stacks with {', '.join(missing)} (not installed)")
+    print(
+        f"{'server   http      loop':<27} {'1-chunk p50':>12} {'ratio':>6} {'CPU/req':>9} "
+        f"{'ratio':>6} {'CPU/chunk':>10} {'ratio':>6}"
+    )
+    for name in rows:
+        wall, req, chunk = med(name, "wall"), med(name, "cpu_req"), med(name, "cpu_chunk")
+        print(
+            f"{name:<27} {wall * 1e3:>10.2f}ms {wall / med(base, 'wall'):>5.2f}x "
+            f"{req / 1e3:>7.0f}µs {req / med(base, 'cpu_req'):>5.2f}x "
+            f"{chunk / 1e3:>8.1f}µs {chunk / med(base, 'cpu_chunk'):>5.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

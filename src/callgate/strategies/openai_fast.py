@@ -1,0 +1,83 @@
+"""The OpenAI Chat Completions wire's ``add`` for its commonest chunk: one call per fragment.
+
+Most chunks of a turn with calls are a lone choice whose delta holds one ``tool_calls``
+entry with nothing but an ``index`` and a ``function`` holding only an arguments fragment
+(an entry with more keys, ``"id": null`` say, takes the buffer's path). :func:`fast_add` appends
+such a fragment to its slot in place, within the slot's grant, exactly as the gate's own
+``TurnGate.fragment`` does there; every other chunk, and each one once the buffer dropped
+``steady``, goes to the buffer's own path (which reads it with the strategy's ``reader``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from callgate.gate.turn import TurnGate
+    from callgate.strategies.base import Steady
+
+__all__ = ["fast_add"]
+
+
+class Choice(Protocol):
+    """What the closure reads of the OpenAI accumulator of the chosen choice."""
+
+    gate: TurnGate
+    chosen: int
+    last: int | None
+
+
+def fast_add(
+    acc: Choice, steady: Steady, rest: Callable[[object], None]
+) -> Callable[[object], None]:
+    """The buffer's ``add`` for a lone argument fragment of the chosen choice (see module)."""
+    slots, chosen = acc.gate.slots, acc.chosen
+
+    def add(chunk: object) -> None:
+        if steady.live and type(chunk) is dict:
+            try:
+                choices = chunk["choices"]
+                if type(choices) is list:
+                    [choice] = choices
+                    delta = choice["delta"]
+                    if type(delta) is dict and len(delta) == 1:
+                        entries = delta["tool_calls"]
+                        if type(entries) is list:
+                            [entry] = entries
+                            function = entry["function"]
+                            # two keys, index and function; the function's one: no id, no name
+                            if (
+                                type(entry) is dict
+                                and len(entry) == 2
+                                and type(function) is dict
+                                and len(function) == 1
+                            ):
+                                index = entry["index"]
+                                text = function["arguments"]
+                                slot = slots.get(index) if type(index) is int else None
+                                if (
+                                    slot is not None
+                                    and type(text) is str
+                                    and text
+                                    and choice.get("finish_reason") is None
+                                    and choice.get("index", 0) == chosen
+                                    and "error" not in chunk
+                                    and "error" not in choice
+                                ):
+                                    size = (
+                                        len(text)
+                                        if text.isascii()
+                                        else len(text.encode("utf-8", "surrogatepass"))
+                                    )
+                                    room = slot.room - size
+                                    if room >= 0:
+                                        slot.parts.append(text)
+                                        slot.room = room
+                                        acc.last = index
+                                        return
+            except (KeyError, TypeError, IndexError, ValueError):
+                pass  # a field missing or of another type: the buffer reads and reports it
+        rest(chunk)
+
+    return add

@@ -1,0 +1,69 @@
+"""A tool schema is checked against the metaschema and compiled once per distinct schema.
+
+A buffer is built per turn with the same tools; the check costs far more than a turn's
+chunks. An equal schema (another object, any key order) reuses the compiled one; a changed
+schema, or one that is not JSON text, is checked anew; the verdicts never change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from callgate.gate import schema as schema_module
+from callgate.gate.schema import ToolSchemas
+
+
+@pytest.fixture
+def audits(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    seen: list[Any] = []
+    real = schema_module._audit
+
+    def counted(schema: Any) -> Any:
+        seen.append(schema)
+        return real(schema)
+
+    monkeypatch.setattr(schema_module, "_audit", counted)
+    monkeypatch.setattr(schema_module, "_COMPILED", type(schema_module._COMPILED)())
+    return seen
+
+
+def schema(limit: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"q": {"type": "string", "maxLength": limit}},
+        "required": ["q"],
+    }
+
+
+def test_an_equal_schema_is_not_checked_again(audits: list[Any]) -> None:
+    first = ToolSchemas({"find": schema(3)})
+    reordered = dict(reversed(list(schema(3).items())))
+    second = ToolSchemas({"find": reordered, "other": schema(3)})
+    assert len(audits) == 1
+    for tools in (first, second):
+        assert tools.check("find", {"q": "abc"}) is None
+        refused = tools.check("find", {"q": "abcd"})
+        assert refused is not None and refused.code == "schema_invalid"
+
+
+def test_a_changed_schema_is_checked_anew(audits: list[Any]) -> None:
+    ToolSchemas({"find": schema(3)})
+    looser = ToolSchemas({"find": schema(10)})
+    assert len(audits) == 2
+    assert looser.check("find", {"q": "abcd"}) is None
+
+
+def test_an_unsupported_schema_keeps_its_reason(audits: list[Any]) -> None:
+    bad = {"type": "object", "properties": {"q": {"$ref": "https://example.com/s.json"}}}
+    reasons = [ToolSchemas({"find": bad}).unsupported("find") for _ in range(2)]
+    assert len(audits) == 1
+    assert reasons[0] is not None and reasons[0] == reasons[1]
+
+
+def test_a_schema_that_is_not_json_is_checked_each_time(audits: list[Any]) -> None:
+    odd = {"type": "object", "properties": {"q": {"enum": [{1, 2}]}}}  # a set: not JSON
+    for _ in range(2):
+        ToolSchemas({"find": odd})
+    assert len(audits) == 2

@@ -1,0 +1,74 @@
+"""The gateway's JSON parser gives what ``json.loads`` gives, fast where msgspec is installed."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from callgate.proxy import fastjson
+
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+"""Any JSON value, with integers of any size, NaN and infinities, lone surrogates."""
+
+
+def same(got: Any, expected: Any) -> bool:
+    """Equal values of equal types all the way down (NaN equal to NaN, 1 unequal to 1.0)."""
+    return repr(got) == repr(expected)
+
+
+@given(VALUES, st.booleans())
+def test_any_text_parses_as_json_loads_parses_it(value: Any, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert same(fastjson.loads(text), json.loads(text))
+    if ascii_only:  # as bytes, as the proxy reads them
+        assert same(fastjson.loads(text.encode()), json.loads(text.encode()))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": 1, "a": 2}', " \n[1, 2.50, -0.0, 1E2]\t", '"\\u00e9\\ud83d\\ude00"', "1e400", "[NaN]"],
+)
+def test_corners_parse_alike(text: str) -> None:
+    assert same(fastjson.loads(text), json.loads(text))
+    assert same(fastjson.loads(bytearray(text.encode())), json.loads(text))
+
+
+@pytest.mark.parametrize("text", ["", "[1,", "{'a': 1}", "[1] x", "\ufeff[1]", b"\xff[1]"])
+def test_bad_text_raises_json_loads_own_error(text: str | bytes) -> None:
+    with pytest.raises(ValueError) as expected:
+        json.loads(text)
+    with pytest.raises(ValueError) as got:
+        fastjson.loads(text)
+    assert type(got.value) is type(expected.value) and str(got.value) == str(expected.value)
+
+
+def test_standard_json_never_reaches_the_slow_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert fastjson.FAST  # the proxy extra installs msgspec
+
+    def slow(data: Any) -> Any:
+        raise AssertionError("json.loads was called")
+
+    monkeypatch.setattr(fastjson.json, "loads", slow)
+    chunk = b'{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}'
+    assert fastjson.loads(chunk)["choices"][0]["delta"] == {"content": "hi"}
+
+
+def test_without_msgspec_it_is_json_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "msgspec", None)  # an install without the extra
+    plain = importlib.reload(fastjson)
+    try:
+        assert not plain.FAST
+        assert same(plain.loads("[1, 2.5, NaN]"), json.loads("[1, 2.5, NaN]"))
+    finally:
+        monkeypatch.undo()
+        importlib.reload(fastjson)

@@ -1,0 +1,236 @@
+"""No Nagle stall: a one-chunk streamed request through the proxy costs about what a byte
+pass-through on the same stack costs, on every event loop.
+
+A response written in several small writes (headers, each event, the end) on a socket
+without ``TCP_NODELAY`` waits for the client's delayed ACK (about 40 ms on Linux) before
+its last write leaves. The proxy's listening socket is its own (``bound_socket``), so it
+must set what asyncio only sets on sockets it made itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import socket
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from callgate.proxy.app import ProxyConfig, create_app
+from callgate.proxy.serving import ServerThread, bound_socket
+
+LOOPS = ["asyncio"] + (["uvloop"] if importlib.util.find_spec("uvloop") else [])
+"""The event loops a user may have: asyncio always, uvloop where it is installed."""
+
+_EVENTS = [
+    {"role": "assistant", "content": ""},
+    {"content": "Hello."},
+]
+
+
+def _sse() -> bytes:
+    """A one-chunk text turn, one HTTP chunk per event, as a model server writes it."""
+    out = bytearray()
+    for index, delta in enumerate([*_EVENTS, {}]):
+        choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": None}
+        if index == len(_EVENTS):
+            choice["finish_reason"] = "stop"
+        chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+        event = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+        out += b"%x\r\n%s\r\n" % (len(event), event)
+    done = b"data: [DONE]\n\n"
+    out += b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done)
+    return bytes(out)
+
+
+async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A raw HTTP/1.1 model server: keep-alive, a chunked SSE answer to every POST."""
+    body = _sse()
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":", 1)[1])
+            await reader.readexactly(length)
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"transfer-encoding: chunked\r\n\r\n"
+            )
+            writer.write(body)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+@contextmanager
+def _model_server() -> Iterator[str]:
+    """The raw model server on a loopback port, in a thread with its own loop."""
+    started: list[tuple[asyncio.AbstractEventLoop, asyncio.Event, int]] = []
+    ready = threading.Event()
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        writers: list[asyncio.StreamWriter] = []
+        tasks: list[asyncio.Task[None]] = []
+
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writers.append(writer)
+            tasks.append(asyncio.current_task())  # type: ignore[arg-type]
+            await _answer(reader, writer)
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        started.append((asyncio.get_running_loop(), stop, server.sockets[0].getsockname()[1]))
+        ready.set()
+        async with server:
+            await stop.wait()
+            for writer in writers:  # the handlers read their end and return
+                writer.transport.abort()
+            await asyncio.gather(*tasks)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(20), "the model server did not start"
+    loop, stop, port = started[0]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=10)
+
+
+class _PassThrough:
+    """A byte pass-through on the proxy's stack: raw ASGI, httpx upstream, bytes unchanged."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.client: httpx.AsyncClient | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if self.client is None:
+            self.client = httpx.AsyncClient()
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = self.client.build_request(
+            "POST", self.upstream + scope["path"], content=bytes(body)
+        )
+        reply = await self.client.send(request, stream=True)
+        headers = [(b"content-type", reply.headers["content-type"].encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        async for piece in reply.aiter_raw():
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        await reply.aclose()
+
+
+@contextmanager
+def _uvicorn_own(app: Any, loop: str) -> Iterator[str]:
+    """``app`` served by uvicorn on a socket it binds itself (host and port)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, loop=loop, http="h11", lifespan="off", log_level="error"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the pass-through did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def _one(client: httpx.Client, url: str) -> float:
+    """Seconds for one streamed one-chunk request, read to its end."""
+    request = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    started = time.perf_counter()
+    with client.stream("POST", url + "/v1/chat/completions", json=request) as reply:
+        assert reply.status_code == 200
+        received = b"".join(reply.iter_raw())
+    assert b"Hello." in received and received.endswith(b"data: [DONE]\n\n")
+    return time.perf_counter() - started
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_an_accepted_connection_has_no_nagle(loop: str) -> None:
+    """Every connection the proxy's socket accepts writes its small pieces at once."""
+    new_loop = asyncio.new_event_loop if loop == "asyncio" else _uvloop_new
+    events = new_loop()
+    sock = bound_socket("127.0.0.1", 0)
+    accepted: list[int] = []
+
+    class Keep(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            raw = transport.get_extra_info("socket")
+            accepted.append(raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    async def accept_one() -> None:
+        server = await events.create_server(Keep, sock=sock)
+        _, writer = await asyncio.open_connection(*sock.getsockname())
+        while not accepted:
+            await asyncio.sleep(0.01)
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+
+    try:
+        events.run_until_complete(accept_one())
+    finally:
+        events.close()
+    assert accepted == [1]
+
+
+def _uvloop_new() -> asyncio.AbstractEventLoop:
+    import uvloop
+
+    return uvloop.new_event_loop()
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_one_chunk_request_costs_what_a_pass_through_costs(loop: str) -> None:
+    """Interleaved, in one run: the proxy's median is within 4x a byte pass-through's.
+
+    A stall would make it 40 ms against about 2 ms (20x and more); the proxy's own work on
+    one chunk is a fraction of the pass-through's.
+    """
+    with (
+        _model_server() as model,
+        _uvicorn_own(_PassThrough(model), loop) as bare,
+        ServerThread(create_app(ProxyConfig(upstream=model)), loop=loop) as proxy,
+        httpx.Client(timeout=30) as client,
+    ):
+        for url in (bare, proxy.url):  # open the keep-alive connections
+            _one(client, url)
+        through, gated = [], []
+        for _ in range(15):
+            through.append(_one(client, bare))
+            gated.append(_one(client, proxy.url))
+    ratio = statistics.median(gated) / statistics.median(through)
+    assert ratio < 4, f"proxy {statistics.median(gated) * 1e3:.1f} ms, pass-through " + (
+        f"{statistics.median(through) * 1e3:.1f} ms: {ratio:.1f}x"
+    )

@@ -1,0 +1,136 @@
+"""The OpenAI buffer's own ``add`` reads every chunk as the checked path does.
+
+Once an OpenAI stream is resolved, the buffer's ``add`` is the wire's closure
+(``OpenAIStrategy.fast_add``): a lone argument fragment of the chosen choice, within its
+slot's grant, is appended in place in one call; anything else goes to the buffer's own
+path. A strategy with neither that closure nor the fast reader is the reference: on clean
+streams, streams with faults, chunks bent out of shape, wide (non-ASCII) fragments and
+limits small enough to end the grants, both must assemble the same message, show the same
+text, find the same things and give the same verdict.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callgate import Limits, LLMStreamBuffer
+from callgate.cli.capture import load_capture
+from callgate.strategies.openai import OpenAIStrategy
+from test_anthropic_fast_add import LIMITS
+from test_openai_chat_fast_reader import bent_streams
+from wire_common import played
+
+
+class CheckedOnly(OpenAIStrategy):
+    """The strategy without its fast paths: every chunk goes through ``accumulate``."""
+
+    def reader(self, acc: Any) -> Any:
+        return partial(self.accumulate, acc)
+
+    def fast_add(self, acc: Any, steady: Any, rest: Any) -> None:  # type: ignore[override]
+        return None
+
+
+WIDE = st.sampled_from(["é", "\u2603", "\U0001f600", "\ud800"])
+
+
+@st.composite
+def widened(draw: st.DrawFn) -> list[Any]:
+    """A bent kit stream, some of its argument fragments made non-ASCII."""
+    chunks = draw(bent_streams())
+    for chunk in chunks:
+        try:
+            function = chunk["choices"][0]["delta"]["tool_calls"][0]["function"]
+            if isinstance(function["arguments"], str) and draw(st.booleans()):
+                function["arguments"] += draw(WIDE)
+        except (KeyError, TypeError, IndexError):
+            continue
+    return chunks
+
+
+@settings(max_examples=300)
+@given(widened(), LIMITS)
+def test_the_buffers_add_reads_every_chunk_as_accumulate_does(
+    chunks: list[Any], limits: Limits
+) -> None:
+    options = {"text_formats": None, "limits": limits}
+    assert played(OpenAIStrategy(), chunks, **options) == played(CheckedOnly(), chunks, **options)
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def turn(*parts: str) -> list[dict[str, Any]]:
+    """One turn with one call to ``lookup`` whose arguments stream as ``parts``."""
+    opening = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "lookup"}}
+    return [
+        chunk({"role": "assistant", "tool_calls": [opening]}),
+        *(chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in parts),
+        chunk({}, "tool_calls"),
+    ]
+
+
+def test_once_resolved_the_buffers_add_is_the_wires_and_it_goes_at_the_end() -> None:
+    buffer = LLMStreamBuffer()
+    chunks = turn('{"q": ', '"é"}')
+    buffer.add(chunks[0])
+    assert "add" in vars(buffer)  # the wire's closure, installed on the instance
+    for piece in chunks[1:]:
+        buffer.add(piece)
+    buffer.end()
+    assert "add" not in vars(buffer)
+    assert [(c.id, c.arguments) for c in buffer.calls] == [("call_1", {"q": "é"})]
+
+
+@pytest.mark.parametrize("limits", [Limits(max_argument_bytes=12), Limits(max_turn_bytes=9)])
+def test_wide_fragments_count_their_bytes_against_the_limits(limits: Limits) -> None:
+    chunks = turn('{"q": ', '"' + "é" * 4 + '"}')  # 4 characters, 8 bytes
+    result = played(OpenAIStrategy(), chunks, limits=limits)
+    assert result == played(CheckedOnly(), chunks, limits=limits)
+    assert "limit_exceeded" in [code for code, _, _ in result["findings"]]
+    assert result["verdict"] == "fail"
+
+
+CAPTURES = Path(__file__).resolve().parents[1] / "captures"
+RECORDED = [
+    entry
+    for entry in json.loads((CAPTURES / "manifest.json").read_text(encoding="utf-8"))
+    if entry["wire"] == "openai" and "profile" not in entry
+]
+
+
+def by_char(chunks: list[Any]) -> list[Any]:
+    """Every lone argument fragment cut into single characters."""
+    out: list[Any] = []
+    for piece in chunks:
+        try:
+            function = piece["choices"][0]["delta"]["tool_calls"][0]["function"]
+            text = function["arguments"]
+        except (KeyError, TypeError, IndexError):
+            out.append(piece)
+            continue
+        for char in text or [""]:
+            cut = copy.deepcopy(piece)
+            cut["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] = char
+            out.append(cut)
+    return out
+
+
+@pytest.mark.parametrize("how", ["recorded", "chars"])
+@pytest.mark.parametrize("entry", RECORDED, ids=[e["file"] for e in RECORDED])
+def test_recorded_openai_streams_read_the_same_through_the_buffers_add(
+    entry: dict[str, Any], how: str
+) -> None:
+    chunks = load_capture((CAPTURES / entry["file"]).read_bytes())
+    if how == "chars":
+        chunks = by_char(chunks)
+    assert played(OpenAIStrategy(), chunks) == played(CheckedOnly(), chunks)
