@@ -32,10 +32,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from callgate.proxy.audit import AuditLog
-from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError, on_blocked
-from callgate.proxy.messages import GatedMessages
+from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
 from callgate.proxy.metrics import Metrics
-from callgate.proxy.sse import DONE_EVENT, SSEReader, encode
+from callgate.proxy.sse import SSEReader, encode
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -62,7 +61,8 @@ _HOP = frozenset(
 
 logger = logging.getLogger("callgate.proxy")
 
-_GATED = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+_GATED = {"/v1/chat/completions": "chat", "/v1/messages": "messages"}
+"""The paths callgate reads, and their client wire."""
 
 
 @frozen
@@ -116,7 +116,7 @@ def _relayed(headers: httpx.Headers, *, decoded: bool) -> list[tuple[bytes, byte
 
 def error_body(wire: str, status: int, message: str, code: str) -> dict[str, Any]:
     """An error in the wire's own shape (OpenAI's ``error`` object, Anthropic's ``type``)."""
-    if wire == "anthropic":
+    if wire == "messages":
         kind = "invalid_request_error" if status < 500 else "api_error"
         return {"type": "error", "error": {"type": kind, "message": message}}
     kind = "invalid_request_error" if status < 500 else "upstream_error"
@@ -248,10 +248,8 @@ class Proxy:
         else:
             await exchange.whole(turn, scope, receive, send)
 
-    def _turn(self, wire: str, payload: Mapping[str, Any]) -> GatedCore:
-        if wire == "anthropic":
-            return GatedMessages(payload, self.config.options)
-        return GatedTurn(payload, self.config.options)
+    def _turn(self, wire: str, payload: Mapping[str, Any]) -> Engine:
+        return ENGINES[wire](payload, self.config.options)
 
     # -- every other path -------------------------------------------------------------
 
@@ -269,7 +267,7 @@ class Proxy:
         except httpx.HTTPError as exc:
             self.metrics.upstream_error(type(exc).__name__)
             message = f"the upstream cannot be reached: {type(exc).__name__}"
-            reply = error_body("openai", 502, message, "upstream_unreachable")
+            reply = error_body("chat", 502, message, "upstream_unreachable")
             await JSONResponse(reply, status_code=502)(scope, receive, send)
             return
         try:
@@ -334,7 +332,7 @@ class _Exchange:
 
     # -- streaming --------------------------------------------------------------------
 
-    async def stream(self, turn: GatedCore, scope: Scope, receive: Receive, send: Send) -> None:
+    async def stream(self, turn: Engine, scope: Scope, receive: Receive, send: Send) -> None:
         """A stream=true request: the upstream's events through the engine, as they come."""
         try:
             upstream = await self._open(self.payload)
@@ -361,9 +359,7 @@ class _Exchange:
             for played in turns:
                 self._record(played, "streamed")
 
-    async def _events(
-        self, upstream: httpx.Response, turns: list[GatedCore]
-    ) -> AsyncIterator[bytes]:
+    async def _events(self, upstream: httpx.Response, turns: list[Engine]) -> AsyncIterator[bytes]:
         """The bytes the client receives; a defect of the proxy's own ends it cleanly.
 
         Should the engine itself fail, the client gets an error event (the wire's error
@@ -377,13 +373,10 @@ class _Exchange:
             logger.exception("callgate proxy: the engine failed on a stream")
             self.proxy.metrics.upstream_error("engine_error")
             body = error_body(self.wire, 500, "callgate proxy: internal error", "engine_error")
-            yield encode(body, "error" if self.wire == "anthropic" else None)
-            if self.wire == "openai":
-                yield DONE_EVENT
+            yield encode(body, "error" if self.wire == "messages" else None)
+            yield turns[-1].done
 
-    async def _played(
-        self, upstream: httpx.Response, turns: list[GatedCore]
-    ) -> AsyncIterator[bytes]:
+    async def _played(self, upstream: httpx.Response, turns: list[Engine]) -> AsyncIterator[bytes]:
         """Every turn of a repair in order, then the end."""
         turn = turns[0]
         while True:
@@ -406,10 +399,9 @@ class _Exchange:
             upstream = again
             turn = turn.follow_up()
             turns.append(turn)
-        if self.wire == "openai":
-            yield DONE_EVENT
+        yield turn.done
 
-    async def _turn_events(self, upstream: httpx.Response, turn: GatedCore) -> AsyncIterator[bytes]:
+    async def _turn_events(self, upstream: httpx.Response, turn: Engine) -> AsyncIterator[bytes]:
         """One upstream response through one turn of the engine."""
         reader = SSEReader()
         sse = "event-stream" in upstream.headers.get("content-type", "")
@@ -448,7 +440,7 @@ class _Exchange:
 
     # -- stream=false -----------------------------------------------------------------
 
-    async def whole(self, turn: GatedCore, scope: Scope, receive: Receive, send: Send) -> None:
+    async def whole(self, turn: Engine, scope: Scope, receive: Receive, send: Send) -> None:
         """A stream=false request: the upstream's response through the engine, whole."""
         turns = [turn]
         chunks: list[dict[str, Any]] = []
@@ -502,7 +494,7 @@ class _Exchange:
 
     # -- after a turn -----------------------------------------------------------------
 
-    def _record(self, turn: GatedCore, how: str) -> None:
+    def _record(self, turn: Engine, how: str) -> None:
         """Count a played turn and audit it.
 
         A turn the upstream never answered is only an upstream error, counted where it
