@@ -61,7 +61,7 @@ _HOP = frozenset(
 
 logger = logging.getLogger("callgate.proxy")
 
-_GATED = {"/v1/chat/completions": "chat", "/v1/messages": "messages"}
+_GATED = {"/v1/chat/completions": "chat", "/v1/messages": "messages", "/v1/responses": "responses"}
 """The paths callgate reads, and their client wire."""
 
 

@@ -9,10 +9,19 @@ from __future__ import annotations
 from callgate.proxy.wires.base import Reader, Writer
 from callgate.proxy.wires.chat import ChatReader, ChatWriter
 from callgate.proxy.wires.messages import MessagesReader, MessagesWriter
+from callgate.proxy.wires.responses import ResponsesReader, ResponsesWriter
 
 __all__ = ["READERS", "WIRES", "WRITERS", "Reader", "Writer"]
 
 WIRES = ("chat", "messages", "responses")
 """The wires the gateway serves, by their command-line names."""
-READERS: dict[str, type[Reader]] = {"chat": ChatReader, "messages": MessagesReader}
-WRITERS: dict[str, type[Writer]] = {"chat": ChatWriter, "messages": MessagesWriter}
+READERS: dict[str, type[Reader]] = {
+    "chat": ChatReader,
+    "messages": MessagesReader,
+    "responses": ResponsesReader,
+}
+WRITERS: dict[str, type[Writer]] = {
+    "chat": ChatWriter,
+    "messages": MessagesWriter,
+    "responses": ResponsesWriter,
+}
