@@ -17,11 +17,11 @@ from callgate.proxy.core import Call, Options
 from callgate.proxy.sse import encode
 from callgate.proxy.wires.events import Event, Native, Usage
 
-__all__ = ["CUT", "Engine", "Reader", "Writer"]
+__all__ = ["CUT", "Host", "Reader", "Writer"]
 
 
-class Engine(Protocol):
-    """What a reader and a writer see of the engine that drives them."""
+class Host(Protocol):
+    """What a reader and a writer see of the engine that drives them (its host)."""
 
     options: Options
     driver: Driver
@@ -59,7 +59,7 @@ class Reader:
     finishes: ClassVar[Mapping[str, str]] = {}
     """The wire's finish or stop reasons as neutral kinds (others stay as they are)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host) -> None:
         self.engine = engine
 
     def read(self, chunk: object) -> list[Event]:
@@ -105,7 +105,7 @@ class Writer:
     kinds: ClassVar[Mapping[str, str]] = {}
     """Neutral finish kinds as the wire's own (any other: :attr:`plain_end`)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host) -> None:
         self.engine = engine
 
     def write(self, events: Sequence[Event]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from callgate.proxy import core
 from callgate.proxy.core import Call, ThinkSplitter
 from callgate.proxy.sse import DONE_EVENT
-from callgate.proxy.wires.base import Engine, Reader, Writer
+from callgate.proxy.wires.base import Host, Reader, Writer
 from callgate.proxy.wires.events import (
     Event,
     Native,
@@ -47,7 +47,7 @@ class ChatReader(Reader):
     wire = WIRE
     finishes: ClassVar[Mapping[str, str]] = {"function_call": "tool_calls"}
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host) -> None:
         super().__init__(engine)
         self._streamed: set[int] = set()
         """Native slots whose deltas are forwarded (``stream_args``)."""
@@ -179,7 +179,7 @@ class ChatWriter(Writer):
         "refusal": "content_filter",
     }
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host) -> None:
         super().__init__(engine)
         self.envelope: dict[str, Any] = {}
         self._role_sent = False

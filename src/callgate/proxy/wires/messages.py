@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from callgate.proxy import core
 from callgate.proxy.core import Call, ThinkSplitter
 from callgate.proxy.sse import encode
-from callgate.proxy.wires.base import Engine, Reader, Writer
+from callgate.proxy.wires.base import Host, Reader, Writer
 from callgate.proxy.wires.events import (
     Event,
     Native,
@@ -51,7 +51,7 @@ class MessagesReader(Reader):
         "stop_sequence": "stop_sequence",
     }
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host) -> None:
         super().__init__(engine)
         self._passed: set[int] = set()
         """Upstream block indexes forwarded as they come."""
@@ -171,7 +171,7 @@ class MessagesWriter(Writer):
         "stop_sequence": "stop_sequence",
     }
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host) -> None:
         super().__init__(engine)
         self._started = False
         self._next = 0

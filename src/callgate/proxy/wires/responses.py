@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from callgate.proxy import core
 from callgate.proxy.core import Call
 from callgate.proxy.sse import encode
-from callgate.proxy.wires.base import Engine, Reader, Writer
+from callgate.proxy.wires.base import Host, Reader, Writer
 from callgate.proxy.wires.events import Event, Native, Text, UpstreamError, Usage, tokens
 from callgate.strategies.responses import ResponsesStrategy
 
@@ -47,7 +47,7 @@ class ResponsesReader(Reader):
         "failed": "failed",
     }
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host) -> None:
         super().__init__(engine)
         self._passed: set[int] = set()
         """Output indexes of the items forwarded as they come."""
@@ -150,7 +150,7 @@ class ResponsesWriter(Writer):
         "refusal": "content_filter",
     }
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Host) -> None:
         super().__init__(engine)
         self._seq = 0
         self._started = False
