@@ -35,6 +35,7 @@ from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.sse import SSEReader, encode
+from callgate.proxy.wires.translate import upstream_wire
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -72,6 +73,8 @@ class ProxyConfig:
     upstream: str
     """The upstream server's base URL (``http://localhost:11434``, ``.../v1`` too)."""
     options: Options = field(factory=Options)
+    upstream_wire: str | None = field(default=None, converter=upstream_wire)
+    """The upstream's wire (``chat``, ``messages``, ``responses``); None: the client's."""
     audit_dir: Path | None = None
     """Write one audit record per turn here (see :mod:`callgate.proxy.audit`)."""
     audit_max_bytes: int = 64 * 1024 * 1024
@@ -240,16 +243,18 @@ class Proxy:
             body = error_body(wire, 400, f"callgate: {exc}", "invalid_request")
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
-        url = _target(self.config, scope["path"], scope.get("query_string", b""))
+        path = turn.upstream_path if turn.translated else scope["path"]
+        url = _target(self.config, path, scope.get("query_string", b""))
         headers = _forwarded(request.headers, gated=True)
-        exchange = _Exchange(self, wire, url, headers, payload, started=started)
+        exchange = _Exchange(self, wire, url, headers, dict(turn.request), started=started)
+        exchange.translated = turn.translated
         if payload.get("stream") is True:
             await exchange.stream(turn, scope, receive, send)
         else:
             await exchange.whole(turn, scope, receive, send)
 
     def _turn(self, wire: str, payload: Mapping[str, Any]) -> Engine:
-        return ENGINES[wire](payload, self.config.options)
+        return ENGINES[wire](payload, self.config.options, upstream=self.config.upstream_wire)
 
     # -- every other path -------------------------------------------------------------
 
@@ -301,6 +306,8 @@ class _Exchange:
         self.payload = payload
         self.started = started
         self.first_byte: float | None = None
+        self.translated = False
+        """Whether the upstream speaks another wire (its errors are rewritten in the client's)."""
 
     async def _open(self, body: Mapping[str, Any]) -> httpx.Response:
         client = self.proxy._client()
@@ -324,11 +331,24 @@ class _Exchange:
         finally:
             await upstream.aclose()
         headers = _relayed(upstream.headers, decoded=True)
+        if self.translated:
+            body = self._rewritten_error(upstream.status_code, body)
+            headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+            headers.append((b"content-type", b"application/json"))
         headers.append((b"content-length", str(len(body)).encode()))
         await send(
             {"type": "http.response.start", "status": upstream.status_code, "headers": headers}
         )
         await send({"type": "http.response.body", "body": body})
+
+    def _rewritten_error(self, status: int, body: bytes) -> bytes:
+        """An upstream error body of another wire in the client wire's error shape."""
+        parsed = _json_or_none(body)
+        inner = parsed.get("error") if isinstance(parsed, dict) else None
+        message = inner.get("message") if isinstance(inner, dict) else None
+        if not isinstance(message, str):
+            message = body.decode("utf-8", "replace")[:500] or f"upstream HTTP {status}"
+        return json.dumps(error_body(self.wire, status, message, "upstream_error")).encode()
 
     # -- streaming --------------------------------------------------------------------
 
@@ -467,6 +487,10 @@ class _Exchange:
                     if response is None:
                         self.proxy.metrics.upstream_error(f"http_{upstream.status_code}")
                         headers = _relayed(upstream.headers, decoded=True)
+                        if self.translated:
+                            data = self._rewritten_error(upstream.status_code, data)
+                            headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+                            headers.append((b"content-type", b"application/json"))
                         await Response(data, upstream.status_code, _headers(headers))(
                             scope, receive, send
                         )
@@ -572,7 +596,8 @@ def from_env() -> Proxy:
     ``uvicorn --factory callgate.proxy.app:from_env --workers 4`` (or gunicorn with
     uvicorn workers) with ``CALLGATE_UPSTREAM`` (required), ``CALLGATE_ON_BLOCKED``
     (``repair 2``), ``CALLGATE_TEXT_FORMATS`` (``a,b``), ``CALLGATE_STREAM_ARGS=1``,
-    ``CALLGATE_MOVE_REASONING=1``, ``CALLGATE_AUDIT_DIR``, ``CALLGATE_TIMEOUT``.
+    ``CALLGATE_MOVE_REASONING=1``, ``CALLGATE_AUDIT_DIR``, ``CALLGATE_TIMEOUT``,
+    ``CALLGATE_UPSTREAM_WIRE`` (``chat``, ``messages`` or ``responses``).
     """
     env = os.environ
     upstream = env.get("CALLGATE_UPSTREAM")
@@ -594,6 +619,7 @@ def from_env() -> Proxy:
         ProxyConfig(
             upstream=upstream,
             options=options,
+            upstream_wire=env.get("CALLGATE_UPSTREAM_WIRE") or None,
             audit_dir=Path(audit) if audit else None,
             read_timeout=float(env.get("CALLGATE_TIMEOUT", "600")),
         )

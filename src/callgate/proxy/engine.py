@@ -51,6 +51,7 @@ from callgate.proxy.sse import DONE, SSEEvent
 from callgate.proxy.wires import READERS, WIRES, WRITERS, notices
 from callgate.proxy.wires.base import Reader, Writer
 from callgate.proxy.wires.events import Event, Native, Text, Usage
+from callgate.proxy.wires.translate import PATHS, translate
 
 __all__ = [
     "BLOCKED_MODES",
@@ -77,8 +78,8 @@ class Engine(GateCore):
 
     client_wire = "chat"
     """The client's wire (a class default the one-wire names set)."""
-    upstream_wire: str | None = None
-    """The upstream's wire; None: the client's."""
+    upstream_default: str | None = None
+    """The upstream's wire when none is given; None: the client's."""
 
     def __init__(
         self,
@@ -93,16 +94,19 @@ class Engine(GateCore):
         client = client or self.client_wire
         if continues is not None:
             upstream = continues.upstream_wire
-        upstream = upstream or self.upstream_wire or client
+        upstream = upstream or self.upstream_default or client
         for wire in (client, upstream):
             if wire not in WIRES:
                 raise ValueError(f"unknown wire {wire!r}; one of: {', '.join(WIRES)}")
-        self.client_wire, self.upstream_wire = client, upstream
+        self.client_wire = client
+        self.upstream_wire: str = upstream
+        """The upstream's wire."""
         reader_type = READERS[upstream]
         self.wire = reader_type.wire
         if continues is None:
             self.client_request: Mapping[str, Any] = request
             _check_request(client, request)
+            request = translate(client, upstream, request)
         else:
             self.client_request = continues.client_request
         super().__init__(request, options, attempt)
@@ -234,6 +238,16 @@ class Engine(GateCore):
         return self.writer.encode(chunk)
 
     @property
+    def upstream_path(self) -> str:
+        """The path the upstream serves this turn's wire at."""
+        return PATHS[self.upstream_wire]
+
+    @property
+    def translated(self) -> bool:
+        """Whether the client and the upstream speak different wires."""
+        return self.client_wire != self.upstream_wire
+
+    @property
     def done(self) -> bytes:
         """What ends the client's event stream after the last chunk (b"" on most wires)."""
         return self.writer.done
@@ -326,3 +340,39 @@ def _check_request(client: str, request: Mapping[str, Any]) -> None:
     n = request.get("n")
     if client == "chat" and n is not None and n != 1:
         raise RequestError("callgate gates one choice per request: send n=1 or none")
+    other = _wire_of(request)
+    if other is not None and other != client:
+        raise RequestError(
+            f"this is a {_NAMES[other]} request body, sent to the {_NAMES[client]} path; "
+            f"send it to {PATHS[other]}"
+        )
+
+
+_NAMES = {"chat": "Chat Completions", "messages": "Anthropic Messages", "responses": "Responses"}
+
+
+def _wire_of(request: Mapping[str, Any]) -> str | None:
+    """The wire a request body plainly belongs to, by fields only one wire has (else None)."""
+    if "input" in request and "messages" not in request:
+        return "responses"
+    messages = request.get("messages")
+    if not isinstance(messages, list):
+        return None
+    if "system" in request or "stop_sequences" in request:
+        return "messages"
+    for message in messages:
+        if not isinstance(message, Mapping):
+            continue
+        if message.get("role") in ("system", "developer", "tool") or "tool_calls" in message:
+            return "chat"
+        content = message.get("content")
+        kinds = (
+            {p.get("type") for p in content if isinstance(p, Mapping)}
+            if isinstance(content, list)
+            else set()
+        )
+        if kinds & {"tool_use", "tool_result", "image"}:
+            return "messages"
+        if kinds & {"image_url"}:
+            return "chat"
+    return None
