@@ -300,7 +300,12 @@ class Engine(GateCore):
         return type(self)(self.repair, self.options, attempt=self.attempt + 1, continues=self)
 
     def notice(self) -> str:
-        """The short assistant text that says why calls were withheld ('' when none was)."""
+        """The short text after the turn's own: why calls were withheld, or why it broke off.
+
+        '' when neither; the words are :mod:`callgate.proxy.wires.notices`'.
+        """
+        if self.broken is not None and self.repair is None:
+            return notices.broken()
         why = self.why_withheld()
         return notices.withheld(why) if why else ""
 

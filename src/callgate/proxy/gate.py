@@ -69,6 +69,8 @@ class GateCore:
         self.finished = False
         self.after_done = 0
         """Upstream events after its ``[DONE]`` (ignored)."""
+        self.broken: str | None = None
+        """Why the upstream's stream broke off (a dropped connection, a timeout), else None."""
         self.raw: list[bytes] = []
         """The upstream's bytes of this turn, as they came (kept for the audit log)."""
         self._dead = False
@@ -117,9 +119,10 @@ class GateCore:
         return text
 
     def interrupted(self, reason: str) -> None:
-        """The upstream stream broke off: a finding (then ``finish`` ends the turn)."""
+        """The upstream stream broke off: a finding (then ``finish`` ends the turn in error)."""
         if not self.finished:
             self.extra_findings.append(finding("malformed_chunk", reason))
+            self.broken = reason
 
     # -- the verdict ------------------------------------------------------------------
 

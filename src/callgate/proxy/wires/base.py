@@ -35,13 +35,14 @@ class Host(Protocol):
     cut: bool
     stop_sequence: Any
     calls: list[Call]
+    broken: str | None
     reader: Reader
 
     def step(self, chunk: object) -> str | None:
         """Play one upstream chunk through the gate: the text released (None once dead)."""
 
     def notice(self) -> str:
-        """The text that says why calls were withheld ('' for none)."""
+        """The text after the turn's own: why calls were withheld, or why it broke off."""
 
     def annotation(self) -> dict[str, Any]:
         """The ``callgate`` field of the turn's end."""
@@ -102,6 +103,8 @@ class Writer:
     """The wire's finish of a turn whose calls were sent."""
     plain_end = ""
     """The wire's finish of a turn that ended as the model chose, without calls."""
+    error_end = "error"
+    """The wire's finish of a turn the upstream broke off."""
     kinds: ClassVar[Mapping[str, str]] = {}
     """Neutral finish kinds as the wire's own (any other: :attr:`plain_end`)."""
 
@@ -133,6 +136,8 @@ class Writer:
         engine = self.engine
         if engine.calls:
             return self.call_end
+        if engine.broken is not None:
+            return self.error_end
         reason, kind = engine.upstream_finish, engine.finish_kind
         if reason is None or kind == "tool_calls":
             return self.plain_end

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from callgate.proxy import core
 from callgate.proxy.core import Call, ThinkSplitter
 from callgate.proxy.sse import encode
+from callgate.proxy.wires import notices
 from callgate.proxy.wires.base import Host, Reader, Writer
 from callgate.proxy.wires.events import (
     Event,
@@ -294,6 +295,9 @@ class MessagesWriter(Writer):
             out += self._tool_use(call)
         if not self._started:
             out.insert(0, self._start())
+        if engine.broken is not None:  # the turn ends in error, as Anthropic ends one
+            error = {"type": "api_error", "message": notices.broken_line()}
+            return [*out, {"type": "error", "error": error, "callgate": engine.annotation()}]
         stop = {"stop_reason": self.finish_reason(), "stop_sequence": engine.stop_sequence}
         delta: dict[str, Any] = {
             "type": "message_delta",

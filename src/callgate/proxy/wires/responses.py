@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from callgate.proxy import core
 from callgate.proxy.core import Call
 from callgate.proxy.sse import encode
+from callgate.proxy.wires import notices
 from callgate.proxy.wires.base import Host, Reader, Writer
 from callgate.proxy.wires.events import Event, Native, Text, UpstreamError, Usage, tokens
 from callgate.strategies.responses import ResponsesStrategy
@@ -305,6 +306,8 @@ class ResponsesWriter(Writer):
         response = self._response("completed")
         response["usage"] = self._usage()
         response["callgate"] = engine.annotation()
+        if engine.broken is not None:
+            failure = {"code": "upstream_error", "message": notices.broken_line()}
         if failure is not None and not engine.calls:
             response.update(status="failed", error=dict(failure))
             return [*out, self._event("response.failed", response=response)]
