@@ -39,6 +39,7 @@ def test_every_benchmark_is_listed() -> None:
     assert SCRIPTS == [
         "bench_detector.py",
         "bench_driver.py",
+        "bench_gateway.py",
         "bench_growth.py",
         "bench_integrations.py",
         "bench_ledger.py",

@@ -36,6 +36,9 @@ from callgate.proxy.wires.events import (
 __all__ = ["MessagesReader", "MessagesWriter", "message_start"]
 
 WIRE = "anthropic"
+_TEXT_DELTA = b',"delta":{"type":"text_delta","text":'
+_string = json.encoder.encode_basestring
+"""A string as JSON without ASCII escapes (what ``json.dumps(s, ensure_ascii=False)`` writes)."""
 _GATED_BLOCKS = frozenset({"text", "tool_use"})
 """Upstream content blocks the gate rewrites; every other block is forwarded as it comes."""
 
@@ -206,6 +209,22 @@ class MessagesWriter(Writer):
             elif type(event) is UpstreamError:
                 out.append({"type": "error", "error": dict(event.error)})
         return out
+
+    def play(self, events: Sequence[Event]) -> bytes:
+        """:meth:`write`'s bytes; released text in the open text block is written directly."""
+        if len(events) == 1 and type(events[0]) is Text and self._open is not None:
+            text = events[0].text
+            if self.splitter is None and self._open[0] == "text" and text:
+                try:
+                    body = _string(text).encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: the escaped form below
+                    pass
+                else:
+                    head = (
+                        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
+                    )
+                    return head + str(self._open[1]).encode() + _TEXT_DELTA + body + b"}}\n\n"
+        return super().play(events)
 
     def _start(self) -> dict[str, Any]:
         self._started = True

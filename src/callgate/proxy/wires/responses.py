@@ -13,6 +13,7 @@ usage and a ``callgate`` field. Every event carries the writer's own ``sequence_
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -35,6 +36,12 @@ _REASONING_DELTAS = frozenset(
     {"response.reasoning_text.delta", "response.reasoning_summary_text.delta"}
 )
 _REPLAY = ResponsesStrategy()
+_string = json.encoder.encode_basestring
+_DELTA_HEAD = (
+    b"event: response.output_text.delta\n"
+    b'data: {"type":"response.output_text.delta","sequence_number":'
+)
+"""A string as JSON without ASCII escapes (what ``json.dumps(s, ensure_ascii=False)`` writes)."""
 
 
 class ResponsesReader(Reader):
@@ -162,6 +169,10 @@ class ResponsesWriter(Writer):
         self._message: dict[str, Any] | None = None
         """The message item this writer opened and has not closed."""
         self._envelope: dict[str, Any] = {}
+        self._texts: list[str] = []
+        """The open message item's text, in pieces (joined when it closes)."""
+        self._index = 0
+        """The open message item's output index."""
 
     def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
         event = {"type": kind, "sequence_number": self._seq, **fields}
@@ -182,6 +193,34 @@ class ResponsesWriter(Writer):
             elif type(event) is UpstreamError:
                 out.append(self._event("error", **_error_fields(event.error)))
         return out
+
+    def play(self, events: Sequence[Event]) -> bytes:
+        """:meth:`write`'s bytes; released text in the open message item is written directly."""
+        if len(events) == 1 and type(events[0]) is Text and self._message is not None:
+            text = events[0].text
+            if text:
+                try:
+                    body = _string(text).encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: the escaped form below
+                    pass
+                else:
+                    self._texts.append(text)
+                    seq = self._seq
+                    self._seq += 1
+                    return b"".join(
+                        (
+                            _DELTA_HEAD,
+                            str(seq).encode(),
+                            b',"item_id":',
+                            _string(self._message["id"]).encode(),
+                            b',"output_index":',
+                            str(self._index).encode(),
+                            b',"content_index":0,"delta":',
+                            body,
+                            b',"logprobs":[]}\n\n',
+                        )
+                    )
+        return super().play(events)
 
     def _response(self, status: str) -> dict[str, Any]:
         if not self._envelope:
@@ -257,8 +296,10 @@ class ResponsesWriter(Writer):
                 )
             )
             self._message["content"] = [{**part}]
-        self._message["content"][0]["text"] += text
-        index = self.output.index(self._message)
+            self._texts = []
+            self._index = index
+        self._texts.append(text)
+        index = self._index
         out.append(
             self._event(
                 "response.output_text.delta",
@@ -276,8 +317,9 @@ class ResponsesWriter(Writer):
         if message is None:
             return []
         self._message = None
-        index = self.output.index(message)
+        index = self._index
         part = message["content"][0]
+        part["text"] = "".join(self._texts)
         message["status"] = "completed"
         where = {"item_id": message["id"], "output_index": index, "content_index": 0}
         return [
