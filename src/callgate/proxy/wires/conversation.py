@@ -18,7 +18,7 @@ from attrs import define, field, frozen
 
 from callgate.proxy.core import RequestError
 
-__all__ = ["HINTS", "Call", "Conversation", "Image", "Result", "Turn", "read"]
+__all__ = ["HINTS", "AskedCall", "Conversation", "Entry", "Image", "ToolAnswer", "read"]
 
 
 @frozen
@@ -29,7 +29,7 @@ class Image:
 
 
 @frozen
-class Call:
+class AskedCall:
     """An assistant's tool call in the history."""
 
     id: str
@@ -38,7 +38,7 @@ class Call:
 
 
 @frozen
-class Result:
+class ToolAnswer:
     """A tool's result, answering the call of ``call_id``."""
 
     call_id: str
@@ -46,11 +46,11 @@ class Result:
     is_error: bool = False
 
 
-Part = str | Image | Call | Result
+Part = str | Image | AskedCall | ToolAnswer
 
 
 @define
-class Turn:
+class Entry:
     """One message of the history: its role (``user`` or ``assistant``) and its parts."""
 
     role: str
@@ -63,7 +63,7 @@ class Conversation:
 
     model: str
     system: str = ""
-    turns: list[Turn] = field(factory=list)
+    turns: list[Entry] = field(factory=list)
     tools: list[tuple[str, str, Mapping[str, Any]]] = field(factory=list)
     tool_choice: str | None = None
     """``auto``, ``none``, ``required``, or ``name:<tool>``; None: not given."""
@@ -248,7 +248,7 @@ def _from_chat(body: Mapping[str, Any]) -> Conversation:
                 if not isinstance(function, Mapping):
                     raise RequestError(f"a tool call of {where} has no function")
                 parts.append(
-                    Call(
+                    AskedCall(
                         str(call.get("id")),
                         str(function.get("name")),
                         _arguments(function.get("arguments")),
@@ -256,7 +256,9 @@ def _from_chat(body: Mapping[str, Any]) -> Conversation:
                 )
             _add(talk, "assistant", parts)
         elif role == "tool":
-            result = Result(str(message.get("tool_call_id")), _text(message.get("content"), where))
+            result = ToolAnswer(
+                str(message.get("tool_call_id")), _text(message.get("content"), where)
+            )
             _add(talk, "user", [result])
         else:
             raise RequestError(f"callgate cannot translate the role {role!r} of {where}")
@@ -280,7 +282,7 @@ def _add(talk: Conversation, role: str, parts: list[Part]) -> None:
     if talk.turns and talk.turns[-1].role == role:
         talk.turns[-1].parts += parts
     else:
-        talk.turns.append(Turn(role, parts))
+        talk.turns.append(Entry(role, parts))
 
 
 # -- Anthropic Messages -----------------------------------------------------------------
@@ -302,12 +304,16 @@ def _messages_parts(content: object, where: str) -> list[Part]:
             parts.append(_image_of(block.get("source"), where))
         elif kind == "tool_use":
             parts.append(
-                Call(str(block.get("id")), str(block.get("name")), _arguments(block.get("input")))
+                AskedCall(
+                    str(block.get("id")), str(block.get("name")), _arguments(block.get("input"))
+                )
             )
         elif kind == "tool_result":
             inner = block.get("content")
             text = inner if isinstance(inner, str) else _text(inner, where)
-            parts.append(Result(str(block.get("tool_use_id")), text, block.get("is_error") is True))
+            parts.append(
+                ToolAnswer(str(block.get("tool_use_id")), text, block.get("is_error") is True)
+            )
         elif kind in ("thinking", "redacted_thinking"):
             continue  # the upstream's own reasoning is not sent to another wire
         else:
@@ -367,14 +373,14 @@ def _from_responses(body: Mapping[str, Any]) -> Conversation:
         elif kind == "message" and role in ("user", "assistant"):
             _add(talk, str(role), _responses_parts(item.get("content"), where))
         elif kind == "function_call":
-            call = Call(
+            call = AskedCall(
                 str(item.get("call_id")), str(item.get("name")), _arguments(item.get("arguments"))
             )
             _add(talk, "assistant", [call])
         elif kind == "function_call_output":
             output = item.get("output")
             text = output if isinstance(output, str) else _text(output, where)
-            _add(talk, "user", [Result(str(item.get("call_id")), text)])
+            _add(talk, "user", [ToolAnswer(str(item.get("call_id")), text)])
         elif kind == "reasoning":
             continue  # the upstream's own reasoning is not sent to another wire
         else:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate.proxy.core import RequestError
-from callgate.proxy.wires.conversation import Call, Conversation, Image, Part, Result, read
+from callgate.proxy.wires.conversation import AskedCall, Conversation, Image, Part, ToolAnswer, read
 
 __all__ = ["PATHS", "translate", "upstream_wire"]
 
@@ -68,12 +68,12 @@ def _to_chat(talk: Conversation) -> dict[str, Any]:
     if talk.system:
         messages.append({"role": "system", "content": talk.system})
     for turn in talk.turns:
-        results = [p for p in turn.parts if isinstance(p, Result)]
+        results = [p for p in turn.parts if isinstance(p, ToolAnswer)]
         messages += [
             {"role": "tool", "tool_call_id": r.call_id, "content": r.content} for r in results
         ]
-        rest = [p for p in turn.parts if not isinstance(p, Result)]
-        calls = [p for p in rest if isinstance(p, Call)]
+        rest = [p for p in turn.parts if not isinstance(p, ToolAnswer)]
+        calls = [p for p in rest if isinstance(p, AskedCall)]
         if turn.role == "assistant" and (rest or not results):
             message: dict[str, Any] = {"role": "assistant", "content": _chat_content(rest)}
             if calls:
@@ -128,7 +128,7 @@ def _block(part: Part) -> dict[str, Any]:
         return {"type": "text", "text": part}
     if isinstance(part, Image):
         return {"type": "image", "source": _image_source(part.url)}
-    if isinstance(part, Call):
+    if isinstance(part, AskedCall):
         return {"type": "tool_use", "id": part.id, "name": part.name, "input": _input(part)}
     block: dict[str, Any] = {
         "type": "tool_result",
@@ -147,7 +147,7 @@ def _image_source(url: str) -> dict[str, Any]:
     return {"type": "url", "url": url}
 
 
-def _input(call: Call) -> Any:
+def _input(call: AskedCall) -> Any:
     try:
         value = json.loads(call.arguments or "{}")
     except ValueError as exc:
@@ -228,9 +228,9 @@ def _to_responses(talk: Conversation) -> dict[str, Any]:
     return body
 
 
-def _item(part: Call | Result) -> dict[str, Any]:
+def _item(part: AskedCall | ToolAnswer) -> dict[str, Any]:
     """A call or a result of the history as a Responses input item."""
-    if isinstance(part, Call):
+    if isinstance(part, AskedCall):
         return {
             "type": "function_call",
             "call_id": part.id,
