@@ -21,7 +21,7 @@ from callgate.fsm.verdict import VERDICT
 from callgate.gate.findings import Finding, finding
 from callgate.gate.turn import TextRef, TextSlot, call_order
 from callgate.proxy import core
-from callgate.proxy.core import PASSABLE, Call, Options, driver_for
+from callgate.proxy.core import PASS, PASSABLE, REPAIR, Call, Options, driver_for
 from callgate.strategies.base import ToolResult
 
 __all__ = ["GateCore"]
@@ -208,10 +208,10 @@ class GateCore:
         if not codes <= PASSABLE:
             return
         mode = self.options.on_blocked
-        if mode == "pass" and "unknown_tool" not in codes:
+        if mode == PASS and "unknown_tool" not in codes:
             self.calls += [self._blocked_call(r) for r in self.withheld]
             self.passed = True
-        elif mode == "repair" and self.attempt < self.options.repairs and self.turn is not None:
+        elif mode == REPAIR and self.attempt < self.options.repairs and self.turn is not None:
             self.repair = self.repair_request(list(self.turn.history))
 
     def repair_request(self, history: list[dict[str, Any]]) -> dict[str, Any]:

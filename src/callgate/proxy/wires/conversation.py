@@ -350,6 +350,8 @@ def _from_messages(body: Mapping[str, Any]) -> Conversation:
 # -- OpenAI Responses -------------------------------------------------------------------
 
 _RESPONSES = frozenset({"input", "instructions", "max_output_tokens"})
+_UNSENT_ITEMS = frozenset({"reasoning"})
+"""Input items of the upstream's own reasoning: not sent to another wire."""
 
 
 def _from_responses(body: Mapping[str, Any]) -> Conversation:
@@ -381,8 +383,8 @@ def _from_responses(body: Mapping[str, Any]) -> Conversation:
             output = item.get("output")
             text = output if isinstance(output, str) else _text(output, where)
             _add(talk, "user", [ToolAnswer(str(item.get("call_id")), text)])
-        elif kind == "reasoning":
-            continue  # the upstream's own reasoning is not sent to another wire
+        elif kind in _UNSENT_ITEMS:
+            continue
         else:
             raise RequestError(f"callgate cannot translate a {kind!r} item in {where}")
     return talk
