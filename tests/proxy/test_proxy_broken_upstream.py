@@ -146,8 +146,10 @@ def test_an_upstream_that_drops_before_any_byte_ends_cleanly(
     data = events_of(reply.text)
     assert data[-1] == "[DONE]"
     final = json.loads(data[-2])
-    assert final["choices"][0]["finish_reason"] == "stop"
+    assert final["choices"][0]["finish_reason"] == "error"
     assert final["callgate"]["status"] == "fail"
+    said = "".join(json.loads(d)["choices"][0]["delta"].get("content") or "" for d in data[:-1])
+    assert "[callgate: the upstream stopped before the answer was complete" in said
 
 
 def test_an_upstream_that_answers_stream_true_with_json_is_streamed(

@@ -398,12 +398,12 @@ def _as_bytes(
     case: StreamCase, options: Options, fast: bool, monkeypatch: pytest.MonkeyPatch
 ) -> bytes:
     """The bytes a client receives for ``case``: ``play`` per event, or ``feed_event`` encoded."""
-    from callgate.proxy import engine
+    from callgate.proxy import core, engine
     from callgate.proxy.sse import SSEReader
     from callgate.proxy.upstream import sse_body
 
     ids = iter(range(10**6))
-    monkeypatch.setattr(engine, "fresh_id", lambda prefix="call_": f"{prefix}{next(ids)}")
+    monkeypatch.setattr(core, "fresh_id", lambda prefix="call_": f"{prefix}{next(ids)}")
     monkeypatch.setattr(engine.time, "time", lambda: 1700000000.0)
     turn = GatedTurn(case.request, options)
     reader = SSEReader()

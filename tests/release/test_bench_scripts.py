@@ -40,6 +40,7 @@ def test_every_benchmark_is_listed() -> None:
         "bench_detector.py",
         "bench_driver.py",
         "bench_extproc.py",
+        "bench_gateway.py",
         "bench_growth.py",
         "bench_integrations.py",
         "bench_ledger.py",

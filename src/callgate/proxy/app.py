@@ -32,10 +32,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from callgate.proxy.audit import AuditLog
-from callgate.proxy.engine import GatedCore, GatedTurn, Options, RequestError, on_blocked
-from callgate.proxy.messages import GatedMessages
+from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
 from callgate.proxy.metrics import Metrics
-from callgate.proxy.sse import DONE_EVENT, SSEReader, encode
+from callgate.proxy.sse import SSEReader, encode
+from callgate.proxy.wires.translate import upstream_wire
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -62,7 +62,8 @@ _HOP = frozenset(
 
 logger = logging.getLogger("callgate.proxy")
 
-_GATED = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+_GATED = {"/v1/chat/completions": "chat", "/v1/messages": "messages", "/v1/responses": "responses"}
+"""The paths callgate reads, and their client wire."""
 
 
 @frozen
@@ -72,6 +73,8 @@ class ProxyConfig:
     upstream: str
     """The upstream server's base URL (``http://localhost:11434``, ``.../v1`` too)."""
     options: Options = field(factory=Options)
+    upstream_wire: str | None = field(default=None, converter=upstream_wire)
+    """The upstream's wire (``chat``, ``messages``, ``responses``); None: the client's."""
     audit_dir: Path | None = None
     """Write one audit record per turn here (see :mod:`callgate.proxy.audit`)."""
     audit_max_bytes: int = 64 * 1024 * 1024
@@ -116,7 +119,7 @@ def _relayed(headers: httpx.Headers, *, decoded: bool) -> list[tuple[bytes, byte
 
 def error_body(wire: str, status: int, message: str, code: str) -> dict[str, Any]:
     """An error in the wire's own shape (OpenAI's ``error`` object, Anthropic's ``type``)."""
-    if wire == "anthropic":
+    if wire == "messages":
         kind = "invalid_request_error" if status < 500 else "api_error"
         return {"type": "error", "error": {"type": kind, "message": message}}
     kind = "invalid_request_error" if status < 500 else "upstream_error"
@@ -240,18 +243,18 @@ class Proxy:
             body = error_body(wire, 400, f"callgate: {exc}", "invalid_request")
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
-        url = _target(self.config, scope["path"], scope.get("query_string", b""))
+        path = turn.upstream_path if turn.translated else scope["path"]
+        url = _target(self.config, path, scope.get("query_string", b""))
         headers = _forwarded(request.headers, gated=True)
-        exchange = _Exchange(self, wire, url, headers, payload, started=started)
+        exchange = _Exchange(self, wire, url, headers, dict(turn.request), started=started)
+        exchange.translated = turn.translated
         if payload.get("stream") is True:
             await exchange.stream(turn, scope, receive, send)
         else:
             await exchange.whole(turn, scope, receive, send)
 
-    def _turn(self, wire: str, payload: Mapping[str, Any]) -> GatedCore:
-        if wire == "anthropic":
-            return GatedMessages(payload, self.config.options)
-        return GatedTurn(payload, self.config.options)
+    def _turn(self, wire: str, payload: Mapping[str, Any]) -> Engine:
+        return ENGINES[wire](payload, self.config.options, upstream=self.config.upstream_wire)
 
     # -- every other path -------------------------------------------------------------
 
@@ -269,7 +272,7 @@ class Proxy:
         except httpx.HTTPError as exc:
             self.metrics.upstream_error(type(exc).__name__)
             message = f"the upstream cannot be reached: {type(exc).__name__}"
-            reply = error_body("openai", 502, message, "upstream_unreachable")
+            reply = error_body("chat", 502, message, "upstream_unreachable")
             await JSONResponse(reply, status_code=502)(scope, receive, send)
             return
         try:
@@ -303,6 +306,8 @@ class _Exchange:
         self.payload = payload
         self.started = started
         self.first_byte: float | None = None
+        self.translated = False
+        """Whether the upstream speaks another wire (its errors are rewritten in the client's)."""
 
     async def _open(self, body: Mapping[str, Any]) -> httpx.Response:
         client = self.proxy._client()
@@ -326,15 +331,28 @@ class _Exchange:
         finally:
             await upstream.aclose()
         headers = _relayed(upstream.headers, decoded=True)
+        if self.translated:
+            body = self._rewritten_error(upstream.status_code, body)
+            headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+            headers.append((b"content-type", b"application/json"))
         headers.append((b"content-length", str(len(body)).encode()))
         await send(
             {"type": "http.response.start", "status": upstream.status_code, "headers": headers}
         )
         await send({"type": "http.response.body", "body": body})
 
+    def _rewritten_error(self, status: int, body: bytes) -> bytes:
+        """An upstream error body of another wire in the client wire's error shape."""
+        parsed = _json_or_none(body)
+        inner = parsed.get("error") if isinstance(parsed, dict) else None
+        message = inner.get("message") if isinstance(inner, dict) else None
+        if not isinstance(message, str):
+            message = body.decode("utf-8", "replace")[:500] or f"upstream HTTP {status}"
+        return json.dumps(error_body(self.wire, status, message, "upstream_error")).encode()
+
     # -- streaming --------------------------------------------------------------------
 
-    async def stream(self, turn: GatedCore, scope: Scope, receive: Receive, send: Send) -> None:
+    async def stream(self, turn: Engine, scope: Scope, receive: Receive, send: Send) -> None:
         """A stream=true request: the upstream's events through the engine, as they come."""
         try:
             upstream = await self._open(self.payload)
@@ -361,9 +379,7 @@ class _Exchange:
             for played in turns:
                 self._record(played, "streamed")
 
-    async def _events(
-        self, upstream: httpx.Response, turns: list[GatedCore]
-    ) -> AsyncIterator[bytes]:
+    async def _events(self, upstream: httpx.Response, turns: list[Engine]) -> AsyncIterator[bytes]:
         """The bytes the client receives; a defect of the proxy's own ends it cleanly.
 
         Should the engine itself fail, the client gets an error event (the wire's error
@@ -377,13 +393,10 @@ class _Exchange:
             logger.exception("callgate proxy: the engine failed on a stream")
             self.proxy.metrics.upstream_error("engine_error")
             body = error_body(self.wire, 500, "callgate proxy: internal error", "engine_error")
-            yield encode(body, "error" if self.wire == "anthropic" else None)
-            if self.wire == "openai":
-                yield DONE_EVENT
+            yield encode(body, "error" if self.wire == "messages" else None)
+            yield turns[-1].done
 
-    async def _played(
-        self, upstream: httpx.Response, turns: list[GatedCore]
-    ) -> AsyncIterator[bytes]:
+    async def _played(self, upstream: httpx.Response, turns: list[Engine]) -> AsyncIterator[bytes]:
         """Every turn of a repair in order, then the end."""
         turn = turns[0]
         while True:
@@ -406,10 +419,9 @@ class _Exchange:
             upstream = again
             turn = turn.follow_up()
             turns.append(turn)
-        if self.wire == "openai":
-            yield DONE_EVENT
+        yield turn.done
 
-    async def _turn_events(self, upstream: httpx.Response, turn: GatedCore) -> AsyncIterator[bytes]:
+    async def _turn_events(self, upstream: httpx.Response, turn: Engine) -> AsyncIterator[bytes]:
         """One upstream response through one turn of the engine."""
         reader = SSEReader()
         sse = "event-stream" in upstream.headers.get("content-type", "")
@@ -448,7 +460,7 @@ class _Exchange:
 
     # -- stream=false -----------------------------------------------------------------
 
-    async def whole(self, turn: GatedCore, scope: Scope, receive: Receive, send: Send) -> None:
+    async def whole(self, turn: Engine, scope: Scope, receive: Receive, send: Send) -> None:
         """A stream=false request: the upstream's response through the engine, whole."""
         turns = [turn]
         chunks: list[dict[str, Any]] = []
@@ -475,6 +487,10 @@ class _Exchange:
                     if response is None:
                         self.proxy.metrics.upstream_error(f"http_{upstream.status_code}")
                         headers = _relayed(upstream.headers, decoded=True)
+                        if self.translated:
+                            data = self._rewritten_error(upstream.status_code, data)
+                            headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+                            headers.append((b"content-type", b"application/json"))
                         await Response(data, upstream.status_code, _headers(headers))(
                             scope, receive, send
                         )
@@ -502,7 +518,7 @@ class _Exchange:
 
     # -- after a turn -----------------------------------------------------------------
 
-    def _record(self, turn: GatedCore, how: str) -> None:
+    def _record(self, turn: Engine, how: str) -> None:
         """Count a played turn and audit it.
 
         A turn the upstream never answered is only an upstream error, counted where it
@@ -580,7 +596,8 @@ def from_env() -> Proxy:
     ``uvicorn --factory callgate.proxy.app:from_env --workers 4`` (or gunicorn with
     uvicorn workers) with ``CALLGATE_UPSTREAM`` (required), ``CALLGATE_ON_BLOCKED``
     (``repair 2``), ``CALLGATE_TEXT_FORMATS`` (``a,b``), ``CALLGATE_STREAM_ARGS=1``,
-    ``CALLGATE_MOVE_REASONING=1``, ``CALLGATE_AUDIT_DIR``, ``CALLGATE_TIMEOUT``.
+    ``CALLGATE_MOVE_REASONING=1``, ``CALLGATE_AUDIT_DIR``, ``CALLGATE_TIMEOUT``,
+    ``CALLGATE_UPSTREAM_WIRE`` (``chat``, ``messages`` or ``responses``).
     """
     env = os.environ
     upstream = env.get("CALLGATE_UPSTREAM")
@@ -602,6 +619,7 @@ def from_env() -> Proxy:
         ProxyConfig(
             upstream=upstream,
             options=options,
+            upstream_wire=env.get("CALLGATE_UPSTREAM_WIRE") or None,
             audit_dir=Path(audit) if audit else None,
             read_timeout=float(env.get("CALLGATE_TIMEOUT", "600")),
         )

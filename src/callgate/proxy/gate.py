@@ -1,0 +1,290 @@
+"""The gate of one proxied turn, on no wire: upstream chunks through callgate's loop, the verdict.
+
+:class:`GateCore` plays each upstream chunk as :func:`~callgate.driver.loop.stream_turn`
+does (an :class:`~callgate.buffer.LLMStreamBuffer` and a dry-run
+:class:`~callgate.driver.Driver` whose tools have no function, so nothing runs), gathers
+the turn with :func:`~callgate.driver.loop.finish_turn`, and decides its end: the calls a
+client receives (:class:`~callgate.proxy.core.Call`, each keyed by its typed reference),
+those withheld with why, and whether ``pass`` forwards them or ``repair`` re-asks. The
+wires' readers feed it; the wires' writers read what it decided.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from callgate.buffer import UnreadableChunk
+from callgate.driver.loop import Turn, TurnStep, finish_turn
+from callgate.fsm.verdict import VERDICT
+from callgate.gate.findings import Finding, finding
+from callgate.gate.turn import TextRef, TextSlot, call_order
+from callgate.proxy import core
+from callgate.proxy.core import PASS, PASSABLE, REPAIR, Call, Options, driver_for
+from callgate.strategies.base import ToolResult
+
+__all__ = ["GateCore"]
+
+_RUNS = VERDICT.tagged("runs")
+_APPLICABLE = VERDICT.tagged("applicable")
+"""Verdicts under which every call ran, and verdicts of a turn that had a call."""
+
+
+class GateCore:
+    """One turn's loop over buffer and driver, and what it decided (see the module)."""
+
+    wire = "openai"
+    """The upstream's wire, as the library's strategy names it."""
+
+    def __init__(self, request: Mapping[str, Any], options: Options | None, attempt: int) -> None:
+        self.request = request
+        self.options = options if options is not None else Options()
+        self.attempt = attempt
+        """How many repairs came before this turn (0: the first answer)."""
+        self.driver = driver_for(request, self.options, self.wire)
+        self.buffer = self.driver.new_stream_buffer()
+        self.steps: list[TurnStep] = []
+        self.turn: Turn | None = None
+        """The played turn once finished: history, verdict and findings."""
+        self.extra_findings: list[Finding] = []
+        """Findings of the proxy's own: an upstream chunk the loop could not take."""
+        self.upstream_finish: str | None = None
+        """The upstream's own finish or stop reason, as it came."""
+        self.cut = False
+        """Whether that reason cut the turn (a token limit, a filter, a refusal)."""
+        self.chunks = 0
+        self.held = 0
+        """The most characters the display held at once."""
+        self.cpu_ns = 0
+        """Time spent in the engine for this turn (its added CPU)."""
+        self.calls: list[Call] = []
+        """The calls the client received, in order."""
+        self.withheld: list[ToolResult] = []
+        """The refused answers of calls the client did not receive, with why."""
+        self.passed = False
+        """Whether ``pass`` forwarded calls the gate refused."""
+        self.repair: dict[str, Any] | None = None
+        """The request to re-ask the upstream with, when ``repair`` applies (else None)."""
+        self.finished = False
+        self.after_done = 0
+        """Upstream events after its ``[DONE]`` (ignored)."""
+        self.broken: str | None = None
+        """Why the upstream's stream broke off (a dropped connection, a timeout), else None."""
+        self.raw: list[bytes] = []
+        """The upstream's bytes of this turn, as they came (kept for the audit log)."""
+        self._dead = False
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def step(self, chunk: object) -> str | None:
+        """Play one chunk as the client loop does: the text released; None once dead.
+
+        ``buffer.add``, the driver's ``process_llm_response`` (it runs nothing: its tools
+        have no function), then ``buffer.text()``; a step that answered calls is kept
+        for :func:`~callgate.driver.loop.finish_turn`.
+        """
+        if self._dead or self.finished:
+            return None
+        self.chunks += 1
+        if not isinstance(chunk, dict):
+            chunk = UnreadableChunk(
+                "malformed_chunk", f"an upstream chunk is {type(chunk).__name__}"
+            )
+        buffer = self.buffer
+        try:
+            buffer.add(chunk)
+        except Exception as exc:  # the stream is not this wire's: end the turn cleanly
+            self._dead = True
+            self.extra_findings.append(
+                finding("malformed_chunk", f"the upstream stream cannot be read: {exc}")
+            )
+            return None
+        response = self.driver.process_llm_response(buffer)
+        text = buffer.text()
+        if response.results:
+            self.steps.append(TurnStep(self.chunks - 1, text, response))
+        held = buffer.text_queue.held
+        self.held = max(self.held, held)
+        return text
+
+    def end(self) -> str:
+        """End the stream: the text released at the end (the calls answered then are kept)."""
+        buffer = self.buffer
+        buffer.end()
+        response = self.driver.process_llm_response(buffer)
+        text = buffer.text()
+        self.steps.append(TurnStep(None, text, response))
+        self.turn = finish_turn(buffer, self.steps)
+        return text
+
+    def interrupted(self, reason: str) -> None:
+        """The upstream stream broke off: a finding (then ``finish`` ends the turn in error)."""
+        if not self.finished:
+            self.extra_findings.append(finding("malformed_chunk", reason))
+            self.broken = reason
+
+    # -- the verdict ------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """The verdict: ``pass``, ``fail`` or ``not_applicable`` (``fail`` on a broken stream)."""
+        if self.turn is None:
+            return "streaming"
+        if self.extra_findings:
+            return "fail"
+        return self.turn.status
+
+    @property
+    def findings(self) -> list[Finding]:
+        """What the gate found, then the proxy's own findings, then refused text calls'."""
+        found = list(self.turn.findings) if self.turn is not None else []
+        detector = self.buffer.text_queue.detector
+        if detector is not None:
+            found += detector.findings
+        found += self.extra_findings
+        for result in self.withheld:
+            if isinstance(result.call.slot, TextRef):
+                problem = self.driver.schemas.check(
+                    result.call.name, result.call.arguments, result.call.slot
+                )
+                if problem is not None and problem not in found:
+                    found.append(problem)
+        return found
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The text formats this turn read."""
+        return self.buffer.text_formats or ()
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the upstream cut the turn (a limit, a filter, a refusal, no end at all)."""
+        return self.cut or not self.buffer.is_finished()
+
+    def audit(self) -> dict[str, Any]:
+        """The turn for the audit log and metrics: verdict, findings, formats, calls, sizes."""
+        return {
+            "wire": self.wire,
+            "status": self.status,
+            "findings": [f.as_dict() for f in self.findings],
+            "formats": list(self.formats),
+            "held": self.held,
+            "chunks": self.chunks,
+            "upstream_finish": self.upstream_finish,
+            "calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments, "source": c.source}
+                for c in self.calls
+            ],
+            "withheld": [r.content for r in self.withheld],
+            "passed": self.passed,
+            "attempt": self.attempt,
+            "cpu_us": self.cpu_ns / 1000,
+        }
+
+    # -- deciding the end -------------------------------------------------------------
+
+    def settle(self) -> None:
+        """After :meth:`end`: the calls to send, those withheld, and a repair if it applies."""
+        results = [r for step in self.steps for r in step.response.results]
+        answered = {r.call.slot: r for r in results}
+        accepted = [r for r in answered.values() if not r.refused]
+        refused = [r for r in answered.values() if r.refused]
+        verdict = self.turn.status if self.turn is not None else None
+        late = verdict in _APPLICABLE and verdict not in _RUNS and accepted
+        if late and not self.extra_findings:  # an error after the turn's end (an error frame)
+            errors = [f for f in self.findings if f.severity == "error"]
+            self.extra_findings.append(
+                errors[0] if errors else finding("malformed_chunk", "the turn failed")
+            )
+        if self.extra_findings:
+            refused = [*refused, *(_withheld(r, self.extra_findings[0]) for r in accepted)]
+            accepted = []
+        self.calls = [self._call(r) for r in sorted(accepted, key=_order)]
+        self.withheld = sorted(refused, key=_order)
+        if not self.withheld or self.truncated:
+            return
+        codes = {f.code for f in self.findings if f.severity == "error"}
+        if not codes <= PASSABLE:
+            return
+        mode = self.options.on_blocked
+        if mode == PASS and "unknown_tool" not in codes:
+            self.calls += [self._blocked_call(r) for r in self.withheld]
+            self.passed = True
+        elif mode == REPAIR and self.attempt < self.options.repairs and self.turn is not None:
+            self.repair = self.repair_request(list(self.turn.history))
+
+    def repair_request(self, history: list[dict[str, Any]]) -> dict[str, Any]:
+        """The upstream request that re-asks: the request with the turn's history after it."""
+        messages = self.request.get("messages")
+        before = list(messages) if isinstance(messages, list) else []
+        return {**self.request, "messages": [*before, *history]}
+
+    def _native_raw(self, slot: int, default: str) -> str:
+        found = next((s for s in self.buffer.slots if s.key == slot), None)
+        return found.raw_arguments if found is not None else default
+
+    def _text_slot(self, ref: object) -> TextSlot | None:
+        gate = self.buffer.gate
+        return gate.text_slots.get(ref) if gate is not None and isinstance(ref, TextRef) else None
+
+    def _call(self, result: ToolResult) -> Call:
+        slot = result.call.slot
+        if isinstance(slot, int):
+            raw = self._native_raw(slot, "")
+            arguments = raw if raw.strip() else json.dumps(result.call.arguments)
+            call_id = result.call.id or core.fresh_id()
+            return Call(call_id, result.call.name, arguments, "native", slot)
+        arguments = json.dumps(result.call.arguments, ensure_ascii=False)
+        text = self._text_slot(slot)
+        source = text.source if text is not None else "text"
+        return Call(core.fresh_id(), result.call.name, arguments, source, _ref(slot))
+
+    def _blocked_call(self, result: ToolResult) -> Call:
+        """A refused call as it arrived (for ``pass``): its own arguments, not the refusal's."""
+        slot = result.call.slot
+        if isinstance(slot, int):
+            raw = self._native_raw(slot, "{}")
+            return Call(result.call.id or core.fresh_id(), result.call.name, raw, "native", slot)
+        text = self._text_slot(slot)
+        given = text.given if text is not None else {}
+        arguments = json.dumps(given, ensure_ascii=False)
+        source = text.source if text is not None else "text"
+        return Call(core.fresh_id(), result.call.name, arguments, source, _ref(slot))
+
+    def why_withheld(self) -> str:
+        """Why calls were withheld, in a line ('' when none was, was passed or is re-asked)."""
+        if not self.withheld or self.passed or self.repair is not None:
+            return ""
+        return " ".join(dict.fromkeys(r.content for r in self.withheld))
+
+    def annotation(self) -> dict[str, Any]:
+        """The ``callgate`` field of the final chunk (SDKs ignore unknown fields)."""
+        note: dict[str, Any] = {
+            "status": self.status,
+            "findings": [
+                {"code": f.code, "message": f.message}
+                for f in self.findings
+                if f.severity != "info"
+            ],
+        }
+        if self.withheld:
+            note["withheld"] = [r.call.name for r in self.withheld]
+        if self.passed:
+            note["passed"] = True
+        return note
+
+
+def _ref(slot: object) -> TextRef | None:
+    return slot if isinstance(slot, TextRef) else None
+
+
+def _withheld(result: ToolResult, why: Finding) -> ToolResult:
+    """A call the gate let through that the proxy does not send, with why."""
+    content = f"The call to {result.call.name} was not run: {why.message} ({why.code})."
+    return ToolResult(result.call, content, is_error=True, refused=True)
+
+
+def _order(result: ToolResult) -> tuple[int, int, int]:
+    """Native calls by slot, then text calls by block and position."""
+    return call_order(result.call.slot)

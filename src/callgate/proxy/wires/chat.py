@@ -1,0 +1,394 @@
+"""The Chat Completions wire: its upstream chunks read, and its client chunks written.
+
+:class:`ChatReader` plays ``chat.completion.chunk`` s through the gate: the delta's text
+goes to the display, its calls to the gate, every other delta field (``reasoning_content``,
+``refusal``, ...) is forwarded as it came. :class:`ChatWriter` writes the released text as
+``content`` deltas, the accepted calls as native ``tool_calls`` at the end, and one final
+chunk with the ``finish_reason`` (``tool_calls`` only when calls were sent) and a
+``callgate`` field; the stream ends with ``[DONE]``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from callgate.proxy import core
+from callgate.proxy.core import Call, ThinkSplitter
+from callgate.proxy.sse import DONE_EVENT
+from callgate.proxy.wires.base import Host, Reader, Writer
+from callgate.proxy.wires.events import (
+    Event,
+    Native,
+    StreamedArgs,
+    Text,
+    UpstreamError,
+    Usage,
+    tokens,
+)
+
+__all__ = ["ChatReader", "ChatWriter"]
+
+WIRE = "openai"
+_DELTA_GATED = frozenset({"content", "tool_calls", "function_call"})
+"""Delta fields the engine rewrites; every other field of a delta is forwarded as it came."""
+_REASONING = ("reasoning_content", "reasoning")
+"""Delta fields of a provider's reasoning channel (DeepSeek's, vLLM's)."""
+_ENVELOPE = ("id", "created", "model", "system_fingerprint")
+"""Fields of the upstream's first chunk that every chunk sent carries."""
+
+
+class ChatReader(Reader):
+    """Reads an upstream's Chat Completions chunks (see the module)."""
+
+    wire = WIRE
+    finishes: ClassVar[Mapping[str, str]] = {"function_call": "tool_calls"}
+
+    def __init__(self, engine: Host) -> None:
+        super().__init__(engine)
+        self._streamed: set[int] = set()
+        """Native slots whose deltas are forwarded (``stream_args``)."""
+
+    def read(self, chunk: object) -> list[Event]:
+        """One chunk: its kept delta fields, its streamed arguments, its released text."""
+        engine = self.engine
+        choice: Mapping[str, Any] = {}
+        error: object = None
+        if isinstance(chunk, dict):
+            if engine.head is None:
+                engine.head = Native(WIRE, {k: chunk[k] for k in _ENVELOPE if k in chunk})
+            usage = chunk.get("usage")
+            choices = chunk.get("choices")
+            if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+                choice = choices[0]
+            if usage is not None:
+                engine.usage = _usage(usage)
+                engine.usage_alone = engine.usage_alone or not choice
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str):
+                self.finish_as(reason)
+            error = chunk.get("error")
+        text = engine.step(chunk)
+        out: list[Event] = []
+        if text is not None:
+            delta = choice.get("delta")
+            if isinstance(delta, Mapping):
+                if not delta.keys() <= _DELTA_GATED:
+                    kept = {
+                        k: v for k, v in delta.items() if k not in _DELTA_GATED and v is not None
+                    }
+                    if kept:
+                        out.append(Native(WIRE, kept, _reasoning(kept)))
+                if engine.options.stream_args:
+                    out += self._stream_args(delta.get("tool_calls"))
+            out.append(Text(text))  # even empty: a live chunk (the first carries the role)
+        if isinstance(error, Mapping):
+            out.append(UpstreamError(error))
+        return out
+
+    def _stream_args(self, calls: object) -> list[Event]:
+        """Native argument deltas of a declared tool's calls, as they come."""
+        if not isinstance(calls, list):
+            return []
+        out: list[Event] = []
+        for entry in calls:
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("index"), int):
+                continue
+            index = entry["index"]
+            function = entry.get("function")
+            name = function.get("name") if isinstance(function, Mapping) else None
+            if isinstance(name, str) and name and index not in self._streamed:
+                if not self.engine.driver.owns(name):
+                    continue
+                self._streamed.add(index)
+            if index in self._streamed:
+                out.append(StreamedArgs(WIRE, index, copy.deepcopy(dict(entry))))
+        return out
+
+    def whole(self, response: object) -> list[Any] | None:
+        """A ``chat.completion`` as the one chunk that streams it (its message as the delta)."""
+        if not isinstance(response, Mapping):
+            return None
+        choices = response.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else {}
+        if not isinstance(choice, Mapping):
+            choice = {}
+        message = choice.get("message")
+        delta: dict[str, Any] = dict(message) if isinstance(message, Mapping) else {}
+        delta.setdefault("role", "assistant")
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            delta["tool_calls"] = [
+                {**c, "index": c.get("index", n)} if isinstance(c, Mapping) else c
+                for n, c in enumerate(calls)
+            ]
+        chunk = {
+            **{k: v for k, v in response.items() if k not in ("choices", "object", "usage")},
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason")}],
+        }
+        return [chunk]
+
+
+def _usage(raw: object) -> Usage:
+    if not isinstance(raw, Mapping):
+        return Usage(None, None, WIRE, raw)
+    return Usage(tokens(raw.get("prompt_tokens")), tokens(raw.get("completion_tokens")), WIRE, raw)
+
+
+def _reasoning(kept: Mapping[str, Any]) -> str:
+    return "".join(v for k in _REASONING if isinstance(v := kept.get(k), str))
+
+
+def usage_object(usage: Usage) -> Any:
+    """The usage as Chat Completions writes it (the upstream's own when it came on this wire)."""
+    if usage.wire == WIRE:
+        return usage.raw
+    given = usage.input_tokens or 0, usage.output_tokens or 0
+    return {"prompt_tokens": given[0], "completion_tokens": given[1], "total_tokens": sum(given)}
+
+
+_CONTENT_ONLY = frozenset({"content"})
+_TAIL = b',"finish_reason":null}]}\n\n'
+"""What follows the delta in a chunk that is not the last."""
+_string = json.encoder.encode_basestring
+"""A string as JSON without ASCII escapes (what ``json.dumps(s, ensure_ascii=False)`` writes)."""
+
+
+def _frame(envelope: Mapping[str, Any]) -> bytes:
+    """A chunk's event up to its delta (b"" when the envelope needs ASCII escapes)."""
+    try:
+        fixed = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return b""
+    return b"data: " + fixed[:-1] + b',"choices":[{"index":0,"delta":'
+
+
+class ChatWriter(Writer):
+    """Writes Chat Completions chunks for a client (see the module)."""
+
+    wire = WIRE
+    done = DONE_EVENT
+    call_end, plain_end = "tool_calls", "stop"
+    kinds: ClassVar[Mapping[str, str]] = {
+        "length": "length",
+        "content_filter": "content_filter",
+        "refusal": "content_filter",
+    }
+
+    def __init__(self, engine: Host) -> None:
+        super().__init__(engine)
+        self.envelope: dict[str, Any] = {}
+        self._role_sent = False
+        self._index = 0
+        """The next ``tool_calls`` index of the client's message."""
+        self._streamed: set[int] = set()
+        """Native slots whose deltas were forwarded (``stream_args``)."""
+        self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
+        self._head: bytes | None = None
+        """The encoded start of every plain chunk up to its delta (b"": not encodable so)."""
+
+    # -- the stream -------------------------------------------------------------------
+
+    def _delta(self, events: Sequence[Event]) -> tuple[dict[str, Any] | None, list[Any]]:
+        """One upstream chunk's pieces as one delta, and the error objects after it."""
+        delta: dict[str, Any] = {}
+        errors: list[Any] = []
+        text = ""
+        for event in events:
+            if type(event) is Text:
+                text += event.text
+            elif type(event) is Native:
+                if event.wire == WIRE:
+                    delta.update(event.payload)
+                elif event.reasoning:
+                    moved = delta.get("reasoning_content", "") + event.reasoning
+                    delta["reasoning_content"] = moved
+            elif type(event) is StreamedArgs:
+                if event.wire == WIRE:
+                    self._streamed.add(event.slot)
+                    delta.setdefault("tool_calls", []).append(event.payload)
+            elif type(event) is UpstreamError:
+                errors.append({"error": event.error})
+        if errors and len(errors) == len(events):  # a chunk the gate could not read
+            return None, errors
+        self._text_into(delta, text)
+        return self._ready(delta), errors
+
+    def write(self, events: Sequence[Event]) -> list[dict[str, Any]]:
+        """A delta of the pieces (text as released, kept fields as they came), then any error."""
+        if not events:
+            return []
+        delta, errors = self._delta(events)
+        return ([] if delta is None else [self._chunk(delta)]) + errors
+
+    def play(self, events: Sequence[Event]) -> bytes:
+        """:meth:`write`'s bytes, the chunk's fixed part encoded once per turn."""
+        if not events:
+            return b""
+        delta, errors = self._delta(events)
+        out = b"" if delta is None else self._encoded(delta)
+        return out + b"".join(self.encode(e) for e in errors)
+
+    def _text_into(self, delta: dict[str, Any], text: str) -> None:
+        if self.splitter is not None and text:
+            reasoning, text = self.splitter.feed(text)
+            if reasoning:
+                delta["reasoning_content"] = delta.get("reasoning_content", "") + reasoning
+        if text:
+            delta["content"] = text
+
+    def _ready(self, delta: dict[str, Any]) -> dict[str, Any] | None:
+        """The delta as sent: the first carries the role; an empty one is not sent (None)."""
+        if not self._role_sent:
+            delta = {"role": "assistant", **delta}
+            if "content" not in delta and "tool_calls" not in delta:
+                delta["content"] = ""
+            self._role_sent = True
+        elif not delta or delta.keys() == {"role"}:
+            return None
+        return delta
+
+    def _emit(self, delta: dict[str, Any]) -> list[dict[str, Any]]:
+        ready = self._ready(delta)
+        return [] if ready is None else [self._chunk(ready)]
+
+    def _encoded(self, delta: dict[str, Any]) -> bytes:
+        """``encode(self._chunk(delta))``, with the chunk's fixed part encoded once."""
+        if self._head is None:
+            self._head = _frame(self._envelope())
+        if self._head:
+            try:
+                if delta.keys() == _CONTENT_ONLY:
+                    body = b'{"content":' + _string(delta["content"]).encode("utf-8") + b"}"
+                else:
+                    body = json.dumps(delta, ensure_ascii=False, separators=(",", ":")).encode(
+                        "utf-8"
+                    )
+            except UnicodeEncodeError:  # a lone surrogate: the whole chunk is escaped
+                pass
+            else:
+                return self._head + body + _TAIL
+        return self.encode(self._chunk(delta))
+
+    def _envelope(self) -> dict[str, Any]:
+        """The fields every chunk sent carries: the upstream's first chunk's, else made up."""
+        if not self.envelope:
+            head = self.engine.head
+            kept = dict(head.payload) if head is not None and head.wire == WIRE else {}
+            if head is not None and head.wire != WIRE:
+                kept = {"model": head.payload.get("model")}
+            self.envelope = {
+                "id": kept.pop("id", None) or core.fresh_id("chatcmpl-"),
+                "object": "chat.completion.chunk",
+                "created": kept.pop("created", None) or int(time.time()),
+                "model": kept.pop("model", None) or self.engine.client_request.get("model", ""),
+                **kept,
+            }
+        return self.envelope
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        body = self._envelope().copy()
+        body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return body
+
+    # -- the end ----------------------------------------------------------------------
+
+    def flush(self, text: str) -> list[dict[str, Any]]:
+        """The text released at the end, with the reasoning splitter's held tail."""
+        delta: dict[str, Any] = {}
+        self._text_into(delta, text)
+        if self.splitter is not None:
+            reasoning, rest = self.splitter.flush()
+            if reasoning:
+                delta["reasoning_content"] = delta.get("reasoning_content", "") + reasoning
+            if rest:
+                delta["content"] = delta.get("content", "") + rest
+        return self._emit(delta)
+
+    def final(self) -> list[dict[str, Any]]:
+        """The calls, the notice, the final chunk, then usage if the upstream sent it alone."""
+        engine = self.engine
+        out: list[dict[str, Any]] = []
+        for call in self._unstreamed(engine.calls):
+            entry = {
+                "index": self._index,
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            self._index += 1
+            out += self._emit({"tool_calls": [entry]})
+        notice = engine.notice()
+        if notice:
+            out += self._emit({"content": notice})
+        final = self._chunk({}, self.finish_reason())
+        final["callgate"] = engine.annotation()
+        usage = engine.usage
+        if usage is not None and not engine.usage_alone:
+            final["usage"] = usage_object(usage)
+        if not self._role_sent:
+            final["choices"][0]["delta"] = {"role": "assistant", "content": ""}
+            self._role_sent = True
+        out.append(final)
+        if usage is not None and engine.usage_alone:
+            out.append({**self._chunk({}), "choices": [], "usage": usage_object(usage)})
+        return out
+
+    def _unstreamed(self, calls: list[Call]) -> list[Call]:
+        """The accepted calls not already forwarded delta by delta."""
+        return [c for c in calls if not (isinstance(c.slot, int) and c.slot in self._streamed)]
+
+    # -- stream=false -----------------------------------------------------------------
+
+    def assemble(
+        self, response: Mapping[str, Any] | None, chunks: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """The ``chat.completion`` made of the gated ``chunks`` (this writer's own output)."""
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        content: list[str] = []
+        reasoning: list[str] = []
+        calls: list[dict[str, Any]] = []
+        finish: str | None = None
+        note: Any = None
+        usage: Any = None
+        choices = response.get("choices") if response is not None else None
+        first = choices[0] if isinstance(choices, list) and choices else {}
+        original = first.get("message") if isinstance(first, Mapping) else None
+        if isinstance(original, Mapping):
+            message.update(
+                {k: v for k, v in original.items() if k not in (*_DELTA_GATED, "reasoning_content")}
+            )
+        for chunk in chunks:
+            for choice in chunk.get("choices") or ():
+                delta = choice.get("delta") or {}
+                content.append(delta.get("content") or "")
+                reasoning.append(delta.get("reasoning_content") or "")
+                calls += [
+                    {k: v for k, v in c.items() if k != "index"}
+                    for c in delta.get("tool_calls") or ()
+                ]
+                finish = choice.get("finish_reason") or finish
+            note = chunk.get("callgate", note)
+            usage = chunk.get("usage", usage)
+        if "".join(content):
+            message["content"] = "".join(content)
+        if "".join(reasoning):
+            message["reasoning_content"] = "".join(reasoning)
+        if calls:
+            message["tool_calls"] = calls
+        if response is not None:
+            body = {k: v for k, v in response.items() if k != "choices"}
+        else:
+            body = {k: v for k, v in self._envelope().items() if k != "object"}
+            body["object"] = "chat.completion"
+            if usage is not None:
+                body["usage"] = usage
+        body["choices"] = [
+            {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        ]
+        body["callgate"] = note
+        return body

@@ -1,0 +1,435 @@
+"""The Anthropic Messages wire: its upstream events read, and its client events written.
+
+:class:`MessagesReader` plays the events through the gate: text blocks go to the
+display, ``tool_use`` blocks to the gate, every other block (thinking, a server tool's use
+and result) is forwarded as it came. :class:`MessagesWriter` gives the client
+``message_start`` (the upstream's, or one made up), text as the display releases it in
+text blocks of its own numbering, forwarded blocks renumbered, the accepted calls as
+``tool_use`` blocks (a fresh ``toolu_`` id for a call read from text, the input in one
+``input_json_delta``), then one ``message_delta`` (``stop_reason`` ``tool_use`` only when
+calls were sent, with a ``callgate`` field) and ``message_stop``. Under
+``move_reasoning``, ``<think>…</think>`` of the released text becomes a ``thinking`` block
+(no signature: the upstream signed nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from callgate.proxy import core
+from callgate.proxy.core import Call, ThinkSplitter
+from callgate.proxy.sse import encode
+from callgate.proxy.wires import notices
+from callgate.proxy.wires.base import Host, Reader, Writer
+from callgate.proxy.wires.events import (
+    Event,
+    Native,
+    StreamedArgs,
+    Text,
+    UpstreamError,
+    Usage,
+    tokens,
+)
+
+__all__ = ["MessagesReader", "MessagesWriter", "message_start"]
+
+WIRE = "anthropic"
+_TEXT_DELTA = b',"delta":{"type":"text_delta","text":'
+_string = json.encoder.encode_basestring
+"""A string as JSON without ASCII escapes (what ``json.dumps(s, ensure_ascii=False)`` writes)."""
+_GATED_BLOCKS = frozenset({"text", "tool_use"})
+"""Upstream content blocks the gate rewrites; every other block is forwarded as it comes."""
+
+
+class MessagesReader(Reader):
+    """Reads an upstream's Anthropic Messages events (see the module)."""
+
+    wire = WIRE
+    finishes: ClassVar[Mapping[str, str]] = {
+        "end_turn": "stop",
+        "max_tokens": "length",
+        "tool_use": "tool_calls",
+        "refusal": "refusal",
+        "stop_sequence": "stop_sequence",
+    }
+
+    def __init__(self, engine: Host) -> None:
+        super().__init__(engine)
+        self._passed: set[int] = set()
+        """Upstream block indexes forwarded as they come."""
+        self._streamed: set[int] = set()
+        """Under ``stream_args``: native tool_use blocks forwarded delta by delta."""
+        self.usage: dict[str, Any] = {}
+        self.delta_usage: dict[str, Any] = {}
+        """The usage of the upstream's message_delta (what a writer of this wire sends)."""
+
+    def ends(self, chunk: object) -> bool:
+        """``message_stop`` ends an Anthropic stream."""
+        return isinstance(chunk, Mapping) and chunk.get("type") == "message_stop"
+
+    def read(self, chunk: object) -> list[Event]:
+        """One event: forwarded blocks as they came, text as released, tool_use held."""
+        out: list[Event] = []
+        kind = chunk.get("type") if isinstance(chunk, Mapping) else None
+        if isinstance(chunk, Mapping):
+            out += self._pass(chunk, kind)
+        text = self.engine.step(chunk)
+        if kind == "ping" and isinstance(chunk, dict):
+            out.append(Native(WIRE, chunk))
+        elif kind == "error" and isinstance(chunk, dict):
+            error = chunk.get("error")
+            out.append(UpstreamError(error if isinstance(error, Mapping) else {}))
+        if text:
+            out.append(Text(text))
+        return out
+
+    def _pass(self, chunk: Mapping[str, Any], kind: object) -> list[Event]:
+        engine = self.engine
+        if kind == "message_start":
+            message = chunk.get("message")
+            if isinstance(message, Mapping):
+                engine.head = Native(WIRE, dict(message))
+                usage = message.get("usage")
+                if isinstance(usage, Mapping):
+                    self._usage(usage)
+            return [Native(WIRE, dict(chunk))]
+        if kind == "message_delta":
+            delta = chunk.get("delta")
+            if isinstance(delta, Mapping):
+                reason = delta.get("stop_reason")
+                if isinstance(reason, str):
+                    self.finish_as(reason)
+                engine.stop_sequence = delta.get("stop_sequence")
+            usage = chunk.get("usage")
+            if isinstance(usage, Mapping):
+                self._usage(usage)
+                self.delta_usage.update(usage)
+            return []
+        index = chunk.get("index")
+        if not isinstance(index, int):
+            return []
+        if kind == "content_block_start":
+            block = chunk.get("content_block")
+            block_type = block.get("type") if isinstance(block, Mapping) else None
+            if block_type not in _GATED_BLOCKS:
+                self._passed.add(index)
+                return [Native(WIRE, chunk)]
+            if engine.options.stream_args and block_type == "tool_use" and self._owned(block):
+                self._streamed.add(index)
+                return [StreamedArgs(WIRE, index, chunk)]
+            return []
+        if kind not in ("content_block_delta", "content_block_stop"):
+            return []
+        if index in self._passed:
+            delta = chunk.get("delta")
+            thinking = delta.get("thinking") if isinstance(delta, Mapping) else None
+            return [Native(WIRE, chunk, thinking if isinstance(thinking, str) else "")]
+        if index in self._streamed:
+            return [StreamedArgs(WIRE, index, chunk)]
+        return []
+
+    def _owned(self, block: Any) -> bool:
+        return isinstance(block, Mapping) and self.engine.driver.owns(block.get("name"))
+
+    def _usage(self, usage: Mapping[str, Any]) -> None:
+        self.usage.update(usage)
+        got = self.usage
+        self.engine.usage = Usage(
+            tokens(got.get("input_tokens")), tokens(got.get("output_tokens")), WIRE, dict(got)
+        )
+
+    def whole(self, response: object) -> list[Any] | None:
+        """A stream=false message as the events that stream it (None: not a message)."""
+        if not isinstance(response, Mapping) or response.get("type") != "message":
+            return None
+        return _events_of(response)
+
+
+def message_start(request: Mapping[str, Any], head: Native | None) -> dict[str, Any]:
+    """A message_start for a stream whose upstream sent none (or sent another wire)."""
+    model = head.payload.get("model") if head is not None else None
+    message = {
+        "id": core.fresh_id("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": model or request.get("model", ""),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+    return {"type": "message_start", "message": message}
+
+
+class MessagesWriter(Writer):
+    """Writes Anthropic Messages events for a client (see the module)."""
+
+    wire = WIRE
+    call_end, plain_end = "tool_use", "end_turn"
+    kinds: ClassVar[Mapping[str, str]] = {
+        "length": "max_tokens",
+        "refusal": "refusal",
+        "content_filter": "refusal",
+        "stop_sequence": "stop_sequence",
+    }
+
+    def __init__(self, engine: Host) -> None:
+        super().__init__(engine)
+        self._started = False
+        self._next = 0
+        """The next content-block index of the client's message."""
+        self._open: tuple[str, int] | None = None
+        """The block this writer opened and has not closed: its type and its index."""
+        self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
+        self._given: dict[int, int] = {}
+        """Upstream block index -> the client's, for blocks forwarded as they come."""
+        self._streamed: set[int] = set()
+        """Native tool_use blocks forwarded delta by delta (their upstream index)."""
+
+    @property
+    def blocks(self) -> int:
+        """How many content blocks the client's message has so far."""
+        return self._next
+
+    def write(self, events: Sequence[Event]) -> list[dict[str, Any]]:
+        """Forwarded events renumbered, released text in text blocks."""
+        out: list[dict[str, Any]] = []
+        if not self._started and self.engine.reader.wire != WIRE and events:
+            out.append(self._start())
+        for event in events:
+            if type(event) is Text:
+                out += self._released(event.text) if event.text else []
+            elif type(event) is Native:
+                out += self._native(event)
+            elif type(event) is StreamedArgs and event.wire == WIRE:
+                self._streamed.add(event.slot)
+                out += self._renumbered(event.payload)
+            elif type(event) is UpstreamError:
+                out.append({"type": "error", "error": dict(event.error)})
+        return out
+
+    def play(self, events: Sequence[Event]) -> bytes:
+        """:meth:`write`'s bytes; released text in the open text block is written directly."""
+        if len(events) == 1 and type(events[0]) is Text and self._open is not None:
+            text = events[0].text
+            if self.splitter is None and self._open[0] == "text" and text:
+                try:
+                    body = _string(text).encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: the escaped form below
+                    pass
+                else:
+                    head = (
+                        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
+                    )
+                    return head + str(self._open[1]).encode() + _TEXT_DELTA + body + b"}}\n\n"
+        return super().play(events)
+
+    def _start(self) -> dict[str, Any]:
+        self._started = True
+        return message_start(self.engine.client_request, self.engine.head)
+
+    def _native(self, event: Native) -> list[dict[str, Any]]:
+        if event.wire != WIRE:
+            return self._text(event.reasoning, "thinking") if event.reasoning else []
+        chunk = event.payload
+        kind = chunk.get("type")
+        if kind == "message_start":
+            if self._started:
+                return []
+            self._started = True
+            return [chunk]
+        if kind == "ping":
+            return [chunk]
+        return self._renumbered(chunk)
+
+    def _renumbered(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        index = chunk["index"]
+        if chunk.get("type") == "content_block_start":
+            out = self._close_text()
+            self._given[index] = self._next
+            self._next += 1
+            return [*out, {**chunk, "index": self._given[index]}]
+        mine = self._given.get(index)
+        return [] if mine is None else [{**chunk, "index": mine}]
+
+    def _released(self, text: str) -> list[dict[str, Any]]:
+        """Released text: in text blocks, its reasoning in thinking blocks when moved."""
+        if self.splitter is None:
+            return self._text(text)
+        out: list[dict[str, Any]] = []
+        for inside, piece in self.splitter.pieces(text):
+            out += self._text(piece, "thinking" if inside else "text")
+        return out
+
+    def _text(self, text: str, kind: str = "text") -> list[dict[str, Any]]:
+        """``text`` in the open block of ``kind`` (a block of another kind is closed first)."""
+        out: list[dict[str, Any]] = []
+        if self._open is not None and self._open[0] != kind:
+            out += self._close_text()
+        if self._open is None:
+            self._open = (kind, self._next)
+            self._next += 1
+            start = {"type": kind, kind: ""}
+            if kind == "thinking":
+                start["signature"] = ""
+            out.append(
+                {"type": "content_block_start", "index": self._open[1], "content_block": start}
+            )
+        delta = {"type": f"{kind}_delta", kind: text}
+        out.append({"type": "content_block_delta", "index": self._open[1], "delta": delta})
+        return out
+
+    def _close_text(self) -> list[dict[str, Any]]:
+        """Close the block this writer opened, if one is open."""
+        if self._open is None:
+            return []
+        index = self._open[1]
+        self._open = None
+        return [{"type": "content_block_stop", "index": index}]
+
+    def flush(self, text: str) -> list[dict[str, Any]]:
+        """The text released at the end, in the open block; the splitter's held tail."""
+        out = self._released(text) if text else []
+        if self.splitter is not None:
+            reasoning, rest = self.splitter.flush()
+            if reasoning:
+                out += self._text(reasoning, "thinking")
+            if rest:
+                out += self._text(rest)
+        return out
+
+    def final(self) -> list[dict[str, Any]]:
+        """The notice, the tool_use blocks, then message_delta and message_stop."""
+        engine = self.engine
+        out: list[dict[str, Any]] = []
+        notice = engine.notice()
+        if notice:
+            out += self._text(notice)
+        out += self._close_text()
+        for call in engine.calls:
+            if isinstance(call.slot, int) and call.slot in self._streamed:
+                continue
+            out += self._tool_use(call)
+        if not self._started:
+            out.insert(0, self._start())
+        if engine.broken is not None:  # the turn ends in error, as Anthropic ends one
+            error = {"type": "api_error", "message": notices.broken_line()}
+            return [*out, {"type": "error", "error": error, "callgate": engine.annotation()}]
+        stop = {"stop_reason": self.finish_reason(), "stop_sequence": engine.stop_sequence}
+        delta: dict[str, Any] = {
+            "type": "message_delta",
+            "delta": stop,
+            "usage": self._usage(),
+            "callgate": engine.annotation(),
+        }
+        out += [delta, {"type": "message_stop"}]
+        return out
+
+    def _usage(self) -> dict[str, Any]:
+        reader = self.engine.reader
+        if isinstance(reader, MessagesReader):
+            return reader.delta_usage or {"output_tokens": 0}
+        usage: Usage | None = self.engine.usage
+        if usage is None:
+            return {"input_tokens": 0, "output_tokens": 0}
+        return {"input_tokens": usage.input_tokens or 0, "output_tokens": usage.output_tokens or 0}
+
+    def _tool_use(self, call: Call) -> list[dict[str, Any]]:
+        index = self._next
+        self._next += 1
+        call_id = call.id if call.source == "native" else core.fresh_id("toolu_")
+        block = {"type": "tool_use", "id": call_id, "name": call.name, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": call.arguments}
+        return [
+            {"type": "content_block_start", "index": index, "content_block": block},
+            {"type": "content_block_delta", "index": index, "delta": delta},
+            {"type": "content_block_stop", "index": index},
+        ]
+
+    def encode(self, chunk: Mapping[str, Any]) -> bytes:
+        """One event, named by its type as Anthropic's stream names them."""
+        return encode(chunk, str(chunk.get("type", "message")))
+
+    def assemble(
+        self, response: Mapping[str, Any] | None, chunks: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """The stream=false message made of the gated events (this writer's own output)."""
+        body: dict[str, Any] = {
+            k: v for k, v in (response or {}).items() if k not in ("content", "stop_reason")
+        }
+        blocks: dict[int, dict[str, Any]] = {}
+        partial: dict[int, list[str]] = {}
+        for event in chunks:
+            kind = event.get("type")
+            if kind == "message_start" and response is None:
+                body.update(event["message"])
+            elif kind == "content_block_start":
+                blocks[event["index"]] = dict(event["content_block"])
+            elif kind == "content_block_delta":
+                _delta_into(blocks[event["index"]], event["delta"], partial, event["index"])
+            elif kind == "message_delta":
+                body["stop_reason"] = event["delta"]["stop_reason"]
+                body["stop_sequence"] = event["delta"].get("stop_sequence")
+                body["callgate"] = event.get("callgate")
+                if response is None:
+                    body["usage"] = {**body.get("usage", {}), **event.get("usage", {})}
+        body.setdefault("type", "message")
+        body.setdefault("role", "assistant")
+        for index, parts in partial.items():
+            blocks[index]["input"] = json.loads("".join(parts) or "{}")
+        body["content"] = [blocks[k] for k in sorted(blocks)]
+        return body
+
+
+def _delta_into(
+    block: dict[str, Any], delta: Mapping[str, Any], partial: dict[int, list[str]], index: int
+) -> None:
+    kind = delta.get("type")
+    if kind == "text_delta":
+        block["text"] = block.get("text", "") + delta["text"]
+    elif kind == "input_json_delta":
+        partial.setdefault(index, []).append(delta["partial_json"])
+    elif kind == "thinking_delta":
+        block["thinking"] = block.get("thinking", "") + delta["thinking"]
+    elif kind == "signature_delta":
+        block["signature"] = delta["signature"]
+
+
+def _events_of(response: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The stream events that make a stream=false message (how the SDKs would stream it)."""
+    start = {k: v for k, v in response.items() if k != "content"}
+    start.update({"content": [], "stop_reason": None, "stop_sequence": None})
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    content = response.get("content")
+    for index, block in enumerate(content if isinstance(content, list) else []):
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        opening: dict[str, Any] = dict(block)
+        deltas: list[dict[str, Any]] = []
+        if kind == "text":
+            opening["text"] = ""
+            deltas = [{"type": "text_delta", "text": block.get("text", "")}]
+        elif kind == "tool_use":
+            opening["input"] = {}
+            deltas = [
+                {"type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}
+            ]
+        elif kind == "thinking":
+            opening.update({"thinking": "", "signature": ""})
+            deltas = [
+                {"type": "thinking_delta", "thinking": block.get("thinking", "")},
+                {"type": "signature_delta", "signature": block.get("signature", "")},
+            ]
+        events.append({"type": "content_block_start", "index": index, "content_block": opening})
+        events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+        events.append({"type": "content_block_stop", "index": index})
+    delta = {
+        "stop_reason": response.get("stop_reason"),
+        "stop_sequence": response.get("stop_sequence"),
+    }
+    events.append({"type": "message_delta", "delta": delta, "usage": response.get("usage") or {}})
+    events.append({"type": "message_stop"})
+    return events

@@ -1,0 +1,215 @@
+"""Requests across wires: what is translated, what is refused (a 400 naming it), bad input.
+
+The history of a conversation (the assistant's calls and the tools' results) keeps its
+ids on every wire, so a call's id means the same call both ways; what a wire cannot carry
+is refused by name, never dropped; a body sent to another wire's path says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from callgate.proxy.app import ProxyConfig, create_app
+from callgate.proxy.core import RequestError
+from callgate.proxy.engine import GatedMessages, GatedResponses, GatedTurn, Options
+from callgate.proxy.serving import ServerThread
+from callgate.proxy.upstream import ReplayUpstream, Script
+from callgate.proxy.wires.translate import translate, upstream_wire
+from proxy_cases import WEATHER
+
+SCHEMA = WEATHER["get_weather"]
+MESSAGES_BODY: dict[str, Any] = {
+    "model": "claude-x",
+    "max_tokens": 300,
+    "system": "Be brief.",
+    "stream": True,
+    "tools": [{"name": "get_weather", "description": "Weather.", "input_schema": SCHEMA}],
+    "tool_choice": {"type": "tool", "name": "get_weather"},
+    "messages": [
+        {"role": "user", "content": "weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_9",
+                    "name": "get_weather",
+                    "input": {"city": "Paris"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_9", "content": "sunny"},
+                {"type": "text", "text": "and tomorrow?"},
+            ],
+        },
+    ],
+}
+
+SAME_IN_BLOCKS = [
+    {"role": "user", "content": [{"type": "text", "text": "weather in Paris?"}]},
+    *MESSAGES_BODY["messages"][1:],
+]
+"""The history as it comes back to Messages (a string content as its one text block)."""
+
+
+def test_a_messages_history_becomes_chat_with_its_ids_and_back() -> None:
+    chat = translate("messages", "chat", MESSAGES_BODY)
+    assert chat["messages"][0] == {"role": "system", "content": "Be brief."}
+    assistant = chat["messages"][2]
+    assert assistant["content"] == "Checking."
+    assert assistant["tool_calls"][0]["id"] == "toolu_9"
+    assert assistant["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
+    assert chat["messages"][3] == {"role": "tool", "tool_call_id": "toolu_9", "content": "sunny"}
+    assert chat["messages"][4] == {"role": "user", "content": "and tomorrow?"}
+    assert chat["tools"][0]["function"]["parameters"] == SCHEMA
+    assert chat["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
+    assert chat["max_tokens"] == 300 and chat["stream_options"] == {"include_usage": True}
+    back = translate("chat", "messages", chat)
+    assert back["messages"] == SAME_IN_BLOCKS
+    assert back["system"] == "Be brief." and back["tools"][0]["input_schema"] == SCHEMA
+
+
+def test_a_messages_history_becomes_responses_input_items() -> None:
+    body = translate("messages", "responses", MESSAGES_BODY)
+    kinds = [item.get("type") for item in body["input"]]
+    assert kinds == ["message", "message", "function_call", "function_call_output", "message"]
+    assert body["input"][2]["call_id"] == "toolu_9"
+    assert body["input"][3] == {
+        "type": "function_call_output",
+        "call_id": "toolu_9",
+        "output": "sunny",
+    }
+    assert body["instructions"] == "Be brief." and body["max_output_tokens"] == 300
+    again = translate("responses", "messages", body)
+    assert again["messages"] == SAME_IN_BLOCKS
+
+
+def test_images_are_carried_between_wires() -> None:
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"},
+    }
+    body = {**MESSAGES_BODY, "messages": [{"role": "user", "content": [image]}]}
+    chat = translate("messages", "chat", body)
+    assert chat["messages"][1]["content"] == [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}
+    ]
+    assert translate("chat", "messages", chat)["messages"][0]["content"] == [image]
+
+
+@pytest.mark.parametrize(
+    ("client", "upstream", "change", "named"),
+    [
+        (
+            "messages",
+            "chat",
+            {"tools": [{"type": "web_search_20250305", "name": "web_search"}]},
+            "web_search",
+        ),
+        ("messages", "chat", {"top_k": 5}, "top_k"),
+        ("messages", "chat", {"mystery": 1}, "mystery"),
+        (
+            "messages",
+            "chat",
+            {"messages": [{"role": "user", "content": [{"type": "document"}]}]},
+            "document",
+        ),
+        ("messages", "responses", {"stop_sequences": ["x"]}, "stop sequences"),
+    ],
+)
+def test_what_cannot_be_translated_is_refused_by_name(
+    client: str, upstream: str, change: dict[str, Any], named: str
+) -> None:
+    with pytest.raises(RequestError, match=named):
+        translate(client, upstream, {**MESSAGES_BODY, **change})
+
+
+def test_responses_previous_response_id_is_refused_across_wires() -> None:
+    body = {"model": "m", "input": "hi", "previous_response_id": "resp_1"}
+    with pytest.raises(RequestError, match="previous_response_id"):
+        GatedResponses(body, upstream="chat")
+    assert GatedResponses(body).request is body  # on its own wire it goes as it came
+
+
+@pytest.mark.parametrize(
+    ("engine", "body", "says"),
+    [
+        (GatedTurn, MESSAGES_BODY, "Anthropic Messages request body, sent to the Chat Completions"),
+        (GatedTurn, {"model": "m", "input": "hi"}, "Responses request body"),
+        (GatedMessages, {"model": "m", "input": "hi"}, "send it to /v1/responses"),
+        (
+            GatedResponses,
+            {"model": "m", "messages": [{"role": "system", "content": "x"}]},
+            "Chat Completions request body",
+        ),
+    ],
+)
+def test_a_body_of_another_wire_is_a_request_error_that_says_so(
+    engine: type[GatedTurn], body: dict[str, Any], says: str
+) -> None:
+    with pytest.raises(RequestError, match=says):
+        engine(body)
+
+
+def test_a_bad_upstream_wire_is_a_one_line_error() -> None:
+    with pytest.raises(
+        ValueError, match=r"^--upstream-wire must be chat, messages or responses, not 'grpc'$"
+    ):
+        upstream_wire("grpc")
+    with pytest.raises(ValueError, match="--upstream-wire"):
+        ProxyConfig(upstream="http://x", upstream_wire="grpc")
+    assert upstream_wire("") is None and upstream_wire("chat") == "chat"
+
+
+# -- over loopback ------------------------------------------------------------------------
+
+
+class Upstream:
+    def __init__(self) -> None:
+        self.next = Script(b"")
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+        self.app = ReplayUpstream(self.pick)
+
+    def pick(self, path: str, body: dict[str, Any]) -> Script:
+        self.seen.append((path, body))
+        return self.next
+
+
+@pytest.fixture(scope="module")
+def proxied() -> Iterator[tuple[Upstream, str]]:
+    upstream = Upstream()
+    with (
+        ServerThread(upstream.app) as up,
+        ServerThread(
+            create_app(ProxyConfig(upstream=up.url, options=Options(), upstream_wire="chat"))
+        ) as proxy,
+    ):
+        yield upstream, proxy.url
+
+
+def test_a_messages_client_in_front_of_a_chat_upstream_sends_chat(
+    proxied: tuple[Upstream, str],
+) -> None:
+    upstream, url = proxied
+    upstream.next = Script(b'{"error": {"message": "model not found", "type": "x"}}', status=404)
+    reply = httpx.post(url + "/v1/messages", json=MESSAGES_BODY)
+    path, sent = upstream.seen[-1]
+    assert (
+        path == "/v1/chat/completions" and sent["messages"][2]["tool_calls"][0]["id"] == "toolu_9"
+    )
+    assert reply.status_code == 404
+    assert reply.json() == {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "model not found"},
+    }
+    refused = httpx.post(url + "/v1/messages", json={**MESSAGES_BODY, "top_k": 3})
+    assert refused.status_code == 400 and "top_k" in refused.json()["error"]["message"]
+    assert upstream.seen[-1][1] is not None and len(upstream.seen) == 1
