@@ -298,3 +298,20 @@ def test_a_hosted_tool_beside_the_functions_is_the_servers_and_not_gated() -> No
     request = {**QWEN_REQUEST, "tools": [{"type": "web_search"}, *QWEN_REQUEST["tools"]]}
     response = play(request, qwen_events())
     assert summary(response) == ("Let me check.", [("get_weather", {"city": "Paris"})])
+
+
+def test_a_responses_turns_audit_record_replays_exactly(tmp_path: Any) -> None:
+    from callgate.proxy.audit import AUDIT_FILE, load_records, reproduce, same_turn
+
+    scripts = Scripts()
+    scripts.next = Script(sse_body(qwen_events(), done=False, named=True), write_sizes=(7, 3))
+    with ServerThread(scripts.app) as up:
+        config = ProxyConfig(upstream=up.url, options=NOTICE, audit_dir=tmp_path)
+        with ServerThread(create_app(config)) as proxy:
+            sdk_stream(proxy.url, QWEN_REQUEST)
+    (record,) = load_records((tmp_path / AUDIT_FILE).read_text(encoding="utf-8"))
+    assert record["turn"]["wire"] == "openai-responses"
+    assert [c["name"] for c in record["turn"]["calls"]] == ["get_weather"]
+    again = reproduce(record)
+    assert same_turn(record["turn"], again["turn"])
+    assert again["output"][-1]["type"] == "response.completed"

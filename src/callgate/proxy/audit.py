@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from callgate.proxy.engine import BLOCKED_MODES, GatedCore, GatedTurn, Options
+from callgate.proxy.engine import BLOCKED_MODES, ENGINES, GatedCore, Options
 from callgate.proxy.sse import SSEReader
 
 __all__ = [
@@ -296,12 +296,13 @@ def reproduce(item: Mapping[str, Any]) -> dict[str, Any]:
     return {"turn": turn.audit(), "output": output}
 
 
-def _engine(wire: str, request: Mapping[str, Any], options: Options, attempt: int) -> GatedCore:
-    if wire == "anthropic":
-        from callgate.proxy.messages import GatedMessages
+_ENGINE_OF = {"openai": "chat", "anthropic": "messages", "openai-responses": "responses"}
+"""The engine that reads each recorded upstream wire (the record's ``turn.wire``)."""
 
-        return GatedMessages(request, options, attempt=attempt)
-    return GatedTurn(request, options, attempt=attempt)
+
+def _engine(wire: str, request: Mapping[str, Any], options: Options, attempt: int) -> GatedCore:
+    """The engine of the recorded upstream wire: the record holds that wire's request."""
+    return ENGINES[_ENGINE_OF.get(wire, "chat")](request, options, attempt=attempt)
 
 
 def same_turn(recorded: Mapping[str, Any], again: Mapping[str, Any]) -> bool:
