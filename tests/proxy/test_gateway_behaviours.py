@@ -278,7 +278,8 @@ def test_a_message_start_the_proxy_writes_is_complete(
     upstream: tuple[Scripted, str], proxies: dict[str, str], cut: int | None
 ) -> None:
     """An upstream stream that ends (or drops) before any event: the proxy's own
-    ``message_start`` has every field a client's accumulator reads, and comes first."""
+    ``message_start`` has every field a client's accumulator reads, and comes first; a
+    dropped one then ends in an ``error`` event, never a quiet ``end_turn``."""
     scripted, _ = upstream
     scripted.script = Script(
         sse_body([start()], done=False, named=True) if cut == 0 else b"", cut_at=cut
@@ -298,9 +299,14 @@ def test_a_message_start_the_proxy_writes_is_complete(
         "usage": {"input_tokens": 0, "output_tokens": 0},
     }
     assert [d["type"] for _, d in got].count("message_start") == 1
-    assert [d["type"] for _, d in got][-2:] == ["message_delta", "message_stop"]
     client = anthropic.Anthropic(base_url=proxies["notice"], api_key="k", max_retries=0)
     request = {k: v for k, v in MESSAGES.items() if k != "stream"}
+    if cut == 0:  # a dropped upstream ends in the wire's error event, which the SDK raises
+        assert [d["type"] for _, d in got][-1] == "error"
+        with pytest.raises(anthropic.APIError), client.messages.stream(**request) as answer:
+            answer.get_final_message()
+        return
+    assert [d["type"] for _, d in got][-2:] == ["message_delta", "message_stop"]
     with client.messages.stream(**request) as answer:
         final = answer.get_final_message()
     assert (final.content, final.model, final.stop_reason) == ([], "claude-x", "end_turn")
