@@ -19,6 +19,7 @@ from proxy_cases import proxy_process
 
 FULL = """\
 upstream = "http://127.0.0.1:9/v1"
+upstream-wire = "messages"
 host = "127.0.0.2"
 port = 9999
 text-formats = ["tool_call_tag", "qwen3_coder_xml"]
@@ -54,6 +55,7 @@ def test_every_flag_has_a_key_and_the_file_sets_it(tmp_path: Path) -> None:
     assert config.audit_dir == tmp_path / "audit-here"  # beside the file
     assert (config.audit_max_bytes, config.audit_files, config.audit_messages) == (1000, 2, True)
     assert (config.read_timeout, config.max_request_bytes) == (5.0, 4096)
+    assert config.upstream_wire == "messages"
     args = parsed("--config", str(path))
     assert (args.host, args.port, args.drain, args.demo) == ("127.0.0.2", 9999, 1.5, False)  # type: ignore[attr-defined]
 

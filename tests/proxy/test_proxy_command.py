@@ -27,6 +27,10 @@ from proxy_cases import proxy_process, rebuilt
         (["--upstream", "http://a", "--on-blocked", "repair", "x"], "one whole number"),
         (["--upstream", "http://a", "--on-blocked", "never"], "notice, repair N or pass"),
         (["--upstream", "http://a", "--text-formats", "nope"], "unknown format 'nope'"),
+        (
+            ["--upstream", "http://a", "--upstream-wire", "grpc"],
+            "--upstream-wire must be chat, messages or responses, not 'grpc'",
+        ),
     ],
 )
 def test_a_bad_flag_is_one_line_and_exit_2(

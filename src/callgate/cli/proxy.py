@@ -80,10 +80,16 @@ def turn_options(args: argparse.Namespace) -> Options:
 def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
     """The :class:`~callgate.proxy.app.ProxyConfig` the flags (and ``--config``) ask for."""
     from callgate.proxy.app import ProxyConfig
+    from callgate.proxy.wires.translate import upstream_wire
 
     options = turn_options(args)
+    try:
+        wire = upstream_wire(args.upstream_wire)
+    except ValueError as exc:
+        raise ProxyUsageError(str(exc)) from exc
     return ProxyConfig(
         upstream=_upstream(upstream),
+        upstream_wire=wire,
         options=options,
         audit_dir=Path(args.audit) if args.audit else None,
         audit_max_bytes=args.audit_max_bytes,
@@ -177,6 +183,12 @@ def add_proxy_parser(sub: Any) -> None:
         "flags given here win",
     )
     proxy.add_argument("--upstream", metavar="URL", help="the server to gate (http:// or https://)")
+    proxy.add_argument(
+        "--upstream-wire",
+        metavar="WIRE",
+        help="the upstream's wire: chat, messages or responses; every request is translated "
+        "to it and answered on the client's wire (default: the client's own wire)",
+    )
     proxy.add_argument("--host", help="the address to listen on (default: 127.0.0.1)")
     proxy.add_argument("--port", type=int, help="the port to listen on (default: 8787)")
     proxy.add_argument(

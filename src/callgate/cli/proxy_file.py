@@ -26,6 +26,7 @@ class ConfigFileError(CallgateError, ValueError):
 
 FLAGS: dict[str, tuple[str, Any]] = {
     "upstream": ("str", None),
+    "upstream_wire": ("str", None),
     "host": ("str", "127.0.0.1"),
     "port": ("int", 8787),
     "text_formats": ("names", None),
