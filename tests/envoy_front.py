@@ -13,6 +13,7 @@ Without Envoy or the processor's extra the tests skip with the reason, unless
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -136,6 +137,19 @@ def openai_turn(base: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         stream = client.chat.completions.create(**kwargs, stream=True)
         chunks = [chunk.model_dump() for chunk in stream]
     return rebuilt(chunks)
+
+
+def responses_turn(base: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """What the openai SDK's Responses stream helper assembles: text, calls, status."""
+    client = openai.OpenAI(base_url=base + "/v1", api_key="sk-loopback", max_retries=0, timeout=20)
+    with client, client.responses.stream(**kwargs) as stream:
+        for _ in stream:
+            pass
+        response = stream.get_final_response()
+    calls = [
+        (i.name, json.loads(i.arguments)) for i in response.output if i.type == "function_call"
+    ]
+    return {"content": response.output_text, "calls": calls, "finish_reason": response.status}
 
 
 def anthropic_turn(base: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from envoy_front import (
     anthropic_turn,
     openai_turn,
     require_envoy,
+    responses_turn,
     weather_request,
 )
 from proxy_cases import (
@@ -60,6 +61,11 @@ def _anthropic_captures() -> list[tuple[str, list[dict[str, Any]]]]:
 
 
 ANTHROPIC = _anthropic_captures()
+RESPONSES = [
+    (e["file"], load_capture((HERE / "captures" / e["file"]).read_bytes()))
+    for e in MANIFEST
+    if e["wire"] == "openai-responses" and "profile" not in e
+]
 SPLIT = (61, 7, 150, 1)
 """Write sizes of the one-character variants: events reach the processor cut anywhere."""
 
@@ -140,6 +146,42 @@ def test_every_recorded_anthropic_stream_reaches_the_sdk_as_through_the_proxy(
         result = replay(played)
         if result["status"] == "pass":
             assert [c for c, _ in got["calls"]] == [c["name"] for c in result["calls"]], key
+
+
+def _responses_request(events: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    calls = replay(events)["calls"]
+    tools = list(
+        {
+            c["name"]: {"type": "function", "name": c["name"], "parameters": {"type": "object"}}
+            for c in calls
+        }.values()
+    )
+    return {
+        "model": "gpt-5.1",
+        "input": "go",
+        "metadata": {"case": name},
+        **({"tools": tools} if tools else {}),
+    }
+
+
+@pytest.mark.parametrize(("name", "events"), RESPONSES, ids=[n for n, _ in RESPONSES])
+def test_every_recorded_responses_stream_reaches_the_sdk_as_through_the_proxy(
+    front: Front, name: str, events: list[dict[str, Any]]
+) -> None:
+    front.scripts[name] = Script(sse_body(events, done=False, named=True), write_sizes=SPLIT)
+    request = _responses_request(events, name)
+    try:
+        want = responses_turn(front.url("proxy"), request)
+    except (RuntimeError, openai.APIError) as refused:  # the SDK refuses the stream itself
+        for route in ROUTES:
+            with pytest.raises(type(refused)):
+                responses_turn(front.url(route), request)
+        return
+    for route in ROUTES:
+        assert responses_turn(front.url(route), request) == want, (name, route)
+    result = replay(events)
+    if result["status"] == "pass":
+        assert [c for c, _ in want["calls"]] == [c["name"] for c in result["calls"]], name
 
 
 def test_the_captures_hold_calls_and_text_so_the_comparison_means_something(front: Front) -> None:
@@ -251,11 +293,12 @@ def test_a_path_callgate_does_not_gate_passes_unchanged(front: Front) -> None:
 @pytest.mark.parametrize(
     ("path", "body", "shape"),
     [
-        ("/v1/chat/completions", b"not json", "openai"),
-        ("/v1/chat/completions", b"[1, 2]", "openai"),
-        ("/v1/chat/completions", json.dumps({"model": "m", "n": 2}).encode(), "openai"),
-        ("/v1/chat/completions", json.dumps({"model": "m", "tools": 5}).encode(), "openai"),
-        ("/v1/messages", b"{", "anthropic"),
+        ("/v1/chat/completions", b"not json", "chat"),
+        ("/v1/chat/completions", b"[1, 2]", "chat"),
+        ("/v1/chat/completions", json.dumps({"model": "m", "n": 2}).encode(), "chat"),
+        ("/v1/chat/completions", json.dumps({"model": "m", "tools": 5}).encode(), "chat"),
+        ("/v1/messages", b"{", "messages"),
+        ("/v1/responses", b"{", "responses"),
     ],
 )
 def test_a_request_the_gate_cannot_read_is_a_400_in_the_wires_shape(
@@ -267,7 +310,7 @@ def test_a_request_the_gate_cannot_read_is_a_400_in_the_wires_shape(
         assert reply.status_code == 400
         assert reply.headers["content-type"] == "application/json"
         error = reply.json()
-        if shape == "anthropic":
+        if shape == "messages":
             assert error["type"] == "error" and error["error"]["type"] == "invalid_request_error"
         else:
             assert error["error"]["type"] == "invalid_request_error" and error["error"]["code"]

@@ -150,7 +150,7 @@ class Exchange:
     def _refuse(self, message: str, code: str, *, status: int = 400) -> Any:
         """Envoy answers the client at once with the wire's error (the upstream never sees it)."""
         self.refused = message
-        body = error_json(self.wire or "openai", status, message, code)
+        body = error_json(self.wire or "chat", status, message, code)
         return wire.immediate(status, body, "application/json", f"callgate_{code}")
 
     # -- the response -----------------------------------------------------------------

@@ -20,16 +20,20 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from callgate.proxy.app import error_body
-from callgate.proxy.engine import BlockedMode, GatedCore, GatedTurn, Options, RequestError
-from callgate.proxy.messages import GatedMessages
+from callgate.proxy.engine import ENGINES, BlockedMode, GatedCore, Options, RequestError
 from callgate.proxy.sse import DONE_EVENT, SSEReader, encode
 
 __all__ = ["WIRES", "BlockedMode", "GatedExchange", "Options", "RequestError", "error_json"]
 
 logger = logging.getLogger("callgate.extproc")
 
-WIRES: Mapping[str, str] = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
-"""The paths the engine gates, and each one's wire; every other path passes unchanged."""
+WIRES: Mapping[str, str] = {
+    "/v1/chat/completions": "chat",
+    "/v1/messages": "messages",
+    "/v1/responses": "responses",
+}
+"""The paths the engine gates, and each one's wire (the gateway's names); every other path
+passes unchanged."""
 
 
 def error_json(wire: str, status: int, message: str, code: str) -> bytes:
@@ -52,9 +56,7 @@ class GatedExchange:
     ) -> None:
         self.wire = wire
         self.request = request
-        self.turn: GatedCore = (
-            GatedMessages(request, options) if wire == "anthropic" else GatedTurn(request, options)
-        )
+        self.turn: GatedCore = ENGINES[wire](request, options)
         self.streaming = request.get("stream") is True
         self.keep_raw = keep_raw
         self.started = time.perf_counter()
@@ -87,7 +89,7 @@ class GatedExchange:
                 out = b""
                 chunks = self.turn.whole_chunks(_json_or_none(bytes(self._whole)))
             out += b"".join(self.turn.encode(c) for c in [*chunks, *self._give_up()])
-            return out + (DONE_EVENT if self.wire == "openai" else b"")
+            return out + (DONE_EVENT if self.wire == "chat" else b"")
 
         return self._guarded(closing)
 
@@ -130,8 +132,8 @@ class GatedExchange:
             logger.exception("callgate ext-proc: the engine failed on a stream")
             self._failed = True
             body = error_body(self.wire, 500, "callgate ext-proc: internal error", "engine_error")
-            out = encode(body, "error" if self.wire == "anthropic" else None)
-            return out + (DONE_EVENT if self.wire == "openai" else b"")
+            out = encode(body, "error" if self.wire != "chat" else None)
+            return out + (DONE_EVENT if self.wire == "chat" else b"")
         return out
 
 
