@@ -34,6 +34,8 @@ timeout = 5
 max-request-bytes = 4096
 drain = 1.5
 demo = false
+otlp = "grpc"
+span-arguments = true
 """
 
 
@@ -48,6 +50,11 @@ def test_every_flag_has_a_key_and_the_file_sets_it(tmp_path: Path) -> None:
     assert keys == set(FLAGS)
     flags = {a.dest for a in build_parser()._subparsers._group_actions[0].choices["proxy"]._actions}  # type: ignore[union-attr]
     assert set(FLAGS) == flags - {"help", "config"}
+    assert (parsed("--config", str(path)).otlp, parsed("--config", str(path)).span_arguments) == (  # type: ignore[attr-defined]
+        "grpc",
+        True,
+    )
+    path.write_text(FULL.replace('otlp = "grpc"\n', ""), encoding="utf-8")  # spans need otel
     config = proxy_config(parsed("--config", str(path)), "http://127.0.0.1:9/v1")
     assert config.options.text_formats == ("tool_call_tag", "qwen3_coder_xml")
     assert (config.options.on_blocked, config.options.repairs) == ("repair", 3)

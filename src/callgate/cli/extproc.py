@@ -7,11 +7,16 @@ line on stderr and exit 2.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
-from callgate.cli.proxy import ProxyUsageError, add_turn_flags, turn_options
+from callgate.cli.proxy import (
+    ProxyUsageError,
+    add_span_flags,
+    add_turn_flags,
+    turn_options,
+    turn_spans,
+)
 
 __all__ = ["add_extproc_parser", "extproc_config"]
 
@@ -35,17 +40,7 @@ def extproc_config(args: argparse.Namespace) -> Any:
             "--on-blocked repair needs a second upstream call, which an external processor "
             "cannot make: use notice or pass"
         )
-    spans = None
-    if args.otlp or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        try:
-            from callgate.proxy.telemetry import TurnSpans, otlp_provider
-
-            provider = otlp_provider("callgate-ext-proc", protocol=args.otlp or "grpc")
-        except ImportError as exc:
-            raise ProxyUsageError(
-                f"spans need their extra: pip install 'callgate[otel]' ({exc})"
-            ) from exc
-        spans = TurnSpans(provider, record_arguments=args.span_arguments)
+    spans = turn_spans(args, "callgate-ext-proc")
     try:
         from callgate.extproc.server import ExtProcConfig
     except ImportError as exc:
@@ -102,14 +97,5 @@ def add_extproc_parser(sub: Any) -> None:
     cmd.add_argument(
         "--metrics-port", type=int, metavar="PORT", help="serve Prometheus /metrics on PORT"
     )
-    cmd.add_argument(
-        "--otlp",
-        choices=["grpc", "http"],
-        help="export one span per turn with OTLP (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set)",
-    )
-    cmd.add_argument(
-        "--span-arguments",
-        action="store_true",
-        help="put the calls' argument values on spans (off: they are the user's data)",
-    )
+    add_span_flags(cmd)
     cmd.set_defaults(run=_run)

@@ -7,6 +7,7 @@ of the command line stays light. A bad flag is one line on stderr and exit 2.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -19,7 +20,15 @@ from callgate.fsm.errors import CallgateError
 if TYPE_CHECKING:
     from callgate.proxy.engine import BlockedMode, Options
 
-__all__ = ["add_proxy_parser", "add_turn_flags", "parse_on_blocked", "proxy_config", "turn_options"]
+__all__ = [
+    "add_proxy_parser",
+    "add_span_flags",
+    "add_turn_flags",
+    "parse_on_blocked",
+    "proxy_config",
+    "turn_options",
+    "turn_spans",
+]
 
 
 class ProxyUsageError(CallgateError, ValueError):
@@ -90,6 +99,7 @@ def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
     return ProxyConfig(
         upstream=_upstream(upstream),
         upstream_wire=wire,
+        spans=turn_spans(args, "callgate-proxy"),
         options=options,
         audit_dir=Path(args.audit) if args.audit else None,
         audit_max_bytes=args.audit_max_bytes,
@@ -165,6 +175,40 @@ def add_turn_flags(parser: Any) -> None:
     )
 
 
+def add_span_flags(parser: Any) -> None:
+    """The OpenTelemetry flags (``proxy`` and ``ext-proc`` share them)."""
+    parser.add_argument(
+        "--otlp",
+        choices=["grpc", "http"],
+        help="export one span per turn with OTLP (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set)",
+    )
+    parser.add_argument(
+        "--span-arguments",
+        action="store_true",
+        help="put the calls' argument values on spans (off: they are the user's data)",
+    )
+
+
+def turn_spans(args: argparse.Namespace, service: str) -> Any:
+    """The :class:`~callgate.proxy.telemetry.TurnSpans` the flags ask for, or None.
+
+    Spans are on with ``--otlp`` or where ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set; the
+    ``otel`` extra must then be installed (a one-line error says so).
+    """
+    otlp = getattr(args, "otlp", None)
+    if not (otlp or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")):
+        return None
+    try:
+        from callgate.proxy.telemetry import TurnSpans, otlp_provider
+
+        provider = otlp_provider(service, protocol=otlp or "grpc")
+    except ImportError as exc:
+        raise ProxyUsageError(
+            f"spans need their extra: pip install 'callgate[otel]' ({exc})"
+        ) from exc
+    return TurnSpans(provider, record_arguments=bool(getattr(args, "span_arguments", False)))
+
+
 def add_proxy_parser(sub: Any) -> None:
     """Add the ``proxy`` subcommand to the command line's subparsers.
 
@@ -203,6 +247,7 @@ def add_proxy_parser(sub: Any) -> None:
         help="a call failing its schema or identity: notice, repair N (default: repair 2), or pass",
     )
     add_turn_flags(proxy)
+    add_span_flags(proxy)
     proxy.add_argument("--timeout", type=float, help="upstream read timeout, s (default: 600)")
     proxy.add_argument(
         "--max-request-bytes", type=int, help="the largest request body (default: 32 MiB)"

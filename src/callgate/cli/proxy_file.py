@@ -26,7 +26,6 @@ class ConfigFileError(CallgateError, ValueError):
 
 FLAGS: dict[str, tuple[str, Any]] = {
     "upstream": ("str", None),
-    "upstream_wire": ("str", None),
     "host": ("str", "127.0.0.1"),
     "port": ("int", 8787),
     "text_formats": ("names", None),
@@ -41,6 +40,9 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "max_request_bytes": ("int", 32 * 1024 * 1024),
     "drain": ("float", 30.0),
     "demo": ("bool", False),
+    "upstream_wire": ("str", None),
+    "otlp": ("str", None),
+    "span_arguments": ("bool", False),
 }
 """Each flag's destination: the kind of value it takes, and its default."""
 

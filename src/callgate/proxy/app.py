@@ -88,6 +88,9 @@ class ProxyConfig:
     read_timeout: float = 600.0
     """Seconds the upstream may stay silent (between two reads) before the turn ends."""
     max_connections: int = 1000
+    spans: Any = None
+    """A :class:`~callgate.proxy.telemetry.TurnSpans`: one OpenTelemetry span per turn
+    (None: no spans)."""
 
 
 def _target(config: ProxyConfig, path: str, query: bytes) -> str:
@@ -541,6 +544,17 @@ class _Exchange:
                 },
                 how=how,
             )
+        spans = self.proxy.config.spans
+        if spans is not None:
+            elapsed = time.perf_counter() - self.started
+            try:
+                spans.record(
+                    turn,
+                    start_ns=time.time_ns() - int(elapsed * 1e9),
+                    attributes={"callgate.served_by": "proxy"},
+                )
+            except Exception:  # a span is never worth a client's answer
+                logger.exception("callgate proxy: a turn's span could not be recorded")
 
 
 def _headers(pairs: list[tuple[bytes, bytes]]) -> dict[str, str]:
