@@ -9,6 +9,7 @@ loops, larger, are the measurement in ``bench/bench_proxy.py --modes``.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -22,6 +23,8 @@ CONVERSATIONS = 16
 
 def bench() -> ModuleType:
     path = Path(__file__).resolve().parents[2] / "bench" / "bench_proxy.py"
+    if str(path.parent) not in sys.path:  # its helpers sit beside it (bench_stack)
+        sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location("bench_proxy", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
