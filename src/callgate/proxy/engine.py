@@ -255,26 +255,28 @@ class Engine(GateCore):
 
     # -- stream=false -----------------------------------------------------------------
 
-    def whole(self, response: Mapping[str, Any]) -> dict[str, Any]:
+    def whole(self, response: Mapping[str, Any], *, clean: bool = True) -> dict[str, Any]:
         """A stream=false response through the same gate: the answer the client gets.
 
         It is fed as the stream that makes it, so the decision is the stream's; on one
-        wire the answer keeps every other field of the upstream's.
+        wire the answer keeps every other field of the upstream's. ``clean``: the response
+        is the upstream's own (a null finish reason then ends the turn, TGI's shape);
+        False for one rebuilt where a missing reason means the evidence was lost.
         """
-        return self.assemble(response, self.whole_chunks(response))
+        return self.assemble(response, self.whole_chunks(response, clean=clean))
 
-    def whole_chunks(self, response: object) -> list[dict[str, Any]]:
+    def whole_chunks(self, response: object, *, clean: bool = True) -> list[dict[str, Any]]:
         """The gated chunks of a stream=false ``response`` (see :meth:`whole`)."""
         chunks = self.reader.whole(response)
         if chunks is None:
             unreadable = self.feed_unreadable(
                 f"the upstream's response is not a {self.upstream_wire} answer"
             )
-            return [*unreadable, *self.finish(clean=True)]
+            return [*unreadable, *self.finish(clean=clean)]
         out: list[dict[str, Any]] = []
         for chunk in chunks:
             out += self.feed(chunk)
-        return [*out, *self.finish(clean=True)]
+        return [*out, *self.finish(clean=clean)]
 
     def assemble(
         self, response: Mapping[str, Any] | None, chunks: Sequence[Mapping[str, Any]]
