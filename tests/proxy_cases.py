@@ -223,6 +223,14 @@ def qwen_case(pieces: list[str] | None = None) -> StreamCase:
     return StreamCase("qwen", chunks, WEATHER, model=QWEN_MODEL)
 
 
+class ScriptedUpstream:
+    """An upstream answering each request with the script a test set last."""
+
+    def __init__(self) -> None:
+        self.script = Script(b"")
+        self.app = ReplayUpstream(lambda path, body: self.script)
+
+
 def chat_response(model: str, message: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
     """A stream=false Chat Completions response carrying ``message`` (its finish reason
     ``tool_calls`` when the message has calls, else ``stop``)."""

@@ -26,6 +26,7 @@ text-formats = ["tool_call_tag", "qwen3_coder_xml"]
 on-blocked = "repair 3"
 stream-args = true
 move_reasoning = true
+repair-json = true
 audit = "audit-here"
 audit-max-bytes = 1000
 audit-files = 2
@@ -59,6 +60,7 @@ def test_every_flag_has_a_key_and_the_file_sets_it(tmp_path: Path) -> None:
     assert config.options.text_formats == ("tool_call_tag", "qwen3_coder_xml")
     assert (config.options.on_blocked, config.options.repairs) == ("repair", 3)
     assert config.options.stream_args and config.options.move_reasoning
+    assert config.options.repair_json
     assert config.audit_dir == tmp_path / "audit-here"  # beside the file
     assert (config.audit_max_bytes, config.audit_files, config.audit_messages) == (1000, 2, True)
     assert (config.read_timeout, config.max_request_bytes) == (5.0, 4096)

@@ -117,7 +117,7 @@ def _anthropic_request(events: list[dict[str, Any]], name: str) -> dict[str, Any
     )
     return {
         "model": "claude-sonnet-4-6",
-        "max_tokens": 512,
+        "max_tokens": 8192,  # above every capture's usage: a turn at the limit is cut
         "messages": [{"role": "user", "content": "go"}],
         "metadata": {"user_id": name},
         **({"tools": tools} if tools else {}),

@@ -62,7 +62,7 @@ def request_for(events: list[dict[str, Any]], model: str = "claude-sonnet-4-6") 
     tools = list({t["name"]: t for t in tools}.values())
     body: dict[str, Any] = {
         "model": model,
-        "max_tokens": 512,
+        "max_tokens": 8192,  # above every capture's usage: a turn at the limit is cut
         "messages": [{"role": "user", "content": "go"}],
         "stream": True,
     }

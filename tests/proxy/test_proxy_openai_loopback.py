@@ -156,7 +156,7 @@ def test_a_body_that_is_not_json_is_a_400_in_openais_shape(harness: Harness) -> 
     reply = httpx.post(harness.url + "/v1/chat/completions", content=b"{not json")
     assert reply.status_code == 400
     assert reply.json()["error"]["code"] == "invalid_json"
-    assert "not JSON" in reply.json()["error"]["message"]
+    assert "not strict JSON" in reply.json()["error"]["message"]
     reply = httpx.post(harness.url + "/v1/chat/completions", json=[1, 2])
     assert reply.status_code == 400
     reply = httpx.post(harness.url + "/v1/chat/completions", json={"tools": "x", "messages": []})

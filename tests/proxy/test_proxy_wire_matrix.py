@@ -124,7 +124,7 @@ def messages_client(url: str, schemas: dict[str, Any]) -> tuple[str, list[Any]]:
     client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
     kwargs: dict[str, Any] = {
         "model": "m",
-        "max_tokens": 100,
+        "max_tokens": 8192,  # above every capture's usage: a turn at the limit is cut
         "messages": [{"role": "user", "content": "go"}],
     }
     if schemas:

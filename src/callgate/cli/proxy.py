@@ -82,6 +82,7 @@ def turn_options(args: argparse.Namespace) -> Options:
         repairs=repairs,
         stream_args=args.stream_args,
         move_reasoning=args.move_reasoning,
+        repair_json=args.repair_json,
         text_formats=_formats(args.text_formats),
     )
 
@@ -164,6 +165,12 @@ def add_turn_flags(parser: Any) -> None:
         "--move-reasoning",
         action="store_true",
         help="move <think>...</think> of the content to reasoning_content",
+    )
+    parser.add_argument(
+        "--repair-json",
+        action="store_true",
+        help="repair a call's broken argument JSON where no value changes and the schema "
+        "confirms it (each edit is a repaired_arguments warning)",
     )
     parser.add_argument("--audit", metavar="DIR", help="write one audit record per turn into DIR")
     parser.add_argument(

@@ -32,6 +32,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "on_blocked": ("words", ["repair", "2"]),
     "stream_args": ("bool", False),
     "move_reasoning": ("bool", False),
+    "repair_json": ("bool", False),
     "audit": ("path", None),
     "audit_max_bytes": ("int", 64 * 1024 * 1024),
     "audit_files": ("int", 8),

@@ -392,7 +392,8 @@ class CallgateModel(WrapperModel):
             {
                 "object": "chat.completion",
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            }
+            },
+            clean=False,  # rebuilt: no finish reason here means the provider's was lost
         )
         return gated, kept
 

@@ -33,7 +33,9 @@ from starlette.responses import JSONResponse, Response
 
 from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
+from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.metrics import Metrics
+from callgate.proxy.requests import RequestBodyError, read_request
 from callgate.proxy.sse import SSEReader, encode
 from callgate.proxy.wires.translate import upstream_wire
 
@@ -231,13 +233,9 @@ class Proxy:
                 await JSONResponse(body, status_code=413)(scope, receive, send)
                 return
         try:
-            payload = json.loads(raw)
-        except ValueError as exc:
-            body = error_body(wire, 400, f"the request body is not JSON: {exc}", "invalid_json")
-            await JSONResponse(body, status_code=400)(scope, receive, send)
-            return
-        if not isinstance(payload, dict):
-            body = error_body(wire, 400, "the request body must be a JSON object", "invalid_json")
+            payload = read_request(bytes(raw))
+        except RequestBodyError as exc:
+            body = error_body(wire, 400, str(exc), exc.code)
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
         try:
@@ -563,7 +561,7 @@ def _headers(pairs: list[tuple[bytes, bytes]]) -> dict[str, str]:
 
 def _json_or_none(data: bytes) -> Any:
     try:
-        return json.loads(data)
+        return strict_loads(data)
     except ValueError:
         return None
 

@@ -192,6 +192,7 @@ def record(
             "repairs": options.repairs,
             "stream_args": options.stream_args,
             "move_reasoning": options.move_reasoning,
+            "repair_json": options.repair_json,
             "text_formats": list(options.text_formats)
             if options.text_formats is not None
             else None,
@@ -258,6 +259,7 @@ def options_of(item: Mapping[str, Any]) -> Options:
         repairs=int(given.get("repairs", 1)),
         stream_args=bool(given.get("stream_args", False)),
         move_reasoning=bool(given.get("move_reasoning", False)),
+        repair_json=bool(given.get("repair_json", False)),
         text_formats=tuple(formats) if formats is not None else None,
     )
 

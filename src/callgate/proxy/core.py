@@ -90,6 +90,10 @@ class Options:
     """Move ``<think>…</think>`` of the content to ``reasoning_content``."""
     text_formats: tuple[str, ...] | None = field(default=None, validator=_known_formats)
     """The text formats read in every turn; None: those of the request's ``model``."""
+    repair_json: bool = False
+    """Repair a call's broken argument JSON where no value changes and the schema confirms
+    the result (the buffer's ``repair="lossless"``); each edit is a ``repaired_arguments``
+    warning in the audit record."""
 
 
 def on_blocked(words: Sequence[str]) -> tuple[BlockedMode, int]:

@@ -28,7 +28,6 @@ The API the proxy, the Envoy processor and the framework integrations drive:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
@@ -46,6 +45,7 @@ from callgate.proxy.core import (
     fresh_id,
     on_blocked,
 )
+from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.gate import GateCore
 from callgate.proxy.sse import DONE, SSEEvent
 from callgate.proxy.wires import READERS, WIRES, WRITERS, notices
@@ -148,7 +148,7 @@ class Engine(GateCore):
         if event.broken is not None or self.finished:
             return b"".join(self.encode(c) for c in self.feed_event(event))
         try:
-            chunk = json.loads(event.data)
+            chunk = strict_loads(event.data)
         except ValueError:  # [DONE], or not JSON: feed_event says which
             return b"".join(self.encode(c) for c in self.feed_event(event))
         started = time.perf_counter_ns()
@@ -198,12 +198,12 @@ class Engine(GateCore):
         if event.broken is not None:
             return self.feed_unreadable(event.broken)
         if event.data.strip() == DONE:
-            return self.finish()
+            return self.finish(clean=True)
         if self.finished:
             self.after_done += 1
             return []
         try:
-            chunk = json.loads(event.data)
+            chunk = strict_loads(event.data)
         except ValueError:
             return self.feed_unreadable(f"an upstream event is not JSON: {event.data[:80]!r}")
         return self.feed(chunk)
@@ -212,17 +212,18 @@ class Engine(GateCore):
         """An upstream event that could not be read: a finding that blocks the turn."""
         return self.feed(UnreadableChunk("malformed_chunk", reason))
 
-    def finish(self) -> list[dict[str, Any]]:
+    def finish(self, *, clean: bool = False) -> list[dict[str, Any]]:
         """The end of the upstream stream (``[DONE]``, its own end event, or it stopped).
 
-        The held text, then (unless :attr:`repair` is set: the repaired turn continues
-        the message) the accepted calls, a notice when calls were withheld, and the
-        wire's final chunks.
+        ``clean``: the stream's own end was seen (``[DONE]``, a whole response), so a turn
+        without a finish reason ended rather than broke off. The held text, then (unless
+        :attr:`repair` is set: the repaired turn continues the message) the accepted calls,
+        a notice when calls were withheld, and the wire's final chunks.
         """
         if self.finished:
             return []
         started = time.perf_counter_ns()
-        text = self.end()
+        text = self.end(clean=clean)
         self._released.append(text)
         text = self._unechoed_text(text)
         self.finished = True
@@ -254,26 +255,28 @@ class Engine(GateCore):
 
     # -- stream=false -----------------------------------------------------------------
 
-    def whole(self, response: Mapping[str, Any]) -> dict[str, Any]:
+    def whole(self, response: Mapping[str, Any], *, clean: bool = True) -> dict[str, Any]:
         """A stream=false response through the same gate: the answer the client gets.
 
         It is fed as the stream that makes it, so the decision is the stream's; on one
-        wire the answer keeps every other field of the upstream's.
+        wire the answer keeps every other field of the upstream's. ``clean``: the response
+        is the upstream's own (a null finish reason then ends the turn, TGI's shape);
+        False for one rebuilt where a missing reason means the evidence was lost.
         """
-        return self.assemble(response, self.whole_chunks(response))
+        return self.assemble(response, self.whole_chunks(response, clean=clean))
 
-    def whole_chunks(self, response: object) -> list[dict[str, Any]]:
+    def whole_chunks(self, response: object, *, clean: bool = True) -> list[dict[str, Any]]:
         """The gated chunks of a stream=false ``response`` (see :meth:`whole`)."""
         chunks = self.reader.whole(response)
         if chunks is None:
             unreadable = self.feed_unreadable(
                 f"the upstream's response is not a {self.upstream_wire} answer"
             )
-            return [*unreadable, *self.finish()]
+            return [*unreadable, *self.finish(clean=clean)]
         out: list[dict[str, Any]] = []
         for chunk in chunks:
             out += self.feed(chunk)
-        return [*out, *self.finish()]
+        return [*out, *self.finish(clean=clean)]
 
     def assemble(
         self, response: Mapping[str, Any] | None, chunks: Sequence[Mapping[str, Any]]

@@ -10,10 +10,11 @@ the rest (``NaN``, numbers past a double's range, lone surrogates, invalid text)
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FAST", "loads"]
+__all__ = ["FAST", "loads", "strict_loads"]
 
 
 def _fast() -> Callable[[bytes | bytearray | str], Any] | None:
@@ -37,3 +38,28 @@ def loads(data: bytes | bytearray | str) -> Any:
         except ValueError:  # msgspec.DecodeError: json.loads decides
             pass
     return json.loads(data)
+
+
+def strict_loads(data: bytes | bytearray | str) -> Any:
+    """Parse an upstream's JSON text, refusing what the proxy could not write back.
+
+    ``NaN``, infinities and numbers that overflow to them (``1e400`` would go out as
+    ``Infinity``, which JavaScript and Go parsers refuse) and nesting past the
+    interpreter's recursion limit are a ``ValueError``, as invalid text is; nothing else
+    escapes.
+    """
+    try:
+        return json.loads(data, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("the JSON nests too deep to read") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is past a double's range")
+    return value

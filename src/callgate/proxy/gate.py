@@ -22,6 +22,7 @@ from callgate.gate.findings import Finding, finding
 from callgate.gate.turn import TextRef, TextSlot, call_order
 from callgate.proxy import core
 from callgate.proxy.core import PASS, PASSABLE, REPAIR, Call, Options, driver_for
+from callgate.proxy.requests import output_token_limit
 from callgate.strategies.base import ToolResult
 
 __all__ = ["GateCore"]
@@ -44,6 +45,10 @@ class GateCore:
         """How many repairs came before this turn (0: the first answer)."""
         self.driver = driver_for(request, self.options, self.wire)
         self.buffer = self.driver.new_stream_buffer()
+        # The driver is shared by every request with these tools; the limit and the
+        # repair mode are this request's, set before the first chunk starts the gate.
+        self.buffer.max_tokens = output_token_limit(request)
+        self.buffer.repair = "lossless" if self.options.repair_json else None
         self.steps: list[TurnStep] = []
         self.turn: Turn | None = None
         """The played turn once finished: history, verdict and findings."""
@@ -108,10 +113,13 @@ class GateCore:
         self.held = max(self.held, held)
         return text
 
-    def end(self) -> str:
-        """End the stream: the text released at the end (the calls answered then are kept)."""
+    def end(self, *, clean: bool = False) -> str:
+        """End the stream: the text released at the end (the calls answered then are kept).
+
+        ``clean``: the transport saw the stream's own end (``[DONE]``, a whole response).
+        """
         buffer = self.buffer
-        buffer.end()
+        buffer.end(clean=clean)
         response = self.driver.process_llm_response(buffer)
         text = buffer.text()
         self.steps.append(TurnStep(None, text, response))
@@ -224,6 +232,14 @@ class GateCore:
         found = next((s for s in self.buffer.slots if s.key == slot), None)
         return found.raw_arguments if found is not None else default
 
+    def _repaired(self, slot: int) -> bool:
+        """Whether the slot's arguments were repaired (``repair_json``).
+
+        Its raw text is not what the gate accepted, so the call carries the repaired value.
+        """
+        found = self.turn.findings if self.turn is not None else []
+        return any(f.code == "repaired_arguments" and f.slot == slot for f in found)
+
     def _text_slot(self, ref: object) -> TextSlot | None:
         gate = self.buffer.gate
         return gate.text_slots.get(ref) if gate is not None and isinstance(ref, TextRef) else None
@@ -232,7 +248,8 @@ class GateCore:
         slot = result.call.slot
         if isinstance(slot, int):
             raw = self._native_raw(slot, "")
-            arguments = raw if raw.strip() else json.dumps(result.call.arguments)
+            kept = raw.strip() and not self._repaired(slot)
+            arguments = raw if kept else json.dumps(result.call.arguments)
             call_id = result.call.id or core.fresh_id()
             return Call(call_id, result.call.name, arguments, "native", slot)
         arguments = json.dumps(result.call.arguments, ensure_ascii=False)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from callgate.gate.strictjson import parse_value
-from callgate.proxy.engine import RequestError
+from callgate.proxy.core import RequestError
 
 __all__ = ["MAX_REQUEST_DEPTH", "RequestBodyError", "output_token_limit", "read_request"]
 

@@ -126,7 +126,7 @@ class ChatReader(Reader):
                 for n, c in enumerate(calls)
             ]
         chunk = {
-            **{k: v for k, v in response.items() if k not in ("choices", "object", "usage")},
+            **{k: v for k, v in response.items() if k not in ("choices", "object")},
             "object": "chat.completion.chunk",
             "choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason")}],
         }

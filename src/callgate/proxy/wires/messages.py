@@ -230,6 +230,13 @@ class MessagesWriter(Writer):
         self._started = True
         return message_start(self.engine.client_request, self.engine.head)
 
+    def _unstarted(self) -> list[dict[str, Any]]:
+        """A message_start before the first block when none was sent yet.
+
+        The upstream's may have been unreadable: no client sees a block outside a message.
+        """
+        return [] if self._started else [self._start()]
+
     def _native(self, event: Native) -> list[dict[str, Any]]:
         if event.wire != WIRE:
             return self._text(event.reasoning, "thinking") if event.reasoning else []
@@ -247,7 +254,7 @@ class MessagesWriter(Writer):
     def _renumbered(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
         index = chunk["index"]
         if chunk.get("type") == "content_block_start":
-            out = self._close_text()
+            out = [*self._unstarted(), *self._close_text()]
             self._given[index] = self._next
             self._next += 1
             return [*out, {**chunk, "index": self._given[index]}]
@@ -269,6 +276,7 @@ class MessagesWriter(Writer):
         if self._open is not None and self._open[0] != kind:
             out += self._close_text()
         if self._open is None:
+            out += self._unstarted()
             self._open = (kind, self._next)
             self._next += 1
             start = {"type": kind, kind: ""}
@@ -388,13 +396,18 @@ def _delta_into(
 ) -> None:
     kind = delta.get("type")
     if kind == "text_delta":
-        block["text"] = block.get("text", "") + delta["text"]
+        block["text"] = _str(block.get("text")) + _str(delta.get("text"))
     elif kind == "input_json_delta":
         partial.setdefault(index, []).append(delta["partial_json"])
     elif kind == "thinking_delta":
-        block["thinking"] = block.get("thinking", "") + delta["thinking"]
+        block["thinking"] = _str(block.get("thinking")) + _str(delta.get("thinking"))
     elif kind == "signature_delta":
         block["signature"] = delta["signature"]
+
+
+def _str(value: object) -> str:
+    """A block's text field as text: a null (or any non-string) an upstream sent is ''."""
+    return value if isinstance(value, str) else ""
 
 
 def _events_of(response: Mapping[str, Any]) -> list[dict[str, Any]]:
