@@ -64,9 +64,11 @@ def anthropic_problems(body: Mapping[str, Any]) -> list[str]:
                 leading += 1
             if leading != len(results):
                 problems.append(f"messages.{n}: tool_result blocks must come first")
+            answered: set[object] = set()
             for ident in results:
-                if ident not in waiting:
+                if ident not in waiting or ident in answered:  # a call is answered once
                     problems.append(f"messages.{n}: tool_result {ident!r} answers no tool_use")
+                answered.add(ident)
             missing = [i for i in waiting if i not in results]
             if missing:
                 problems.append(f"messages.{n}: tool_use ids without tool_result: {missing}")
