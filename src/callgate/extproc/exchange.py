@@ -10,7 +10,9 @@ they come) and the response trailers. :meth:`Exchange.receive` takes each
   (:mod:`callgate.extproc.policy`) and loses ``accept-encoding`` (the engine reads plain
   bytes) and the policy headers;
 - request body: the engine's turn is made from it; a body it cannot read is answered at
-  once with a 400 in the wire's error shape;
+  once with a 400 in the wire's error shape; with an upstream wire (``--upstream-wire``)
+  the body is replaced by the engine's translation and the ``:path`` (rewritten with the
+  request headers, the route picked again) names the upstream wire's path;
 - response headers: an upstream error is relayed unchanged; otherwise ``content-length``
   (which the rewritten body invalidates) is removed and the content type set;
 - response body: in ``FULL_DUPLEX_STREAMED`` mode each piece goes through the engine and
@@ -28,6 +30,7 @@ from typing import Any
 from callgate.extproc import wire
 from callgate.extproc.gated import WIRES, GatedExchange, Options, RequestError, error_json
 from callgate.extproc.policy import HEADERS, PolicyError, RoutePolicy, read_policy
+from callgate.proxy.wires.translate import PATHS
 
 __all__ = ["Exchange"]
 
@@ -44,8 +47,11 @@ class Exchange:
         *,
         keep_raw: bool = False,
         max_request_bytes: int = 32 * 1024 * 1024,
+        upstream_wire: str | None = None,
     ) -> None:
         self.options = options
+        self.upstream_wire = upstream_wire
+        """The upstream's wire (None: the client's own): requests are translated to it."""
         self.stream_metadata = dict(stream_metadata or {})
         self.keep_raw = keep_raw
         self.max_request_bytes = max_request_bytes
@@ -93,7 +99,8 @@ class Exchange:
 
     def _request_headers(self, request: Any) -> Any:
         headers = wire.header_map(request.request_headers)
-        self.path = headers.get(":path", "").split("?", 1)[0].rstrip("/")
+        path, mark, query = headers.get(":path", "").partition("?")
+        self.path = path.rstrip("/")
         method = headers.get(":method", "")
         self.wire = WIRES.get(self.path) if method == "POST" else None
         if self.wire is None:
@@ -106,7 +113,16 @@ class Exchange:
             return self._refuse(str(exc), "invalid_policy")
         if request.request_headers.end_of_stream:
             return self._refuse("the request has no body", "invalid_json")
-        return wire.headers_answer(response=False, remove=(*HEADERS, "accept-encoding"))
+        remove = (*HEADERS, "accept-encoding")
+        target = PATHS[self.upstream_wire] if self.upstream_wire else self.path
+        if target == self.path:
+            return wire.headers_answer(response=False, remove=remove)
+        return wire.headers_answer(
+            response=False,
+            set_headers=[(":path", target + mark + query)],
+            remove=(*remove, "content-length"),
+            clear_route_cache=True,
+        )
 
     def _request_body(self, body: Any) -> list[Any]:
         """The request body: read whole (``BUFFERED``, or held whole in full-duplex mode)."""
@@ -125,8 +141,11 @@ class Exchange:
         if refused is not None:
             return [refused]
         whole, self._body = bytes(self._body), bytearray()
+        translated = self.gated.upstream_body if self.gated is not None else None
         if duplex:
-            return [wire.body_piece(whole, end=True, response=False)]
+            return [wire.body_piece(translated or whole, end=True, response=False)]
+        if translated is not None:
+            return [wire.request_body_replaced(translated)]
         return [wire.request_body_answer()]
 
     def _read_request(self) -> Any:
@@ -141,7 +160,11 @@ class Exchange:
         try:
             request = self.policy.request(payload)
             self.gated = GatedExchange(
-                self.wire, request, self.policy.options, keep_raw=self.keep_raw
+                self.wire,
+                request,
+                self.policy.options,
+                keep_raw=self.keep_raw,
+                upstream=self.upstream_wire,
             )
         except RequestError as exc:
             return self._refuse(f"callgate: {exc}", "invalid_request")
