@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic
 import httpx
 import pytest
 
@@ -98,3 +99,28 @@ def test_a_path_callgate_does_not_gate_keeps_its_path_and_body(front: Front) -> 
     answer = httpx.post(front.url("duplex") + "/v1/embeddings", json={"input": "x"}, timeout=20)
     assert answer.status_code == 404
     assert [(p, b) for p, b, _ in front.upstream.requests] == [("/v1/embeddings", {"input": "x"})]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_an_upstream_error_reaches_the_client_in_its_own_wires_shape(
+    front: Front, route: str
+) -> None:
+    answer = front.scripts[CHAT]
+    limited = b'{"error": {"message": "slow down", "type": "rate_limit_exceeded"}}'
+    front.scripts[CHAT] = Script(limited, status=429, content_type="application/json")
+    client = anthropic.Anthropic(
+        base_url=front.url(route), api_key="sk-ant-loopback", max_retries=0, timeout=20
+    )
+    try:
+        with client, pytest.raises(anthropic.RateLimitError) as caught:
+            client.messages.create(
+                model="claude-sonnet-4-6",
+                max_tokens=64,
+                messages=[{"role": "user", "content": "go"}],
+                stream=True,
+            )
+    finally:
+        front.scripts[CHAT] = answer
+    body = caught.value.body
+    assert isinstance(body, dict) and body["type"] == "error"
+    assert body["error"]["message"] == "slow down"

@@ -13,7 +13,8 @@ they come) and the response trailers. :meth:`Exchange.receive` takes each
   once with a 400 in the wire's error shape; with an upstream wire (``--upstream-wire``)
   the body is replaced by the engine's translation and the ``:path`` (rewritten with the
   request headers, the route picked again) names the upstream wire's path;
-- response headers: an upstream error is relayed unchanged; otherwise ``content-length``
+- response headers: an upstream error is relayed unchanged (on a translated turn its body
+  is held whole and rewritten in the client wire's error shape); otherwise ``content-length``
   (which the rewritten body invalidates) is removed and the content type set;
 - response body: in ``FULL_DUPLEX_STREAMED`` mode each piece goes through the engine and
   only what it releases is sent (nothing while it holds, the rest at the end: hold and
@@ -72,6 +73,8 @@ class Exchange:
         """The response reached its end (its last body piece or its trailers)."""
         self.refused: str | None = None
         """Why the request was answered at once with an error (None: it was not)."""
+        self.error_held = False
+        """An upstream error of another wire: its body is held, then rewritten."""
         self._body = bytearray()
         self._whole = bytearray()
         self._first = True
@@ -182,6 +185,14 @@ class Exchange:
         headers = wire.header_map(message)
         self.status = int(headers.get(":status", "0") or 0)
         gated = self.gated
+        translated = gated is not None and gated.turn.translated
+        if translated and self.status >= 400 and not message.end_of_stream:
+            self.error_held = True
+            return wire.headers_answer(
+                response=True,
+                set_headers=[("content-type", "application/json")],
+                remove=["content-length", "content-encoding"],
+            )
         if gated is None or self.status >= 400 or message.end_of_stream:
             self.ended = message.end_of_stream
             return wire.headers_answer(response=True)
@@ -205,6 +216,12 @@ class Exchange:
     def _response_body(self, body: Any) -> list[Any]:
         end = bool(body.end_of_stream)
         gated = self.gated
+        if self.error_held and gated is not None and not self.ended:
+            self._whole += body.body
+            out = self._held_error() if end else b""
+            if self.mode == wire.FULL_DUPLEX:
+                return [wire.body_piece(out, end=True)] if end else []
+            return [wire.replaced_chunk(out)]
         if self.relay or gated is None or self.ended:
             self.ended = self.ended or end
             if self.mode == wire.FULL_DUPLEX:
@@ -230,12 +247,22 @@ class Exchange:
         out: list[Any] = []
         gated = self.gated
         response = kind == "response_trailers"
-        if response and not self.relay and gated is not None and not self.ended:
+        if response and self.error_held and not self.ended:
+            rest = self._held_error()
+            if self.mode == wire.FULL_DUPLEX:
+                out.append(wire.body_piece(rest, end=False))
+        elif response and not self.relay and gated is not None and not self.ended:
             self.ended = True
             rest = gated.end() if gated.streaming else gated.whole(bytes(self._whole))
             if self.mode == wire.FULL_DUPLEX and rest:
                 out.append(wire.body_piece(rest, end=False))
         return [*out, wire.trailers_answer(response=response)]
+
+    def _held_error(self) -> bytes:
+        """The held upstream error, rewritten in the client wire's shape (the response's end)."""
+        assert self.gated is not None
+        self.ended = True
+        return self.gated.upstream_error(self.status, bytes(self._whole))
 
     def interrupt(self, reason: str) -> None:
         """The stream ended before the response did (a client or upstream went away)."""

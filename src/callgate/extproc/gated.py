@@ -128,6 +128,15 @@ class GatedExchange:
             return None
         return json.dumps(self.turn.request, ensure_ascii=False).encode("utf-8")
 
+    def upstream_error(self, status: int, data: bytes) -> bytes:
+        """An upstream error body of another wire in the client wire's error shape."""
+        parsed = _json_or_none(data)
+        inner = parsed.get("error") if isinstance(parsed, dict) else None
+        message = inner.get("message") if isinstance(inner, dict) else None
+        if not isinstance(message, str):
+            message = data.decode("utf-8", "replace")[:500] or f"upstream HTTP {status}"
+        return error_json(self.wire, status, message, "upstream_error")
+
     @property
     def failed(self) -> bool:
         """Whether the engine itself failed (the client got the wire's error instead)."""
