@@ -54,13 +54,16 @@ def _importable(name: str) -> bool:
 class Front:
     """The upstream, the proxy, the processor and Envoy (see the module's docstring)."""
 
-    def __init__(self, *, spans: Any = None, options: Options = NOTICE) -> None:
+    def __init__(
+        self, *, spans: Any = None, options: Options = NOTICE, upstream_wire: str | None = None
+    ) -> None:
         from callgate.extproc.server import ExtProcConfig, Processor
         from callgate.proxy.upstream import ReplayUpstream, Script
 
         self.scripts: dict[str, Script] = {}
         self.upstream = ReplayUpstream(self._pick)
-        self.processor = Processor(ExtProcConfig(options=options, spans=spans))
+        config = ExtProcConfig(options=options, spans=spans, upstream_wire=upstream_wire)
+        self.processor = Processor(config)
         self.options = options
         self._open: list[Any] = []
 

@@ -24,6 +24,7 @@ from proxy_cases import ROOT
         (["--listen", "nowhere"], "--listen must be HOST:PORT"),
         (["--listen", "127.0.0.1:99999"], "--listen must be HOST:PORT"),
         (["--text-formats", "nope"], "unknown format 'nope'"),
+        (["--upstream-wire", "gemini"], "--upstream-wire must be chat, messages or responses"),
     ],
 )
 def test_a_flag_that_cannot_be_used_is_one_line_and_exit_2(
@@ -57,3 +58,14 @@ def test_the_processor_starts_says_where_serves_metrics_and_stops_on_sigterm() -
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_the_upstream_wire_flag_reaches_the_processors_config() -> None:
+    require_envoy()
+    from callgate.cli.commands import build_parser
+    from callgate.cli.extproc import extproc_config
+
+    args = build_parser().parse_args(["ext-proc", "--upstream-wire", "chat"])
+    assert extproc_config(args).upstream_wire == "chat"
+    args = build_parser().parse_args(["ext-proc"])
+    assert extproc_config(args).upstream_wire is None

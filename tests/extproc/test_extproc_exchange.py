@@ -232,3 +232,55 @@ def test_a_routes_grpc_metadata_is_a_policy_source_before_the_headers() -> None:
     exchange = Exchange(NOTICE, {"x-callgate-on-blocked": "pass"})
     exchange.receive(_start(MODE.STREAMED, **{"x-callgate-on-blocked": "notice"}))
     assert exchange.policy is not None and exchange.policy.options.on_blocked == "pass"
+
+
+MESSAGES_REQUEST = {
+    "model": "claude-sonnet-4-6",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "go"}],
+    "tools": [{"name": "get_weather", "input_schema": WEATHER["get_weather"]}],
+    "stream": True,
+}
+
+
+@pytest.mark.parametrize("request_mode", [MODE.BUFFERED, MODE.FULL_DUPLEX_STREAMED])
+def test_an_upstream_wire_rewrites_the_path_and_replaces_the_body(request_mode: int) -> None:
+    exchange = Exchange(NOTICE, upstream_wire="chat")
+    start = _start(MODE.FULL_DUPLEX_STREAMED, path="/v1/messages?beta=true")
+    start.protocol_config.request_body_mode = request_mode
+    [answer] = exchange.receive(start)
+    common = answer.request_headers.response
+    assert common.clear_route_cache
+    assert [(h.header.key, h.header.raw_value) for h in common.header_mutation.set_headers] == [
+        (":path", b"/v1/chat/completions?beta=true")
+    ]
+    assert "content-length" in common.header_mutation.remove_headers
+    body = pb.HttpBody(body=json.dumps(MESSAGES_REQUEST).encode(), end_of_stream=True)
+    [answer] = exchange.receive(pb.ProcessingRequest(request_body=body))
+    mutation = answer.request_body.response.body_mutation
+    if request_mode == MODE.BUFFERED:
+        sent = mutation.body
+        [length] = answer.request_body.response.header_mutation.set_headers
+        assert (length.header.key, length.header.raw_value) == ("content-length", b"%d" % len(sent))
+    else:
+        assert mutation.streamed_response.end_of_stream
+        sent = mutation.streamed_response.body
+    chat = json.loads(sent)
+    assert chat["messages"] == [{"role": "user", "content": "go"}]
+    assert chat["max_tokens"] == 64 and chat["stream"] is True
+    assert [t["function"]["name"] for t in chat["tools"]] == ["get_weather"]
+    sse = _headers({":status": "200", "content-type": "text/event-stream"})
+    exchange.receive(pb.ProcessingRequest(response_headers=sse))
+    [piece] = _body(exchange, BODY, end=True)
+    out = piece.response_body.response.body_mutation.streamed_response.body
+    assert b"event: message_start" in out and b'"tool_use"' in out
+
+
+def test_a_request_already_on_the_upstream_wire_keeps_its_path_and_body() -> None:
+    exchange = Exchange(NOTICE, upstream_wire="chat")
+    [answer] = exchange.receive(_start(MODE.FULL_DUPLEX_STREAMED))
+    common = answer.request_headers.response
+    assert not common.clear_route_cache and not common.header_mutation.set_headers
+    body = pb.HttpBody(body=json.dumps(REQUEST).encode(), end_of_stream=True)
+    [answer] = exchange.receive(pb.ProcessingRequest(request_body=body))
+    assert not answer.request_body.response.HasField("body_mutation")

@@ -41,6 +41,12 @@ def extproc_config(args: argparse.Namespace) -> Any:
             "cannot make: use notice or pass"
         )
     spans = turn_spans(args, "callgate-ext-proc")
+    from callgate.proxy.wires.translate import upstream_wire
+
+    try:
+        wire = upstream_wire(args.upstream_wire)
+    except ValueError as exc:
+        raise ProxyUsageError(str(exc)) from exc
     try:
         from callgate.extproc.server import ExtProcConfig
     except ImportError as exc:
@@ -55,6 +61,7 @@ def extproc_config(args: argparse.Namespace) -> Any:
         audit_messages=args.audit_messages,
         max_request_bytes=args.max_request_bytes,
         spans=spans,
+        upstream_wire=wire,
     )
 
 
@@ -92,6 +99,12 @@ def add_extproc_parser(sub: Any) -> None:
         help="a call failing its schema or identity: notice (default) or pass",
     )
     add_turn_flags(cmd)
+    cmd.add_argument(
+        "--upstream-wire",
+        metavar="WIRE",
+        help="the upstream's wire: chat, messages or responses; each gated request is "
+        "translated to it (body and path) and the answer written back in the client's wire",
+    )
     cmd.add_argument("--max-request-bytes", type=int, default=32 * 1024 * 1024)
     cmd.add_argument("--drain", type=float, default=30.0, help="seconds to drain on SIGTERM")
     cmd.add_argument(

@@ -10,8 +10,11 @@ they come) and the response trailers. :meth:`Exchange.receive` takes each
   (:mod:`callgate.extproc.policy`) and loses ``accept-encoding`` (the engine reads plain
   bytes) and the policy headers;
 - request body: the engine's turn is made from it; a body it cannot read is answered at
-  once with a 400 in the wire's error shape;
-- response headers: an upstream error is relayed unchanged; otherwise ``content-length``
+  once with a 400 in the wire's error shape; with an upstream wire (``--upstream-wire``)
+  the body is replaced by the engine's translation and the ``:path`` (rewritten with the
+  request headers, the route picked again) names the upstream wire's path;
+- response headers: an upstream error is relayed unchanged (on a translated turn its body
+  is held whole and rewritten in the client wire's error shape); otherwise ``content-length``
   (which the rewritten body invalidates) is removed and the content type set;
 - response body: in ``FULL_DUPLEX_STREAMED`` mode each piece goes through the engine and
   only what it releases is sent (nothing while it holds, the rest at the end: hold and
@@ -28,6 +31,7 @@ from typing import Any
 from callgate.extproc import wire
 from callgate.extproc.gated import WIRES, GatedExchange, Options, RequestError, error_json
 from callgate.extproc.policy import HEADERS, PolicyError, RoutePolicy, read_policy
+from callgate.proxy.wires.translate import PATHS
 
 __all__ = ["Exchange"]
 
@@ -44,8 +48,11 @@ class Exchange:
         *,
         keep_raw: bool = False,
         max_request_bytes: int = 32 * 1024 * 1024,
+        upstream_wire: str | None = None,
     ) -> None:
         self.options = options
+        self.upstream_wire = upstream_wire
+        """The upstream's wire (None: the client's own): requests are translated to it."""
         self.stream_metadata = dict(stream_metadata or {})
         self.keep_raw = keep_raw
         self.max_request_bytes = max_request_bytes
@@ -66,6 +73,8 @@ class Exchange:
         """The response reached its end (its last body piece or its trailers)."""
         self.refused: str | None = None
         """Why the request was answered at once with an error (None: it was not)."""
+        self.error_held = False
+        """An upstream error of another wire: its body is held, then rewritten."""
         self._body = bytearray()
         self._whole = bytearray()
         self._first = True
@@ -93,7 +102,8 @@ class Exchange:
 
     def _request_headers(self, request: Any) -> Any:
         headers = wire.header_map(request.request_headers)
-        self.path = headers.get(":path", "").split("?", 1)[0].rstrip("/")
+        path, mark, query = headers.get(":path", "").partition("?")
+        self.path = path.rstrip("/")
         method = headers.get(":method", "")
         self.wire = WIRES.get(self.path) if method == "POST" else None
         if self.wire is None:
@@ -106,7 +116,16 @@ class Exchange:
             return self._refuse(str(exc), "invalid_policy")
         if request.request_headers.end_of_stream:
             return self._refuse("the request has no body", "invalid_json")
-        return wire.headers_answer(response=False, remove=(*HEADERS, "accept-encoding"))
+        remove = (*HEADERS, "accept-encoding")
+        target = PATHS[self.upstream_wire] if self.upstream_wire else self.path
+        if target == self.path:
+            return wire.headers_answer(response=False, remove=remove)
+        return wire.headers_answer(
+            response=False,
+            set_headers=[(":path", target + mark + query)],
+            remove=(*remove, "content-length"),
+            clear_route_cache=True,
+        )
 
     def _request_body(self, body: Any) -> list[Any]:
         """The request body: read whole (``BUFFERED``, or held whole in full-duplex mode)."""
@@ -125,8 +144,11 @@ class Exchange:
         if refused is not None:
             return [refused]
         whole, self._body = bytes(self._body), bytearray()
+        translated = self.gated.upstream_body if self.gated is not None else None
         if duplex:
-            return [wire.body_piece(whole, end=True, response=False)]
+            return [wire.body_piece(translated or whole, end=True, response=False)]
+        if translated is not None:
+            return [wire.request_body_replaced(translated)]
         return [wire.request_body_answer()]
 
     def _read_request(self) -> Any:
@@ -141,7 +163,11 @@ class Exchange:
         try:
             request = self.policy.request(payload)
             self.gated = GatedExchange(
-                self.wire, request, self.policy.options, keep_raw=self.keep_raw
+                self.wire,
+                request,
+                self.policy.options,
+                keep_raw=self.keep_raw,
+                upstream=self.upstream_wire,
             )
         except RequestError as exc:
             return self._refuse(f"callgate: {exc}", "invalid_request")
@@ -159,6 +185,14 @@ class Exchange:
         headers = wire.header_map(message)
         self.status = int(headers.get(":status", "0") or 0)
         gated = self.gated
+        translated = gated is not None and gated.turn.translated
+        if translated and self.status >= 400 and not message.end_of_stream:
+            self.error_held = True
+            return wire.headers_answer(
+                response=True,
+                set_headers=[("content-type", "application/json")],
+                remove=["content-length", "content-encoding"],
+            )
         if gated is None or self.status >= 400 or message.end_of_stream:
             self.ended = message.end_of_stream
             return wire.headers_answer(response=True)
@@ -182,6 +216,12 @@ class Exchange:
     def _response_body(self, body: Any) -> list[Any]:
         end = bool(body.end_of_stream)
         gated = self.gated
+        if self.error_held and gated is not None and not self.ended:
+            self._whole += body.body
+            out = self._held_error() if end else b""
+            if self.mode == wire.FULL_DUPLEX:
+                return [wire.body_piece(out, end=True)] if end else []
+            return [wire.replaced_chunk(out)]
         if self.relay or gated is None or self.ended:
             self.ended = self.ended or end
             if self.mode == wire.FULL_DUPLEX:
@@ -207,12 +247,22 @@ class Exchange:
         out: list[Any] = []
         gated = self.gated
         response = kind == "response_trailers"
-        if response and not self.relay and gated is not None and not self.ended:
+        if response and self.error_held and not self.ended:
+            rest = self._held_error()
+            if self.mode == wire.FULL_DUPLEX:
+                out.append(wire.body_piece(rest, end=False))
+        elif response and not self.relay and gated is not None and not self.ended:
             self.ended = True
             rest = gated.end() if gated.streaming else gated.whole(bytes(self._whole))
             if self.mode == wire.FULL_DUPLEX and rest:
                 out.append(wire.body_piece(rest, end=False))
         return [*out, wire.trailers_answer(response=response)]
+
+    def _held_error(self) -> bytes:
+        """The held upstream error, rewritten in the client wire's shape (the response's end)."""
+        assert self.gated is not None
+        self.ended = True
+        return self.gated.upstream_error(self.status, bytes(self._whole))
 
     def interrupt(self, reason: str) -> None:
         """The stream ended before the response did (a client or upstream went away)."""

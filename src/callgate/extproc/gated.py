@@ -45,18 +45,26 @@ class GatedExchange:
     """One gated request and its response, as bytes: the engine driven as the proxy drives it.
 
     ``GatedExchange(wire, request, options)`` raises :class:`RequestError` for a request
-    the engine cannot gate. Then :meth:`start` with the response's content type,
+    the engine cannot gate; with ``upstream`` (a wire's name) the engine translates the
+    request to that wire (:attr:`upstream_body`) and reads its answer, writing the
+    client's wire all the same. Then :meth:`start` with the response's content type,
     :meth:`feed` for each piece of a streamed body and :meth:`end` at its end, or
     :meth:`whole` for a stream=false body; :attr:`turn` is the played turn (verdict,
     findings, calls) for metrics, audit and spans.
     """
 
     def __init__(
-        self, wire: str, request: Mapping[str, Any], options: Options, *, keep_raw: bool = False
+        self,
+        wire: str,
+        request: Mapping[str, Any],
+        options: Options,
+        *,
+        keep_raw: bool = False,
+        upstream: str | None = None,
     ) -> None:
         self.wire = wire
         self.request = request
-        self.turn: GatedCore = ENGINES[wire](request, options)
+        self.turn: GatedCore = ENGINES[wire](request, options, upstream=upstream)
         self.streaming = request.get("stream") is True
         self.keep_raw = keep_raw
         self.started = time.perf_counter()
@@ -112,6 +120,22 @@ class GatedExchange:
             message = "callgate ext-proc: internal error"
             return error_json(self.wire, 500, message, "engine_error")
         return json.dumps(final, ensure_ascii=False).encode("utf-8")
+
+    @property
+    def upstream_body(self) -> bytes | None:
+        """The request translated to the upstream's wire (None: it goes as the client sent it)."""
+        if not self.turn.translated:
+            return None
+        return json.dumps(self.turn.request, ensure_ascii=False).encode("utf-8")
+
+    def upstream_error(self, status: int, data: bytes) -> bytes:
+        """An upstream error body of another wire in the client wire's error shape."""
+        parsed = _json_or_none(data)
+        inner = parsed.get("error") if isinstance(parsed, dict) else None
+        message = inner.get("message") if isinstance(inner, dict) else None
+        if not isinstance(message, str):
+            message = data.decode("utf-8", "replace")[:500] or f"upstream HTTP {status}"
+        return error_json(self.wire, status, message, "upstream_error")
 
     @property
     def failed(self) -> bool:

@@ -46,6 +46,8 @@ class ExtProcConfig:
     max_request_bytes: int = 32 * 1024 * 1024
     spans: Any = None
     """A :class:`~callgate.proxy.telemetry.TurnSpans` (None: no spans)."""
+    upstream_wire: str | None = None
+    """The upstream's wire (``chat``, ``messages``, ``responses``); None: the client's."""
 
 
 class Processor:
@@ -77,6 +79,7 @@ class Processor:
             metadata,
             keep_raw=self.audit is not None,
             max_request_bytes=self.config.max_request_bytes,
+            upstream_wire=self.config.upstream_wire,
         )
         started = time.time_ns()
         self.active += 1

@@ -26,6 +26,7 @@ __all__ = [
     "immediate",
     "replaced_chunk",
     "request_body_answer",
+    "request_body_replaced",
     "trailers_answer",
 ]
 
@@ -76,13 +77,18 @@ def headers_answer(
     set_headers: Iterable[tuple[str, str]] = (),
     remove: Iterable[str] = (),
     skip_rest: bool = False,
+    clear_route_cache: bool = False,
 ) -> Message:
     """The answer to request (or ``response``) headers, with its header changes.
 
     ``skip_rest``: ask Envoy to send nothing more of this exchange (honoured where the
     filter allows ``allow_mode_override``; otherwise the rest arrives and passes unchanged).
+    ``clear_route_cache``: Envoy picks the route again (a changed ``:path`` may route
+    elsewhere).
     """
-    common = pb.CommonResponse(header_mutation=_mutation(set_headers, remove))
+    common = pb.CommonResponse(
+        header_mutation=_mutation(set_headers, remove), clear_route_cache=clear_route_cache
+    )
     answer = pb.HeadersResponse(response=common)
     out = pb.ProcessingResponse(response_headers=answer) if response else None
     if out is None:
@@ -102,6 +108,15 @@ def headers_answer(
 def request_body_answer() -> Message:
     """The request body goes on unchanged."""
     return pb.ProcessingResponse(request_body=pb.BodyResponse(response=pb.CommonResponse()))
+
+
+def request_body_replaced(body: bytes) -> Message:
+    """A buffered request body replaced by ``body``, its ``content-length`` set to match."""
+    common = pb.CommonResponse(
+        header_mutation=_mutation([("content-length", str(len(body)))], ()),
+        body_mutation=pb.BodyMutation(body=body),
+    )
+    return pb.ProcessingResponse(request_body=pb.BodyResponse(response=common))
 
 
 def replaced_chunk(body: bytes | None) -> Message:
