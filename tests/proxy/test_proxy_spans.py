@@ -6,6 +6,7 @@ The span carries the verdict, the finding codes and the text formats, one event 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -52,6 +53,14 @@ def traced() -> Iterator[tuple[InMemorySpanExporter, str]]:
     yield from _spans(record_arguments=False)
 
 
+def _finished(exporter: InMemorySpanExporter, count: int) -> list[Any]:
+    """The finished spans once ``count`` are there: a turn's span ends after its last byte."""
+    deadline = time.monotonic() + 10
+    while len(exporter.get_finished_spans()) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return list(exporter.get_finished_spans())
+
+
 def _turn(url: str, case: str) -> None:
     with openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0) as client:
         list(
@@ -71,7 +80,7 @@ def test_each_proxied_turn_has_one_span_with_verdict_findings_and_no_argument_va
     exporter, url = traced
     _turn(url, "invalid")
     _turn(url, "qwen")
-    failed, passed = exporter.get_finished_spans()
+    failed, passed = _finished(exporter, 2)
     assert failed.name == passed.name == f"chat {QWEN_MODEL}"
     assert failed.attributes is not None and passed.attributes is not None
     assert failed.attributes["callgate.verdict"] == "fail"
@@ -87,5 +96,5 @@ def test_each_proxied_turn_has_one_span_with_verdict_findings_and_no_argument_va
 def test_argument_values_go_on_spans_only_when_asked() -> None:
     for exporter, url in _spans(record_arguments=True):
         _turn(url, "qwen")
-        (span,) = exporter.get_finished_spans()
+        (span,) = _finished(exporter, 1)
         assert "Paris" in repr([e.attributes for e in span.events])

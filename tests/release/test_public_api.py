@@ -51,8 +51,9 @@ KEPT_BASES = {
 """The built-in base each exception had before CallgateError, still there."""
 
 
-OPTIONAL_FRAMEWORKS = {"litellm", "pydantic_ai"}
-"""The frameworks of the integrations' extras: a module that needs one is left out without it."""
+OPTIONAL_FRAMEWORKS = {"litellm", "pydantic_ai", "grpc", "envoy", "opentelemetry"}
+"""The frameworks of the integrations' and the processor's extras (``litellm``,
+``pydantic-ai``, ``extproc``, ``otel``): a module that needs one is left out without it."""
 
 
 def modules() -> list[object]:
