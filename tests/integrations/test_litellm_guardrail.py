@@ -375,7 +375,7 @@ def test_a_schema_invalid_call_is_withheld_with_a_notice_or_passed_annotated(
     assert got["content"] == "Checking." + NOTICE  # one line a person reads
     assert [f["code"] for f in got["last"]["callgate"]["findings"]] == ["schema_invalid"]
     repaired = through_proxy(proxy, upstream, _invalid_turn(), model="gpt-4.1", schemas=WEATHER)
-    assert repaired["content"] == "Checking." * 3 + NOTICE  # the default: repair 2, then notice
+    assert repaired["content"] == "Checking." + NOTICE  # repair 2, then notice; preamble once
     assert len(upstream.requests) == 3
     passed = through_proxy(
         proxy,

@@ -20,8 +20,11 @@ ROUNDS = 6
 CONVERSATIONS = 16
 
 
-def bench() -> ModuleType:
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """bench/bench_proxy.py as a module (its folder on the path: it imports bench_stack)."""
     path = Path(__file__).resolve().parents[2] / "bench" / "bench_proxy.py"
+    monkeypatch.syspath_prepend(str(path.parent))
     spec = importlib.util.spec_from_file_location("bench_proxy", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -36,8 +39,10 @@ def first_valid(run: dict[str, object], conversation: int) -> int | None:
 
 
 @pytest.mark.parametrize(("mode", "repairs"), [("notice", 1), ("repair", 2), ("pass", 1)])
-def test_each_mode_gives_what_its_definition_implies(mode: str, repairs: int) -> None:
-    run = bench().measure_mode(mode, repairs, 0.5, CONVERSATIONS)
+def test_each_mode_gives_what_its_definition_implies(
+    mode: str, repairs: int, bench: ModuleType
+) -> None:
+    run = bench.measure_mode(mode, repairs, 0.5, CONVERSATIONS)
     for n, result in enumerate(run["results"]):
         valid = first_valid(run, n)
         if mode == "notice":  # the turn ends at the first invalid call, with a notice
