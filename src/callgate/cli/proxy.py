@@ -72,6 +72,7 @@ def turn_options(args: argparse.Namespace) -> Options:
         on_blocked=mode,
         repairs=repairs,
         stream_args=args.stream_args,
+        normalize=args.normalize,
         move_reasoning=args.move_reasoning,
         text_formats=_formats(args.text_formats),
     )
@@ -84,6 +85,7 @@ def proxy_config(args: argparse.Namespace, upstream: str) -> Any:
     options = turn_options(args)
     return ProxyConfig(
         upstream=_upstream(upstream),
+        upstream_wire=args.upstream_wire,
         options=options,
         audit_dir=Path(args.audit) if args.audit else None,
         audit_max_bytes=args.audit_max_bytes,
@@ -149,6 +151,13 @@ def add_turn_flags(parser: Any) -> None:
         action="store_true",
         help="move <think>...</think> of the content to reasoning_content",
     )
+    parser.add_argument(
+        "--no-normalize",
+        dest="normalize",
+        action="store_false",
+        help="forward requests as the client sent them (default: rewrite what strict servers "
+        "refuse: Claude Code's system messages, Codex's non-function tools, broken history)",
+    )
     parser.add_argument("--audit", metavar="DIR", help="write one audit record per turn into DIR")
     parser.add_argument(
         "--audit-max-bytes", type=int, help="rotate the audit file past this size (64 MiB)"
@@ -177,6 +186,12 @@ def add_proxy_parser(sub: Any) -> None:
         "flags given here win",
     )
     proxy.add_argument("--upstream", metavar="URL", help="the server to gate (http:// or https://)")
+    proxy.add_argument(
+        "--upstream-wire",
+        choices=("chat", "messages", "responses"),
+        help="the upstream's wire, when it is not the client's: requests and answers are "
+        "translated (default: the client's)",
+    )
     proxy.add_argument("--host", help="the address to listen on (default: 127.0.0.1)")
     proxy.add_argument("--port", type=int, help="the port to listen on (default: 8787)")
     proxy.add_argument(

@@ -26,12 +26,14 @@ class ConfigFileError(CallgateError, ValueError):
 
 FLAGS: dict[str, tuple[str, Any]] = {
     "upstream": ("str", None),
+    "upstream_wire": ("str", None),
     "host": ("str", "127.0.0.1"),
     "port": ("int", 8787),
     "text_formats": ("names", None),
     "on_blocked": ("words", ["repair", "2"]),
     "stream_args": ("bool", False),
     "move_reasoning": ("bool", False),
+    "normalize": ("bool", True),
     "audit": ("path", None),
     "audit_max_bytes": ("int", 64 * 1024 * 1024),
     "audit_files": ("int", 8),
