@@ -33,8 +33,12 @@ WIRES: Mapping[str, str] = {"/v1/chat/completions": "openai", "/v1/messages": "a
 
 
 def error_json(wire: str, status: int, message: str, code: str) -> bytes:
-    """An error body in the wire's own shape (what ``callgate proxy`` answers)."""
-    return json.dumps(error_body(wire, status, message, code)).encode("utf-8")
+    """An error body in the wire's own shape (what ``callgate proxy`` answers).
+
+    ``wire`` is one of :data:`WIRES`' names; the proxy names Anthropic's ``messages``.
+    """
+    proxy_wire = "messages" if wire == "anthropic" else "chat"
+    return json.dumps(error_body(proxy_wire, status, message, code)).encode("utf-8")
 
 
 class GatedExchange:
