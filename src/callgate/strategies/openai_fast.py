@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["fast_add"]
 
 
-class Choice(Protocol):
+class ChosenChoice(Protocol):
     """What the closure reads of the OpenAI accumulator of the chosen choice."""
 
     gate: TurnGate
@@ -29,7 +29,7 @@ class Choice(Protocol):
 
 
 def fast_add(
-    acc: Choice, steady: Steady, rest: Callable[[object], None]
+    acc: ChosenChoice, steady: Steady, rest: Callable[[object], None]
 ) -> Callable[[object], None]:
     """The buffer's ``add`` for a lone argument fragment of the chosen choice (see module)."""
     slots, chosen = acc.gate.slots, acc.chosen
