@@ -19,12 +19,14 @@ from proxy_cases import proxy_process
 
 FULL = """\
 upstream = "http://127.0.0.1:9/v1"
+upstream-wire = "chat"
 host = "127.0.0.2"
 port = 9999
 text-formats = ["tool_call_tag", "qwen3_coder_xml"]
 on-blocked = "repair 3"
 stream-args = true
 move_reasoning = true
+normalize = false
 audit = "audit-here"
 audit-max-bytes = 1000
 audit-files = 2
@@ -51,6 +53,7 @@ def test_every_flag_has_a_key_and_the_file_sets_it(tmp_path: Path) -> None:
     assert config.options.text_formats == ("tool_call_tag", "qwen3_coder_xml")
     assert (config.options.on_blocked, config.options.repairs) == ("repair", 3)
     assert config.options.stream_args and config.options.move_reasoning
+    assert (config.upstream_wire, config.options.normalize) == ("chat", False)
     assert config.audit_dir == tmp_path / "audit-here"  # beside the file
     assert (config.audit_max_bytes, config.audit_files, config.audit_messages) == (1000, 2, True)
     assert (config.read_timeout, config.max_request_bytes) == (5.0, 4096)
@@ -73,12 +76,16 @@ def test_the_command_line_wins_over_the_file_and_defaults_fill_the_rest(tmp_path
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ('upstrem = "http://a"\n', "unknown key 'upstrem' (known: upstream, host, port"),
+        ('upstrem = "http://a"\n', "unknown key 'upstrem' (known: upstream, upstream-wire, host"),
         ('port = "8787"\n', "port must be a whole number, not '8787'"),
         ("stream-args = 1\n", "stream-args must be true or false, not 1"),
         ("on-blocked = [true]\n", "on-blocked must be a string or a list of strings"),
         ("upstream = \n", "not TOML"),
         ('upstream = "ftp://a"\n', "--upstream must be an http:// or https:// URL"),
+        (
+            'upstream = "http://a"\nupstream-wire = "grpc"\n',
+            "--upstream-wire must be chat, messages or responses, not 'grpc'",
+        ),
     ],
 )
 def test_a_bad_file_is_one_line_and_exit_2(
