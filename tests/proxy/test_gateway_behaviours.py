@@ -22,6 +22,7 @@ import pytest
 
 from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.engine import Options
+from callgate.proxy.notices import upstream_notice
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.sse import encode
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body, whole_body
@@ -297,8 +298,13 @@ def test_a_message_start_the_proxy_writes_is_complete(
         "stop_sequence": None,
         "usage": {"input_tokens": 0, "output_tokens": 0},
     }
-    assert [d["type"] for _, d in got].count("message_start") == 1
-    assert [d["type"] for _, d in got][-2:] == ["message_delta", "message_stop"]
+    kinds = [d["type"] for _, d in got]
+    assert kinds.count("message_start") == 1
+    if cut == 0:  # a dropped upstream: the turn ends in the wire's error, saying so
+        assert kinds[-1] == "error" and "message_stop" not in kinds
+        assert got[-1][1]["error"]["message"] == upstream_notice("broken")
+        return
+    assert kinds[-2:] == ["message_delta", "message_stop"]
     client = anthropic.Anthropic(base_url=proxies["notice"], api_key="k", max_retries=0)
     request = {k: v for k, v in MESSAGES.items() if k != "stream"}
     with client.messages.stream(**request) as answer:

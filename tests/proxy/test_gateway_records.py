@@ -124,7 +124,7 @@ def test_a_broken_upstream_is_a_failed_turn_in_the_record_and_the_metrics(
     text = httpx.post(url + "/v1/chat/completions", json=REQUEST, timeout=30).text
     assert text.endswith("data: [DONE]\n\n")
     final = json.loads(text.split("\n\n")[-3].removeprefix("data: "))
-    assert final["choices"][0]["finish_reason"] == "stop"
+    assert final["choices"][0]["finish_reason"] == "error"  # a broken turn ends in error
     (record,) = records(directory)
     assert record["stream"] == raw[:cut].decode()
     turn = record["turn"]
