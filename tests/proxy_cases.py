@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -38,6 +39,11 @@ from corpus.peer_text import CASES
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+NOT_RUN = re.compile(
+    r"\n\n(?:(?:A call to .+ was|Calls to .+ were) not run: [^\n]+"
+    r"|[^\n]+: the answer is incomplete and nothing was run\.)$"
+)
+"""A notice after a turn's own text: the one line a person reads (proxy/notices.py's)."""
 MANIFEST: list[dict[str, Any]] = json.loads(
     (HERE / "captures" / "manifest.json").read_text(encoding="utf-8")
 )

@@ -27,6 +27,7 @@ on-blocked = "repair 3"
 stream-args = true
 move_reasoning = true
 repair-json = true
+normalize = false
 audit = "audit-here"
 audit-max-bytes = 1000
 audit-files = 2
@@ -61,6 +62,7 @@ def test_every_flag_has_a_key_and_the_file_sets_it(tmp_path: Path) -> None:
     assert (config.options.on_blocked, config.options.repairs) == ("repair", 3)
     assert config.options.stream_args and config.options.move_reasoning
     assert config.options.repair_json
+    assert not config.options.normalize
     assert config.audit_dir == tmp_path / "audit-here"  # beside the file
     assert (config.audit_max_bytes, config.audit_files, config.audit_messages) == (1000, 2, True)
     assert (config.read_timeout, config.max_request_bytes) == (5.0, 4096)
@@ -84,12 +86,16 @@ def test_the_command_line_wins_over_the_file_and_defaults_fill_the_rest(tmp_path
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ('upstrem = "http://a"\n', "unknown key 'upstrem' (known: upstream, host, port"),
+        ('upstrem = "http://a"\n', "unknown key 'upstrem' (known: upstream, upstream-wire, host"),
         ('port = "8787"\n', "port must be a whole number, not '8787'"),
         ("stream-args = 1\n", "stream-args must be true or false, not 1"),
         ("on-blocked = [true]\n", "on-blocked must be a string or a list of strings"),
         ("upstream = \n", "not TOML"),
         ('upstream = "ftp://a"\n', "--upstream must be an http:// or https:// URL"),
+        (
+            'upstream = "http://a"\nupstream-wire = "grpc"\n',
+            "--upstream-wire must be chat, messages or responses, not 'grpc'",
+        ),
     ],
 )
 def test_a_bad_file_is_one_line_and_exit_2(

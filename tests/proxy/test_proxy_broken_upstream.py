@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from callgate.proxy.app import ProxyConfig, create_app
+from callgate.proxy.notices import upstream_notice
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from proxy_cases import capture_cases
@@ -149,7 +150,7 @@ def test_an_upstream_that_drops_before_any_byte_ends_cleanly(
     assert final["choices"][0]["finish_reason"] == "error"
     assert final["callgate"]["status"] == "fail"
     said = "".join(json.loads(d)["choices"][0]["delta"].get("content") or "" for d in data[:-1])
-    assert "[callgate: the upstream stopped before the answer was complete" in said
+    assert said.endswith("\n\n" + upstream_notice("broken"))
 
 
 def test_an_upstream_that_answers_stream_true_with_json_is_streamed(

@@ -81,6 +81,7 @@ def turn_options(args: argparse.Namespace) -> Options:
         on_blocked=mode,
         repairs=repairs,
         stream_args=args.stream_args,
+        normalize=args.normalize,
         move_reasoning=args.move_reasoning,
         repair_json=args.repair_json,
         text_formats=_formats(args.text_formats),
@@ -171,6 +172,13 @@ def add_turn_flags(parser: Any) -> None:
         action="store_true",
         help="repair a call's broken argument JSON where no value changes and the schema "
         "confirms it (each edit is a repaired_arguments warning)",
+    )
+    parser.add_argument(
+        "--no-normalize",
+        dest="normalize",
+        action="store_false",
+        help="forward requests as the client sent them (default: rewrite what strict servers "
+        "refuse: Claude Code's system messages, Codex's non-function tools, broken history)",
     )
     parser.add_argument("--audit", metavar="DIR", help="write one audit record per turn into DIR")
     parser.add_argument(

@@ -26,6 +26,7 @@ class ConfigFileError(CallgateError, ValueError):
 
 FLAGS: dict[str, tuple[str, Any]] = {
     "upstream": ("str", None),
+    "upstream_wire": ("str", None),
     "host": ("str", "127.0.0.1"),
     "port": ("int", 8787),
     "text_formats": ("names", None),
@@ -33,6 +34,7 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "stream_args": ("bool", False),
     "move_reasoning": ("bool", False),
     "repair_json": ("bool", False),
+    "normalize": ("bool", True),
     "audit": ("path", None),
     "audit_max_bytes": ("int", 64 * 1024 * 1024),
     "audit_files": ("int", 8),
@@ -41,7 +43,6 @@ FLAGS: dict[str, tuple[str, Any]] = {
     "max_request_bytes": ("int", 32 * 1024 * 1024),
     "drain": ("float", 30.0),
     "demo": ("bool", False),
-    "upstream_wire": ("str", None),
     "otlp": ("str", None),
     "span_arguments": ("bool", False),
 }

@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate.proxy.engine import BLOCKED_MODES, GatedTurn, Options
-from callgate.proxy.notices import turn_notice
 from callgate.strategies.text.formats import FORMATS
 
 LOG = logging.getLogger("callgate.integrations")
@@ -21,18 +20,6 @@ ON_BLOCKED: str = Options().on_blocked
 """The default ``on_blocked`` mode, the proxy's (chosen by ``bench/bench_proxy.py --modes``)."""
 REPAIRS: int = Options().repairs
 """The default number of repairs, the proxy's."""
-
-
-class NoticedTurn(GatedTurn):
-    """The engine's OpenAI turn whose notice is the one line a person reads.
-
-    The model-facing detail stays in the ``callgate`` annotation and in a repair's
-    corrective tool results (:mod:`callgate.proxy.notices`).
-    """
-
-    def notice(self) -> str:
-        """One short line saying which calls were not run and why ('' when none was held)."""
-        return "\n\n" + turn_notice(self) if super().notice() else ""
 
 
 def options(

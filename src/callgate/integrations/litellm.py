@@ -46,7 +46,6 @@ from callgate.integrations.common import (
     LOG,
     ON_BLOCKED,
     REPAIRS,
-    NoticedTurn,
     as_dict,
     options,
     report,
@@ -117,7 +116,7 @@ class CallgateGuardrail(CustomGuardrail):
 
     def turn(self, request: Mapping[str, Any]) -> GatedTurn:
         """A fresh gated turn for one request body (its tools, model and tool_choice)."""
-        turn = NoticedTurn(_request(request), self.options)
+        turn = GatedTurn(_request(request), self.options)
         self.last_turn = turn
         return turn
 

@@ -49,7 +49,7 @@ from pydantic_ai.models import KnownModelName, Model, ModelRequestParameters, St
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from callgate.integrations.common import ON_BLOCKED, REPAIRS, NoticedTurn, options, report
+from callgate.integrations.common import ON_BLOCKED, REPAIRS, options, report
 from callgate.proxy.engine import GatedTurn, Options, fresh_id
 from callgate.strategies import WIRE_RECORDS
 from callgate.strategies.text.defaults import default_text_formats
@@ -332,7 +332,7 @@ class CallgateModel(WrapperModel):
             for tool in parameters.tool_defs.values()
         ]
         request: dict[str, Any] = {"model": self.wrapped.model_name, "tools": tools}
-        turn = NoticedTurn(request, self.options)
+        turn = GatedTurn(request, self.options)
         self.last_turn = turn
         return turn
 

@@ -35,6 +35,7 @@ from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
 from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.metrics import Metrics
+from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, normalize
 from callgate.proxy.requests import RequestBodyError, read_request
 from callgate.proxy.sse import SSEReader, encode
 from callgate.proxy.wires.translate import upstream_wire
@@ -238,6 +239,7 @@ class Proxy:
             body = error_body(wire, 400, str(exc), exc.code)
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
+        payload, rewrites = self._normalized(wire, payload)
         try:
             turn = self._turn(wire, payload)
         except RequestError as exc:
@@ -248,11 +250,21 @@ class Proxy:
         url = _target(self.config, path, scope.get("query_string", b""))
         headers = _forwarded(request.headers, gated=True)
         exchange = _Exchange(self, wire, url, headers, dict(turn.request), started=started)
-        exchange.translated = turn.translated
+        exchange.translated, exchange.rewrites = turn.translated, rewrites
         if payload.get("stream") is True:
             await exchange.stream(turn, scope, receive, send)
         else:
             await exchange.whole(turn, scope, receive, send)
+
+    def _normalized(
+        self, wire: str, payload: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[Rewrite]]:
+        """The request as gated and forwarded, normalized on the client's wire, and counted."""
+        if not self.config.options.normalize:
+            return payload, []
+        payload, rewrites = normalize(CLIENT_WIRES[wire], payload)
+        self.metrics.rewrites(rewrites)
+        return payload, rewrites
 
     def _turn(self, wire: str, payload: Mapping[str, Any]) -> Engine:
         return ENGINES[wire](payload, self.config.options, upstream=self.config.upstream_wire)
@@ -309,6 +321,8 @@ class _Exchange:
         self.first_byte: float | None = None
         self.translated = False
         """Whether the upstream speaks another wire (its errors are rewritten in the client's)."""
+        self.rewrites: list[Rewrite] = []
+        """What the request's normalization changed (for the audit record)."""
 
     async def _open(self, body: Mapping[str, Any]) -> httpx.Response:
         client = self.proxy._client()
@@ -541,18 +555,10 @@ class _Exchange:
                     else None,
                 },
                 how=how,
+                rewrites=[r.as_dict() for r in self.rewrites],
             )
-        spans = self.proxy.config.spans
-        if spans is not None:
-            elapsed = time.perf_counter() - self.started
-            try:
-                spans.record(
-                    turn,
-                    start_ns=time.time_ns() - int(elapsed * 1e9),
-                    attributes={"callgate.served_by": "proxy"},
-                )
-            except Exception:  # a span is never worth a client's answer
-                logger.exception("callgate proxy: a turn's span could not be recorded")
+        if self.proxy.config.spans is not None:
+            self.proxy.config.spans.record_served(turn, self.started, served_by="proxy")
 
 
 def _headers(pairs: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -608,8 +614,8 @@ def from_env() -> Proxy:
     ``uvicorn --factory callgate.proxy.app:from_env --workers 4`` (or gunicorn with
     uvicorn workers) with ``CALLGATE_UPSTREAM`` (required), ``CALLGATE_ON_BLOCKED``
     (``repair 2``), ``CALLGATE_TEXT_FORMATS`` (``a,b``), ``CALLGATE_STREAM_ARGS=1``,
-    ``CALLGATE_MOVE_REASONING=1``, ``CALLGATE_AUDIT_DIR``, ``CALLGATE_TIMEOUT``,
-    ``CALLGATE_UPSTREAM_WIRE`` (``chat``, ``messages`` or ``responses``).
+    ``CALLGATE_MOVE_REASONING=1``, ``CALLGATE_NORMALIZE=0``, ``CALLGATE_AUDIT_DIR``,
+    ``CALLGATE_TIMEOUT``, ``CALLGATE_UPSTREAM_WIRE`` (``chat``, ``messages`` or ``responses``).
     """
     env = os.environ
     upstream = env.get("CALLGATE_UPSTREAM")
@@ -622,6 +628,7 @@ def from_env() -> Proxy:
         repairs=repairs,
         stream_args=env.get("CALLGATE_STREAM_ARGS") == "1",
         move_reasoning=env.get("CALLGATE_MOVE_REASONING") == "1",
+        normalize=env.get("CALLGATE_NORMALIZE") != "0",
         text_formats=tuple(n.strip() for n in formats.split(",") if n.strip())
         if formats is not None
         else None,

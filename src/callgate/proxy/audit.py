@@ -2,7 +2,8 @@
 
 A record holds what is needed to play the turn again exactly: the upstream's raw bytes
 (as text, or base64 when they are not UTF-8), the request's ``model``, ``tools`` and
-``tool_choice`` (its ``messages`` only when asked), the proxy's options; and what the
+``tool_choice`` (its ``messages`` only when asked), the proxy's options, the rewrites the
+request's normalization made (:mod:`callgate.proxy.normalize`); and what the
 engine decided: the verdict, the findings, the formats read, the calls sent, the most
 text held, timings. :func:`reproduce` plays a record's stream through a fresh engine;
 ``callgate replay`` reads a record file with it. Writing never raises into a request:
@@ -26,7 +27,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -96,11 +97,18 @@ class AuditLog:
         request: Mapping[str, Any],
         timings: Mapping[str, Any],
         how: str,
+        rewrites: Sequence[Mapping[str, str]] = (),
     ) -> None:
         """Append the record of a finished turn (failures are logged, never raised)."""
         try:
             item = record(
-                turn, raw, request=request, timings=timings, how=how, messages=self.messages
+                turn,
+                raw,
+                request=request,
+                timings=timings,
+                how=how,
+                messages=self.messages,
+                rewrites=rewrites,
             )
             tools = item["request"].pop("tools", None)
             tool_set = None
@@ -170,6 +178,7 @@ def record(
     timings: Mapping[str, Any],
     how: str,
     messages: bool,
+    rewrites: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
     """One turn's audit record (see the module's docstring)."""
     try:
@@ -200,6 +209,7 @@ def record(
         "stream": stream,
         "stream_encoding": encoding,
         "turn": turn.audit(),
+        "rewrites": [dict(r) for r in rewrites],
         "timings": dict(timings),
     }
 

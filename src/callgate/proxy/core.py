@@ -86,6 +86,9 @@ class Options:
     stream_args: bool = False
     """Forward native argument deltas as they arrive (``finish_reason: "tool_calls"`` still
     waits for the gate)."""
+    normalize: bool = True
+    """Rewrite a request strict servers would refuse before it is gated and forwarded
+    (:mod:`callgate.proxy.normalize`; ``--no-normalize`` forwards it as the client sent it)."""
     move_reasoning: bool = False
     """Move ``<think>…</think>`` of the content to ``reasoning_content``."""
     text_formats: tuple[str, ...] | None = field(default=None, validator=_known_formats)

@@ -305,12 +305,14 @@ class Engine(GateCore):
     def notice(self) -> str:
         """The short text after the turn's own: why calls were withheld, or why it broke off.
 
-        '' when neither; the words are :mod:`callgate.proxy.wires.notices`'.
+        '' when neither (or when the withheld calls were passed or are re-asked); the words
+        are :mod:`callgate.proxy.notices`'.
         """
         if self.broken is not None and self.repair is None:
             return notices.broken()
-        why = self.why_withheld()
-        return notices.withheld(why) if why else ""
+        if self.passed or self.repair is not None:
+            return ""
+        return notices.withheld(self)
 
 
 GatedCore = Engine

@@ -269,12 +269,6 @@ class GateCore:
         source = text.source if text is not None else "text"
         return Call(core.fresh_id(), result.call.name, arguments, source, _ref(slot))
 
-    def why_withheld(self) -> str:
-        """Why calls were withheld, in a line ('' when none was, was passed or is re-asked)."""
-        if not self.withheld or self.passed or self.repair is not None:
-            return ""
-        return " ".join(dict.fromkeys(r.content for r in self.withheld))
-
     def annotation(self) -> dict[str, Any]:
         """The ``callgate`` field of the final chunk (SDKs ignore unknown fields)."""
         note: dict[str, Any] = {

@@ -1,8 +1,8 @@
 """The proxy's Prometheus metrics, in a registry of its own (one per application).
 
 Turns by wire and status, calls sent by source (``native`` or the text format they were
-read from), withheld calls by finding code, upstream errors by kind, and the time the
-engine added per turn and per chunk.
+read from), withheld calls by finding code, request rewrites by code, upstream errors by
+kind, and the time the engine added per turn and per chunk.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from starlette.responses import Response
 
 from callgate.gate.findings import Finding
 from callgate.proxy.engine import Call
+from callgate.proxy.normalize import Rewrite
 
 _PER_TURN = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0)
 _PER_CHUNK = (1e-6, 2.5e-6, 5e-6, 1e-5, 1.5e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3)
@@ -64,6 +65,12 @@ class Metrics:
         self.upstream = Counter(
             "callgate_proxy_upstream_errors", "Upstream failures, by kind.", ["kind"], registry=r
         )
+        self.rewritten = Counter(
+            "callgate_proxy_rewrites",
+            "Request rewrites of the normalization, by code.",
+            ["code"],
+            registry=r,
+        )
         self.added = Histogram(
             "callgate_proxy_added_seconds",
             "Engine time added per turn.",
@@ -88,6 +95,11 @@ class Metrics:
         self.added.observe(turn.cpu_ns / 1e9)
         if turn.chunks:
             self.per_chunk.observe(turn.cpu_ns / 1e9 / turn.chunks)
+
+    def rewrites(self, rewrites: list[Rewrite]) -> None:
+        """Count one request's rewrites (:func:`callgate.proxy.normalize.normalize`'s)."""
+        for rewrite in rewrites:
+            self.rewritten.labels(rewrite.code).inc()
 
     def upstream_error(self, kind: str) -> None:
         """Count an upstream failure (a connection error's class, or ``http_<status>``)."""

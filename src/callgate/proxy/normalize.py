@@ -27,7 +27,7 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["CODES", "WIRES", "Rewrite", "normalize"]
+__all__ = ["CLIENT_WIRES", "CODES", "WIRES", "Rewrite", "normalize"]
 
 CODES = {
     "role_folded": "a message of a role the wire's servers refuse, moved where they accept it",
@@ -533,6 +533,8 @@ _WIRES: dict[str, Callable[[dict[str, Any], Log], None]] = {
 }
 WIRES = tuple(_WIRES)
 """The wires :func:`normalize` reads, by the names of callgate's strategies."""
+CLIENT_WIRES = {"chat": "openai", "messages": "anthropic", "responses": "openai-responses"}
+"""The :data:`WIRES` name of each client wire the proxy serves (the engine's names)."""
 
 
 def normalize(wire: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], list[Rewrite]]:

@@ -16,6 +16,8 @@ the standard ``OTEL_EXPORTER_OTLP_*`` variables.
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -129,6 +131,22 @@ class TurnSpans:
                 event["gen_ai.tool.call.arguments"] = json.dumps(result.call.arguments)
             span.add_event("callgate.tool_call", event)
         span.end(end_time=end_ns)
+
+    def record_served(self, turn: TracedTurn, started: float, *, served_by: str) -> None:
+        """The span of a turn served since ``started`` (``time.perf_counter()``).
+
+        A span that cannot be recorded is logged, never raised: it is not worth a client's
+        answer.
+        """
+        elapsed = time.perf_counter() - started
+        try:
+            self.record(
+                turn,
+                start_ns=time.time_ns() - int(elapsed * 1e9),
+                attributes={"callgate.served_by": served_by},
+            )
+        except Exception:
+            logging.getLogger("callgate.proxy").exception("a turn's span could not be recorded")
 
     def _call(self, call: Call, outcome: str) -> dict[str, Any]:
         event: dict[str, Any] = {

@@ -1,24 +1,30 @@
-"""Every sentence callgate itself writes into a client's answer, in one place.
+"""The notices the writers put into a client's answer, worded by :mod:`callgate.proxy.notices`.
 
-The writers call these and nothing else for words a user reads, so the wording can be
-changed (or translated) here alone.
+The words live there alone (the integrations and the Envoy processor say the same); this
+module only places them after the turn's own text.
 """
 
 from __future__ import annotations
 
+from callgate.proxy.notices import NoticeTurn, turn_notice, upstream_notice
+
 __all__ = ["broken", "broken_line", "withheld"]
 
+_AFTER = "\n\n"
+"""What separates a notice from the turn's own text."""
 
-def withheld(why: str) -> str:
-    """The short assistant text after the turn's own, saying why calls were withheld."""
-    return f"\n\n[callgate: {why}]"
+
+def withheld(turn: NoticeTurn) -> str:
+    """The line after the turn's own text naming the withheld calls and why ('' when none)."""
+    line = turn_notice(turn)
+    return _AFTER + line if line else ""
 
 
 def broken_line() -> str:
     """What the client's turn says when the upstream stopped answering in the middle."""
-    return "the upstream stopped before the answer was complete; please try again"
+    return upstream_notice("broken")
 
 
 def broken() -> str:
     """:func:`broken_line` as the text after the turn's own."""
-    return f"\n\n[callgate: {broken_line()}]"
+    return _AFTER + broken_line()

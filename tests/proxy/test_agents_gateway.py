@@ -1,0 +1,120 @@
+"""Codex through the gated gateway, on its own wire and translated to Chat Completions.
+
+The scripted models write a call leaked into the text first, then a native call, then
+the answer; Codex must run both shell commands and finish with the answer, its request
+normalized (its non-function tools declared as functions) and, with ``--upstream-wire
+chat``, translated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_clients import (
+    MARK,
+    final_texts,
+    responses_turn,
+    run_codex,
+    tool_results,
+)
+from callgate.proxy.serving import ServerThread
+from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from proxy_cases import proxy_process
+
+SECOND = "callgate-native"
+ANSWER = f"Both ran: {MARK} and {SECOND}."
+SHELLS = {"Bash": "command", "exec_command": "cmd"}
+"""Each CLI's shell tool and the argument holding the command."""
+
+
+def shell_of(names: list[Any]) -> tuple[str, str]:
+    name = next(n for n in names if n in SHELLS)
+    return name, SHELLS[name]
+
+
+def leaked(name: str, key: str) -> str:
+    call = {"name": name, "arguments": {key: f"echo {MARK}"}}
+    return "I will run it.<tool_call>" + json.dumps(call) + "</tool_call>"
+
+
+def chat_model(path: str, body: Mapping[str, Any]) -> Script:
+    """An OpenAI-Chat-only server: a leaked call, a native call, then the answer."""
+    assert path.endswith("/chat/completions"), path
+    names = [(t.get("function") or {}).get("name") for t in body.get("tools") or ()]
+    done = tool_results(path, body)
+    envelope = {
+        "id": "chatcmpl-loop",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**envelope, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    if not any(n in SHELLS for n in names) or done >= 2:
+        chunks = [chunk({"role": "assistant", "content": ANSWER}), chunk({}, "stop")]
+    elif done == 0:
+        name, key = shell_of(names)
+        chunks = [chunk({"role": "assistant", "content": leaked(name, key)}), chunk({}, "stop")]
+    else:
+        name, key = shell_of(names)
+        call = {
+            "index": 0,
+            "id": "call_native1",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps({key: f"echo {SECOND}"})},
+        }
+        chunks = [
+            chunk({"role": "assistant", "content": "And another."}),
+            chunk({"tool_calls": [call]}),
+            chunk({}, "tool_calls"),
+        ]
+    return Script(sse_body(chunks))
+
+
+def responses_model(path: str, body: Mapping[str, Any]) -> Script:
+    """A Responses server: a leaked call, a native call, then the answer."""
+    names = [t.get("name") for t in body.get("tools") or ()]
+    done = tool_results(path, body)
+    if done >= 2:
+        return responses_turn(ANSWER)
+    name, key = shell_of(names)
+    if done == 0:
+        return responses_turn(leaked(name, key))
+    return responses_turn("And another.", ("call_native1", name, {key: f"echo {SECOND}"}))
+
+
+def through(
+    model: Any, wire: str | None, run: Any, tmp_path: Path
+) -> tuple[list[Any], ReplayUpstream]:
+    upstream = ReplayUpstream(model)
+    args = ["--text-formats", "tool_call_tag", "--on-blocked", "notice"]
+    if wire is not None:
+        args += ["--upstream-wire", wire]
+    with (
+        ServerThread(upstream) as server,
+        proxy_process(["--upstream", server.url, *args]) as (_, url, _),
+    ):
+        events = run(url, f"Run `echo {MARK}` in the shell.", tmp_path)
+    return events, upstream
+
+
+@pytest.mark.parametrize(("wire", "model"), [(None, responses_model), ("chat", chat_model)])
+def test_codex_runs_a_leaked_and_a_native_call_through_the_gateway(
+    tmp_path: Path, wire: str | None, model: Any
+) -> None:
+    events, upstream = through(model, wire, run_codex, tmp_path)
+    assert len(upstream.requests) == 3
+    assert final_texts(events)[-1] == ANSWER
+    outputs = [
+        i.get("output", "")
+        for i in upstream.requests[-1][1].get("input") or ()
+        if i.get("type") == "function_call_output"
+    ] or [json.dumps(m) for m in upstream.requests[-1][1].get("messages") or ()]
+    assert MARK in " ".join(outputs) and SECOND in " ".join(outputs)
