@@ -168,20 +168,33 @@ def _responses_request(events: list[dict[str, Any]], name: str) -> dict[str, Any
 def test_every_recorded_responses_stream_reaches_the_sdk_as_through_the_proxy(
     front: Front, name: str, events: list[dict[str, Any]]
 ) -> None:
-    front.scripts[name] = Script(sse_body(events, done=False, named=True), write_sizes=SPLIT)
-    request = _responses_request(events, name)
-    try:
-        want = responses_turn(front.url("proxy"), request)
-    except (RuntimeError, openai.APIError) as refused:  # the SDK refuses the stream itself
+    for key, played, sizes in ((name, events, ()), (name + "/1", _by_char_text(events), SPLIT)):
+        front.scripts[key] = Script(sse_body(played, done=False, named=True), write_sizes=sizes)
+        request = _responses_request(played, key)
+        try:
+            want = responses_turn(front.url("proxy"), request)
+        except (RuntimeError, openai.APIError) as refused:  # the SDK refuses the stream itself
+            for route in ROUTES:
+                with pytest.raises(type(refused)):
+                    responses_turn(front.url(route), request)
+            continue
         for route in ROUTES:
-            with pytest.raises(type(refused)):
-                responses_turn(front.url(route), request)
-        return
-    for route in ROUTES:
-        assert responses_turn(front.url(route), request) == want, (name, route)
-    result = replay(events)
-    if result["status"] == "pass":
-        assert [c for c, _ in want["calls"]] == [c["name"] for c in result["calls"]], name
+            assert responses_turn(front.url(route), request) == want, (key, route)
+        result = replay(played)
+        if result["status"] == "pass":
+            assert [c for c, _ in want["calls"]] == [c["name"] for c in result["calls"]], key
+
+
+def _by_char_text(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every Responses output_text delta re-sent one character per event."""
+    out = []
+    for event in events:
+        text = event.get("delta") if event.get("type") == "response.output_text.delta" else None
+        if isinstance(text, str) and len(text) > 1:
+            out += [{**event, "delta": ch} for ch in text]
+        else:
+            out.append(event)
+    return out
 
 
 def test_the_captures_hold_calls_and_text_so_the_comparison_means_something(front: Front) -> None:
