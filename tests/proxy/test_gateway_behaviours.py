@@ -446,8 +446,7 @@ def test_a_withheld_call_quotes_the_first_finding_of_a_late_failure(
     assert codes[:2] == ["provider_error", "malformed_chunk"]
     notice = "".join(c["choices"][0]["delta"].get("content") or "" for c in got if c.get("choices"))
     assert notice == (
-        "Hi\n\n[callgate: The call to get_weather was not run: the provider reported "
-        "server_error: the model crashed (provider_error).]"
+        "Hi\n\nA call to get_weather was not run: the model's server reported an error."
     )
 
 
