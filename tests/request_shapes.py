@@ -143,6 +143,8 @@ def responses_problems(body: Mapping[str, Any]) -> list[str]:
         if kind == "message":
             if item.get("role") not in ("user", "assistant", "system", "developer"):
                 problems.append(f"input.{n}.role: {item.get('role')!r} is not accepted")
+            if calls - answered:  # a call is answered before the conversation goes on
+                problems.append(f"input.{n}: calls {sorted(calls - answered)} have no output yet")
         elif kind == "function_call":
             ident = item.get("call_id")
             if not isinstance(ident, str) or not ident or ident in calls:
