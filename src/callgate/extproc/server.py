@@ -56,16 +56,7 @@ class Processor:
     def __init__(self, config: ExtProcConfig) -> None:
         self.config = config
         self.metrics = Metrics()
-        self.audit = (
-            AuditLog(
-                config.audit_dir,
-                max_bytes=config.audit_max_bytes,
-                files=config.audit_files,
-                messages=config.audit_messages,
-            )
-            if config.audit_dir is not None
-            else None
-        )
+        self.audit = AuditLog.configured(config)
         self.active = 0
         """Streams open now."""
         self.finished: list[Exchange] = []

@@ -138,16 +138,7 @@ class Proxy:
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
         self.metrics = Metrics()
-        self.audit = (
-            AuditLog(
-                config.audit_dir,
-                max_bytes=config.audit_max_bytes,
-                files=config.audit_files,
-                messages=config.audit_messages,
-            )
-            if config.audit_dir is not None
-            else None
-        )
+        self.audit = AuditLog.configured(config)
         self.client: httpx.AsyncClient | None = None
         self.draining = False
         """Set when the server stops (SIGTERM): ``/readyz`` answers 503, requests still finish."""

@@ -89,6 +89,21 @@ class AuditLog:
         self._tool_sets: set[str] = set()
         """The tool sets already written in the current file."""
 
+    @classmethod
+    def configured(cls, config: Any) -> AuditLog | None:
+        """The log a proxy or processor config asks for; None when it names no folder.
+
+        ``config`` has ``audit_dir``, ``audit_max_bytes``, ``audit_files``, ``audit_messages``.
+        """
+        if config.audit_dir is None:
+            return None
+        return cls(
+            config.audit_dir,
+            max_bytes=config.audit_max_bytes,
+            files=config.audit_files,
+            messages=config.audit_messages,
+        )
+
     def write(
         self,
         turn: _Gated,
