@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("errors", ("callgate.errors",)),
     ("fsm", ("callgate.fsm",)),
     ("gate", ("callgate.gate",)),
     ("strategies", ("callgate.strategies",)),
