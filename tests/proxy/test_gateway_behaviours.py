@@ -25,7 +25,7 @@ from callgate.proxy.engine import Options
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.sse import encode
 from callgate.proxy.upstream import Script, sse_body, whole_body
-from proxy_cases import WEATHER, openai_tools, scripted_upstream
+from proxy_cases import WEATHER, chat_response, openai_tools, scripted_upstream
 from proxy_cases import ScriptedUpstream as Scripted
 from proxy_cases import chat_chunk as chat
 
@@ -339,20 +339,8 @@ def test_a_whole_response_keeps_its_usage(
     upstream: tuple[Scripted, str], proxies: dict[str, str]
 ) -> None:
     scripted, _ = upstream
-    response = {
-        "id": "chatcmpl-whole",
-        "object": "chat.completion",
-        "created": 1_700_000_123,
-        "model": "up-model",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": "Mild."},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": USAGE,
-    }
+    message = {"role": "assistant", "content": "Mild."}
+    response = chat_response("up-model", message, created=1_700_000_123, usage=USAGE)
     scripted.script = Script(whole_body(response), content_type="application/json")
     got = post(proxies["notice"], "/v1/chat/completions", {**CHAT, "stream": False}).json()
     assert got["usage"] == USAGE
