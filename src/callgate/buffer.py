@@ -27,7 +27,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from attrs import frozen
 
 from callgate.chain import ExtractionChain
-from callgate.fsm.errors import CallgateError
+from callgate.errors import (
+    BufferUsageError,
+    UnrecognizedStreamError,
+)
 from callgate.fsm.release import RELEASE, ReleaseState
 from callgate.fsm.release import policy as release_policy
 from callgate.fsm.turn import TurnState
@@ -190,14 +193,6 @@ class Choice:
     """The choice's stream=false assistant message."""
 
 
-class UnrecognizedStreamError(CallgateError, ValueError):
-    """No strategy of the chain recognises the stream's first chunk."""
-
-
-class BufferUsageError(CallgateError, RuntimeError):
-    """The buffer was used out of order (for example a chunk after ``end()``)."""
-
-
 _HELPER_EVENTS = frozenset(
     {
         "chunk",
@@ -259,7 +254,7 @@ def _attributes(value: Any, depth: int = 0) -> Any:
 
     What ``SimpleNamespace`` chunks, and SDK classes without ``model_dump``, look like.
     Deeper than the JSON nesting any wire allows, a value is kept as it is (the strategy
-    then refuses it as it refuses any odd field).
+    then refuses it refuses any odd field).
     """
     if depth > 256 or isinstance(value, (str, bytes, int, float, bool)) or value is None:
         return value

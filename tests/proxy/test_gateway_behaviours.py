@@ -24,8 +24,10 @@ from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.engine import Options
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.sse import encode
-from callgate.proxy.upstream import ReplayUpstream, Script, sse_body, whole_body
-from proxy_cases import WEATHER, openai_tools
+from callgate.proxy.upstream import Script, sse_body, whole_body
+from proxy_cases import WEATHER, chat_response, openai_tools, scripted_upstream
+from proxy_cases import ScriptedUpstream as Scripted
+from proxy_cases import chat_chunk as chat
 
 CALL = {
     "index": 0,
@@ -37,19 +39,10 @@ CALL = {
 ERROR = {"error": {"message": "the model crashed", "type": "server_error"}}
 
 
-class Scripted:
-    """An upstream answering each request with the script a test set last."""
-
-    def __init__(self) -> None:
-        self.script = Script(b"")
-        self.app = ReplayUpstream(lambda path, body: self.script)
-
-
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[tuple[Scripted, str]]:
-    scripted = Scripted()
-    with ServerThread(scripted.app) as server:
-        yield scripted, server.url
+    with scripted_upstream() as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -85,18 +78,6 @@ def events(text: str) -> list[tuple[str, Any]]:
 
 def post(url: str, path: str, body: Mapping[str, Any]) -> httpx.Response:
     return httpx.post(url + path, json=body, timeout=30)
-
-
-def chat(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-up",
-        "object": "chat.completion.chunk",
-        "created": 1_712_345_678,
-        "model": "up-model",
-        "system_fingerprint": "fp_up",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        **extra,
-    }
 
 
 CHAT = {
@@ -358,20 +339,8 @@ def test_a_whole_response_keeps_its_usage(
     upstream: tuple[Scripted, str], proxies: dict[str, str]
 ) -> None:
     scripted, _ = upstream
-    response = {
-        "id": "chatcmpl-whole",
-        "object": "chat.completion",
-        "created": 1_700_000_123,
-        "model": "up-model",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": "Mild."},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": USAGE,
-    }
+    message = {"role": "assistant", "content": "Mild."}
+    response = chat_response("up-model", message, created=1_700_000_123, usage=USAGE)
     scripted.script = Script(whole_body(response), content_type="application/json")
     got = post(proxies["notice"], "/v1/chat/completions", {**CHAT, "stream": False}).json()
     assert got["usage"] == USAGE

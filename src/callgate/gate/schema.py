@@ -19,6 +19,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
+from callgate.errors import BudgetExceeded, PatternError
 from callgate.gate.findings import Finding, finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema_drafts import (
@@ -32,8 +33,6 @@ from callgate.gate.schema_fast import ANNOTATION_KEYWORDS, Acceptor, compile_acc
 from callgate.gate.schema_linear import (
     BoundedValidator,
     Budget,
-    BudgetExceeded,
-    PatternError,
     compile_pattern,
     format_checker,
     run_within,

@@ -43,7 +43,7 @@ class TextRef(str):
     """Where a call read from the turn's text sits: its block, and its place in the block.
 
     It is a string (``text-B.N``) so that reports, findings and ``ExtractedCall.slot``
-    carry it as it is; it is built here only, and read by its attributes, never parsed.
+    carry it is; it is built here only, and read by its attributes, never parsed.
     """
 
     block: int
