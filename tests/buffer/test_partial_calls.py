@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callgate import LLMStreamBuffer
-from callgate.gate.partialjson import is_prefix
+from callgate.gate.partialjson import PartialJSON, is_prefix, value_at
 from callgate.partial import PartialCall
 from callgate.strategies import WIRE_STRATEGIES
 from callgate.testing.cuts import splits
@@ -131,6 +131,33 @@ def test_a_long_string_argument_grows_chunk_by_chunk_on_openai() -> None:
     lengths = [len(r[0].arguments.get("content", "")) for r in seen if r]
     assert lengths == sorted(lengths) and len(set(lengths)) > 15
     assert seen[-1][0].arguments == {"path": "a.py", "content": content}
+
+
+@settings(max_examples=60)
+@given(
+    st.text(alphabet='ab\n"\\\t\u00e9\U0001f600\x01', min_size=1, max_size=40),
+    st.integers(1, 7),
+    st.randoms(use_true_random=False),
+)
+def test_records_read_in_any_order_keep_the_value_they_were_taken_with(
+    content: str, size: int, order: Any
+) -> None:
+    """Escapes cut anywhere: each record, read before or after later ones, shows its prefix."""
+    text = json.dumps({"content": content, "n": 1})
+    chunks = [_openai_call(text[i : i + size]) for i in range(0, len(text), size)]
+    buffer = LLMStreamBuffer(tool_schemas={"write": {"type": "object"}})
+    records = [r[0] for r in play([_openai_open(), *chunks], buffer) if r]
+    inside = 0
+    shuffled = list(enumerate(records))
+    order.shuffle(shuffled)
+    for n, record in shuffled:
+        value = record.arguments
+        assert is_prefix(value, {"content": content, "n": 1})
+        fresh = PartialJSON()
+        fresh.feed(record.text(0))  # the same text read in one piece by a reader of its own
+        assert value == value_at(fresh.shot()), (n, record.text(0))
+        inside += "content" in value and not record.complete
+    assert inside  # some records were taken inside the string
 
 
 # -- bad native input -------------------------------------------------------------------

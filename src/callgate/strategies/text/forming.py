@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from callgate.gate.partialjson import PartialJSON, Shot, TextLog
+from callgate.gate.partialjson import PartialJSON, Pieces, Shot, TextLog, decoded
 from callgate.strategies.text.base import Schemas
 from callgate.strategies.text.coerce import (
     coerce,
@@ -90,21 +90,22 @@ class FormingCall:
         """A string value starts under ``key``; its text grows with :meth:`text`."""
         self._key(key)
         self.log.append('"')
-        self._string, self._pieces, self._size = key, [], 0
+        self._string, self._pieces, self._size = key, Pieces(), 0
 
     def text(self, chars: str) -> None:
         """More text of the open string value."""
         if chars:
-            self._pieces.append(chars)
-            self._size += len(chars)
-            self.log.append(json.dumps(chars, ensure_ascii=False)[1:-1])
+            escaped = json.dumps(chars, ensure_ascii=False)[1:-1]  # pieces are JSON text
+            self._pieces.append(escaped)
+            self._size += len(escaped)
+            self.log.append(escaped)
 
     def close_string(self) -> None:
         """The open string value is whole."""
         key = self._string
         assert key is not None
         pieces = self._pieces
-        self.arguments[key] = pieces[0] if len(pieces) == 1 else "".join(pieces)
+        self.arguments[key] = decoded(pieces[0] if len(pieces) == 1 else "".join(pieces))
         self._string, self._pieces, self._size = None, [], 0
         self.log.append('"')
 
