@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic
 import openai
 import pytest
 
@@ -132,3 +133,99 @@ def test_a_call_cut_before_its_block_closes_never_finishes_as_a_call(
     with pytest.raises(ValueError):
         json.loads(streamed)  # what came is only the start of the arguments
     assert streamed.startswith('{"path": "app.py", "content": "line 0')
+
+
+# -- the Messages and Responses clients, the upstream on Chat Completions ------------------
+
+
+@pytest.fixture(scope="module")
+def translated() -> Iterator[tuple[Upstream, str]]:
+    upstream = Upstream()
+    args = ["--text-formats", "qwen3_coder_xml", "--stream-args", "--on-blocked", "notice"]
+    with (
+        ServerThread(upstream.app) as server,
+        proxy_process(["--upstream", server.url, "--upstream-wire", "chat", *args]) as (_, url, _),
+    ):
+        yield upstream, url
+
+
+def messages_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Through the proxy to the anthropic client: tool_use deltas, the stop reason."""
+    upstream, url = translated
+    upstream.chunks = chunks
+    client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+    tools = [{"name": "write_file", "description": "Write a file.", "input_schema": SCHEMA}]
+    deltas: list[str] = []
+    blocks: list[str] = []
+    with client.messages.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        max_tokens=8192,
+        messages=[{"role": "user", "content": "Write app.py."}],
+        tools=tools,  # type: ignore[arg-type]
+    ) as stream:
+        for event in stream:
+            if event.type == "content_block_start":
+                blocks.append(event.content_block.type)
+            elif event.type == "input_json":
+                deltas.append(event.partial_json)
+        final = stream.get_final_message()
+    uses = [b for b in final.content if b.type == "tool_use"]
+    return {"deltas": deltas, "stop": final.stop_reason, "uses": uses, "blocks": blocks}
+
+
+def responses_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Through the proxy to the openai Responses client: argument deltas, the final output."""
+    upstream, url = translated
+    upstream.chunks = chunks
+    client = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+    tools = [{"type": "function", "name": "write_file", "parameters": SCHEMA, "strict": False}]
+    deltas: list[str] = []
+    end, output = "", []
+    with client.responses.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        input="Write app.py.",
+        tools=tools,  # type: ignore[arg-type]
+    ) as stream:
+        for event in stream:
+            if event.type == "response.function_call_arguments.delta":
+                deltas.append(event.delta)
+            elif event.type in ("response.completed", "response.incomplete"):
+                end, output = event.type, event.response.output
+    calls = [item for item in output if item.type == "function_call"]
+    return {"deltas": deltas, "calls": calls, "end": end}
+
+
+def test_the_messages_client_gets_input_json_deltas_and_tool_use_only_when_passed(
+    translated: tuple[Upstream, str],
+) -> None:
+    arguments = {"path": "app.py", "content": CONTENT.rstrip("\n")}
+    got = messages_run(translated, text_turn(pieces(qwen_block(arguments))))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["stop"] == "tool_use" and [u.input for u in got["uses"]] == [arguments]
+    assert got["blocks"] == ["text", "tool_use"]
+    bad = {"path": "app.py", "content": CONTENT, "mode": "0644"}
+    got = messages_run(translated, text_turn(pieces(qwen_block(bad))))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["stop"] != "tool_use"
+    text = qwen_block({"path": "app.py", "content": CONTENT})
+    got = messages_run(translated, text_turn(pieces(text[: len(text) // 2]), finish="length"))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["stop"] == "max_tokens"
+
+
+def test_the_responses_client_gets_argument_deltas_and_the_call_only_when_passed(
+    translated: tuple[Upstream, str],
+) -> None:
+    arguments = {"path": "app.py", "content": CONTENT.rstrip("\n")}
+    got = responses_run(translated, text_turn(pieces(qwen_block(arguments))))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert [json.loads(c.arguments) for c in got["calls"]] == [arguments]
+    assert got["end"] == "response.completed"
+    bad = {"path": "app.py", "content": CONTENT, "mode": "0644"}
+    got = responses_run(translated, text_turn(pieces(qwen_block(bad))))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["calls"] == []
+    text = qwen_block({"path": "app.py", "content": CONTENT})
+    got = responses_run(translated, text_turn(pieces(text[: len(text) // 2]), finish="length"))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["calls"] == [] and got["end"] == "response.incomplete"
