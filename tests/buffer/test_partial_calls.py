@@ -296,13 +296,32 @@ def kimi(calls: list[dict[str, Any]]) -> str:
     return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
 
 
-RENDER = {"qwen3_coder_xml": qwen, "glm45": glm, "minimax_m2": minimax, "kimi_k2": kimi}
+def tool_call_tag(calls: list[dict[str, Any]]) -> str:
+    call = {"name": "write", "arguments": calls[0]}
+    return f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>"
+
+
+def fenced(calls: list[dict[str, Any]]) -> str:
+    call = {"name": "write", "parameters": calls[0]}
+    return f"```json\n[{json.dumps(call, separators=(',', ':'))}]\n```"
+
+
+RENDER = {
+    "qwen3_coder_xml": qwen,
+    "glm45": glm,
+    "minimax_m2": minimax,
+    "kimi_k2": kimi,
+    "tool_call_tag": tool_call_tag,
+    "fenced_json": fenced,
+}
+ONE_CALL = ("glm45", "tool_call_tag", "fenced_json")
+"""Formats rendered here with one call per block."""
 
 
 @st.composite
 def text_turns(draw: st.DrawFn) -> tuple[str, str, list[str]]:
     fmt = draw(st.sampled_from(sorted(RENDER)))
-    calls = draw(st.lists(text_arguments(), min_size=1, max_size=1 if fmt == "glm45" else 2))
+    calls = draw(st.lists(text_arguments(), min_size=1, max_size=1 if fmt in ONE_CALL else 2))
     content = draw(st.sampled_from(["", "Sure. "])) + RENDER[fmt](calls)
     return fmt, content, draw(splits(content))
 
@@ -322,7 +341,7 @@ def test_text_call_arguments_grow_as_prefixes_at_every_split(
     seen = play(chunks, buffer)
     finals = {call.slot: call.arguments for call in buffer.calls}
     check_prefixes(seen, finals)
-    if fmt != "kimi_k2":  # the converted call's JSON text grows as a prefix too
+    if fmt not in ("kimi_k2", "fenced_json"):  # the call's JSON text grows as a prefix too
         for records in seen:
             for record in records:
                 if record.ref in finals:
@@ -379,6 +398,61 @@ def test_a_broken_text_call_stops_growing_and_never_raises(content: str) -> None
     shown = [r[0].arguments for r in seen if r]
     assert all(is_prefix(a, shown[-1]) for a in shown)  # it grew, then stopped
     assert seen[-1] == ()  # the block was shown as text: no call is left
+
+
+JSON_CALL = '{"name": "write", "arguments": {"path": "ab'
+BAD_TEXT = {
+    "tool_call_tag": [
+        f'<tool_call>\n{JSON_CALL}"}}}}}}\n</tool_call>',  # a stray brace
+        f"<tool_call>\n{JSON_CALL}\\\n</tool_call>",  # an escape never finished
+        f'<tool_call>\n{JSON_CALL}\\ud800cd"}}}}\n</tool_call>',  # half a surrogate pair
+        f'<tool_call>\n{JSON_CALL}\ud800cd"}}}}\n</tool_call>',  # a lone surrogate
+    ],
+    "fenced_json": [
+        f'```json\n{JSON_CALL}"}}}}}}\n```',
+        f"```json\n{JSON_CALL}\\\n```",
+        f'```json\n{JSON_CALL}\\udc00"}}}}\n```',
+    ],
+    "kimi_k2": [
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
+        '<|tool_call_argument_begin|>{"path": "ab"}}<|tool_call_end|><|tool_calls_section_end|>',
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
+        '<|tool_call_argument_begin|>{"path": "ab\\<|tool_call_end|><|tool_calls_section_end|>',
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
+        '<|tool_call_argument_begin|>{"path": "ab\\ud800x"}<|tool_call_end|>'
+        "<|tool_calls_section_end|>",
+    ],
+    "glm45": [
+        "<tool_call>write\n<arg_key>path</arg_key>\n<arg_value>ab\ud800cd</arg_value>\n"
+        "</tool_call>",
+        "<tool_call>write\n<arg_key>count</arg_key>\n<arg_value>3}</arg_value>\n</tool_call>",
+    ],
+    "minimax_m2": [
+        '<minimax:tool_call>\n<invoke name="write">\n<parameter name="path">ab\ud800cd'
+        "</parameter>\n</invoke>\n</minimax:tool_call>",
+        '<minimax:tool_call>\n<invoke name="write">\n<parameter name="meta">{"a": 1}}'
+        "</parameter>\n</invoke>\n</minimax:tool_call>",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "content"), [(fmt, c) for fmt, cases in BAD_TEXT.items() for c in cases]
+)
+def test_malformed_arguments_stop_at_their_last_valid_prefix_in_every_format(
+    fmt: str, content: str
+) -> None:
+    """A stray brace, an unfinished escape, half a surrogate pair: no raise, no call."""
+    for size in (1, 3, len(content)):
+        buffer = text_buffer(fmt)
+        pieces = [content[i : i + size] for i in range(0, len(content), size)]
+        seen = play([*map(_openai_text, pieces), _openai_finish("stop")], buffer)
+        assert not buffer.calls, (fmt, content)
+        shown = [r[0].arguments for r in seen if r]
+        assert all(is_prefix(a, shown[-1]) for a in shown)  # it grew, then stopped
+        assert all("cd" not in json.dumps(a) for a in shown)  # nothing past the break
+        assert seen[-1] == ()
+        assert shown or size > 1  # one character at a time it showed something first
 
 
 def test_a_block_naming_no_tool_of_the_turn_lists_no_call() -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from callgate.proxy.wires.forming import remainder
 from proxy_cases import proxy_process, text_turn
 
 CONTENT = "".join(f"line {n}: print('é\\t{n}')  # \"quoted\"\n" for n in range(1400))
@@ -229,3 +230,10 @@ def test_the_responses_client_gets_argument_deltas_and_the_call_only_when_passed
     got = responses_run(translated, text_turn(pieces(text[: len(text) // 2]), finish="length"))
     assert forming([(0, None, d) for d in got["deltas"]]) >= 30
     assert got["calls"] == [] and got["end"] == "response.incomplete"
+
+
+def test_a_call_finishes_on_its_sent_text_only_when_that_text_is_its_arguments() -> None:
+    assert remainder('{"a": 1, "b": 2}', ['{"a": 1', ", "]) == '"b": 2}'
+    assert remainder('{"a": 1}', ['{"a":1}']) == ""  # the model's spelling, the same value
+    assert remainder('{"a": 1}', ['{"a":2}']) is None
+    assert remainder('{"a": 1}', ['{"a" :']) is None  # neither its start nor whole

@@ -201,11 +201,15 @@ class PartialJSON:
 
     __slots__ = (
         "_escape", "_high", "_key", "_mode", "_pieces", "_spine", "_token", "_word", "broken",
-        "complete", "max_depth", "plain", "root", "stack", "string_size", "valid",
+        "complete", "max_depth", "plain", "root", "stack", "string_size", "trailing", "valid",
     )  # fmt: skip
 
-    def __init__(self, *, max_depth: int = 128) -> None:
+    def __init__(self, *, max_depth: int = 128, trailing: bool = True) -> None:
         self.max_depth = max_depth
+        self.trailing = trailing
+        """Whether text after the object is read (whitespace only); False: reading stops
+        at the object's end, and :attr:`valid` counts no further (the object sits inside
+        other text)."""
         self.root: dict[str, Any] | None = None
         self.stack: list[dict[str, Any] | list[Any]] = []
         self._key: list[str | None] = []
@@ -263,6 +267,8 @@ class PartialJSON:
         at, end = 0, len(text)
         while at < end and not self.broken:
             mode = self._mode
+            if mode == _DONE and not self.trailing:
+                return
             if mode == _STRING:
                 at = self._string(text, at)
             elif mode == _TOKEN:

@@ -13,6 +13,7 @@ finish.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from callgate.gate.turn import TextRef
@@ -57,7 +58,15 @@ class FormingReader:
 def remainder(arguments: str, sent: list[str]) -> str | None:
     """What of a call's final ``arguments`` text is still to send after ``sent``.
 
-    None: the sent text is not their start, so the call cannot be finished on it.
+    "" also when the sent text is whole JSON of the same value (the model's own spelling
+    of the arguments, in a format whose payload is JSON). None: the sent text is neither,
+    so the call cannot be finished on it.
     """
     given = "".join(sent)
-    return arguments[len(given) :] if arguments.startswith(given) else None
+    if arguments.startswith(given):
+        return arguments[len(given) :]
+    try:  # a format whose arguments are the model's JSON: the same value, spelled its way
+        same = json.loads(given) == json.loads(arguments)
+    except ValueError:
+        return None
+    return "" if same else None

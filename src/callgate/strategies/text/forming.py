@@ -554,6 +554,9 @@ _READERS: dict[str, type[_Reader]] = {
     "kimi_k2": _Kimi,
     "kimi_k2_singular": _Kimi,
 }
+from callgate.strategies.text.forming_json import JSON_READERS  # noqa: E402  (builds on _Reader)
+
+_READERS.update(JSON_READERS)
 READABLE_FORMATS = frozenset(_READERS)
 """The text formats whose calls show their arguments while the block is open."""
 
