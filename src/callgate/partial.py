@@ -24,6 +24,7 @@ from callgate.gate.partialjson import (
     PartialJSON,
     Shot,
     Spine,
+    StillForming,
     TextLog,
     value_at,
 )
@@ -154,13 +155,16 @@ class _Native:
     """A native slot's reader: where it is in the slot's fragments, and its last record."""
 
     __slots__ = (
-        "folds", "given", "head", "index", "log", "offset", "plain", "reader", "record", "slot",
+        "folds", "forming", "given", "head", "index", "log", "offset", "plain", "reader", "record",
+        "slot",
     )  # fmt: skip
 
     def __init__(self, slot: BaseSlot, max_depth: int) -> None:
         self.slot = slot
         self.given: str | None = None
         """The JSON text of arguments the wire gave whole (before the gate had them)."""
+        self.forming = False
+        """Whether those arguments still stream (:class:`StillForming`)."""
         self.reader = PartialJSON(max_depth=max_depth)
         self.log = TextLog()
         self.head: _Head = (slot.key, slot.id, slot.name, "native", self.log)
@@ -252,6 +256,7 @@ class _Native:
             return False
         self._restart()
         self.given = text
+        self.forming = isinstance(value, StillForming)
         self.log.append(text[: self.reader.take(text)])
         return True
 
@@ -259,6 +264,7 @@ class _Native:
         self.reader = PartialJSON(max_depth=self.reader.max_depth)
         self.log = TextLog()
         self.given = None
+        self.forming = False
         self.index = self.offset = 0
         self.folds = self.slot.folds
 
@@ -269,7 +275,8 @@ class _Native:
         record = self.record = _record(PartialCall)
         record._head = head
         record.text_length = self.log.length
-        record._view = (reader.complete or slot.arguments is not None, reader.shot())
+        whole = reader.complete and not self.forming
+        record._view = (whole or slot.arguments is not None, reader.shot())
         return record
 
     def _read(self, parts: list[str], folds: int) -> None:
@@ -321,7 +328,7 @@ class PartialCalls:
         if gate is None:
             return ()
         fast = self._fast
-        if fast is not None and gate.changes.n == self._version:  # only fragments came
+        if fast is not None and gate.changes.n == self._version and self.whole is None:
             if len(fast) == 1:
                 native = fast[0]
                 slot = native.slot

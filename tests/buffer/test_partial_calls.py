@@ -11,6 +11,7 @@ rendered here and their content cut at every split.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callgate import LLMStreamBuffer
+from callgate.cli.capture import load_capture
 from callgate.gate.partialjson import PartialJSON, is_prefix, value_at
 from callgate.partial import PartialCall
 from callgate.strategies import WIRE_STRATEGIES
@@ -158,6 +160,29 @@ def test_records_read_in_any_order_keep_the_value_they_were_taken_with(
         assert value == value_at(fresh.shot()), (n, record.text(0))
         inside += "content" in value and not record.complete
     assert inside  # some records were taken inside the string
+
+
+GEMINI_STREAMED = sorted(
+    path
+    for path in (Path(__file__).parents[1] / "captures" / "gemini").glob("*.jsonl")
+    if "partialArgs" in path.read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("path", GEMINI_STREAMED, ids=lambda p: p.stem)
+def test_gemini_partial_args_show_a_growing_object_on_the_recorded_streams(path: Path) -> None:
+    """``streamFunctionCallArguments``: the object grows piece by piece, not ``{}``."""
+    chunks = list(load_capture(path.read_bytes()))
+    buffer = LLMStreamBuffer()
+    seen = play(chunks, buffer)
+    finals = {call.slot: call.arguments for call in buffer.calls}
+    check_prefixes(seen, finals)
+    forming = [
+        json.dumps(r.arguments) for records in seen for r in records if not r.complete
+    ]
+    if finals and any(finals.values()):
+        assert len({f for f in forming if f != "{}"}) >= 2, forming  # it grew while open
+        assert [r.arguments for r in seen[-1]] == list(finals.values())
 
 
 # -- bad native input -------------------------------------------------------------------

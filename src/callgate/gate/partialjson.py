@@ -145,6 +145,14 @@ def decoded(raw: str) -> str:
     return text
 
 
+class StillForming(dict[str, Any]):
+    """Arguments a wire gives as an object while they still stream, as built so far.
+
+    A strategy hands them to the partial reader in this type so the record says they are
+    not whole yet (the object itself always reads as complete JSON).
+    """
+
+
 class TextLog:
     """Append-only text read back from any offset: a call's argument text so far.
 
