@@ -330,15 +330,55 @@ class PartialCalls:
         fast = self._fast
         if fast is not None and gate.changes.n == self._version and self.whole is None:
             if len(fast) == 1:
-                native = fast[0]
-                slot = native.slot
-                if len(slot.parts) == native.index and slot.folds == native.folds:
-                    return self._records
-                records = self._records = (native.grown(),)
-                return records
+                return self._one(fast[0])
             self._records = tuple([native.current() for native in fast])
             return self._records
         return self._read(gate, queue)
+
+    def _one(self, native: _Native) -> tuple[PartialCall, ...]:
+        """The one native call's record after fragments came: the hottest path.
+
+        :meth:`_Native.grown`'s common case inlined (more of an open string read plainly,
+        one new fragment, nothing else changed); anything else goes to it.
+        """
+        slot = native.slot
+        parts = slot.parts
+        index = native.index
+        if slot.folds == native.folds:
+            if len(parts) == index:
+                return self._records
+            if len(parts) == index + 1:
+                text = parts[index]
+                reader = native.reader
+                plain = reader.plain
+                head = native.head
+                if (
+                    plain is not None
+                    and (STRING_STOP(text) is None or PLAIN_RUN(text))
+                    and slot.arguments is None
+                    and head[1] is slot.id
+                    and head[2] is slot.name
+                ):
+                    size = len(text)
+                    native.index = index + 1
+                    native.offset += size
+                    plain[1].append(text)  # reader.plain_piece(text), inlined
+                    reader.string_size += size
+                    reader.valid += size
+                    log = native.log
+                    length = log.length = log.length + size
+                    log.pieces.append(text)
+                    view = native.plain
+                    if view[1] is not plain[1] or view[0] is not plain[0]:
+                        view = native.plain = (*plain, length - reader.string_size)
+                    record = native.record = _record(PartialCall)
+                    record._head = head
+                    record.text_length = length
+                    record._view = view
+                    records = self._records = (record,)
+                    return records
+        records = self._records = (native.grown(),)
+        return records
 
     def _read(self, gate: TurnGate, queue: TextQueue) -> tuple[PartialCall, ...]:
         natives = [self._native_of(gate, slot) for slot in gate.ordered_slots()]
