@@ -331,6 +331,14 @@ def fenced(calls: list[dict[str, Any]]) -> str:
     return f"```json\n[{json.dumps(call, separators=(',', ':'))}]\n```"
 
 
+def mistral(calls: list[dict[str, Any]]) -> str:
+    return "".join(f"[TOOL_CALLS]write[ARGS]{json.dumps(args)}" for args in calls[:1])
+
+
+def mistral_array(calls: list[dict[str, Any]]) -> str:
+    return "[TOOL_CALLS]" + json.dumps([{"name": "write", "arguments": calls[0]}])
+
+
 RENDER = {
     "qwen3_coder_xml": qwen,
     "glm45": glm,
@@ -338,8 +346,10 @@ RENDER = {
     "kimi_k2": kimi,
     "tool_call_tag": tool_call_tag,
     "fenced_json": fenced,
+    "bracket_tool_calls": mistral,
+    "bracket_tool_calls ": mistral_array,  # the format before v11 (the key told apart by a space)
 }
-ONE_CALL = ("glm45", "tool_call_tag", "fenced_json")
+ONE_CALL = ("glm45", "tool_call_tag", "fenced_json", "bracket_tool_calls", "bracket_tool_calls ")
 """Formats rendered here with one call per block."""
 
 
@@ -352,7 +362,7 @@ def text_turns(draw: st.DrawFn) -> tuple[str, str, list[str]]:
 
 
 def text_buffer(fmt: str) -> LLMStreamBuffer:
-    return LLMStreamBuffer(tool_schemas=TOOLS, text_formats=[fmt])
+    return LLMStreamBuffer(tool_schemas=TOOLS, text_formats=[fmt.strip()])
 
 
 @settings(max_examples=300)
@@ -366,7 +376,7 @@ def test_text_call_arguments_grow_as_prefixes_at_every_split(
     seen = play(chunks, buffer)
     finals = {call.slot: call.arguments for call in buffer.calls}
     check_prefixes(seen, finals)
-    if fmt not in ("kimi_k2", "fenced_json"):  # the call's JSON text grows as a prefix too
+    if fmt in ("qwen3_coder_xml", "glm45", "minimax_m2", "tool_call_tag"):  # the text too
         for records in seen:
             for record in records:
                 if record.ref in finals:
@@ -391,7 +401,7 @@ def test_a_text_call_shows_its_arguments_while_its_block_is_open(fmt: str) -> No
     counts = [r[0].arguments.get("count") for r in seen if r]
     assert 3 in counts and counts.index(3) > growing.index("p" * 40)  # typed once whole
     assert seen[-1][0].arguments == {"path": "p" * 40, "count": 3}
-    assert seen[-1][0].source == fmt
+    assert seen[-1][0].source == fmt.strip()
 
 
 def test_a_typed_value_appears_as_the_schema_types_it() -> None:
@@ -446,6 +456,12 @@ BAD_TEXT = {
         '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
         '<|tool_call_argument_begin|>{"path": "ab\\ud800x"}<|tool_call_end|>'
         "<|tool_calls_section_end|>",
+    ],
+    "bracket_tool_calls": [
+        '[TOOL_CALLS]write[ARGS]{"path": "ab"}}',
+        '[TOOL_CALLS]write[ARGS]{"path": "ab\\',
+        '[TOOL_CALLS]write[ARGS]{"path": "ab\\ud800cd"}',
+        '[TOOL_CALLS][{"name": "write", "arguments": {"path": "ab\\ud800cd"}}]',
     ],
     "glm45": [
         "<tool_call>write\n<arg_key>path</arg_key>\n<arg_value>ab\ud800cd</arg_value>\n"

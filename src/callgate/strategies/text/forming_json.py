@@ -34,8 +34,18 @@ _MAX_HEAD = 512
 """A head longer than this is not the plain shape: the block shows nothing while open."""
 
 
+_MISTRAL = re.compile(
+    r"[ \t\n\r]*([A-Za-z0-9_.\-]+)(?:\[CALL_ID\]([A-Za-z0-9]+))?\[ARGS\][ \t\n\r]*(?=\{)"
+)
+"""Mistral's ``NAME[ARGS]`` (v13) or ``NAME[CALL_ID]ID[ARGS]`` (v11) before the arguments."""
+_MISTRAL_PREFIX = re.compile(r"[ \t\n\r]*[A-Za-z0-9_.\-]*(?:\[[A-Z_]*\]?[A-Za-z0-9]*)*")
+
+
 class JsonObjectReader(_Reader):
     """One call object's arguments while they arrive (see the module)."""
+
+    heads: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = ((_HEAD, _HEAD_PREFIX),)
+    """The head shapes read, each with what may still grow into it."""
 
     def __init__(self, schemas: Schemas | None, close: str) -> None:
         super().__init__(schemas, close)
@@ -50,12 +60,13 @@ class JsonObjectReader(_Reader):
             self._arguments(text)
             return
         self.buf += text
-        head = _HEAD.match(self.buf)
+        matches = (shape.match(self.buf) for shape, _ in self.heads)
+        head = next((m for m in matches if m is not None), None)
         if head is None:
-            if len(self.buf) > _MAX_HEAD or _HEAD_PREFIX.fullmatch(self.buf) is None:
+            if len(self.buf) > _MAX_HEAD or not any(p.fullmatch(self.buf) for _, p in self.heads):
                 self.broken = True
             return
-        call = FormingCall(head.group(1))
+        call = FormingCall(head.group(1), head.group(2) if head.re is _MISTRAL else None)
         call.log = TextLog()
         self.json = call._json = PartialJSON(trailing=False)
         self.calls.append(call)
@@ -75,6 +86,15 @@ class JsonObjectReader(_Reader):
             self.broken = True
 
 
+class MistralReader(JsonObjectReader):
+    """``[TOOL_CALLS]``: a call object array (before v11), or ``NAME[ARGS]{...}`` (v11 on)."""
+
+    heads = ((_HEAD, _HEAD_PREFIX), (_MISTRAL, _MISTRAL_PREFIX))
+
+
 _OBJECT_FORMATS = ("tool_call_tag", "tools_tag", "fenced_json", "codec", "python_tag")
-JSON_READERS: dict[str, type[_Reader]] = dict.fromkeys(_OBJECT_FORMATS, JsonObjectReader)
+JSON_READERS: dict[str, type[_Reader]] = {
+    **dict.fromkeys(_OBJECT_FORMATS, JsonObjectReader),
+    "bracket_tool_calls": MistralReader,
+}
 """The JSON-payload formats whose calls show their arguments while the block is open."""
