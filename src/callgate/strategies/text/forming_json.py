@@ -18,7 +18,7 @@ import re
 
 from callgate.gate.partialjson import PartialJSON, TextLog
 from callgate.strategies.text.base import Schemas
-from callgate.strategies.text.forming import FormingCall, _Reader
+from callgate.strategies.text.forming_call import FormingCall, _Reader
 
 __all__ = ["JSON_READERS", "JsonObjectReader"]
 
