@@ -18,6 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from callgate.gate.turn import TextRef
 from callgate.proxy import core
 from callgate.proxy.core import Call, ThinkSplitter
 from callgate.proxy.sse import encode
@@ -25,6 +26,7 @@ from callgate.proxy.wires import notices
 from callgate.proxy.wires.base import Host, Reader, Writer
 from callgate.proxy.wires.events import (
     Event,
+    FormingArgs,
     Native,
     StreamedArgs,
     Text,
@@ -32,6 +34,7 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
+from callgate.proxy.wires.forming import FormingReader, remainder
 
 __all__ = ["MessagesReader", "MessagesWriter", "message_start"]
 
@@ -64,6 +67,7 @@ class MessagesReader(Reader):
         self.usage: dict[str, Any] = {}
         self.delta_usage: dict[str, Any] = {}
         """The usage of the upstream's message_delta (what a writer of this wire sends)."""
+        self._forming = FormingReader(engine)
 
     def ends(self, chunk: object) -> bool:
         """``message_stop`` ends an Anthropic stream."""
@@ -83,6 +87,8 @@ class MessagesReader(Reader):
             out.append(UpstreamError(error if isinstance(error, Mapping) else {}))
         if text:
             out.append(Text(text))
+        if self.engine.options.stream_args:
+            out += self._forming.read()
         return out
 
     def _pass(self, chunk: Mapping[str, Any], kind: object) -> list[Event]:
@@ -187,6 +193,8 @@ class MessagesWriter(Writer):
         """Upstream block index -> the client's, for blocks forwarded as they come."""
         self._streamed: set[int] = set()
         """Native tool_use blocks forwarded delta by delta (their upstream index)."""
+        self._formed: dict[TextRef, tuple[int, list[str]]] = {}
+        """Text calls whose tool_use block streams as they form: its index, the text sent."""
 
     @property
     def blocks(self) -> int:
@@ -206,9 +214,29 @@ class MessagesWriter(Writer):
             elif type(event) is StreamedArgs and event.wire == WIRE:
                 self._streamed.add(event.slot)
                 out += self._renumbered(event.payload)
+            elif type(event) is FormingArgs:
+                out += self._forming(event)
             elif type(event) is UpstreamError:
                 out.append({"type": "error", "error": dict(event.error)})
         return out
+
+    def _forming(self, event: FormingArgs) -> list[dict[str, Any]]:
+        """A text call's new argument text in its tool_use block (opened by its first)."""
+        out: list[dict[str, Any]] = []
+        formed = self._formed.get(event.ref)
+        if formed is None:
+            out += [*self._unstarted(), *self._close_text()]
+            formed = self._formed[event.ref] = (self._next, [])
+            self._open = ("tool_use", self._next)
+            self._next += 1
+            block = {"type": "tool_use", "id": core.fresh_id("toolu_"), "name": event.name}
+            start = {"type": "content_block_start", "index": formed[0]}
+            out.append({**start, "content_block": {**block, "input": {}}})
+        if self._open != ("tool_use", formed[0]):
+            return out  # text came after the block: the call is written whole at the end
+        formed[1].append(event.text)
+        delta = {"type": "input_json_delta", "partial_json": event.text}
+        return [*out, {"type": "content_block_delta", "index": formed[0], "delta": delta}]
 
     def play(self, events: Sequence[Event]) -> bytes:
         """:meth:`write`'s bytes; released text in the open text block is written directly."""
@@ -312,12 +340,13 @@ class MessagesWriter(Writer):
         """The notice, the tool_use blocks, then message_delta and message_stop."""
         engine = self.engine
         out: list[dict[str, Any]] = []
+        finished = self._finish_formed(out)
         notice = engine.notice()
         if notice:
             out += self._text(notice)
         out += self._close_text()
         for call in engine.calls:
-            if isinstance(call.slot, int) and call.slot in self._streamed:
+            if (isinstance(call.slot, int) and call.slot in self._streamed) or call in finished:
                 continue
             out += self._tool_use(call)
         if not self._started:
@@ -334,6 +363,20 @@ class MessagesWriter(Writer):
         }
         out += [delta, {"type": "message_stop"}]
         return out
+
+    def _finish_formed(self, out: list[dict[str, Any]]) -> list[Call]:
+        """The rest of each accepted text call streamed as it formed (its block still open)."""
+        finished: list[Call] = []
+        for call in self.engine.calls:
+            formed = self._formed.get(call.slot) if isinstance(call.slot, TextRef) else None
+            rest = remainder(call.arguments, formed[1]) if formed is not None else None
+            if formed is None or rest is None or (rest and self._open != ("tool_use", formed[0])):
+                continue  # not streamed, or its block closed before all of it came
+            if rest:
+                delta = {"type": "input_json_delta", "partial_json": rest}
+                out.append({"type": "content_block_delta", "index": formed[0], "delta": delta})
+            finished.append(call)
+        return finished
 
     def _usage(self) -> dict[str, Any]:
         reader = self.engine.reader

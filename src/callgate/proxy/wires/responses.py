@@ -18,12 +18,22 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from callgate.gate.turn import TextRef
 from callgate.proxy import core
 from callgate.proxy.core import Call
 from callgate.proxy.sse import encode
 from callgate.proxy.wires import notices
 from callgate.proxy.wires.base import Host, Reader, Writer
-from callgate.proxy.wires.events import Event, Native, Text, UpstreamError, Usage, tokens
+from callgate.proxy.wires.events import (
+    Event,
+    FormingArgs,
+    Native,
+    Text,
+    UpstreamError,
+    Usage,
+    tokens,
+)
+from callgate.proxy.wires.forming import FormingReader, remainder
 from callgate.strategies.responses import ResponsesStrategy
 
 __all__ = ["ResponsesReader", "ResponsesWriter"]
@@ -63,6 +73,7 @@ class ResponsesReader(Reader):
         """The item id (``fc_…``) of each function_call item, by output index."""
         self.failure: Mapping[str, Any] | None = None
         """The error of a ``response.failed`` ending."""
+        self._forming = FormingReader(engine)
 
     def ends(self, chunk: object) -> bool:
         """``response.completed``, ``.incomplete`` and ``.failed`` end a Responses stream."""
@@ -80,6 +91,8 @@ class ResponsesReader(Reader):
         text = self.engine.step(chunk)
         if text:
             out.append(Text(text))
+        if self.engine.options.stream_args:
+            out += self._forming.read()
         return out
 
     def _take(self, chunk: Mapping[str, Any]) -> list[Event]:
@@ -173,6 +186,8 @@ class ResponsesWriter(Writer):
         """The open message item's text, in pieces (joined when it closes)."""
         self._index = 0
         """The open message item's output index."""
+        self._formed: dict[TextRef, tuple[int, dict[str, Any], list[str]]] = {}
+        """Text calls streamed as they form: their output index, item and text sent."""
 
     def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
         event = {"type": kind, "sequence_number": self._seq, **fields}
@@ -190,6 +205,8 @@ class ResponsesWriter(Writer):
                 out += self._start()
             if type(event) is Text and event.text:
                 out += self._text(event.text)
+            elif type(event) is FormingArgs:
+                out += self._forming(event)
             elif type(event) is UpstreamError:
                 out.append(self._event("error", **_error_fields(event.error)))
         return out
@@ -312,6 +329,63 @@ class ResponsesWriter(Writer):
         )
         return out
 
+    def _forming(self, event: FormingArgs) -> list[dict[str, Any]]:
+        """A text call's new argument text in its function_call item (added by its first)."""
+        out: list[dict[str, Any]] = []
+        formed = self._formed.get(event.ref)
+        if formed is None:
+            out += self._close_message()
+            item = {
+                "id": core.fresh_id("fc_"),
+                "type": "function_call",
+                "status": "in_progress",
+                "call_id": core.fresh_id(),
+                "name": event.name,
+                "arguments": "",
+            }
+            formed = self._formed[event.ref] = (len(self.output), item, [])
+            self.output.append(item)
+            added = self._event("response.output_item.added", output_index=formed[0], item={**item})
+            out.append(added)
+        formed[2].append(event.text)
+        where = {"item_id": formed[1]["id"], "output_index": formed[0]}
+        delta = self._event("response.function_call_arguments.delta", **where, delta=event.text)
+        return [*out, delta]
+
+    def _finish_formed(self, call: Call) -> list[dict[str, Any]] | None:
+        """The end of an accepted text call streamed as it formed (None: not streamed so)."""
+        slot = call.slot
+        formed = self._formed.pop(slot, None) if isinstance(slot, TextRef) else None
+        rest = remainder(call.arguments, formed[2]) if formed is not None else None
+        if formed is None or rest is None:
+            return None
+        index, item, _ = formed
+        item.update(status="completed", arguments=call.arguments)
+        where = {"item_id": item["id"], "output_index": index}
+        out = []
+        if rest:
+            out.append(self._event("response.function_call_arguments.delta", **where, delta=rest))
+        return [
+            *out,
+            self._event("response.function_call_arguments.done", **where, arguments=call.arguments),
+            self._event("response.output_item.done", output_index=index, item=dict(item)),
+        ]
+
+    def _withhold_formed(self) -> list[dict[str, Any]]:
+        """End each text call streamed as it formed that the gate did not accept.
+
+        Its item ends ``incomplete`` (a client's stream needs every item it was given
+        done) and is left out of the Response's output.
+        """
+        out: list[dict[str, Any]] = []
+        for index, item, sent in self._formed.values():
+            item.update(status="incomplete", arguments="".join(sent))
+            out.append(self._event("response.output_item.done", output_index=index, item={**item}))
+        ended = [id(formed[1]) for formed in self._formed.values()]
+        self.output = [item for item in self.output if id(item) not in ended]
+        self._formed.clear()
+        return out
+
     def _close_message(self) -> list[dict[str, Any]]:
         message = self._message
         if message is None:
@@ -341,7 +415,9 @@ class ResponsesWriter(Writer):
             out += self._text(notice)
         out += self._close_message()
         for call in engine.calls:
-            out += self._function_call(call)
+            finished = self._finish_formed(call)
+            out += self._function_call(call) if finished is None else finished
+        out += self._withhold_formed()
         status = self.finish_reason()
         reader = engine.reader
         failure = reader.failure if isinstance(reader, ResponsesReader) else None
