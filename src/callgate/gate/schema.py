@@ -313,9 +313,11 @@ def _compiled(schema: Any) -> _Compiled:
     A buffer is built per turn with the same tools each time; checking a schema against
     the metaschema costs far more than a turn's chunks. Validators and acceptors hold no
     state, so turns share them; a schema that is not JSON text is compiled every time.
+    The key keeps the schema's key order: the validator meets keywords in that order and
+    reports the first of equally good errors, so a reordered schema is its own entry.
     """
     try:
-        key = json.dumps(schema, sort_keys=True)
+        key = json.dumps(schema)
     except (TypeError, ValueError, RecursionError):
         return _compile(schema)
     with _COMPILED_LOCK:
