@@ -313,6 +313,31 @@ def test_a_message_start_the_proxy_writes_is_complete(
     assert (final.usage.input_tokens, final.usage.output_tokens) == (0, 0)
 
 
+@pytest.mark.parametrize("late_start", [False, True], ids=["no-start", "start-after-ping"])
+def test_a_ping_first_stream_still_opens_with_message_start(
+    upstream: tuple[Scripted, str], proxies: dict[str, str], late_start: bool
+) -> None:
+    """An upstream that sends ``ping`` before (or instead of) its ``message_start``: the
+    client's stream opens with one ``message_start`` (the upstream's when it comes) before
+    the ping and the text, and the Anthropic SDK rebuilds the text."""
+    scripted, _ = upstream
+    ping = {"type": "ping"}
+    head = [ping, start("msg_late")] if late_start else [ping]
+    scripted.script = Script(
+        sse_body([*head, *text_block(0, "Hi there."), *end()], done=False, named=True)
+    )
+    kinds = [d["type"] for _, d in events(post(proxies["notice"], "/v1/messages", MESSAGES).text)]
+    assert kinds[:2] == ["message_start", "ping"], kinds
+    assert kinds.count("message_start") == 1 and kinds.count("ping") == 1
+    client = anthropic.Anthropic(base_url=proxies["notice"], api_key="k", max_retries=0)
+    request = {k: v for k, v in MESSAGES.items() if k != "stream"}
+    with client.messages.stream(**request) as answer:
+        final = answer.get_final_message()
+    assert [(b.type, getattr(b, "text", None)) for b in final.content] == [("text", "Hi there.")]
+    assert final.id.startswith("msg_late" if late_start else "msg_")
+    assert final.usage.output_tokens == 9
+
+
 # -- the OpenAI wire ------------------------------------------------------------------------
 
 

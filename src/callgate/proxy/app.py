@@ -241,7 +241,8 @@ class Proxy:
         url = _target(self.config, path, scope.get("query_string", b""))
         headers = _forwarded(request.headers, gated=True)
         exchange = _Exchange(self, wire, url, headers, dict(turn.request), started=started)
-        exchange.translated, exchange.rewrites = turn.translated, rewrites
+        exchange.translated, exchange.rewrites = turn.translated, [*rewrites, *turn.rewrites]
+        self.metrics.rewrites(turn.rewrites)
         if payload.get("stream") is True:
             await exchange.stream(turn, scope, receive, send)
         else:

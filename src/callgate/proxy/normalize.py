@@ -40,6 +40,8 @@ CODES = {
     "arguments_repaired": "a historical call's arguments that were not a JSON object",
     "call_answered": "a historical call with no result, answered as not run",
     "result_orphaned": "a tool result of no call, kept as the user's text",
+    "hint_dropped": "a client's or one provider's hint with no form on the upstream's wire",
+    "setting_mapped": "a setting the upstream's wire names otherwise, sent as its nearest",
 }
 """Every rewrite's code and what it means."""
 
