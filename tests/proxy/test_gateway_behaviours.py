@@ -494,3 +494,77 @@ def test_carriage_return_line_ends_are_delivered_as_they_come(
     assert ended - early > 0.5, [(round(ended - t, 2), p[:40]) for t, p in seen]
     text = b"".join(p for _, p in seen).decode()
     assert [d for _, d in events(text)][-1] == "[DONE]"
+
+
+# -- tools the client declared in another form ----------------------------------------------
+
+
+def chat_calls(*calls: tuple[str, str, dict[str, Any]], stream: bool = True) -> Script:
+    """A Chat Completions answer (a stream, or whole) of native calls (id, name, arguments)."""
+    envelope = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    deltas = [
+        {
+            "index": n,
+            "id": i,
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(a)},
+        }
+        for n, (i, name, a) in enumerate(calls)
+    ]
+    chunks = [
+        {
+            **envelope,
+            "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": deltas}}],
+        },
+        {**envelope, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    if not stream:
+        message = {"role": "assistant", "content": None, "tool_calls": deltas}
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+        whole = {**envelope, "object": "chat.completion", "choices": [choice]}
+        return Script(whole_body(whole), content_type="application/json")
+    return Script(sse_body(chunks))
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_declared_local_shell_and_custom_tool_are_called_back_in_their_own_form(
+    upstream: tuple[Scripted, str], stream: bool
+) -> None:
+    """Codex's ``local_shell`` and a freeform ``custom`` tool go to a Chat-only upstream as
+    functions; their gated calls come back as ``local_shell_call`` and ``custom_tool_call``
+    items, which the openai SDK rebuilds."""
+    import openai
+
+    scripted, url = upstream
+    scripted.script = chat_calls(
+        ("call_sh", "local_shell", {"command": ["echo", "hi"], "timeout_ms": 500}),
+        ("call_patch", "apply_patch", {"input": "*** Begin Patch\n*** End Patch"}),
+        stream=stream,
+    )
+    tools = [
+        {"type": "local_shell"},
+        {"type": "custom", "name": "apply_patch", "description": "Patch files."},
+    ]
+    config = ProxyConfig(url, Options(), upstream_wire="chat")
+    with ServerThread(create_app(config)) as proxy:
+        client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0)
+        request: dict[str, Any] = {"model": "m", "input": "list files", "tools": tools}
+        if stream:
+            with client.responses.stream(**request) as answer:
+                response = answer.get_final_response()
+        else:
+            response = client.responses.create(**request)
+    shell, patch = (item.model_dump(exclude_none=True) for item in response.output)
+    assert shell["type"] == "local_shell_call" and shell["call_id"] == "call_sh"
+    assert shell["action"] == {
+        "type": "exec",
+        "command": ["echo", "hi"],
+        "timeout_ms": 500,
+        "env": {},
+    }
+    assert (patch["type"], patch["call_id"], patch["name"]) == (
+        "custom_tool_call",
+        "call_patch",
+        "apply_patch",
+    )
+    assert patch["input"] == "*** Begin Patch\n*** End Patch"

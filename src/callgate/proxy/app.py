@@ -35,7 +35,7 @@ from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
 from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.metrics import Metrics
-from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, normalize
+from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
 from callgate.proxy.requests import RequestBodyError, read_request
 from callgate.proxy.sse import SSEReader, encode
 from callgate.proxy.wires.translate import upstream_wire
@@ -230,9 +230,10 @@ class Proxy:
             body = error_body(wire, 400, str(exc), exc.code)
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
+        forms = client_forms(CLIENT_WIRES[wire], payload)
         payload, rewrites = self._normalized(wire, payload)
         try:
-            turn = self._turn(wire, payload)
+            turn = self._turn(wire, payload, forms)
         except RequestError as exc:
             body = error_body(wire, 400, f"callgate: {exc}", "invalid_request")
             await JSONResponse(body, status_code=400)(scope, receive, send)
@@ -258,8 +259,12 @@ class Proxy:
         self.metrics.rewrites(rewrites)
         return payload, rewrites
 
-    def _turn(self, wire: str, payload: Mapping[str, Any]) -> Engine:
-        return ENGINES[wire](payload, self.config.options, upstream=self.config.upstream_wire)
+    def _turn(
+        self, wire: str, payload: Mapping[str, Any], forms: Mapping[str, str] | None = None
+    ) -> Engine:
+        return ENGINES[wire](
+            payload, self.config.options, upstream=self.config.upstream_wire, forms=forms
+        )
 
     # -- every other path -------------------------------------------------------------
 

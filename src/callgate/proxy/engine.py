@@ -91,6 +91,7 @@ class Engine(GateCore):
         continues: Engine | None = None,
         client: str | None = None,
         upstream: str | None = None,
+        forms: Mapping[str, str] | None = None,
     ) -> None:
         client = client or self.client_wire
         if continues is not None:
@@ -104,6 +105,9 @@ class Engine(GateCore):
         """The upstream's wire."""
         reader_type = READERS[upstream]
         self.wire = reader_type.wire
+        self.forms: Mapping[str, str] = forms or (continues.forms if continues else {})
+        """Tool name -> the form the client declared it in (``local_shell``, ``custom``):
+        :func:`callgate.proxy.normalize.client_forms`; a call goes back in that form."""
         self.rewrites: list[Rewrite] = []
         """What the translation to the upstream's wire left out or moved (none on one wire)."""
         if continues is None:

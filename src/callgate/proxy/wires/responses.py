@@ -359,6 +359,9 @@ class ResponsesWriter(Writer):
         return [*out, self._event("response.completed", response=response)]
 
     def _function_call(self, call: Call) -> list[dict[str, Any]]:
+        form = self.engine.forms.get(call.name)
+        if form is not None:
+            return self._declared_call(call, form)
         index = len(self.output)
         reader = self.engine.reader
         ids = reader.item_ids if isinstance(reader, ResponsesReader) else {}
@@ -383,6 +386,27 @@ class ResponsesWriter(Writer):
             self._event("response.function_call_arguments.done", **where, arguments=call.arguments),
             self._event("response.output_item.done", output_index=index, item=dict(item)),
         ]
+
+    def _declared_call(self, call: Call, form: str) -> list[dict[str, Any]]:
+        """A call of a tool declared as ``local_shell`` or ``custom``, as that form's item.
+
+        Its function arguments, which the gate checked, are unwrapped into the item.
+        """
+        index = len(self.output)
+        arguments = json.loads(call.arguments or "{}")
+        item: dict[str, Any] = {"status": "completed", "call_id": call.id}
+        if form == "local_shell":
+            action = {"type": "exec", "env": {}, **arguments}
+            item |= {"id": core.fresh_id("lsh_"), "type": "local_shell_call", "action": action}
+        else:
+            text = arguments.get("input")
+            item |= {"id": core.fresh_id("ctc_"), "type": "custom_tool_call", "name": call.name}
+            item["input"] = text if isinstance(text, str) else ""
+        self.output.append(item)
+        added = self._event(
+            "response.output_item.added", output_index=index, item={**item, "status": "in_progress"}
+        )
+        return [added, self._event("response.output_item.done", output_index=index, item=item)]
 
     def _usage(self) -> Any:
         usage = self.engine.usage
