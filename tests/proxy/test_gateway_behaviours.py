@@ -568,3 +568,95 @@ def test_a_declared_local_shell_and_custom_tool_are_called_back_in_their_own_for
         "apply_patch",
     )
     assert patch["input"] == "*** Begin Patch\n*** End Patch"
+
+
+def responses_items(*items: dict[str, Any]) -> Script:
+    """A Responses stream whose output is ``items``, each added then done as it is."""
+    head = {"id": "resp_up", "object": "response", "model": "m", "output": []}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {**head, "status": "in_progress"}}
+    ]
+    for n, item in enumerate(items):
+        events += [
+            {"type": "response.output_item.added", "output_index": n, "item": item},
+            {"type": "response.output_item.done", "output_index": n, "item": item},
+        ]
+    done = {**head, "status": "completed", "output": list(items)}
+    events.append({"type": "response.completed", "response": done})
+    return Script(b"".join(encode(e, e["type"]) for e in events))
+
+
+SHELL_ACTION = {"type": "exec", "command": ["ls"], "env": {}, "timeout_ms": 900}
+
+
+@pytest.mark.parametrize(
+    ("item", "kept"),
+    [
+        (
+            {
+                "type": "local_shell_call",
+                "id": "lsh_1",
+                "call_id": "call_a",
+                "action": SHELL_ACTION,
+            },
+            True,
+        ),
+        (
+            {
+                "type": "local_shell_call",
+                "id": "lsh_2",
+                "call_id": "call_b",
+                "action": {"type": "exec"},
+            },
+            False,
+        ),
+        (
+            {
+                "type": "shell_call",
+                "id": "sh_1",
+                "call_id": "call_c",
+                "action": {"commands": ["ls"]},
+            },
+            False,
+        ),
+        (
+            {
+                "type": "apply_patch_call",
+                "id": "ap_1",
+                "call_id": "call_d",
+                "operation": {"type": "delete_file", "path": "/etc/passwd"},
+            },
+            False,
+        ),
+    ],
+    ids=["local-shell", "local-shell-no-command", "shell-undeclared", "apply-patch-undeclared"],
+)
+def test_an_upstreams_shell_and_patch_call_items_are_gated(
+    upstream: tuple[Scripted, str], item: dict[str, Any], kept: bool
+) -> None:
+    """A ``local_shell_call``, ``shell_call`` or ``apply_patch_call`` item of a Responses
+    upstream is checked like any call: a valid call of the declared ``local_shell`` reaches
+    the client as its ``local_shell_call``; a call without its command, or of a tool the
+    client did not declare, is withheld with its finding, never forwarded."""
+    import openai
+
+    scripted, url = upstream
+    scripted.script = responses_items({**item, "status": "completed"})
+    with ServerThread(create_app(ProxyConfig(url, Options(on_blocked="notice")))) as proxy:
+        client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0)
+        request = {"model": "m", "input": "list files", "tools": [{"type": "local_shell"}]}
+        with client.responses.stream(**request) as answer:
+            response = answer.get_final_response()
+    kinds = [i.type for i in response.output]
+    if kept:
+        (call,) = response.output
+        got = call.model_dump(exclude_none=True)
+        assert (got["type"], got["call_id"]) == ("local_shell_call", item["call_id"])
+        assert got["action"] == SHELL_ACTION
+    else:
+        assert set(kinds) <= {"message"}, kinds
+        assert item["call_id"] not in json.dumps(response.model_dump())
+        codes = [f["code"] for f in response.model_dump()["callgate"]["findings"]]
+        assert codes == [
+            "schema_invalid" if item["type"] == "local_shell_call" else "unknown_tool"
+        ]

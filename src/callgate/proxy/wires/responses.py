@@ -76,6 +76,7 @@ class ResponsesReader(Reader):
         """One event: forwarded items as they came, message text as released, calls held."""
         out: list[Event] = []
         if isinstance(chunk, Mapping):
+            chunk = _as_function_call(chunk)
             out += self._take(chunk)
         text = self.engine.step(chunk)
         if text:
@@ -432,6 +433,38 @@ class ResponsesWriter(Writer):
         body = {**(response or {}), **ending}
         body.pop("sequence_number", None)
         return body
+
+
+_CALL_ITEMS = {
+    "local_shell_call": ("local_shell", "action"),
+    "shell_call": ("shell", "action"),
+    "apply_patch_call": ("apply_patch", "operation"),
+}
+"""Call items of tools that are not functions: the function name the gate checks them
+under, and the field holding what they ask for."""
+
+
+def _as_function_call(chunk: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An upstream's local_shell, shell or apply_patch call item as a ``function_call``.
+
+    The gate then checks it like any call: it is never forwarded ungated.
+    """
+    item = chunk.get("item")
+    if not isinstance(item, Mapping) or item.get("type") not in _CALL_ITEMS:
+        return chunk
+    name, field = _CALL_ITEMS[item["type"]]
+    asked = item.get(field)
+    if isinstance(asked, Mapping) and name == "local_shell":
+        asked = {k: v for k, v in asked.items() if k != "type"}
+    call = {
+        "type": "function_call",
+        "id": item.get("id"),
+        "call_id": item.get("call_id") or item.get("id"),
+        "name": name,
+        "arguments": "" if asked is None else json.dumps(asked),
+        "status": item.get("status"),
+    }
+    return {**chunk, "item": call}
 
 
 def _error_fields(error: Mapping[str, Any]) -> dict[str, Any]:
