@@ -174,6 +174,8 @@ class ResponsesWriter(Writer):
         """The open message item's text, in pieces (joined when it closes)."""
         self._index = 0
         """The open message item's output index."""
+        self._thought: tuple[int, dict[str, Any], list[str]] | None = None
+        """The open reasoning item (another wire's reasoning): its index, item and text."""
 
     def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
         event = {"type": kind, "sequence_number": self._seq, **fields}
@@ -191,6 +193,8 @@ class ResponsesWriter(Writer):
                 out += self._start()
             if type(event) is Text and event.text:
                 out += self._text(event.text)
+            elif type(event) is Native and event.reasoning:
+                out += self._reasoning(event.reasoning)
             elif type(event) is UpstreamError:
                 out.append(self._event("error", **_error_fields(event.error)))
         return out
@@ -269,8 +273,36 @@ class ResponsesWriter(Writer):
             self.output[mine] = fields["item"] = done
         return [*out, self._event(kind, **fields)]
 
+    def _reasoning(self, text: str) -> list[dict[str, Any]]:
+        """Another wire's reasoning as a ``reasoning`` item's ``reasoning_text``."""
+        out = self._close_message()
+        if self._thought is None:
+            item = {"id": core.fresh_id("rs_"), "type": "reasoning", "summary": [], "content": []}
+            self._thought = (len(self.output), item, [])
+            self.output.append(item)
+            out.append(
+                self._event("response.output_item.added", output_index=self._thought[0], item=item)
+            )
+        index, item, texts = self._thought
+        texts.append(text)
+        where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+        return [*out, self._event("response.reasoning_text.delta", **where, delta=text)]
+
+    def _close_reasoning(self) -> list[dict[str, Any]]:
+        if self._thought is None:
+            return []
+        index, item, texts = self._thought
+        self._thought = None
+        text = "".join(texts)
+        self.output[index] = done = {**item, "content": [{"type": "reasoning_text", "text": text}]}
+        where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+        return [
+            self._event("response.reasoning_text.done", **where, text=text),
+            self._event("response.output_item.done", output_index=index, item=done),
+        ]
+
     def _text(self, text: str) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, Any]] = self._close_reasoning()
         if self._message is None:
             self._message = {
                 "id": core.fresh_id("msg_"),
@@ -340,7 +372,7 @@ class ResponsesWriter(Writer):
         notice = engine.notice()
         if notice:
             out += self._text(notice)
-        out += self._close_message()
+        out += [*self._close_reasoning(), *self._close_message()]
         for call in engine.calls:
             out += self._function_call(call)
         status = self.finish_reason()
