@@ -303,6 +303,7 @@ def test_a_message_start_the_proxy_writes_is_complete(
     request = {k: v for k, v in MESSAGES.items() if k != "stream"}
     if cut == 0:  # a dropped upstream ends in the wire's error event, which the SDK raises
         assert [d["type"] for _, d in got][-1] == "error"
+        assert got[-1][1]["error"]["message"], got[-1]
         with pytest.raises(anthropic.APIError), client.messages.stream(**request) as answer:
             answer.get_final_message()
         return
@@ -396,10 +397,13 @@ def test_a_whole_response_keeps_its_usage(
             }
         ],
         "usage": USAGE,
+        "system_fingerprint": "fp_up",
+        "service_tier": "default",
     }
     scripted.script = Script(whole_body(response), content_type="application/json")
     got = post(proxies["notice"], "/v1/chat/completions", {**CHAT, "stream": False}).json()
     assert got["usage"] == USAGE
+    assert (got["system_fingerprint"], got["service_tier"]) == ("fp_up", "default")
     assert (got["created"], got["id"], got["model"]) == (
         1_700_000_123,
         "chatcmpl-whole",

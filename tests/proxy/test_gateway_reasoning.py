@@ -4,7 +4,8 @@ Anthropic ``thinking`` blocks, a Chat Completions ``reasoning_content`` channel 
 Responses ``reasoning`` items, each from a loopback upstream of its wire, through
 ``--upstream-wire`` to a client of each other wire, read with that wire's official SDK:
 the reasoning comes as a ``thinking`` block, ``reasoning_content`` deltas, or a
-``reasoning`` item with its ``reasoning_text``, before the answer's text, never dropped.
+``reasoning`` item with its ``reasoning_text``, before the answer's text, never dropped;
+the upstream's token usage comes with it.
 """
 
 from __future__ import annotations
@@ -71,9 +72,16 @@ def chat_upstream() -> Script:
         ({"content": ANSWER}, None),
         ({}, "stop"),
     ]
+    usage = {"prompt_tokens": 3, "completion_tokens": 9, "total_tokens": 12}
     return Script(
         sse_body(
-            [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": f}]} for d, f in deltas]
+            [
+                *(
+                    {**head, "choices": [{"index": 0, "delta": d, "finish_reason": f}]}
+                    for d, f in deltas
+                ),
+                {**head, "choices": [], "usage": usage},
+            ]
         )
     )
 
@@ -110,7 +118,12 @@ def responses_upstream() -> Script:
         {"type": "response.output_item.done", "output_index": 1, "item": message},
         {
             "type": "response.completed",
-            "response": {**head, "status": "completed", "output": [done_thought, message]},
+            "response": {
+                **head,
+                "status": "completed",
+                "output": [done_thought, message],
+                "usage": {"input_tokens": 3, "output_tokens": 9, "total_tokens": 12},
+            },
         },
     ]
     return Script(b"".join(encode(e, e["type"]) for e in events))
@@ -151,10 +164,16 @@ def test_the_upstreams_reasoning_reaches_the_client_in_its_wires_shape(
             for b in message.content
         ]
         assert got == [("thinking", THOUGHT), ("text", ANSWER)]
+        assert (message.usage.input_tokens, message.usage.output_tokens) == (3, 9)
     elif client == "chat":
         sdk_chat = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
-        thought, text = [], []
-        for chunk in sdk_chat.chat.completions.create(model="m", messages=ask, stream=True):
+        thought, text, used = [], [], []
+        stream = sdk_chat.chat.completions.create(
+            model="m", messages=ask, stream=True, stream_options={"include_usage": True}
+        )
+        for chunk in stream:
+            if chunk.usage is not None:
+                used.append((chunk.usage.prompt_tokens, chunk.usage.completion_tokens))
             for choice in chunk.choices:
                 extra = choice.delta.model_extra or {}
                 thought.append(extra.get("reasoning_content") or "")
@@ -163,6 +182,7 @@ def test_the_upstreams_reasoning_reaches_the_client_in_its_wires_shape(
                     "reasoning after text"
                 )
         assert ("".join(thought), "".join(text)) == (THOUGHT, ANSWER)
+        assert used == [(3, 9)]
     else:
         sdk_responses = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
         with sdk_responses.responses.stream(model="m", input=ask) as answer:
@@ -172,3 +192,5 @@ def test_the_upstreams_reasoning_reaches_the_client_in_its_wires_shape(
         reasoning = response.output[0].model_dump()
         assert [c["text"] for c in reasoning["content"]] == [THOUGHT]
         assert response.output_text == ANSWER
+        assert response.usage is not None
+        assert (response.usage.input_tokens, response.usage.output_tokens) == (3, 9)

@@ -253,6 +253,29 @@ def test_a_setting_that_cannot_be_carried_is_refused_by_name(
         translate(client, upstream, {**base, **body})
 
 
+@pytest.mark.parametrize(
+    ("given", "messages", "responses"),
+    [
+        ("auto", {"type": "auto"}, "auto"),
+        ("none", {"type": "none"}, "none"),
+        ("required", {"type": "any"}, "required"),
+        (
+            {"type": "function", "function": {"name": "get_weather"}},
+            {"type": "tool", "name": "get_weather"},
+            {"type": "function", "name": "get_weather"},
+        ),
+    ],
+)
+def test_each_tool_choice_is_written_as_the_upstream_wire_names_it(
+    given: Any, messages: dict[str, Any], responses: Any
+) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tool_choice": given}
+    assert translate("chat", "messages", body)["tool_choice"] == messages
+    assert translate("chat", "responses", body)["tool_choice"] == responses
+    back = translate("messages", "chat", translate("chat", "messages", body))
+    assert back["tool_choice"] == given
+
+
 def test_responses_previous_response_id_is_refused_across_wires() -> None:
     body = {"model": "m", "input": "hi", "previous_response_id": "resp_1"}
     with pytest.raises(RequestError, match="previous_response_id"):
