@@ -661,6 +661,27 @@ def test_an_upstreams_shell_and_patch_call_items_are_gated(
         assert set(kinds) <= {"message"}, kinds
         assert item["call_id"] not in json.dumps(response.model_dump())
         codes = [f["code"] for f in response.model_dump()["callgate"]["findings"]]
-        assert codes == [
-            "schema_invalid" if item["type"] == "local_shell_call" else "unknown_tool"
-        ]
+        assert codes == ["schema_invalid" if item["type"] == "local_shell_call" else "unknown_tool"]
+
+
+@pytest.mark.parametrize("tail", ["<tool_ca", '<tool_call>{"name": "get_wea'])
+def test_text_held_to_the_end_of_the_stream_is_released_then(
+    upstream: tuple[Scripted, str], proxies: dict[str, str], tail: str
+) -> None:
+    """A stream that ends (``[DONE]``, no finish reason) inside what could have been a
+    call's markup: the held text is the answer's last text, after the text before it."""
+    scripted, _ = upstream
+    head = {"id": "chatcmpl-end", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    deltas = [({"role": "assistant", "content": "The tag is "}, None), ({"content": tail}, None)]
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": d, "finish_reason": f}]} for d, f in deltas
+    ]
+    scripted.script = Script(sse_body(chunks))  # no finish reason: [DONE] ends it
+    got = events(post(proxies["notice"], "/v1/chat/completions", CHAT).text)
+    said = "".join(
+        (d["choices"][0]["delta"].get("content") or "")
+        for _, d in got
+        if d != "[DONE]" and d.get("choices")
+    )
+    assert said.startswith("The tag is ")
+    assert tail in said
