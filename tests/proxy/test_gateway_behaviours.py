@@ -685,3 +685,19 @@ def test_text_held_to_the_end_of_the_stream_is_released_then(
     )
     assert said.startswith("The tag is ")
     assert tail in said
+
+
+def test_a_reasoning_tags_held_tail_is_the_answers_last_text_when_moving_reasoning(
+    upstream: tuple[Scripted, str],
+) -> None:
+    """With the reasoning moved to ``reasoning_content``, a stream ending (``[DONE]``
+    alone) in what could have opened a think tag gives that tail as content, not lost."""
+    scripted, url = upstream
+    head = {"id": "chatcmpl-end", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    delta = {"role": "assistant", "content": "<think>hm</think>Done <thi"}
+    scripted.script = Script(sse_body([{**head, "choices": [{"index": 0, "delta": delta}]}]))
+    with ServerThread(create_app(ProxyConfig(url, Options(move_reasoning=True)))) as proxy:
+        got = events(post(proxy.url, "/v1/chat/completions", CHAT).text)
+    deltas = [d["choices"][0]["delta"] for _, d in got if d != "[DONE]" and d.get("choices")]
+    assert "".join(d.get("reasoning_content") or "" for d in deltas) == "hm"
+    assert "".join(d.get("content") or "" for d in deltas) == "Done <thi"

@@ -97,12 +97,14 @@ def test_images_are_carried_between_wires() -> None:
         "type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"},
     }
-    body = {**MESSAGES_BODY, "messages": [{"role": "user", "content": [image]}]}
+    words = {"type": "text", "text": "What is this?"}
+    body = {**MESSAGES_BODY, "messages": [{"role": "user", "content": [words, image]}]}
     chat = translate("messages", "chat", body)
     assert chat["messages"][1]["content"] == [
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}
+        words,
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
     ]
-    assert translate("chat", "messages", chat)["messages"][0]["content"] == [image]
+    assert translate("chat", "messages", chat)["messages"][0]["content"] == [words, image]
 
 
 @pytest.mark.parametrize(
