@@ -34,7 +34,7 @@ from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
 from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.metrics import Metrics
-from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, normalize
+from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
 from callgate.proxy.requests import RequestBodyError, read_request
 from callgate.proxy.sse import SSEReader, encode
 from callgate.proxy.wires.translate import upstream_wire
@@ -231,9 +231,10 @@ class Proxy:
             body = error_body(wire, 400, str(exc), exc.code)
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
+        forms = client_forms(CLIENT_WIRES[wire], payload)
         payload, rewrites = self._normalized(wire, payload)
         try:
-            turn = self._turn(wire, payload)
+            turn = self._turn(wire, payload, forms)
         except RequestError as exc:
             body = error_body(wire, 400, f"callgate: {exc}", "invalid_request")
             await JSONResponse(body, status_code=400)(scope, receive, send)
@@ -242,7 +243,8 @@ class Proxy:
         url = _target(self.config, path, scope.get("query_string", b""))
         headers = _forwarded(request.headers, gated=True)
         exchange = _Exchange(self, wire, url, headers, dict(turn.request), started=started)
-        exchange.translated, exchange.rewrites = turn.translated, rewrites
+        exchange.translated, exchange.rewrites = turn.translated, [*rewrites, *turn.rewrites]
+        self.metrics.rewrites(turn.rewrites)
         if payload.get("stream") is True:
             await exchange.stream(turn, scope, receive, send)
         else:
@@ -258,8 +260,12 @@ class Proxy:
         self.metrics.rewrites(rewrites)
         return payload, rewrites
 
-    def _turn(self, wire: str, payload: Mapping[str, Any]) -> Engine:
-        return ENGINES[wire](payload, self.config.options, upstream=self.config.upstream_wire)
+    def _turn(
+        self, wire: str, payload: Mapping[str, Any], forms: Mapping[str, str] | None = None
+    ) -> Engine:
+        return ENGINES[wire](
+            payload, self.config.options, upstream=self.config.upstream_wire, forms=forms
+        )
 
     # -- every other path -------------------------------------------------------------
 

@@ -184,6 +184,8 @@ class MessagesWriter(Writer):
     def __init__(self, engine: Host) -> None:
         super().__init__(engine)
         self._started = False
+        self._pings: list[dict[str, Any]] = []
+        """Pings that came before any message_start: written right after it."""
         self._next = 0
         """The next content-block index of the client's message."""
         self._open: tuple[str, int] | None = None
@@ -205,7 +207,7 @@ class MessagesWriter(Writer):
         """Forwarded events renumbered, released text in text blocks."""
         out: list[dict[str, Any]] = []
         if not self._started and self.engine.reader.wire != WIRE and events:
-            out.append(self._start())
+            out += self._start()
         for event in events:
             if type(event) is Text:
                 out += self._released(event.text) if event.text else []
@@ -254,16 +256,18 @@ class MessagesWriter(Writer):
                     return head + str(self._open[1]).encode() + _TEXT_DELTA + body + b"}}\n\n"
         return super().play(events)
 
-    def _start(self) -> dict[str, Any]:
+    def _start(self, given: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The message_start (``given``, the upstream's, or one made up), then held pings."""
         self._started = True
-        return message_start(self.engine.client_request, self.engine.head)
+        pings, self._pings = self._pings, []
+        return [given or message_start(self.engine.client_request, self.engine.head), *pings]
 
     def _unstarted(self) -> list[dict[str, Any]]:
         """A message_start before the first block when none was sent yet.
 
         The upstream's may have been unreadable: no client sees a block outside a message.
         """
-        return [] if self._started else [self._start()]
+        return [] if self._started else self._start()
 
     def _native(self, event: Native) -> list[dict[str, Any]]:
         if event.wire != WIRE:
@@ -271,10 +275,10 @@ class MessagesWriter(Writer):
         chunk = event.payload
         kind = chunk.get("type")
         if kind == "message_start":
-            if self._started:
-                return []
-            self._started = True
-            return [chunk]
+            return [] if self._started else self._start(dict(chunk))
+        if kind == "ping" and not self._started:
+            self._pings.append(dict(chunk))
+            return []
         if kind == "ping":
             return [chunk]
         return self._renumbered(chunk)
@@ -350,7 +354,7 @@ class MessagesWriter(Writer):
                 continue
             out += self._tool_use(call)
         if not self._started:
-            out.insert(0, self._start())
+            out[:0] = self._start()
         if engine.broken is not None:  # the turn ends in error, as Anthropic ends one
             error = {"type": "api_error", "message": notices.broken_line()}
             return [*out, {"type": "error", "error": error, "callgate": engine.annotation()}]
