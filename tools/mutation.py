@@ -102,7 +102,10 @@ MODULES = {
             "tests/buffer/test_clean_end.py",
         ),
     ),
-    "repair": Module("src/callgate/gate/repair.py", ("tests/gate/test_lossless_repair.py",)),
+    "repair": Module(
+        "src/callgate/gate/repair.py",
+        ("tests/gate/test_lossless_repair.py", "tests/gate/test_repair_places.py"),
+    ),
     "requests": Module("src/callgate/proxy/requests.py", ("tests/proxy/test_request_reader.py",)),
     "openai": Module(
         "src/callgate/strategies/openai.py",

@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from callgate.proxy.app import error_body
+from callgate.proxy.app import error_body, upstream_error_json
 from callgate.proxy.engine import ENGINES, BlockedMode, GatedCore, Options, RequestError
+from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.sse import DONE_EVENT, SSEReader, encode
 
 __all__ = ["WIRES", "BlockedMode", "GatedExchange", "Options", "RequestError", "error_json"]
@@ -130,12 +131,7 @@ class GatedExchange:
 
     def upstream_error(self, status: int, data: bytes) -> bytes:
         """An upstream error body of another wire in the client wire's error shape."""
-        parsed = _json_or_none(data)
-        inner = parsed.get("error") if isinstance(parsed, dict) else None
-        message = inner.get("message") if isinstance(inner, dict) else None
-        if not isinstance(message, str):
-            message = data.decode("utf-8", "replace")[:500] or f"upstream HTTP {status}"
-        return error_json(self.wire, status, message, "upstream_error")
+        return upstream_error_json(self.wire, status, data)
 
     @property
     def failed(self) -> bool:
@@ -162,7 +158,8 @@ class GatedExchange:
 
 
 def _json_or_none(data: bytes) -> Any:
+    """An upstream's JSON read as strictly as the proxy reads it (None when it is not)."""
     try:
-        return json.loads(data)
+        return strict_loads(data)
     except ValueError:
         return None

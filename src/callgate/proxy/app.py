@@ -133,6 +133,20 @@ def error_body(wire: str, status: int, message: str, code: str) -> dict[str, Any
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
+def upstream_error_json(wire: str, status: int, data: bytes) -> bytes:
+    """An upstream's error body of another wire, rewritten in the client wire's error shape.
+
+    Its ``error.message`` is kept (else its first 500 characters); the status is the
+    caller's to keep. The proxy and the Envoy processor answer a translated turn's error so.
+    """
+    parsed = _json_or_none(data)
+    inner = parsed.get("error") if isinstance(parsed, dict) else None
+    message = inner.get("message") if isinstance(inner, dict) else None
+    if not isinstance(message, str):
+        message = data.decode("utf-8", "replace")[:500] or f"upstream HTTP {status}"
+    return json.dumps(error_body(wire, status, message, "upstream_error")).encode()
+
+
 class Proxy:
     """The ASGI application (see the module's docstring); made by :func:`create_app`."""
 
@@ -356,12 +370,7 @@ class _Exchange:
 
     def _rewritten_error(self, status: int, body: bytes) -> bytes:
         """An upstream error body of another wire in the client wire's error shape."""
-        parsed = _json_or_none(body)
-        inner = parsed.get("error") if isinstance(parsed, dict) else None
-        message = inner.get("message") if isinstance(inner, dict) else None
-        if not isinstance(message, str):
-            message = body.decode("utf-8", "replace")[:500] or f"upstream HTTP {status}"
-        return json.dumps(error_body(self.wire, status, message, "upstream_error")).encode()
+        return upstream_error_json(self.wire, status, body)
 
     # -- streaming --------------------------------------------------------------------
 
