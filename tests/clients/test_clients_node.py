@@ -1,12 +1,11 @@
-"""The Node clients through ``callgate proxy`` (a real process): quoted markup, timeouts.
+"""The openai npm package through ``callgate proxy`` (a real process): quoted markup, timeouts.
 
 The official openai npm package (tests/node_openai: ``create({stream: true})`` and the
-``.stream()`` helper) and the Vercel AI SDK (tests/node_ai: ``streamText`` with a zod tool
-and ``stopWhen``, through ``@ai-sdk/openai-compatible``) ask a fake upstream that answers
-with prose quoting a call in inline code, or too late for the proxy's ``--timeout``. The
-prose reaches them whole and nothing runs; the timeout ends their turn in an error they
-throw or report, with the notice's words. Without Node or the ``npm ci`` of those folders
-the tests skip, unless ``CALLGATE_REQUIRE_NODE=1`` (CI) fails them.
+``.stream()`` helper) asks a fake upstream that answers with prose quoting a call in inline
+code, or too late for the proxy's ``--timeout``. The prose reaches it whole and nothing
+runs; the timeout makes it throw the notice's words. (The Vercel AI SDK's are in
+tests/proxy/test_proxy_ai_sdk.py.) Without Node or the ``npm ci`` of tests/node_openai the
+tests skip, unless ``CALLGATE_REQUIRE_NODE=1`` (CI) fails them.
 """
 
 from __future__ import annotations
@@ -51,29 +50,6 @@ def url() -> Iterator[str]:
         proxy_process(["--upstream", upstream.url + "/v1", *args]) as (_, base, _first),
     ):
         yield base
-
-
-def _ai_sdk(url: str, prompt: str) -> dict[str, Any]:
-    program = node_for("node_ai", "ai")
-    done = subprocess.run(
-        [program, str(TESTS / "node_ai" / "client.mjs"), url + "/v1", QWEN_MODEL, prompt],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    return result
-
-
-def test_the_ai_sdk_shows_quoted_prose_whole_and_reports_a_timeout(url: str) -> None:
-    quoted = _ai_sdk(url, "The format?")
-    assert (quoted["executed"], quoted["text"], quoted["finish_reasons"]) == ([], QUOTED, ["stop"])
-    assert quoted["errors"] == []
-    late = _ai_sdk(url, f"A {SLOW} one?")
-    assert late["executed"] == [] and late["finish_reasons"] == ["error"]
-    assert late["errors"] and all(TIMED_OUT in e for e in late["errors"])
 
 
 def test_the_openai_npm_package_shows_quoted_prose_whole_and_throws_on_a_timeout(
