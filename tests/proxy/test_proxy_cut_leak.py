@@ -1,10 +1,10 @@
 """A call the model was writing into its text when the stream was cut is withheld, not shown.
 
 For every text format's sample call, cut at any character, streamed in pieces cut anywhere
-on any wire, and ended by the wire's length reason or by no end at all: nothing runs; the
-library's display shows the text before the call and withholds the rest (the display and
-what it withheld are the content, nothing lost); and the proxy's client, on every client
-wire in front of every upstream wire it reads, receives the library's display and then one
+on any of the seven wires, and ended by the wire's length reason or by no end at all:
+nothing runs; the library's display shows the text before the call and withholds the rest
+(the display and what it withheld are the content, nothing lost); and, on the wires the
+proxy reads, its client on every client wire receives the library's display and then one
 short plain line naming the cut call, never the partial markup.
 """
 
@@ -21,7 +21,7 @@ from callgate.proxy.engine import ENGINES, Options
 from callgate.proxy.notices import LIMIT, call_notice
 from callgate.testing import splits
 from callgate.testing.text import BEFORE, SAMPLES, TAIL_SAMPLES
-from callgate.testing.wires import chunks_of, encoder
+from callgate.testing.wires import WIRES, chunks_of, encoder
 
 UPSTREAMS = {"openai": "chat", "anthropic": "messages", "openai-responses": "responses"}
 """The wires the proxy reads, by the testing kit's encoder name."""
@@ -61,7 +61,7 @@ def cut_streams(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], str, list[s
     fmt, markup, calls = draw(st.sampled_from(MARKUPS))
     at = draw(st.integers(1, len(markup) - 1))
     content = BEFORE + markup[:at]
-    wire = draw(st.sampled_from(sorted(UPSTREAMS)))
+    wire = draw(st.sampled_from(WIRES))
     enc = encoder(wire)
     chunks = chunks_of(enc.prelude([d for d in draw(splits(content)) if d]))
     ending = draw(st.sampled_from(["length", "none"]))
@@ -74,7 +74,7 @@ def cut_streams(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], str, list[s
     return content, enc.finalise(chunks), wire, names, fmt
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(cut_streams(), st.sampled_from(sorted(ENGINES)))
 def test_a_call_cut_in_the_text_is_withheld_alike_by_the_library_and_the_proxy(
     drawn: tuple[str, list[dict[str, Any]], str, list[str], str], client: str
@@ -99,6 +99,8 @@ def test_a_call_cut_in_the_text_is_withheld_alike_by_the_library_and_the_proxy(
     if cut is not None:
         assert shown + cut.markup == content, "the display and what it withheld are the content"
 
+    if wire not in UPSTREAMS:
+        return
     options = Options(on_blocked="notice", text_formats=(fmt,))
     engine = ENGINES[client](_request(client, names), options, upstream=UPSTREAMS[wire])
     out: list[dict[str, Any]] = []
@@ -112,3 +114,26 @@ def test_a_call_cut_in_the_text_is_withheld_alike_by_the_library_and_the_proxy(
         line = call_notice([cut.name], "cut")
         assert engine.notice() == "\n\n" + line and len(line) <= LIMIT
         assert cut.markup not in received
+
+
+def test_a_cut_block_naming_a_tool_the_turn_lacks_is_text_as_it_came() -> None:
+    partial = '<tool_call>{"name": "send_email", "arguments": {"to": "a'
+    enc = encoder("openai")
+    chunks = chunks_of(enc.prelude(["Sure: ", *partial]))
+    enc.state["reason"] = "length"
+    chunks = enc.finalise(chunks + enc.finish([], "length") + enc.epilogue())
+    buffer = LLMStreamBuffer(
+        tool_schemas={"get_weather": {"type": "object"}}, text_formats=["tool_call_tag"]
+    )
+    shown = ""
+    for chunk in chunks:
+        buffer.add(chunk)
+        shown += buffer.text()
+    buffer.end()
+    shown += buffer.text()
+    assert shown == "Sure: " + partial and buffer.text_queue.cut is None
+    engine = ENGINES["chat"](
+        _request("chat", ["get_weather"]), Options(text_formats=("tool_call_tag",))
+    )
+    out = [c for chunk in chunks for c in engine.feed(chunk)] + engine.finish()
+    assert _text("chat", out) == "Sure: " + partial and engine.notice() == ""
