@@ -617,3 +617,36 @@ def test_a_bad_configuration_is_refused_with_a_clear_error(
 ) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         CallgateGuardrail(guardrail_name="callgate", **given)
+
+
+QUOTED_PROSE = (
+    "The model emits `<tool_call>"
+    + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
+    + "</tool_call>` in its output."
+)
+"""A Qwen model's prose that quotes its own call format in inline code."""
+QWEN_MODEL = MODEL_OF["tool_call_tag"]
+
+
+def test_markup_quoted_in_inline_code_is_shown_whole_and_runs_nothing(
+    proxy: str, upstream: Upstream
+) -> None:
+    turn = text_turn(QUOTED_PROSE, model=QWEN_MODEL)
+    got = through_proxy(proxy, upstream, turn, model=QWEN_MODEL, schemas=WEATHER)
+    assert got["calls"] == [] and got["finish_reason"] == "stop"
+    assert got["content"] == QUOTED_PROSE
+
+
+def test_a_leaked_call_cut_by_length_shows_a_notice_not_its_markup(
+    proxy: str, upstream: Upstream
+) -> None:
+    partial = '<tool_call>{"name": "get_weather", "arguments": {"city": "Pa'
+    turn = text_turn("Checking. " + partial, model=QWEN_MODEL, finish="length")
+    plain = through_proxy(proxy, upstream, turn, model=QWEN_MODEL, schemas=WEATHER, guardrail=None)
+    assert plain["content"] == "Checking. " + partial  # LiteLLM alone: the partial markup
+    got = through_proxy(proxy, upstream, turn, model=QWEN_MODEL, schemas=WEATHER)
+    assert got["calls"] == [] and got["finish_reason"] == "length"
+    assert got["content"] == (
+        "Checking. \n\nA call to get_weather was not run: "
+        "the answer was cut off before the call was complete."
+    )

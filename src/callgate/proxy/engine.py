@@ -319,7 +319,7 @@ class Engine(GateCore):
         are :mod:`callgate.proxy.notices`'.
         """
         if self.broken is not None and self.repair is None:
-            return notices.broken()
+            return notices.broken(self.broken)
         if self.passed or self.repair is not None:
             return ""
         return notices.withheld(self)

@@ -34,6 +34,7 @@ from callgate.fsm.detector import DETECTOR, DetectorState
 from callgate.fsm.interpreter import Interpreter
 from callgate.gate.findings import Finding, finding
 from callgate.strategies.text.base import Schemas, TextCall
+from callgate.strategies.text.cut import CutCall, Withhold
 from callgate.strategies.text.formats import (
     END_FORMATS,
     FORMATS,
@@ -42,7 +43,7 @@ from callgate.strategies.text.formats import (
     leading_name,
     select,
 )
-from callgate.strategies.text.quoting import Quotes
+from callgate.strategies.text.quoting import LOOK, MARKS, Quotes
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -166,6 +167,8 @@ class _Block:
 _JSON_OUTSIDE = re.compile(r'[\[\]{}"]')
 _PYTHON_OUTSIDE = re.compile(r"[\[\](){}\"']")
 _NON_WS = re.compile(r"\S")
+_QUOTE = re.compile("[" + re.escape(MARKS) + "]")
+"""Where Markdown code may start (:mod:`~callgate.strategies.text.quoting`)."""
 _OPENS = frozenset("[({")
 
 
@@ -296,7 +299,7 @@ def _scanning(formats: tuple[str, ...] | None) -> _Scanning:
         hold=max(len(t) for t in tokens) - 1,
         stops=stops,
         reason_re=_alternation([THINK_CLOSE, *openers]),
-        starters=re.compile("[" + re.escape("".join({t[0] for t in tokens} | {"`"})) + "]"),
+        starters=re.compile("[" + re.escape("".join({t[0] for t in tokens} | set(MARKS))) + "]"),
         reason_hold=max(len(t) for t in [THINK_CLOSE, *openers]) - 1,
     )
 
@@ -351,6 +354,8 @@ class Detector:
         self._extracted = 0
         self._final = False
         self.findings = []
+        self.cut: CutCall | None = None
+        """The call a cut end withheld from the display (see :meth:`finish`), else None."""
 
     # -- feeding ----------------------------------------------------------------------
 
@@ -418,13 +423,14 @@ class Detector:
         )
         return self._detected(shown, blocks)
 
-    def finish(self, *, cut: bool = False) -> Detected:
+    def finish(self, *, cut: bool = False, withhold: Withhold | None = None) -> Detected:
         """The stream ended: release what is held, settle an open block, check the end.
 
         A block still open is a call when its payload parses: servers use a close marker
         as a stop sequence, so a normal end stands for it. ``cut``: the stream was cut
         short (its length limit, or no terminal event), so only a format whose close is
-        optional may end there; any other open block is shown.
+        optional may end there; any other open block is shown, unless ``withhold`` says
+        it is a cut call (:mod:`~callgate.strategies.text.cut`): then :attr:`cut` keeps it.
         """
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
@@ -445,7 +451,10 @@ class Detector:
                 found = DetectedBlock(fmt.name, calls, markup, at=_length(shown))
                 self._fire("finish_call", blocks=blocks, found=found)
             else:
-                self._fire("finish_text", shown, text=block.markup_open + payload)
+                text = block.markup_open + payload
+                if cut and withhold is not None and withhold(block.named()):
+                    self.cut, text = CutCall(block.named(), text), ""
+                self._fire("finish_text", shown, text=text)
             self.block = None
         else:
             self._fire("end", shown)
@@ -478,7 +487,8 @@ class Detector:
                 self._fire("open", block=_Block(opener, self._at_start[opener], _NO_STOPS))
                 return buf[lead:]
         match = self._open_re.search(buf)
-        tick = buf.find("`", 0, len(buf) if match is None else match.start())
+        quote = _QUOTE.search(buf, 0, len(buf) if match is None else match.start())
+        tick = -1 if quote is None else quote.start()
         if tick >= 0:
             self._show(buf[:tick], shown)
             self._fire("text", shown)
@@ -514,29 +524,32 @@ class Detector:
 
         The rest is prose, scanned again (see :mod:`~callgate.strategies.text.quoting`).
         """
-        end = self._quotes.read(buf, lambda text, pos: self._indent(shown, text, pos))
+        end = self._quotes.read(buf, lambda text, pos: self._line(shown, text, pos))
         self._show(buf[:end], shown)
         self._fire("text", shown)
         return buf[end:]
 
-    def _indent(self, shown: list[str], buf: str, pos: int) -> int:
-        """Spaces from the last line break (or the content's start) to ``buf[pos]``.
+    def _line(self, shown: list[str], buf: str, pos: int) -> str | None:
+        """The text from the last line break (or the content's start) to ``buf[pos]``.
 
-        ``buf`` follows everything shown; -1 past three, or if other text stands there.
-        Looks back at most four characters.
+        ``buf`` follows everything shown; None when that is longer than :data:`LOOK`.
         """
-        count = 0
+        before: list[str] = []
+        room = LOOK
         pieces = itertools.chain(
-            (buf[max(pos - 4, 0) : pos],), reversed(shown), reversed(self._content)
+            (buf[max(pos - LOOK, 0) : pos],), reversed(shown), reversed(self._content)
         )
         for piece in pieces:
-            for char in reversed(piece[-4:]):
-                if char == "\n":
-                    return count
-                if char not in " \t" or count == 3:
-                    return -1
-                count += 1
-        return count
+            tail = piece[-room:] if room else ""
+            cut = tail.rfind("\n")
+            if cut >= 0:
+                before.append(tail[cut + 1 :])
+                return "".join(reversed(before))
+            if len(tail) == room:
+                return None
+            before.append(tail)
+            room -= len(tail)
+        return "".join(reversed(before))
 
     def _in_block(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> str:
         block = self.block
