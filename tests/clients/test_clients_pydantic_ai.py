@@ -18,7 +18,9 @@ from typing import Any
 import openai
 import pytest
 
-pytest.importorskip("pydantic_ai")
+from integrations_upstream import framework
+
+framework("pydantic_ai")
 
 from pydantic_ai import Agent, RunContext
 
