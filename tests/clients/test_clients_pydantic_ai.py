@@ -22,18 +22,18 @@ from integrations_upstream import framework
 
 framework("pydantic_ai")
 
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, RunContext  # noqa: E402
 
-from callgate.integrations.pydantic_ai import CallgateModel
-from callgate.proxy.serving import ServerThread
-from callgate.proxy.upstream import (
+from callgate.integrations.pydantic_ai import CallgateModel  # noqa: E402
+from callgate.proxy.serving import ServerThread  # noqa: E402
+from callgate.proxy.upstream import (  # noqa: E402
     ReplayUpstream,
     Script,
     sse_body,
     whole_body,
     whole_response,
 )
-from callgate.testing.builders import openai_chunks
+from callgate.testing.builders import openai_chunks  # noqa: E402
 
 QWEN = "Qwen/Qwen2.5-7B-Instruct"
 QUOTED = (
