@@ -195,6 +195,26 @@ def test_an_unreachable_upstream_is_a_502_in_openais_shape() -> None:
         assert 'callgate_proxy_upstream_errors_total{kind="ConnectError"} 2.0' in metrics
 
 
+def test_an_upstream_that_answers_nothing_in_time_is_a_504_that_says_so(
+    harness: Harness,
+) -> None:
+    case = StreamCase("slow-whole", [], {})
+    kwargs = harness.add(case)
+    body = json.dumps({"choices": []}).encode()
+    harness.scripts[case.id] = Script(body, content_type="application/json", delay=3.0)
+    proxy = create_app(ProxyConfig(upstream=harness.router.upstream, read_timeout=0.5))
+    with ServerThread(proxy) as server:
+        reply = httpx.post(server.url + "/v1/chat/completions", json=kwargs, timeout=10)
+        assert reply.status_code == 504
+        error = reply.json()["error"]
+        assert error["code"] == "upstream_timeout"
+        assert error["message"].startswith("The model did not answer in time")
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as raised:
+            client.chat.completions.create(**kwargs)
+        assert raised.value.status_code == 504
+
+
 def test_a_request_over_the_size_bound_is_a_413(harness: Harness) -> None:
     proxy = create_app(ProxyConfig(upstream=harness.router.upstream, max_request_bytes=1000))
     with ServerThread(proxy) as server:

@@ -272,9 +272,8 @@ class Proxy:
             )
         except httpx.HTTPError as exc:
             self.metrics.upstream_error(type(exc).__name__)
-            message = f"the upstream cannot be reached: {type(exc).__name__}"
-            reply = error_body("chat", 502, message, "upstream_unreachable")
-            await JSONResponse(reply, status_code=502)(scope, receive, send)
+            status, reply = _unreached("chat", exc, self.config.read_timeout)
+            await JSONResponse(reply, status_code=status)(scope, receive, send)
             return
         try:
             start = {
@@ -319,8 +318,8 @@ class _Exchange:
 
     def _unreachable(self, scope: Scope, exc: Exception) -> JSONResponse:
         self.proxy.metrics.upstream_error(type(exc).__name__)
-        message = f"the upstream cannot be reached: {type(exc).__name__}: {exc}"
-        return JSONResponse(error_body(self.wire, 502, message, "upstream_unreachable"), 502)
+        status, reply = _unreached(self.wire, exc, self.proxy.config.read_timeout)
+        return JSONResponse(reply, status)
 
     async def _relay_error(
         self, upstream: httpx.Response, scope: Scope, receive: Receive, send: Send
@@ -549,6 +548,22 @@ class _Exchange:
             )
         if self.proxy.config.spans is not None:
             self.proxy.config.spans.record_served(turn, self.started, served_by="proxy")
+
+
+def _unreached(wire: str, exc: Exception, read_timeout: float) -> tuple[int, dict[str, Any]]:
+    """The status and error body for an upstream that gave no response.
+
+    One that was reached but answered nothing within the read timeout is a 504 saying so;
+    one that could not be reached at all (refused, unresolved, no connection in time) a 502.
+    """
+    if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
+        message = (
+            f"The model did not answer in time (nothing within {read_timeout:g} s, "
+            f"{type(exc).__name__}); nothing was run."
+        )
+        return 504, error_body(wire, 504, message, "upstream_timeout")
+    message = f"the upstream cannot be reached: {type(exc).__name__}: {exc}".rstrip(": ")
+    return 502, error_body(wire, 502, message, "upstream_unreachable")
 
 
 def _headers(pairs: list[tuple[bytes, bytes]]) -> dict[str, str]:
