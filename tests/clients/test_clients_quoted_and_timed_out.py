@@ -324,4 +324,5 @@ def test_the_llm_cli_prints_quoted_markup_whole_and_reports_a_timeout(
     streamed = _llm(url, home, f"A {SLOW} one?")
     assert streamed.returncode != 0 and TIMED_OUT in streamed.stderr
     whole = _llm(url, home, f"A {SLOW} one?", "--no-stream")
-    assert whole.returncode != 0 and "502" in whole.stderr
+    assert whole.returncode != 0 and "504" in whole.stderr
+    assert "did not answer in time" in whole.stderr
