@@ -96,6 +96,21 @@ _GATE = (
 )
 """The gate's behaviour tests: the turn gate and its parts (slots, text calls, release, verdict)."""
 
+_OPENAI = (
+    *_NATIVE,
+    "tests/wires/test_openai_chat.py",
+    "tests/wires/test_openai_chat_choices.py",
+    "tests/wires/test_openai_chat_stop.py",
+    "tests/wires/test_openai_chat_replay.py",
+    "tests/wires/test_openai_chat_own_gate.py",
+    "tests/wires/test_openai_chat_entries.py",
+    "tests/wires/test_openai_chat_errors.py",
+)
+"""The OpenAI strategy's behaviour tests: the strategy and its choice accumulator."""
+
+_RESPONSES = ("tests/wires/test_openai_responses.py", "tests/wires/test_openai_responses_events.py")
+"""The Responses strategy's behaviour tests: the strategy and its output items."""
+
 _DETECTOR = (
     "tests/text/test_detector.py",
     "tests/text/test_detector_held_payloads.py",
@@ -117,19 +132,8 @@ MODULES = {
     "gate_verdict": Module("src/callgate/gate/_verdict.py", _GATE),
     "repair": Module("src/callgate/gate/repair.py", ("tests/gate/test_lossless_repair.py",)),
     "requests": Module("src/callgate/proxy/requests.py", ("tests/proxy/test_request_reader.py",)),
-    "openai": Module(
-        "src/callgate/strategies/openai.py",
-        (
-            *_NATIVE,
-            "tests/wires/test_openai_chat.py",
-            "tests/wires/test_openai_chat_choices.py",
-            "tests/wires/test_openai_chat_stop.py",
-            "tests/wires/test_openai_chat_replay.py",
-            "tests/wires/test_openai_chat_own_gate.py",
-            "tests/wires/test_openai_chat_entries.py",
-            "tests/wires/test_openai_chat_errors.py",
-        ),
-    ),
+    "openai": Module("src/callgate/strategies/openai.py", _OPENAI),
+    "openai_choice": Module("src/callgate/strategies/_openai_choice.py", _OPENAI),
     "anthropic": Module(
         "src/callgate/strategies/anthropic.py",
         (
@@ -150,10 +154,8 @@ MODULES = {
             "tests/fsm/test_display_transitions.py",
         ),
     ),
-    "responses": Module(
-        "src/callgate/strategies/responses.py",
-        ("tests/wires/test_openai_responses.py", "tests/wires/test_openai_responses_events.py"),
-    ),
+    "responses": Module("src/callgate/strategies/responses.py", _RESPONSES),
+    "responses_items": Module("src/callgate/strategies/_responses_items.py", _RESPONSES),
     "ledger": Module("src/callgate/ledger/__init__.py", _LEDGER),
     "ledger_store": Module("src/callgate/ledger/store.py", _LEDGER),
     "ledger_sqlite": Module("src/callgate/ledger/sqlite.py", _LEDGER),

@@ -255,7 +255,7 @@ EQUIVALENT: dict[str, str] = {
         "only the chosen choice's gate is asked about a chunk without choices: another "
         "choice's on_stray is never read"
     ),
-    "callgate.strategies.openai.x__content__mutmut_26": (
+    "callgate.strategies._openai_choice.x__content__mutmut_26": (
         "once content is parts the string pieces are never read again"
     ),
     # anthropic
