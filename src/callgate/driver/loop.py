@@ -30,15 +30,12 @@ from callgate.driver.drivers import Driver
 from callgate.driver.history import turn_history
 from callgate.driver.responses import DriverResponse, merge
 from callgate.fsm.errors import CallgateError
-from callgate.fsm.turn import TURN
 from callgate.fsm.verdict import Verdict, decide
 from callgate.gate.findings import Finding
+from callgate.gate.turn import turn_events
 from callgate.ledger import Ledger
 from callgate.partial import PartialCall
 from callgate.strategies.base import ToolResult
-
-_TURN_RUNS = TURN.tagged("runs")
-_TURN_BLOCKS = TURN.tagged("blocks")
 
 
 def verdict(
@@ -51,15 +48,9 @@ def verdict(
     Runs the verdict machine (:mod:`callgate.fsm.verdict`). ``text_calls`` says, for each
     call read from the turn's text, whether it was refused. A played buffer gives its own
     (:attr:`LLMStreamBuffer.verdict`), which is what the loops, ``check`` and ``replay``
-    read; this spells out the same rule for a turn described by hand.
+    read; this gives a turn described by hand the same events (:func:`turn_events`).
     """
-    if turn_state in _TURN_RUNS:
-        native = "turn_runs"
-    elif turn_state in _TURN_BLOCKS:
-        native = "turn_blocked"
-    else:
-        native = "turn_open"
-    return decide((native, *("refused" if r else "ran" for r in text_calls), "end"), on_step)
+    return decide(turn_events(turn_state, (not r for r in text_calls)), on_step)
 
 
 @frozen

@@ -7,6 +7,8 @@ the one place the verdict machine's (:mod:`callgate.fsm.verdict`) events are wri
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from callgate.gate._slots import (
     _DECIDING,
     _RUNS,
@@ -16,6 +18,19 @@ from callgate.gate._slots import (
 )
 
 
+def turn_events(turn: str, text_ran: Iterable[bool]) -> list[str]:
+    """The verdict machine's events for a turn in state ``turn`` whose text calls ran or not.
+
+    The one place they are written: the gate's :meth:`TurnVerdict.verdict_events` and a
+    turn described by hand (:func:`callgate.driver.loop.verdict`) both read it.
+    """
+    if turn in _RUNS:
+        return ["turn_runs", "end"]
+    if turn in _TURN_BLOCKS:
+        return ["turn_blocked", "end"]
+    return ["turn_open", *("ran" if ran else "refused" for ran in text_ran), "end"]
+
+
 class TurnVerdict(GateParts):
     """The turn's verdict: the turn machine's decision and the verdict machine's events."""
 
@@ -23,15 +38,9 @@ class TurnVerdict(GateParts):
         """The turn's events for the verdict machine (:mod:`callgate.fsm.verdict`).
 
         The turn machine first; then, when it decided nothing, each text call (``ran``
-        or ``refused``); then ``end``.
+        or ``refused``); then ``end`` (:func:`turn_events`).
         """
-        turn = self.turn
-        if turn in _RUNS:
-            return ["turn_runs", "end"]
-        if turn in _TURN_BLOCKS:
-            return ["turn_blocked", "end"]
-        text = ["ran" if s.state in _VALID else "refused" for s in self.text_slots.values()]
-        return ["turn_open", *text, "end"]
+        return turn_events(self.turn, (s.state in _VALID for s in self.text_slots.values()))
 
     def _verdict(self) -> None:
         if self.turn not in _DECIDING:

@@ -45,7 +45,7 @@ from callgate.gate._slots import (
     call_order,
 )
 from callgate.gate._textcalls import TextCalls
-from callgate.gate._verdict import TurnVerdict
+from callgate.gate._verdict import TurnVerdict, turn_events
 from callgate.gate.findings import Finding, finding
 from callgate.gate.jsonscan import StructureScanner
 from callgate.gate.limits import Limits
@@ -64,6 +64,7 @@ __all__ = [
     "TextSlot",
     "TurnGate",
     "call_order",
+    "turn_events",
 ]
 
 _MESSAGES = {
