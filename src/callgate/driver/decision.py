@@ -18,7 +18,7 @@ from callgate.buffer import LLMStreamBuffer
 from callgate.driver.responses import TEXT_RESULTS, DriverResponse, Status, shaped
 from callgate.driver.results import refusal
 from callgate.driver.tools import Answer
-from callgate.fsm.display import DISPLAY, HOLDS, STATUS
+from callgate.fsm.display import DISPLAY, HOLDS, OBSERVATIONS, STATUS
 from callgate.fsm.release import RELEASE
 from callgate.fsm.slot import SLOT
 from callgate.gate.findings import Finding, finding
@@ -139,12 +139,10 @@ class Decision:
             ours = True
         elif is_open:
             foreign = True
-        if ours:
-            return "owned"
-        if forming:
-            return "forming"
-        if foreign:
-            return "foreign"
+        seen = {"owned": ours, "forming": forming, "foreign": foreign}
+        strongest = next((o for o in OBSERVATIONS if seen[o]), None)
+        if strongest is not None:
+            return strongest
         return "broken" if view.state in HOLDS else "text"
 
     # -- answering --------------------------------------------------------------------

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar, cast
 
 from attrs import evolve
 
@@ -40,10 +40,11 @@ from callgate.buffer import (
 )
 from callgate.driver.decision import QUIET, Decision
 from callgate.driver.history import turn_history
-from callgate.driver.responses import DriverResponse, merge
+from callgate.driver.responses import DriverResponse, Status, merge
 from callgate.driver.results import refusal
 from callgate.driver.tooldefs import tool_specs
 from callgate.driver.tools import Answer, Job, Tool, arun_job, run_job
+from callgate.fsm.display import ON_ERROR
 from callgate.fsm.release import policy as release_policy
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
@@ -268,9 +269,9 @@ class BaseDriver(metaclass=DriverMeta):
         results = tuple(r for step in steps for r in step.results)
         if not results:
             return DriverResponse()
-        failed = any(r.refused or r.is_error for r in results)
+        refused = any(r.refused for r in results)
         answers = tuple(m for step in steps for m in step.answers)
-        whole = DriverResponse("call_failed" if failed else "call_executed", results, answers)
+        whole = DriverResponse("call_failed" if refused else "call_executed", results, answers)
         return self._answered(buffer, whole)
 
     def _buffer(
@@ -339,8 +340,8 @@ class BaseDriver(metaclass=DriverMeta):
         if not results:
             return response
         status = response.status
-        if status == "call_executed" and any(r.is_error for r in results):
-            status = "call_failed"
+        if any(r.is_error for r in results):
+            status = cast("Status | None", ON_ERROR.get(status, status))
         _, messages = turn_history(buffer, results, response.answers)
         slots = {r.call.slot for r in results}
         refused = any(r.refused for r in results)
