@@ -23,7 +23,7 @@ from callgate.fsm.release import RELEASE
 from callgate.fsm.slot import SLOT
 from callgate.gate.findings import Finding, finding
 from callgate.gate.schema import ToolSchemas
-from callgate.gate.turn import BaseSlot, CallRef, TextSlot
+from callgate.gate.turn import BaseSlot, CallRef, TextRef, TextSlot
 from callgate.ledger import Ledger
 from callgate.strategies.base import ExtractedCall, ToolResult
 from callgate.strategies.text.strategy import TextStrategy
@@ -90,8 +90,8 @@ class Decision:
         for key, result in answers:
             view.answered[key] = result
             self.refused = self.refused or result.refused
-        native = [r for key, r in answers if isinstance(key, int)]
-        text = [r for key, r in answers if not isinstance(key, int)]
+        native = [r for key, r in answers if not isinstance(key, TextRef)]
+        text = [r for key, r in answers if isinstance(key, TextRef)]
         observation = self.observation
         view.fire(observation)
         results = native + text

@@ -9,7 +9,7 @@ from attrs import frozen
 
 from callgate.fsm.display import STATUS_RANK
 from callgate.gate.findings import Finding
-from callgate.gate.turn import call_order
+from callgate.gate.turn import TextRef, call_order
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, ToolResult
 from callgate.strategies.text.strategy import TextFormatsStrategy
 
@@ -93,8 +93,8 @@ def merge(
     if strategy is not None and len(answering) > 1:
         results = list({r.call.slot: r for r in reversed(results)}.values())
         results.sort(key=lambda r: call_order(r.call.slot))
-        native = [r for r in results if isinstance(r.call.slot, int)]
-        text = [r for r in results if not isinstance(r.call.slot, int)]
+        native = [r for r in results if not isinstance(r.call.slot, TextRef)]
+        text = [r for r in results if isinstance(r.call.slot, TextRef)]
         answers = shaped(strategy, native, TEXT_RESULTS, text)
     return DriverResponse(
         status,
