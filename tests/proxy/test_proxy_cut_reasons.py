@@ -13,8 +13,10 @@ import pytest
 from callgate.proxy.engine import Engine, Options
 from callgate.proxy.messages import GatedMessages
 from callgate.proxy.wires.base import CUT
+from callgate.proxy.wires.chat import ChatReader
 from callgate.proxy.wires.messages import MessagesReader
 from callgate.strategies.anthropic import ANTHROPIC
+from callgate.strategies.openai import OPENAI
 from callgate.testing.builders import WireText, anthropic_events
 from proxy_cases import QWEN, WEATHER
 
@@ -40,10 +42,11 @@ def played(stop: str) -> list[dict[str, Any]]:
     return out + turn.finish()
 
 
-def test_every_cut_reason_of_the_anthropic_record_is_a_cut_for_the_reader() -> None:
-    assert ANTHROPIC.terminal.cuts
-    for reason in ANTHROPIC.terminal.cuts:
-        assert MessagesReader.finishes.get(reason, reason) in CUT, reason
+def test_every_cut_reason_of_a_record_is_a_cut_for_its_reader() -> None:
+    for record, reader in ((ANTHROPIC, MessagesReader), (OPENAI, ChatReader)):
+        assert record.terminal.cuts
+        for reason in record.terminal.cuts:
+            assert reader.finishes.get(reason, reason) in CUT, (record.name, reason)
 
 
 def through_chat(stop: str) -> list[dict[str, Any]]:

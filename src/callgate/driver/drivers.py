@@ -446,15 +446,20 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         a buffer's calls are kept in the buffer's own ledger.
         """
         if isinstance(response, LLMStreamBuffer):
+            view = response.text_queue.views.get(self)
+            if view is not None and view.stamp == response.changes.n:
+                reply: DriverResponse | None = view.reply  # the commonest step: nothing new
+                if reply is not None:
+                    return reply
             if ledger is not None and ledger is not response.ledger:
                 raise ValueError(
                     "a buffer has its own ledger: give it to new_stream_buffer(ledger=...)"
                 )
-            return self._round(response, True)
+            return self._stream_step(response)
         return self._process_message(response, ledger)
 
     def _round(self, buffer: LLMStreamBuffer, history: bool) -> DriverResponse:
-        """One step of a stream; ``history``: with the next request's messages."""
+        """:meth:`process_llm_response` of a buffer; ``history``: with the next history."""
         view = buffer.text_queue.views.get(self)
         if view is not None and view.stamp == buffer.changes.n:
             reply: DriverResponse | None = view.reply  # the commonest step: nothing new
