@@ -251,7 +251,7 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (31, 33)
     },
-    "callgate.strategies.openai.xǁ_Accumulatorǁother__mutmut_10": (
+    "callgate.strategies._openai_choice.xǁ_Accumulatorǁother__mutmut_10": (
         "only the chosen choice's gate is asked about a chunk without choices: another "
         "choice's on_stray is never read"
     ),
