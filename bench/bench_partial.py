@@ -11,9 +11,13 @@ long string and arrive in 4-character ``input_json_delta`` events. Per delta:
   (``record.text(sent)``), as a writer of argument deltas reads it;
 - **callgate + value**: the same, and each record's ``arguments`` read as plain data too
   (the open string is joined when read, so this read is O(size));
-- **sdk (jiter)**: what anthropic-python's ``accumulate_event`` does on each
-  ``input_json_delta``: append the delta to the call's bytes buffer and run
-  ``jiter.from_json(buffer, partial_mode=True)`` (which drops a string still open);
+- **sdk accumulator**: anthropic-python's own ``accumulate_event`` (what its
+  ``MessageStream`` runs on every event) on the SDK's event objects, built beforehand as
+  its stream builds them from the server's events: it appends the delta to the call's
+  bytes buffer, runs ``jiter.from_json(buffer, partial_mode=True)`` and sets the block's
+  ``input``;
+- **sdk (jiter)**: the bare core of that: the bytes append and the ``jiter`` call
+  (which drops a string still open);
 - **jiter trailing-strings**: the same with ``partial_mode="trailing-strings"`` (the open
   string kept, as callgate shows it);
 - **partial-json-parser**: ``partial_json_parser.loads(text so far)`` on each delta.
@@ -40,6 +44,9 @@ from callgate import LLMStreamBuffer
 try:  # optional: main() names what is missing instead of a traceback
     import jiter
     import partial_json_parser
+    from anthropic._models import construct_type
+    from anthropic.lib.streaming._messages import accumulate_event
+    from anthropic.types import RawMessageStreamEvent
 except ImportError as missing:  # pragma: no cover - depends on the environment
     jiter = partial_json_parser = None
     MISSING = missing.name
@@ -122,6 +129,28 @@ def sampled(text: str, parse: Callable[[bytes, str], object]) -> float:
     return total / len(chosen)
 
 
+def sampled_sdk(stream: list[dict[str, Any]]) -> float:
+    """Mean CPU seconds of the SDK's ``accumulate_event`` per delta, at evenly spaced deltas.
+
+    The snapshot and the call's bytes buffer are set to where the stream stood before each
+    chosen delta (the SDK keeps both between events), then the delta's event is accumulated.
+    """
+    objects = [construct_type(type_=RawMessageStreamEvent, value=event) for event in stream]
+    snapshot = accumulate_event(event=objects[0], current_snapshot=None, json_bufs={})
+    snapshot = accumulate_event(event=objects[1], current_snapshot=snapshot, json_bufs={})
+    deltas = objects[2:-3]
+    step = max(1, len(deltas) // SAMPLES)
+    text = "".join(event["delta"]["partial_json"] for event in stream[2:-3])
+    total, count = 0.0, 0
+    for n in range(0, len(deltas), step):
+        json_bufs = {0: text[: n * DELTA].encode("utf-8")}
+        start = time.process_time()
+        accumulate_event(event=deltas[n], current_snapshot=snapshot, json_bufs=json_bufs)
+        total += time.process_time() - start
+        count += 1
+    return total / count
+
+
 def sdk(buffer: bytes, _: str) -> object:
     return jiter.from_json(buffer, partial_mode=True)
 
@@ -146,6 +175,7 @@ def measure(size: int, rounds: int) -> dict[str, float]:
             times[name] = seconds / count
         seconds, count = run_callgate(stream, "value")
         times["callgate + value"] = seconds / count
+        times["sdk accumulator"] = sampled_sdk(stream)
         times["sdk (jiter)"] = sampled(text, sdk)
         times["jiter trailing-strings"] = sampled(text, trailing)
         times["partial-json-parser"] = sampled(text, pjp)

@@ -28,6 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from pass_through import BytePassThrough
+
 HTTPS = ("h11", "httptools")
 LOOPS = ("asyncio", "uvloop")
 LONG = 1000
@@ -74,44 +77,6 @@ async def _model(port: int) -> None:
     server = await asyncio.start_server(answer, "127.0.0.1", port)
     async with server:
         await server.serve_forever()
-
-
-class BytePassThrough:
-    """A byte pass-through proxy: raw ASGI, one httpx client, the upstream's bytes unchanged.
-
-    The least a proxy on this stack can do; the baseline of "CPU per chunk".
-    """
-
-    def __init__(self, upstream: str) -> None:
-        self.upstream = upstream.rstrip("/")
-        self.client: Any = None
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        """Forward one request; stream the answer back as it comes."""
-        import httpx
-
-        if scope["type"] != "http":
-            return
-        if self.client is None:
-            self.client = httpx.AsyncClient(timeout=600)
-        body = bytearray()
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        headers = {"content-type": "application/json"}
-        request = self.client.build_request(
-            "POST", self.upstream + scope["path"], content=bytes(body), headers=headers
-        )
-        reply = await self.client.send(request, stream=True)
-        kind = reply.headers.get("content-type", "application/octet-stream").encode()
-        start = {"type": "http.response.start", "status": reply.status_code}
-        await send({**start, "headers": [(b"content-type", kind)]})
-        async for piece in reply.aiter_raw():
-            await send({"type": "http.response.body", "body": piece, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
-        await reply.aclose()
 
 
 def _serve(kind: str, http: str, loop: str, port: int, upstream: str) -> None:

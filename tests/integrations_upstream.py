@@ -143,14 +143,26 @@ def assembled(turn: list[Chunk]) -> dict[str, Any]:
     }
 
 
+def listening_socket() -> socket.socket:
+    """A loopback socket whose accepted connections write without Nagle's delay.
+
+    asyncio sets ``TCP_NODELAY`` only on sockets whose protocol is TCP; a socket made with
+    protocol 0 leaves every answer's last small write waiting for the client's delayed ACK
+    (about 40 ms a request), so the protocol is named and the listener's option set too.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
 @contextmanager
 def running() -> Iterator[Upstream]:
     """A fake upstream served by uvicorn on loopback for the duration of the block."""
     import uvicorn
 
     upstream = Upstream()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock = listening_socket()
     sock.bind(("127.0.0.1", 0))
     upstream.port = sock.getsockname()[1]
     config = uvicorn.Config(upstream, log_level="critical", lifespan="on", access_log=False)

@@ -237,6 +237,106 @@ class ScriptedUpstream:
         self.app = ReplayUpstream(lambda path, body: self.script)
 
 
+@contextmanager
+def scripted_upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
+    """A :class:`ScriptedUpstream` served on loopback, and its URL."""
+    upstream = ScriptedUpstream()
+    with ServerThread(upstream.app) as server:
+        yield upstream, server.url
+
+
+@contextmanager
+def scripted_proxy(options: Options | None = None) -> Iterator[tuple[ScriptedUpstream, str]]:
+    """A scripted upstream behind a proxy run with ``options``: the upstream, the proxy's URL."""
+    upstream = ScriptedUpstream()
+    with (
+        ServerThread(upstream.app) as up,
+        ServerThread(create_app(ProxyConfig(up.url, options or Options()))) as proxy,
+    ):
+        yield upstream, proxy.url
+
+
+CHAT_ENVELOPE = {
+    "id": "chatcmpl-up",
+    "object": "chat.completion.chunk",
+    "created": 1_712_345_678,
+    "model": "up-model",
+    "system_fingerprint": "fp_up",
+}
+"""The envelope of every :func:`chat_chunk`: an upstream's id, model and fingerprint."""
+
+
+def chat_chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` of choice 0 (``extra``: top-level keys, as ``usage``)."""
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {**CHAT_ENVELOPE, "choices": [choice], **extra}
+
+
+def wire_captures(wire: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The recorded streams of ``wire`` (the manifest's wire name) as (file, events)."""
+    return [
+        (e["file"], load_capture((HERE / "captures" / e["file"]).read_bytes()))
+        for e in MANIFEST
+        if e["wire"] == wire and "profile" not in e
+    ]
+
+
+def anthropic_by_char(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An Anthropic stream with every text delta re-sent one character per event."""
+    out = []
+    for event in events:
+        delta = event.get("delta") if event.get("type") == "content_block_delta" else None
+        if isinstance(delta, dict) and delta.get("type") == "text_delta" and len(delta["text"]) > 1:
+            out += [{**event, "delta": {**delta, "text": ch}} for ch in delta["text"]]
+        else:
+            out.append(event)
+    return out
+
+
+def responses_by_char(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A Responses stream with every output_text delta re-sent one character per event."""
+    out = []
+    for event in events:
+        text = event.get("delta") if event.get("type") == "response.output_text.delta" else None
+        if isinstance(text, str) and len(text) > 1:
+            out += [{**event, "delta": ch} for ch in text]
+        else:
+            out.append(event)
+    return out
+
+
+def anthropic_request(
+    events: list[dict[str, Any]], model: str = "claude-sonnet-4-6", **extra: Any
+) -> dict[str, Any]:
+    """A Messages request for a recorded stream: its calls' tools declared (any object)."""
+    calls = replay(events)["calls"]
+    tools = {c["name"]: {"name": c["name"], "input_schema": {"type": "object"}} for c in calls}
+    return {
+        "model": model,
+        "max_tokens": 8192,  # above every capture's usage: a turn at the limit is cut
+        "messages": [{"role": "user", "content": "go"}],
+        **({"tools": list(tools.values())} if tools else {}),
+        **extra,
+    }
+
+
+def responses_request(
+    events: list[dict[str, Any]], model: str = "gpt-5.1", **extra: Any
+) -> dict[str, Any]:
+    """A Responses request for a recorded stream: its calls' tools declared (any object)."""
+    calls = replay(events)["calls"]
+    tools = {
+        c["name"]: {"type": "function", "name": c["name"], "parameters": {"type": "object"}}
+        for c in calls
+    }
+    return {
+        "model": model,
+        "input": "go",
+        **({"tools": list(tools.values())} if tools else {}),
+        **extra,
+    }
+
+
 def chat_response(model: str, message: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
     """A stream=false Chat Completions response carrying ``message`` (its finish reason
     ``tool_calls`` when the message has calls, else ``stop``)."""

@@ -4,18 +4,13 @@ Feed an :class:`LLMStreamBuffer` a provider's raw chunks; it keeps the provider'
 message, and its slot and turn machines decide whether the calls may run. A
 :class:`Driver` owns tools: per chunk it decides what the user may see and runs its calls
 when the policy allows; :func:`run_turn` is that loop. ``__all__`` is the public surface
-(docs/api.md lists it); every exception callgate raises is a :class:`CallgateError`.
+(docs/api.md lists it, with :mod:`callgate.errors` and :mod:`callgate.testing`); every
+exception callgate raises is a :class:`CallgateError`, defined in :mod:`callgate.errors`.
 """
 
 from typing import TYPE_CHECKING
 
-from callgate.buffer import (
-    BufferUsageError,
-    Choice,
-    LLMStreamBuffer,
-    UnrecognizedStreamError,
-    as_shape,
-)
+from callgate.buffer import Choice, LLMStreamBuffer
 from callgate.chain import ExtractionChain
 from callgate.driver import (
     BaseDriver,
@@ -29,7 +24,6 @@ from callgate.driver import (
 )
 from callgate.driver.loop import (
     Turn,
-    TurnError,
     TurnStep,
     arun_turn,
     astream_turn,
@@ -37,14 +31,19 @@ from callgate.driver.loop import (
     run_turn,
     stream_turn,
 )
-from callgate.fsm.errors import CallgateError
-from callgate.fsm.interpreter import TransitionError
+from callgate.errors import (
+    BufferUsageError,
+    CallgateError,
+    LedgerUnavailable,
+    TransitionError,
+    TurnError,
+    UnrecognizedStreamError,
+)
 from callgate.gate.findings import Finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import TurnGate
 from callgate.ledger import Ledger
-from callgate.ledger.store import LedgerUnavailable
 from callgate.partial import PartialCall
 from callgate.strategies import (
     WIRE_RECORDS,
@@ -128,7 +127,6 @@ __all__ = [
     "Wire",
     "__version__",
     "arun_turn",
-    "as_shape",
     "astream_turn",
     "finish_turn",
     "run_turn",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from callgate.chain import ExtractionChain
-from callgate.fsm.errors import CallgateError
+from callgate.errors import BufferUsageError, UnrecognizedStreamError
 from callgate.fsm.release import Policy
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
@@ -108,14 +108,6 @@ class _Choices(Protocol):
     def finish_others(self) -> None:
         """The stream ended: settle every choice but the chosen one."""
         ...
-
-
-class UnrecognizedStreamError(CallgateError, ValueError):
-    """No strategy of the chain recognises the stream's first chunk."""
-
-
-class BufferUsageError(CallgateError, RuntimeError):
-    """The buffer was used out of order (for example a chunk after ``end()``)."""
 
 
 _HELPER_EVENTS = frozenset(

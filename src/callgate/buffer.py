@@ -25,10 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol
 
 from callgate._reader import (
-    BufferUsageError,
     TurnReader,
     UnreadableChunk,
-    UnrecognizedStreamError,
     _Choices,
     _Steady,
     as_shape,
@@ -36,6 +34,7 @@ from callgate._reader import (
 from callgate._results import Choice, ResultView
 from callgate._text import TextSide
 from callgate.chain import ExtractionChain
+from callgate.errors import BufferUsageError, UnrecognizedStreamError
 from callgate.fsm.release import policy as release_policy
 from callgate.gate.limits import Limits
 from callgate.gate.repair import REPAIRS

@@ -16,10 +16,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from operator import itemgetter
 from typing import Any
 
-from callgate.gate.partialjson import PartialJSON, Shot, TextLog, value_at
+from callgate.gate.partialjson import (
+    PLAIN_RUN,
+    STRING_STOP,
+    PartialJSON,
+    Shot,
+    Spine,
+    StillForming,
+    TextLog,
+    value_at,
+)
 from callgate.gate.turn import BaseSlot, CallRef, TextRef, TextSlot, TurnGate
 from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.forming import BlockReader, FormingCall
@@ -28,44 +36,63 @@ from callgate.textqueue import TextQueue
 __all__ = ["PartialCall", "PartialCalls"]
 
 
-class PartialCall(tuple[Any, ...]):
+class PartialCall:
     """One call of the turn as it stands: its reference, identity and arguments so far.
 
     ``arguments`` is always a prefix of the final arguments (strings cut at their current
     end, containers holding only what has started, no key whose name is still open, no
     number or ``true``/``false``/``null`` until its token is whole); ``complete`` says the
     arguments are whole. Whether the call may run is still the gate's verdict alone.
-    A record is read-only (a tuple); a later one describes the call later.
+    A record describes the call at the moment it was taken; a later one, later. It holds
+    three references (taking one is O(1)): the call's identity, shared by its records,
+    the length of its argument text then, and a view of the arguments then.
     """
 
-    __slots__ = ()
+    __slots__ = ("_head", "_view", "text_length")
 
-    def __new__(
-        cls,
+    def __init__(
+        self,
         ref: CallRef,
         identity: tuple[str | None, str | None],
         state: tuple[str, bool, int],
         view: tuple[Shot, TextLog],
-    ) -> PartialCall:
+    ) -> None:
         """A record from its parts, grouped.
 
         ``identity``: (id, name); ``state``: (source, complete, text length); ``view``:
         (the arguments' shot, their JSON text).
         """
-        return _new(cls, (ref, *identity, *state, *view))
+        source, complete, length = state
+        self._head: _Head = (ref, *identity, source, view[1])
+        self.text_length = length
+        """How long the arguments' JSON text is so far (see :meth:`text`)."""
+        self._view: _View = (complete, view[0])
 
-    ref: CallRef = property(itemgetter(0))  # type: ignore[assignment]
-    """The call's reference: a native slot key, or a :class:`~callgate.gate.turn.TextRef`."""
-    id: str | None = property(itemgetter(1))  # type: ignore[assignment]
-    """The call's id, if it has one (yet)."""
-    name: str | None = property(itemgetter(2))  # type: ignore[assignment]
-    """The tool's name once it has streamed whole (None before)."""
-    source: str = property(itemgetter(3))  # type: ignore[assignment]
-    """``native``, or the text format the call is written in."""
-    complete: bool = property(itemgetter(4))  # type: ignore[assignment]
-    """Whether the arguments are whole (no more argument text will change them)."""
-    text_length: int = property(itemgetter(5))  # type: ignore[assignment]
-    """How long the arguments' JSON text is so far (see :meth:`text`)."""
+    @property
+    def ref(self) -> CallRef:
+        """The call's reference: a native slot key, or a :class:`~callgate.gate.turn.TextRef`."""
+        return self._head[0]
+
+    @property
+    def id(self) -> str | None:
+        """The call's id, if it has one (yet)."""
+        return self._head[1]
+
+    @property
+    def name(self) -> str | None:
+        """The tool's name once it has streamed whole (None before)."""
+        return self._head[2]
+
+    @property
+    def source(self) -> str:
+        """``native``, or the text format the call is written in."""
+        return self._head[3]
+
+    @property
+    def complete(self) -> bool:
+        """Whether the arguments are whole (no more argument text will change them)."""
+        view = self._view
+        return len(view) == 2 and bool(view[0])
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -74,7 +101,12 @@ class PartialCall(tuple[Any, ...]):
         Values that were whole when the record was taken may be shared with later
         records: copy before changing them.
         """
-        value: dict[str, Any] = value_at(self[6])
+        view = self._view
+        if len(view) == 2:
+            shot: Shot = view[1]
+        else:  # an open string value read plainly: its length follows the text's
+            shot = (view[0], (view[1], self.text_length - view[3], view[2]))
+        value: dict[str, Any] = value_at(shot)
         return value
 
     def text(self, start: int = 0) -> str:
@@ -87,29 +119,33 @@ class PartialCall(tuple[Any, ...]):
         writer that keeps how much it sent asks for ``text(sent)``: the new argument text,
         in O(new).
         """
-        log: TextLog = self[7]
-        return log.since(start, self[5])
+        return self._head[4].since(start, self.text_length)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (*self._head[:4], self.complete, self.text_length)
 
     def __repr__(self) -> str:
+        ref, id_, name, source = self._head[:4]
         return (
-            f"PartialCall(ref={self[0]!r}, id={self[1]!r}, name={self[2]!r}, "
-            f"source={self[3]!r}, complete={self[4]!r}, text_length={self[5]!r})"
+            f"PartialCall(ref={ref!r}, id={id_!r}, name={name!r}, source={source!r}, "
+            f"complete={self.complete!r}, text_length={self.text_length!r})"
         )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PartialCall):
             return NotImplemented
-        return self[:6] == other[:6] and self.arguments == other.arguments
-
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
+        return self._key() == other._key() and self.arguments == other.arguments
 
     def __hash__(self) -> int:
-        return hash(self[:6])
+        return hash(self._key())
 
 
-_new = tuple.__new__
+_Head = tuple[CallRef, str | None, str | None, str, TextLog]
+"""A call's reference, id, name, source and argument text: shared by its records."""
+_View = tuple[bool, Shot] | tuple[Spine, list[str], str | None, int]
+"""Whether the arguments are whole and their shot; or, while a string value is read
+plainly, its spine, pieces and key, and how much longer the text is than the string."""
+_record = object.__new__
 
 Whole = Callable[[int], object]
 """A call's arguments by slot key, as a wire that sends them whole holds them (or None)."""
@@ -118,14 +154,22 @@ Whole = Callable[[int], object]
 class _Native:
     """A native slot's reader: where it is in the slot's fragments, and its last record."""
 
-    __slots__ = ("folds", "given", "index", "log", "offset", "reader", "record", "slot")
+    __slots__ = (
+        "folds", "forming", "given", "head", "index", "log", "offset", "plain", "reader", "record",
+        "slot",
+    )  # fmt: skip
 
     def __init__(self, slot: BaseSlot, max_depth: int) -> None:
         self.slot = slot
         self.given: str | None = None
         """The JSON text of arguments the wire gave whole (before the gate had them)."""
+        self.forming = False
+        """Whether those arguments still stream (:class:`StillForming`)."""
         self.reader = PartialJSON(max_depth=max_depth)
         self.log = TextLog()
+        self.head: _Head = (slot.key, slot.id, slot.name, "native", self.log)
+        self.plain: tuple[Any, ...] = ((), [], None, 0)
+        """The view of the open string read plainly, for records while it grows."""
         self.index = 0
         """How many of the slot's parts were read."""
         self.offset = 0
@@ -158,35 +202,47 @@ class _Native:
         return self._record()
 
     def grown(self) -> PartialCall:
-        """The record after fragments came (nothing else changed): the hot path."""
-        slot = self.slot
+        """The record after fragments came (nothing else changed): the hot path.
+
+        The common fragment (more of an open string, no quote or forbidden character in
+        it, any escape whole) is read here without the reader's general loop, and
+        its record shares the string's view: O(1) beyond the fragment's own length.
+        """
+        slot, reader, log = self.slot, self.reader, self.log
         parts = slot.parts
-        reader, log = self.reader, self.log
         if slot.folds == self.folds and len(parts) == self.index + 1:
             text = parts[-1]
+            size = len(text)
             self.index += 1
-            self.offset += len(text)
+            self.offset += size
+            plain = reader.plain
+            head = self.head
+            if (
+                plain is not None
+                and (STRING_STOP(text) is None or PLAIN_RUN(text))
+                and head[1] is slot.id
+                and head[2] is slot.name
+                and slot.arguments is None
+            ):
+                reader.plain_piece(text)
+                length = log.length = log.length + size
+                log.pieces.append(text)
+                view = self.plain
+                if view[1] is not plain[1] or view[0] is not plain[0]:
+                    view = self.plain = (*plain, length - reader.string_size)
+                record = self.record = _record(PartialCall)
+                record._head = head
+                record.text_length = length
+                record._view = view
+                return record
             if not reader.broken:
                 valid = reader.take(text)
                 if valid:
                     log.length += valid
-                    log.pieces.append(text if valid == len(text) else text[:valid])
+                    log.pieces.append(text if valid == size else text[:valid])
         else:
             self._read(parts, slot.folds)
-        record = self.record = _new(
-            PartialCall,
-            (
-                slot.key,
-                slot.id,
-                slot.name,
-                "native",
-                reader.complete or slot.arguments is not None,
-                log.length,
-                reader.shot(),
-                log,
-            ),
-        )
-        return record
+        return self._record()
 
     def _given(self, value: object) -> bool:
         """Read arguments given whole; whether they changed since the last read."""
@@ -200,6 +256,7 @@ class _Native:
             return False
         self._restart()
         self.given = text
+        self.forming = isinstance(value, StillForming)
         self.log.append(text[: self.reader.take(text)])
         return True
 
@@ -207,24 +264,19 @@ class _Native:
         self.reader = PartialJSON(max_depth=self.reader.max_depth)
         self.log = TextLog()
         self.given = None
+        self.forming = False
         self.index = self.offset = 0
         self.folds = self.slot.folds
 
     def _record(self) -> PartialCall:
-        slot, reader = self.slot, self.reader
-        record = self.record = _new(
-            PartialCall,
-            (
-                slot.key,
-                slot.id,
-                slot.name,
-                "native",
-                reader.complete or slot.arguments is not None,
-                self.log.length,
-                reader.shot(),
-                self.log,
-            ),
-        )
+        slot, reader, head = self.slot, self.reader, self.head
+        if head[1] is not slot.id or head[2] is not slot.name or head[4] is not self.log:
+            head = self.head = (slot.key, slot.id, slot.name, "native", self.log)
+        record = self.record = _record(PartialCall)
+        record._head = head
+        record.text_length = self.log.length
+        whole = reader.complete and not self.forming
+        record._view = (whole or slot.arguments is not None, reader.shot())
         return record
 
     def _read(self, parts: list[str], folds: int) -> None:
@@ -276,16 +328,57 @@ class PartialCalls:
         if gate is None:
             return ()
         fast = self._fast
-        if fast is not None and gate.changes.n == self._version:  # only fragments came
+        if fast is not None and gate.changes.n == self._version and self.whole is None:
             if len(fast) == 1:
-                native = fast[0]
-                if len(native.slot.parts) == native.index and native.slot.folds == native.folds:
-                    return self._records
-                self._records = (native.grown(),)
-                return self._records
+                return self._one(fast[0])
             self._records = tuple([native.current() for native in fast])
             return self._records
         return self._read(gate, queue)
+
+    def _one(self, native: _Native) -> tuple[PartialCall, ...]:
+        """The one native call's record after fragments came: the hottest path.
+
+        :meth:`_Native.grown`'s common case inlined (more of an open string read plainly,
+        one new fragment, nothing else changed); anything else goes to it.
+        """
+        slot = native.slot
+        parts = slot.parts
+        index = native.index
+        if slot.folds == native.folds:
+            if len(parts) == index:
+                return self._records
+            if len(parts) == index + 1:
+                text = parts[index]
+                reader = native.reader
+                plain = reader.plain
+                head = native.head
+                if (
+                    plain is not None
+                    and (STRING_STOP(text) is None or PLAIN_RUN(text))
+                    and slot.arguments is None
+                    and head[1] is slot.id
+                    and head[2] is slot.name
+                ):
+                    size = len(text)
+                    native.index = index + 1
+                    native.offset += size
+                    plain[1].append(text)  # reader.plain_piece(text), inlined
+                    reader.string_size += size
+                    reader.valid += size
+                    log = native.log
+                    length = log.length = log.length + size
+                    log.pieces.append(text)
+                    view = native.plain
+                    if view[1] is not plain[1] or view[0] is not plain[0]:
+                        view = native.plain = (*plain, length - reader.string_size)
+                    record = native.record = _record(PartialCall)
+                    record._head = head
+                    record.text_length = length
+                    record._view = view
+                    records = self._records = (record,)
+                    return records
+        records = self._records = (native.grown(),)
+        return records
 
     def _read(self, gate: TurnGate, queue: TextQueue) -> tuple[PartialCall, ...]:
         natives = [self._native_of(gate, slot) for slot in gate.ordered_slots()]

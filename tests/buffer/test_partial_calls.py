@@ -11,6 +11,7 @@ rendered here and their content cut at every split.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callgate import LLMStreamBuffer
-from callgate.gate.partialjson import is_prefix
+from callgate.cli.capture import load_capture
+from callgate.gate.partialjson import PartialJSON, is_prefix, value_at
 from callgate.partial import PartialCall
 from callgate.strategies import WIRE_STRATEGIES
 from callgate.testing.cuts import splits
@@ -131,6 +133,56 @@ def test_a_long_string_argument_grows_chunk_by_chunk_on_openai() -> None:
     lengths = [len(r[0].arguments.get("content", "")) for r in seen if r]
     assert lengths == sorted(lengths) and len(set(lengths)) > 15
     assert seen[-1][0].arguments == {"path": "a.py", "content": content}
+
+
+@settings(max_examples=60)
+@given(
+    st.text(alphabet='ab\n"\\\t\u00e9\U0001f600\x01', min_size=1, max_size=40),
+    st.integers(1, 7),
+    st.randoms(use_true_random=False),
+)
+def test_records_read_in_any_order_keep_the_value_they_were_taken_with(
+    content: str, size: int, order: Any
+) -> None:
+    """Escapes cut anywhere: each record, read before or after later ones, shows its prefix."""
+    text = json.dumps({"content": content, "n": 1})
+    chunks = [_openai_call(text[i : i + size]) for i in range(0, len(text), size)]
+    buffer = LLMStreamBuffer(tool_schemas={"write": {"type": "object"}})
+    records = [r[0] for r in play([_openai_open(), *chunks], buffer) if r]
+    inside = 0
+    shuffled = list(enumerate(records))
+    order.shuffle(shuffled)
+    for n, record in shuffled:
+        value = record.arguments
+        assert is_prefix(value, {"content": content, "n": 1})
+        fresh = PartialJSON()
+        fresh.feed(record.text(0))  # the same text read in one piece by a reader of its own
+        assert value == value_at(fresh.shot()), (n, record.text(0))
+        inside += "content" in value and not record.complete
+    assert inside  # some records were taken inside the string
+
+
+GEMINI_STREAMED = sorted(
+    path
+    for path in (Path(__file__).parents[1] / "captures" / "gemini").glob("*.jsonl")
+    if "partialArgs" in path.read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("path", GEMINI_STREAMED, ids=lambda p: p.stem)
+def test_gemini_partial_args_show_a_growing_object_on_the_recorded_streams(path: Path) -> None:
+    """``streamFunctionCallArguments``: the object grows piece by piece, not ``{}``."""
+    chunks = list(load_capture(path.read_bytes()))
+    buffer = LLMStreamBuffer()
+    seen = play(chunks, buffer)
+    finals = {call.slot: call.arguments for call in buffer.calls}
+    check_prefixes(seen, finals)
+    forming = [
+        json.dumps(r.arguments) for records in seen for r in records if not r.complete
+    ]
+    if finals and any(finals.values()):
+        assert len({f for f in forming if f != "{}"}) >= 2, forming  # it grew while open
+        assert [r.arguments for r in seen[-1]] == list(finals.values())
 
 
 # -- bad native input -------------------------------------------------------------------
@@ -269,19 +321,48 @@ def kimi(calls: list[dict[str, Any]]) -> str:
     return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
 
 
-RENDER = {"qwen3_coder_xml": qwen, "glm45": glm, "minimax_m2": minimax, "kimi_k2": kimi}
+def tool_call_tag(calls: list[dict[str, Any]]) -> str:
+    call = {"name": "write", "arguments": calls[0]}
+    return f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>"
+
+
+def fenced(calls: list[dict[str, Any]]) -> str:
+    call = {"name": "write", "parameters": calls[0]}
+    return f"```json\n[{json.dumps(call, separators=(',', ':'))}]\n```"
+
+
+def mistral(calls: list[dict[str, Any]]) -> str:
+    return "".join(f"[TOOL_CALLS]write[ARGS]{json.dumps(args)}" for args in calls[:1])
+
+
+def mistral_array(calls: list[dict[str, Any]]) -> str:
+    return "[TOOL_CALLS]" + json.dumps([{"name": "write", "arguments": calls[0]}])
+
+
+RENDER = {
+    "qwen3_coder_xml": qwen,
+    "glm45": glm,
+    "minimax_m2": minimax,
+    "kimi_k2": kimi,
+    "tool_call_tag": tool_call_tag,
+    "fenced_json": fenced,
+    "bracket_tool_calls": mistral,
+    "bracket_tool_calls ": mistral_array,  # the format before v11 (the key told apart by a space)
+}
+ONE_CALL = ("glm45", "tool_call_tag", "fenced_json", "bracket_tool_calls", "bracket_tool_calls ")
+"""Formats rendered here with one call per block."""
 
 
 @st.composite
 def text_turns(draw: st.DrawFn) -> tuple[str, str, list[str]]:
     fmt = draw(st.sampled_from(sorted(RENDER)))
-    calls = draw(st.lists(text_arguments(), min_size=1, max_size=1 if fmt == "glm45" else 2))
+    calls = draw(st.lists(text_arguments(), min_size=1, max_size=1 if fmt in ONE_CALL else 2))
     content = draw(st.sampled_from(["", "Sure. "])) + RENDER[fmt](calls)
     return fmt, content, draw(splits(content))
 
 
 def text_buffer(fmt: str) -> LLMStreamBuffer:
-    return LLMStreamBuffer(tool_schemas=TOOLS, text_formats=[fmt])
+    return LLMStreamBuffer(tool_schemas=TOOLS, text_formats=[fmt.strip()])
 
 
 @settings(max_examples=300)
@@ -295,7 +376,7 @@ def test_text_call_arguments_grow_as_prefixes_at_every_split(
     seen = play(chunks, buffer)
     finals = {call.slot: call.arguments for call in buffer.calls}
     check_prefixes(seen, finals)
-    if fmt != "kimi_k2":  # the converted call's JSON text grows as a prefix too
+    if fmt in ("qwen3_coder_xml", "glm45", "minimax_m2", "tool_call_tag"):  # the text too
         for records in seen:
             for record in records:
                 if record.ref in finals:
@@ -320,7 +401,7 @@ def test_a_text_call_shows_its_arguments_while_its_block_is_open(fmt: str) -> No
     counts = [r[0].arguments.get("count") for r in seen if r]
     assert 3 in counts and counts.index(3) > growing.index("p" * 40)  # typed once whole
     assert seen[-1][0].arguments == {"path": "p" * 40, "count": 3}
-    assert seen[-1][0].source == fmt
+    assert seen[-1][0].source == fmt.strip()
 
 
 def test_a_typed_value_appears_as_the_schema_types_it() -> None:
@@ -352,6 +433,67 @@ def test_a_broken_text_call_stops_growing_and_never_raises(content: str) -> None
     shown = [r[0].arguments for r in seen if r]
     assert all(is_prefix(a, shown[-1]) for a in shown)  # it grew, then stopped
     assert seen[-1] == ()  # the block was shown as text: no call is left
+
+
+JSON_CALL = '{"name": "write", "arguments": {"path": "ab'
+BAD_TEXT = {
+    "tool_call_tag": [
+        f'<tool_call>\n{JSON_CALL}"}}}}}}\n</tool_call>',  # a stray brace
+        f"<tool_call>\n{JSON_CALL}\\\n</tool_call>",  # an escape never finished
+        f'<tool_call>\n{JSON_CALL}\\ud800cd"}}}}\n</tool_call>',  # half a surrogate pair
+        f'<tool_call>\n{JSON_CALL}\ud800cd"}}}}\n</tool_call>',  # a lone surrogate
+    ],
+    "fenced_json": [
+        f'```json\n{JSON_CALL}"}}}}}}\n```',
+        f"```json\n{JSON_CALL}\\\n```",
+        f'```json\n{JSON_CALL}\\udc00"}}}}\n```',
+    ],
+    "kimi_k2": [
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
+        '<|tool_call_argument_begin|>{"path": "ab"}}<|tool_call_end|><|tool_calls_section_end|>',
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
+        '<|tool_call_argument_begin|>{"path": "ab\\<|tool_call_end|><|tool_calls_section_end|>',
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
+        '<|tool_call_argument_begin|>{"path": "ab\\ud800x"}<|tool_call_end|>'
+        "<|tool_calls_section_end|>",
+    ],
+    "bracket_tool_calls": [
+        '[TOOL_CALLS]write[ARGS]{"path": "ab"}}',
+        '[TOOL_CALLS]write[ARGS]{"path": "ab\\',
+        '[TOOL_CALLS]write[ARGS]{"path": "ab\\ud800cd"}',
+        '[TOOL_CALLS][{"name": "write", "arguments": {"path": "ab\\ud800cd"}}]',
+    ],
+    "glm45": [
+        "<tool_call>write\n<arg_key>path</arg_key>\n<arg_value>ab\ud800cd</arg_value>\n"
+        "</tool_call>",
+        "<tool_call>write\n<arg_key>count</arg_key>\n<arg_value>3}</arg_value>\n</tool_call>",
+    ],
+    "minimax_m2": [
+        '<minimax:tool_call>\n<invoke name="write">\n<parameter name="path">ab\ud800cd'
+        "</parameter>\n</invoke>\n</minimax:tool_call>",
+        '<minimax:tool_call>\n<invoke name="write">\n<parameter name="meta">{"a": 1}}'
+        "</parameter>\n</invoke>\n</minimax:tool_call>",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "content"), [(fmt, c) for fmt, cases in BAD_TEXT.items() for c in cases]
+)
+def test_malformed_arguments_stop_at_their_last_valid_prefix_in_every_format(
+    fmt: str, content: str
+) -> None:
+    """A stray brace, an unfinished escape, half a surrogate pair: no raise, no call."""
+    for size in (1, 3, len(content)):
+        buffer = text_buffer(fmt)
+        pieces = [content[i : i + size] for i in range(0, len(content), size)]
+        seen = play([*map(_openai_text, pieces), _openai_finish("stop")], buffer)
+        assert not buffer.calls, (fmt, content)
+        shown = [r[0].arguments for r in seen if r]
+        assert all(is_prefix(a, shown[-1]) for a in shown)  # it grew, then stopped
+        assert all("cd" not in json.dumps(a) for a in shown)  # nothing past the break
+        assert seen[-1] == ()
+        assert shown or size > 1  # one character at a time it showed something first
 
 
 def test_a_block_naming_no_tool_of_the_turn_lists_no_call() -> None:

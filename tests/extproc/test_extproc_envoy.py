@@ -21,7 +21,6 @@ import httpx
 import openai
 import pytest
 
-from callgate.cli.capture import load_capture
 from callgate.cli.replay import replay
 from callgate.proxy.upstream import Script, sse_body
 from callgate.testing.builders import openai_chunks
@@ -36,36 +35,25 @@ from envoy_front import (
     weather_request,
 )
 from proxy_cases import (
-    HERE,
-    MANIFEST,
     QWEN_MODEL,
     WEATHER,
+    anthropic_by_char,
+    anthropic_request,
     by_char,
     capture_cases,
     cut_at,
     openai_tools,
     qwen_case,
+    responses_by_char,
+    responses_request,
+    wire_captures,
 )
 
 require_envoy()
 
 OPENAI = capture_cases()
-
-
-def _anthropic_captures() -> list[tuple[str, list[dict[str, Any]]]]:
-    return [
-        (e["file"], load_capture((HERE / "captures" / e["file"]).read_bytes()))
-        for e in MANIFEST
-        if e["wire"] == "anthropic" and "profile" not in e
-    ]
-
-
-ANTHROPIC = _anthropic_captures()
-RESPONSES = [
-    (e["file"], load_capture((HERE / "captures" / e["file"]).read_bytes()))
-    for e in MANIFEST
-    if e["wire"] == "openai-responses" and "profile" not in e
-]
+ANTHROPIC = wire_captures("anthropic")
+RESPONSES = wire_captures("openai-responses")
 SPLIT = (61, 7, 150, 1)
 """Write sizes of the one-character variants: events reach the processor cut anywhere."""
 
@@ -110,67 +98,26 @@ def test_every_recorded_openai_stream_reaches_the_sdk_as_through_the_proxy(
         assert got["content"].startswith(want["display"]), variant.id
 
 
-def _anthropic_request(events: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    calls = replay(events)["calls"]
-    tools = list(
-        {c["name"]: {"name": c["name"], "input_schema": {"type": "object"}} for c in calls}.values()
-    )
-    return {
-        "model": "claude-sonnet-4-6",
-        "max_tokens": 8192,  # above every capture's usage: a turn at the limit is cut
-        "messages": [{"role": "user", "content": "go"}],
-        "metadata": {"user_id": name},
-        **({"tools": tools} if tools else {}),
-    }
-
-
-def _by_char_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for event in events:
-        delta = event.get("delta") if event.get("type") == "content_block_delta" else None
-        if isinstance(delta, dict) and delta.get("type") == "text_delta" and len(delta["text"]) > 1:
-            out += [{**event, "delta": {**delta, "text": ch}} for ch in delta["text"]]
-        else:
-            out.append(event)
-    return out
-
-
 @pytest.mark.parametrize(("name", "events"), ANTHROPIC, ids=[n for n, _ in ANTHROPIC])
 def test_every_recorded_anthropic_stream_reaches_the_sdk_as_through_the_proxy(
     front: Front, name: str, events: list[dict[str, Any]]
 ) -> None:
-    for key, played, sizes in ((name, events, ()), (name + "/1", _by_char_events(events), SPLIT)):
+    for key, played, sizes in ((name, events, ()), (name + "/1", anthropic_by_char(events), SPLIT)):
         front.scripts[key] = Script(sse_body(played, done=False, named=True), write_sizes=sizes)
-        request = _anthropic_request(played, key)
+        request = anthropic_request(played, metadata={"user_id": key})
         got = _same_everywhere(front, anthropic_turn, request)
         result = replay(played)
         if result["status"] == "pass":
             assert [c for c, _ in got["calls"]] == [c["name"] for c in result["calls"]], key
 
 
-def _responses_request(events: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    calls = replay(events)["calls"]
-    tools = list(
-        {
-            c["name"]: {"type": "function", "name": c["name"], "parameters": {"type": "object"}}
-            for c in calls
-        }.values()
-    )
-    return {
-        "model": "gpt-5.1",
-        "input": "go",
-        "metadata": {"case": name},
-        **({"tools": tools} if tools else {}),
-    }
-
-
 @pytest.mark.parametrize(("name", "events"), RESPONSES, ids=[n for n, _ in RESPONSES])
 def test_every_recorded_responses_stream_reaches_the_sdk_as_through_the_proxy(
     front: Front, name: str, events: list[dict[str, Any]]
 ) -> None:
-    for key, played, sizes in ((name, events, ()), (name + "/1", _by_char_text(events), SPLIT)):
+    for key, played, sizes in ((name, events, ()), (name + "/1", responses_by_char(events), SPLIT)):
         front.scripts[key] = Script(sse_body(played, done=False, named=True), write_sizes=sizes)
-        request = _responses_request(played, key)
+        request = responses_request(played, metadata={"case": key})
         try:
             want = responses_turn(front.url("proxy"), request)
         except (RuntimeError, openai.APIError) as refused:  # the SDK refuses the stream itself
@@ -183,18 +130,6 @@ def test_every_recorded_responses_stream_reaches_the_sdk_as_through_the_proxy(
         result = replay(played)
         if result["status"] == "pass":
             assert [c for c, _ in want["calls"]] == [c["name"] for c in result["calls"]], key
-
-
-def _by_char_text(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every Responses output_text delta re-sent one character per event."""
-    out = []
-    for event in events:
-        text = event.get("delta") if event.get("type") == "response.output_text.delta" else None
-        if isinstance(text, str) and len(text) > 1:
-            out += [{**event, "delta": ch} for ch in text]
-        else:
-            out.append(event)
-    return out
 
 
 def test_the_captures_hold_calls_and_text_so_the_comparison_means_something(front: Front) -> None:

@@ -1,8 +1,9 @@
 """A tool schema is checked against the metaschema and compiled once per distinct schema.
 
 A buffer is built per turn with the same tools; the check costs far more than a turn's
-chunks. An equal schema (another object, any key order) reuses the compiled one; a changed
-schema, or one that is not JSON text, is checked anew; the verdicts never change.
+chunks. An equal schema (another object, same key order) reuses the compiled one; a changed
+or reordered schema, or one that is not JSON text, is checked anew; the verdicts never change,
+and the error a call is refused with does not depend on which schema was compiled first.
 """
 
 from __future__ import annotations
@@ -39,8 +40,7 @@ def schema(limit: int) -> dict[str, Any]:
 
 def test_an_equal_schema_is_not_checked_again(audits: list[Any]) -> None:
     first = ToolSchemas({"find": schema(3)})
-    reordered = dict(reversed(list(schema(3).items())))
-    second = ToolSchemas({"find": reordered, "other": schema(3)})
+    second = ToolSchemas({"find": schema(3), "other": schema(3)})
     assert len(audits) == 1
     for tools in (first, second):
         assert tools.check("find", {"q": "abc"}) is None
@@ -67,3 +67,23 @@ def test_a_schema_that_is_not_json_is_checked_each_time(audits: list[Any]) -> No
     for _ in range(2):
         ToolSchemas({"find": odd})
     assert len(audits) == 2
+
+
+STRICT = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("first_seen", ["as written", "reordered"])
+def test_the_reported_error_follows_the_schema_as_written_not_a_reordered_twin(
+    audits: list[Any], first_seen: str
+) -> None:
+    reordered = dict(reversed(list(STRICT.items())))
+    order = [STRICT, reordered] if first_seen == "as written" else [reordered, STRICT]
+    findings = {id(tool): ToolSchemas({"w": tool}).check("w", {"town": "Oslo"}) for tool in order}
+    written, twin = findings[id(STRICT)], findings[id(reordered)]
+    assert written is not None and twin is not None
+    assert "city" in written.message and "town" in twin.message

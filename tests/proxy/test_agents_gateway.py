@@ -1,9 +1,11 @@
-"""Codex through the gated gateway, on its own wire and translated to Chat Completions.
+"""Codex and Claude Code through the gated gateway, on their own wire and translated.
 
 The scripted models write a call leaked into the text first, then a native call, then
-the answer; Codex must run both shell commands and finish with the answer, its request
-normalized (its non-function tools declared as functions) and, with ``--upstream-wire
-chat``, translated.
+the answer; each CLI must run both shell commands and finish with the answer, its request
+normalized (Codex's non-function tools declared as functions) and, with
+``--upstream-wire``, translated: Codex in front of a Chat-only and a Messages-only
+server, Claude Code in front of a Chat-only and a Responses-only one (its
+``output_config.effort`` carried as the upstream's effort, its hints left out and counted).
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from agent_clients import (
     MARK,
+    anthropic_turn,
     final_texts,
     responses_turn,
+    run_claude,
     run_codex,
     tool_results,
 )
@@ -90,9 +95,23 @@ def responses_model(path: str, body: Mapping[str, Any]) -> Script:
     return responses_turn("And another.", ("call_native1", name, {key: f"echo {SECOND}"}))
 
 
+def messages_model(path: str, body: Mapping[str, Any]) -> Script:
+    """A Messages-only server: a leaked call, a native call, then the answer."""
+    assert path.endswith("/messages"), path
+    names = [t.get("name") for t in body.get("tools") or ()]
+    done = tool_results(path, body)
+    if not any(n in SHELLS for n in names) or done >= 2:
+        return anthropic_turn(ANSWER)
+    name, key = shell_of(names)
+    if done == 0:
+        return anthropic_turn(leaked(name, key))
+    return anthropic_turn("And another.", ("toolu_native1", name, {key: f"echo {SECOND}"}))
+
+
 def through(
     model: Any, wire: str | None, run: Any, tmp_path: Path
-) -> tuple[list[Any], ReplayUpstream]:
+) -> tuple[list[Any], ReplayUpstream, str]:
+    """The CLI's events through a proxy process, the upstream, and the proxy's metrics."""
     upstream = ReplayUpstream(model)
     args = ["--text-formats", "tool_call_tag", "--on-blocked", "notice"]
     if wire is not None:
@@ -102,14 +121,18 @@ def through(
         proxy_process(["--upstream", server.url, *args]) as (_, url, _),
     ):
         events = run(url, f"Run `echo {MARK}` in the shell.", tmp_path)
-    return events, upstream
+        metrics = httpx.get(url + "/metrics", timeout=10).text
+    return events, upstream, metrics
 
 
-@pytest.mark.parametrize(("wire", "model"), [(None, responses_model), ("chat", chat_model)])
+@pytest.mark.parametrize(
+    ("wire", "model"),
+    [(None, responses_model), ("chat", chat_model), ("messages", messages_model)],
+)
 def test_codex_runs_a_leaked_and_a_native_call_through_the_gateway(
     tmp_path: Path, wire: str | None, model: Any
 ) -> None:
-    events, upstream = through(model, wire, run_codex, tmp_path)
+    events, upstream, _ = through(model, wire, run_codex, tmp_path)
     assert len(upstream.requests) == 3
     assert final_texts(events)[-1] == ANSWER
     outputs = [
@@ -118,3 +141,19 @@ def test_codex_runs_a_leaked_and_a_native_call_through_the_gateway(
         if i.get("type") == "function_call_output"
     ] or [json.dumps(m) for m in upstream.requests[-1][1].get("messages") or ()]
     assert MARK in " ".join(outputs) and SECOND in " ".join(outputs)
+
+
+@pytest.mark.parametrize(("wire", "model"), [("chat", chat_model), ("responses", responses_model)])
+def test_claude_code_runs_a_leaked_and_a_native_call_across_wires(
+    tmp_path: Path, wire: str, model: Any
+) -> None:
+    events, upstream, metrics = through(model, wire, run_claude, tmp_path)
+    assert len(upstream.requests) == 3, [path for path, _, _ in upstream.requests]
+    assert final_texts(events) == [ANSWER]
+    outputs = json.dumps(upstream.requests[-1][1])
+    assert MARK in outputs and SECOND in outputs
+    first = upstream.requests[0][1]
+    effort = first.get("reasoning_effort") or first.get("reasoning", {}).get("effort")
+    assert effort == "medium", first  # the CLI's output_config.effort, carried
+    assert "thinking" not in first and "output_config" not in first
+    assert 'callgate_proxy_rewrites_total{code="hint_dropped"}' in metrics

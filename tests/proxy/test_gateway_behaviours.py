@@ -24,8 +24,10 @@ from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.engine import Options
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.sse import encode
-from callgate.proxy.upstream import ReplayUpstream, Script, sse_body, whole_body
-from proxy_cases import WEATHER, openai_tools
+from callgate.proxy.upstream import Script, sse_body, whole_body
+from proxy_cases import WEATHER, chat_response, openai_tools, scripted_upstream
+from proxy_cases import ScriptedUpstream as Scripted
+from proxy_cases import chat_chunk as chat
 
 CALL = {
     "index": 0,
@@ -37,19 +39,10 @@ CALL = {
 ERROR = {"error": {"message": "the model crashed", "type": "server_error"}}
 
 
-class Scripted:
-    """An upstream answering each request with the script a test set last."""
-
-    def __init__(self) -> None:
-        self.script = Script(b"")
-        self.app = ReplayUpstream(lambda path, body: self.script)
-
-
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[tuple[Scripted, str]]:
-    scripted = Scripted()
-    with ServerThread(scripted.app) as server:
-        yield scripted, server.url
+    with scripted_upstream() as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -85,18 +78,6 @@ def events(text: str) -> list[tuple[str, Any]]:
 
 def post(url: str, path: str, body: Mapping[str, Any]) -> httpx.Response:
     return httpx.post(url + path, json=body, timeout=30)
-
-
-def chat(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-up",
-        "object": "chat.completion.chunk",
-        "created": 1_712_345_678,
-        "model": "up-model",
-        "system_fingerprint": "fp_up",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        **extra,
-    }
 
 
 CHAT = {
@@ -303,6 +284,7 @@ def test_a_message_start_the_proxy_writes_is_complete(
     request = {k: v for k, v in MESSAGES.items() if k != "stream"}
     if cut == 0:  # a dropped upstream ends in the wire's error event, which the SDK raises
         assert [d["type"] for _, d in got][-1] == "error"
+        assert got[-1][1]["error"]["message"], got[-1]
         with pytest.raises(anthropic.APIError), client.messages.stream(**request) as answer:
             answer.get_final_message()
         return
@@ -311,6 +293,31 @@ def test_a_message_start_the_proxy_writes_is_complete(
         final = answer.get_final_message()
     assert (final.content, final.model, final.stop_reason) == ([], "claude-x", "end_turn")
     assert (final.usage.input_tokens, final.usage.output_tokens) == (0, 0)
+
+
+@pytest.mark.parametrize("late_start", [False, True], ids=["no-start", "start-after-ping"])
+def test_a_ping_first_stream_still_opens_with_message_start(
+    upstream: tuple[Scripted, str], proxies: dict[str, str], late_start: bool
+) -> None:
+    """An upstream that sends ``ping`` before (or instead of) its ``message_start``: the
+    client's stream opens with one ``message_start`` (the upstream's when it comes) before
+    the ping and the text, and the Anthropic SDK rebuilds the text."""
+    scripted, _ = upstream
+    ping = {"type": "ping"}
+    head = [ping, start("msg_late")] if late_start else [ping]
+    scripted.script = Script(
+        sse_body([*head, *text_block(0, "Hi there."), *end()], done=False, named=True)
+    )
+    kinds = [d["type"] for _, d in events(post(proxies["notice"], "/v1/messages", MESSAGES).text)]
+    assert kinds[:2] == ["message_start", "ping"], kinds
+    assert kinds.count("message_start") == 1 and kinds.count("ping") == 1
+    client = anthropic.Anthropic(base_url=proxies["notice"], api_key="k", max_retries=0)
+    request = {k: v for k, v in MESSAGES.items() if k != "stream"}
+    with client.messages.stream(**request) as answer:
+        final = answer.get_final_message()
+    assert [(b.type, getattr(b, "text", None)) for b in final.content] == [("text", "Hi there.")]
+    assert final.id.startswith("msg_late" if late_start else "msg_")
+    assert final.usage.output_tokens == 9
 
 
 # -- the OpenAI wire ------------------------------------------------------------------------
@@ -358,23 +365,19 @@ def test_a_whole_response_keeps_its_usage(
     upstream: tuple[Scripted, str], proxies: dict[str, str]
 ) -> None:
     scripted, _ = upstream
-    response = {
-        "id": "chatcmpl-whole",
-        "object": "chat.completion",
-        "created": 1_700_000_123,
-        "model": "up-model",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": "Mild."},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": USAGE,
-    }
+    message = {"role": "assistant", "content": "Mild."}
+    response = chat_response(
+        "up-model",
+        message,
+        created=1_700_000_123,
+        usage=USAGE,
+        system_fingerprint="fp_up",
+        service_tier="default",
+    )
     scripted.script = Script(whole_body(response), content_type="application/json")
     got = post(proxies["notice"], "/v1/chat/completions", {**CHAT, "stream": False}).json()
     assert got["usage"] == USAGE
+    assert (got["system_fingerprint"], got["service_tier"]) == ("fp_up", "default")
     assert (got["created"], got["id"], got["model"]) == (
         1_700_000_123,
         "chatcmpl-whole",
@@ -469,3 +472,206 @@ def test_carriage_return_line_ends_are_delivered_as_they_come(
     assert ended - early > 0.5, [(round(ended - t, 2), p[:40]) for t, p in seen]
     text = b"".join(p for _, p in seen).decode()
     assert [d for _, d in events(text)][-1] == "[DONE]"
+
+
+# -- tools the client declared in another form ----------------------------------------------
+
+
+def chat_calls(*calls: tuple[str, str, dict[str, Any]], stream: bool = True) -> Script:
+    """A Chat Completions answer (a stream, or whole) of native calls (id, name, arguments)."""
+    envelope = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    deltas = [
+        {
+            "index": n,
+            "id": i,
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(a)},
+        }
+        for n, (i, name, a) in enumerate(calls)
+    ]
+    chunks = [
+        {
+            **envelope,
+            "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": deltas}}],
+        },
+        {**envelope, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    if not stream:
+        message = {"role": "assistant", "content": None, "tool_calls": deltas}
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+        whole = {**envelope, "object": "chat.completion", "choices": [choice]}
+        return Script(whole_body(whole), content_type="application/json")
+    return Script(sse_body(chunks))
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_declared_local_shell_and_custom_tool_are_called_back_in_their_own_form(
+    upstream: tuple[Scripted, str], stream: bool
+) -> None:
+    """Codex's ``local_shell`` and a freeform ``custom`` tool go to a Chat-only upstream as
+    functions; their gated calls come back as ``local_shell_call`` and ``custom_tool_call``
+    items, which the openai SDK rebuilds."""
+    import openai
+
+    scripted, url = upstream
+    scripted.script = chat_calls(
+        ("call_sh", "local_shell", {"command": ["echo", "hi"], "timeout_ms": 500}),
+        ("call_patch", "apply_patch", {"input": "*** Begin Patch\n*** End Patch"}),
+        stream=stream,
+    )
+    tools = [
+        {"type": "local_shell"},
+        {"type": "custom", "name": "apply_patch", "description": "Patch files."},
+    ]
+    config = ProxyConfig(url, Options(), upstream_wire="chat")
+    with ServerThread(create_app(config)) as proxy:
+        client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0)
+        request: dict[str, Any] = {"model": "m", "input": "list files", "tools": tools}
+        if stream:
+            with client.responses.stream(**request) as answer:
+                response = answer.get_final_response()
+        else:
+            response = client.responses.create(**request)
+    shell, patch = (item.model_dump(exclude_none=True) for item in response.output)
+    assert shell["type"] == "local_shell_call" and shell["call_id"] == "call_sh"
+    assert shell["action"] == {
+        "type": "exec",
+        "command": ["echo", "hi"],
+        "timeout_ms": 500,
+        "env": {},
+    }
+    assert (patch["type"], patch["call_id"], patch["name"]) == (
+        "custom_tool_call",
+        "call_patch",
+        "apply_patch",
+    )
+    assert patch["input"] == "*** Begin Patch\n*** End Patch"
+
+
+def responses_items(*items: dict[str, Any]) -> Script:
+    """A Responses stream whose output is ``items``, each added then done as it is."""
+    head = {"id": "resp_up", "object": "response", "model": "m", "output": []}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {**head, "status": "in_progress"}}
+    ]
+    for n, item in enumerate(items):
+        events += [
+            {"type": "response.output_item.added", "output_index": n, "item": item},
+            {"type": "response.output_item.done", "output_index": n, "item": item},
+        ]
+    done = {**head, "status": "completed", "output": list(items)}
+    events.append({"type": "response.completed", "response": done})
+    return Script(b"".join(encode(e, e["type"]) for e in events))
+
+
+SHELL_ACTION = {"type": "exec", "command": ["ls"], "env": {}, "timeout_ms": 900}
+
+
+@pytest.mark.parametrize(
+    ("item", "kept"),
+    [
+        (
+            {
+                "type": "local_shell_call",
+                "id": "lsh_1",
+                "call_id": "call_a",
+                "action": SHELL_ACTION,
+            },
+            True,
+        ),
+        (
+            {
+                "type": "local_shell_call",
+                "id": "lsh_2",
+                "call_id": "call_b",
+                "action": {"type": "exec"},
+            },
+            False,
+        ),
+        (
+            {
+                "type": "shell_call",
+                "id": "sh_1",
+                "call_id": "call_c",
+                "action": {"commands": ["ls"]},
+            },
+            False,
+        ),
+        (
+            {
+                "type": "apply_patch_call",
+                "id": "ap_1",
+                "call_id": "call_d",
+                "operation": {"type": "delete_file", "path": "/etc/passwd"},
+            },
+            False,
+        ),
+    ],
+    ids=["local-shell", "local-shell-no-command", "shell-undeclared", "apply-patch-undeclared"],
+)
+def test_an_upstreams_shell_and_patch_call_items_are_gated(
+    upstream: tuple[Scripted, str], item: dict[str, Any], kept: bool
+) -> None:
+    """A ``local_shell_call``, ``shell_call`` or ``apply_patch_call`` item of a Responses
+    upstream is checked like any call: a valid call of the declared ``local_shell`` reaches
+    the client as its ``local_shell_call``; a call without its command, or of a tool the
+    client did not declare, is withheld with its finding, never forwarded."""
+    import openai
+
+    scripted, url = upstream
+    scripted.script = responses_items({**item, "status": "completed"})
+    with ServerThread(create_app(ProxyConfig(url, Options(on_blocked="notice")))) as proxy:
+        client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0)
+        request = {"model": "m", "input": "list files", "tools": [{"type": "local_shell"}]}
+        with client.responses.stream(**request) as answer:
+            response = answer.get_final_response()
+    kinds = [i.type for i in response.output]
+    if kept:
+        (call,) = response.output
+        got = call.model_dump(exclude_none=True)
+        assert (got["type"], got["call_id"]) == ("local_shell_call", item["call_id"])
+        assert got["action"] == SHELL_ACTION
+    else:
+        assert set(kinds) <= {"message"}, kinds
+        assert item["call_id"] not in json.dumps(response.model_dump())
+        codes = [f["code"] for f in response.model_dump()["callgate"]["findings"]]
+        assert codes == ["schema_invalid" if item["type"] == "local_shell_call" else "unknown_tool"]
+
+
+@pytest.mark.parametrize("tail", ["<tool_ca", '<tool_call>{"name": "get_wea'])
+def test_text_held_to_the_end_of_the_stream_is_released_then(
+    upstream: tuple[Scripted, str], proxies: dict[str, str], tail: str
+) -> None:
+    """A stream that ends (``[DONE]``, no finish reason) inside what could have been a
+    call's markup: the held text is the answer's last text, after the text before it."""
+    scripted, _ = upstream
+    head = {"id": "chatcmpl-end", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    deltas = [({"role": "assistant", "content": "The tag is "}, None), ({"content": tail}, None)]
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": d, "finish_reason": f}]} for d, f in deltas
+    ]
+    scripted.script = Script(sse_body(chunks))  # no finish reason: [DONE] ends it
+    got = events(post(proxies["notice"], "/v1/chat/completions", CHAT).text)
+    said = "".join(
+        (d["choices"][0]["delta"].get("content") or "")
+        for _, d in got
+        if d != "[DONE]" and d.get("choices")
+    )
+    assert said.startswith("The tag is ")
+    assert tail in said
+
+
+def test_a_reasoning_tags_held_tail_is_the_answers_last_text_when_moving_reasoning(
+    upstream: tuple[Scripted, str],
+) -> None:
+    """With the reasoning moved to ``reasoning_content``, a stream ending (``[DONE]``
+    alone) in what could have opened a think tag gives that tail as content, not lost."""
+    scripted, url = upstream
+    head = {"id": "chatcmpl-end", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    delta = {"role": "assistant", "content": "<think>hm</think>Done <thi"}
+    scripted.script = Script(sse_body([{**head, "choices": [{"index": 0, "delta": delta}]}]))
+    with ServerThread(create_app(ProxyConfig(url, Options(move_reasoning=True)))) as proxy:
+        got = events(post(proxy.url, "/v1/chat/completions", CHAT).text)
+    deltas = [d["choices"][0]["delta"] for _, d in got if d != "[DONE]" and d.get("choices")]
+    assert "".join(d.get("reasoning_content") or "" for d in deltas) == "hm"
+    assert "".join(d.get("content") or "" for d in deltas) == "Done <thi"

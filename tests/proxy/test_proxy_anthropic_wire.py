@@ -17,7 +17,6 @@ import anthropic
 import httpx
 import pytest
 
-from callgate.cli.capture import load_capture
 from callgate.cli.replay import replay
 from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.engine import Options
@@ -26,49 +25,13 @@ from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from callgate.testing.builders import WireText, anthropic_events
 from callgate.testing.wires import WireCall
-from proxy_cases import HERE, MANIFEST, NOT_RUN, QWEN, WEATHER, closed_url
+from proxy_cases import NOT_RUN, QWEN, WEATHER, anthropic_request, closed_url, wire_captures
+from proxy_cases import anthropic_by_char as by_char
 
 NOTICE = Options(on_blocked="notice")
 
 
-def _captures() -> list[tuple[str, list[dict[str, Any]]]]:
-    found = []
-    for entry in MANIFEST:
-        if entry["wire"] == "anthropic" and "profile" not in entry:
-            found.append(
-                (entry["file"], load_capture((HERE / "captures" / entry["file"]).read_bytes()))
-            )
-    return found
-
-
-CAPTURES = _captures()
-
-
-def by_char(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every text delta re-sent one character per event."""
-    out = []
-    for event in events:
-        delta = event.get("delta") if event.get("type") == "content_block_delta" else None
-        if isinstance(delta, dict) and delta.get("type") == "text_delta" and len(delta["text"]) > 1:
-            out += [{**event, "delta": {**delta, "text": ch}} for ch in delta["text"]]
-        else:
-            out.append(event)
-    return out
-
-
-def request_for(events: list[dict[str, Any]], model: str = "claude-sonnet-4-6") -> dict[str, Any]:
-    calls = replay(events)["calls"]
-    tools = [{"name": c["name"], "input_schema": {"type": "object"}} for c in calls]
-    tools = list({t["name"]: t for t in tools}.values())
-    body: dict[str, Any] = {
-        "model": model,
-        "max_tokens": 8192,  # above every capture's usage: a turn at the limit is cut
-        "messages": [{"role": "user", "content": "go"}],
-        "stream": True,
-    }
-    if tools:
-        body["tools"] = tools
-    return body
+CAPTURES = wire_captures("anthropic")
 
 
 def play(request: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -101,7 +64,7 @@ def expected(request: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str
 def test_a_recorded_anthropic_stream_gives_what_the_buffer_and_driver_give(
     name: str, events: list[dict[str, Any]]
 ) -> None:
-    request = request_for(events)
+    request = anthropic_request(events, stream=True)
     for played in (events, by_char(events)):
         message = play(request, played)
         text, calls = summary(message)
@@ -220,7 +183,7 @@ def test_every_recorded_anthropic_stream_reaches_the_sdk_as_callgate_gives_it(
     servers: tuple[Scripts, str], name: str, events: list[dict[str, Any]]
 ) -> None:
     scripts, url = servers
-    request = request_for(events)
+    request = anthropic_request(events, stream=True)
     scripts.next = Script(sse_body(events, done=False, named=True))
     final = sdk_stream(url, request)
     display, want, _ = expected(request, events)

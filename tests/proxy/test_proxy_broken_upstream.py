@@ -25,28 +25,17 @@ from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.notices import upstream_notice
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
-from proxy_cases import capture_cases
+from proxy_cases import ScriptedUpstream as Upstream
+from proxy_cases import capture_cases, chat_response, scripted_proxy
 
 CASES = [c for c in capture_cases() if c.schemas and len(c.chunks) < 60]
 ERROR_FRAME = b'data: {"error": {"message": "the model crashed", "type": "server_error"}}\n\n'
 
 
-class Upstream:
-    """The script the next request gets (one test example at a time)."""
-
-    def __init__(self) -> None:
-        self.script = Script(b"")
-        self.app = ReplayUpstream(lambda path, body: self.script)
-
-
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[Upstream, str]]:
-    upstream = Upstream()
-    with (
-        ServerThread(upstream.app) as up,
-        ServerThread(create_app(ProxyConfig(upstream=up.url))) as proxy,
-    ):
-        yield upstream, proxy.url
+    with scripted_proxy() as running:
+        yield running
 
 
 @st.composite
@@ -157,15 +146,7 @@ def test_an_upstream_that_answers_stream_true_with_json_is_streamed(
     servers: tuple[Upstream, str],
 ) -> None:
     upstream, url = servers
-    response = {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "m",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}
-        ],
-    }
+    response = chat_response("m", {"role": "assistant", "content": "hi"})
     upstream.script = Script(json.dumps(response).encode(), content_type="application/json")
     reply = httpx.post(url + "/v1/chat/completions", json={"model": "m", "stream": True})
     data = events_of(reply.text)

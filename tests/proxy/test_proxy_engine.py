@@ -27,6 +27,7 @@ from proxy_cases import (
     by_char,
     calls_of,
     capture_cases,
+    chat_chunk,
     chat_response,
     corpus_cases,
     cut_at,
@@ -370,11 +371,12 @@ def test_an_error_beside_choices_is_relayed_alone_and_its_choice_goes_through_th
     partial = {"index": 0, "id": "call_1", "type": "function"}
     partial["function"] = {"name": "get_weather", "arguments": '{"ci'}
     chunks: list[Any] = [
-        _chat({"role": "assistant", "content": "Hello "}),
-        {
-            **_chat({"content": "world <tool", "tool_calls": [partial]}, "error"),
-            "error": {"code": 502, "message": "Provider disconnected"},
-        },
+        chat_chunk({"role": "assistant", "content": "Hello "}),
+        chat_chunk(
+            {"content": "world <tool", "tool_calls": [partial]},
+            "error",
+            error={"code": 502, "message": "Provider disconnected"},
+        ),
     ]
     turn = GatedTurn(StreamCase("x", [], WEATHER).request, Options(on_blocked="notice"))
     out: list[dict[str, Any]] = []
@@ -388,11 +390,6 @@ def test_an_error_beside_choices_is_relayed_alone_and_its_choice_goes_through_th
     choices = [c for o in out for c in o.get("choices") or []]
     assert [c["finish_reason"] for c in choices if c["finish_reason"]] == ["error"]
     assert turn.status == "fail" and turn.findings[0].code == "provider_error"
-
-
-def _chat(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    choice = {"index": 0, "delta": delta, "finish_reason": finish}
-    return {"id": "gen-1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
 
 
 def _as_bytes(

@@ -72,3 +72,65 @@ def test_without_msgspec_it_is_json_loads(monkeypatch: pytest.MonkeyPatch) -> No
     finally:
         monkeypatch.undo()
         importlib.reload(fastjson)
+
+
+def strict_reference(text: str | bytes) -> Any:
+    """What ``strict_loads`` owes: ``json.loads`` refusing NaN, infinities and deep nesting."""
+    try:
+        return json.loads(text, parse_constant=fastjson._no_constant, parse_float=fastjson._finite)
+    except RecursionError:
+        raise ValueError("the JSON nests too deep to read") from None
+
+
+@given(VALUES, st.booleans())
+def test_strict_reads_any_text_as_its_reference_does(value: Any, ascii_only: bool) -> None:
+    """Same values, or a ValueError from both, for every text (NaN and huge numbers too)."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    try:
+        expected = strict_reference(text)
+    except ValueError as error:
+        with pytest.raises(ValueError) as got:
+            fastjson.strict_loads(text)
+        assert str(got.value) == str(error)
+        return
+    assert same(fastjson.strict_loads(text), expected)
+    if ascii_only:
+        assert same(fastjson.strict_loads(text.encode()), expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[NaN]", "NaN is not a JSON number"),
+        ('{"a": -Infinity}', "-Infinity is not a JSON number"),
+        ("[1e400]", "the number 1e400 is past a double's range"),
+        ("[-1e400]", "the number -1e400 is past a double's range"),
+        ("[" * 100_000 + "]" * 100_000, "the JSON nests too deep to read"),
+        ('{"a": [1,}', "Expecting value: line 1 column 10 (char 9)"),
+    ],
+)
+def test_strict_refuses_what_could_not_be_written_back(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as got:
+        fastjson.strict_loads(text)
+    assert str(got.value) == message
+    with pytest.raises(ValueError) as got:
+        fastjson.strict_loads(text.encode())
+    assert str(got.value) == message
+
+
+@pytest.mark.parametrize(
+    "text", ['{"a": 1, "a": 2}', '"\\ud800"', "123456789012345678901234567890", "[-0.0, 1E2]"]
+)
+def test_strict_corners_read_as_json_reads_them(text: str) -> None:
+    assert same(fastjson.strict_loads(text), json.loads(text))
+
+
+def test_a_standard_chunk_never_reaches_the_slow_strict_parser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def slow(data: Any, **hooks: Any) -> Any:
+        raise AssertionError("json.loads was called")
+
+    monkeypatch.setattr(fastjson.json, "loads", slow)
+    chunk = b'{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}'
+    assert fastjson.strict_loads(chunk)["choices"][0]["delta"] == {"content": "hi"}

@@ -31,7 +31,8 @@ from callgate.proxy.audit import AUDIT_FILE, load_records
 from callgate.proxy.engine import Options
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body, whole_body
-from proxy_cases import ScriptedUpstream, chat_response
+from proxy_cases import ScriptedUpstream, chat_response, scripted_proxy
+from proxy_cases import chat_chunk as chunk
 
 WEATHER = {
     "type": "object",
@@ -54,22 +55,8 @@ CALL_MESSAGE = {
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[ScriptedUpstream, str]]:
-    upstream = ScriptedUpstream()
-    with (
-        ServerThread(upstream.app) as up,
-        ServerThread(create_app(ProxyConfig(upstream=up.url))) as proxy,
-    ):
-        yield upstream, proxy.url
-
-
-def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        **extra,
-    }
+    with scripted_proxy() as running:
+        yield running
 
 
 def call_chunks(arguments: str = '{"city": "Paris"}') -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ import uvicorn
 
 from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.serving import ServerThread, bound_socket
+from pass_through import BytePassThrough
 
 LOOPS = ["asyncio"] + (["uvloop"] if importlib.util.find_spec("uvloop") else [])
 """The event loops a user may have: asyncio always, uvloop where it is installed."""
@@ -110,36 +111,6 @@ def _model_server() -> Iterator[str]:
         thread.join(timeout=10)
 
 
-class _PassThrough:
-    """A byte pass-through on the proxy's stack: raw ASGI, httpx upstream, bytes unchanged."""
-
-    def __init__(self, upstream: str) -> None:
-        self.upstream = upstream
-        self.client: httpx.AsyncClient | None = None
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        if self.client is None:
-            self.client = httpx.AsyncClient()
-        body = bytearray()
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        request = self.client.build_request(
-            "POST", self.upstream + scope["path"], content=bytes(body)
-        )
-        reply = await self.client.send(request, stream=True)
-        headers = [(b"content-type", reply.headers["content-type"].encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        async for piece in reply.aiter_raw():
-            await send({"type": "http.response.body", "body": piece, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
-        await reply.aclose()
-
-
 @contextmanager
 def _uvicorn_own(app: Any, loop: str) -> Iterator[str]:
     """``app`` served by uvicorn on a socket it binds itself (host and port)."""
@@ -220,7 +191,7 @@ def test_a_one_chunk_request_costs_what_a_pass_through_costs(loop: str) -> None:
     """
     with (
         _model_server() as model,
-        _uvicorn_own(_PassThrough(model), loop) as bare,
+        _uvicorn_own(BytePassThrough(model), loop) as bare,
         ServerThread(create_app(ProxyConfig(upstream=model)), loop=loop) as proxy,
         httpx.Client(timeout=30) as client,
     ):

@@ -28,6 +28,7 @@ from callgate.proxy.engine import Options
 from callgate.proxy.normalize import normalize
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from callgate.proxy.wires.translate import translate
 from request_shapes import VALIDATORS
 
 REQUESTS = Path(__file__).resolve().parents[1] / "captures" / "requests"
@@ -140,8 +141,11 @@ def test_a_recorded_request_reaches_a_strict_server_and_its_rewrites_are_counted
 ) -> None:
     (name, path, wire), upstream_wire = route
     body = body_of(name)
-    _, expected = normalize(wire, body)
+    normalized, expected = normalize(wire, body)
     assert expected, name  # each recording needs a rewrite: the test would prove nothing else
+    client_wire = {"openai": "chat", "anthropic": "messages", "openai-responses": "responses"}
+    if upstream_wire is not None:  # then the hints the translation leaves out, each logged
+        translate(client_wire[wire], upstream_wire, normalized, expected)
     url, upstream = gateway(upstream_wire=upstream_wire)
     reply = httpx.post(url + path, json={**body, "stream": True}, timeout=60)
     assert reply.status_code == 200, reply.text

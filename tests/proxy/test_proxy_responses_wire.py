@@ -17,7 +17,6 @@ import httpx
 import openai
 import pytest
 
-from callgate.cli.capture import load_capture
 from callgate.cli.replay import replay
 from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.engine import GatedResponses, Options
@@ -25,38 +24,11 @@ from callgate.proxy.notices import call_notice
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from callgate.strategies.responses import ResponsesStrategy
-from proxy_cases import HERE, MANIFEST, NOT_RUN, QWEN, WEATHER
+from proxy_cases import NOT_RUN, QWEN, WEATHER, responses_request, wire_captures
+from proxy_cases import responses_by_char as by_char
 
 NOTICE = Options(on_blocked="notice")
-CAPTURES = [
-    (e["file"], load_capture((HERE / "captures" / e["file"]).read_bytes()))
-    for e in MANIFEST
-    if e["wire"] == "openai-responses" and "profile" not in e
-]
-
-
-def by_char(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every output_text delta re-sent one character per event."""
-    out = []
-    for event in events:
-        text = event.get("delta") if event.get("type") == "response.output_text.delta" else None
-        if isinstance(text, str) and len(text) > 1:
-            out += [{**event, "delta": ch} for ch in text]
-        else:
-            out.append(event)
-    return out
-
-
-def request_for(events: list[dict[str, Any]], model: str = "gpt-5.1") -> dict[str, Any]:
-    calls = replay(events)["calls"]
-    tools = {
-        c["name"]: {"type": "function", "name": c["name"], "parameters": {"type": "object"}}
-        for c in calls
-    }
-    body: dict[str, Any] = {"model": model, "input": "go", "stream": True}
-    if tools:
-        body["tools"] = list(tools.values())
-    return body
+CAPTURES = wire_captures("openai-responses")
 
 
 def play(request: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -103,7 +75,7 @@ def expected(request: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str
 def test_a_recorded_responses_stream_gives_what_the_buffer_and_driver_give(
     name: str, events: list[dict[str, Any]]
 ) -> None:
-    request = request_for(events)
+    request = responses_request(events, stream=True)
     for played in (events, by_char(events)):
         response = play(request, played)
         text, calls = summary(response)
@@ -265,7 +237,7 @@ def test_every_recorded_responses_stream_reaches_the_sdk_as_callgate_gives_it(
     servers: tuple[Scripts, str], name: str, events: list[dict[str, Any]]
 ) -> None:
     scripts, url = servers
-    request = request_for(events)
+    request = responses_request(events, stream=True)
     scripts.next = Script(sse_body(events, done=False, named=True))
     display, want, _ = expected(request, events)
     try:

@@ -11,9 +11,10 @@ from callgate.proxy.sse import DONE_EVENT, SSEEvent, SSEReader, encode
 from callgate.testing.cuts import byte_splits
 
 
-def read(pieces: list[bytes]) -> list[SSEEvent]:
+def read(pieces: list[bytes], *, lists: bool = False) -> list[SSEEvent]:
+    """The events of the pieces, read by ``feed`` (``lists``: by ``events``, as the proxy does)."""
     reader = SSEReader()
-    events = [e for p in pieces for e in reader.feed(p)]
+    events = [e for p in pieces for e in (reader.events(p) if lists else reader.feed(p))]
     return events + list(reader.close())
 
 
@@ -64,3 +65,35 @@ def test_a_lone_surrogate_is_written_escaped_and_valid() -> None:
     event.decode("utf-8")
     assert json.loads(read([event])[0].data) == {"v": "\ud800"}
     assert DONE_EVENT == b"data: [DONE]\n\n"
+
+
+LF_STREAM = (
+    b'data: {"a": 1}\n\n'
+    b": a comment\n"
+    b'event: message_start\ndata: {"b":\ndata:2}\n\n'
+    b'data: {"c": "\xc3\xa9\xe2\x82\xac"}\n\n'
+    b"id: 7\nretry: 100\ndata:  [DONE]\n\n"
+    b"data\n\n"
+    b"data: last"
+)
+LF_WANT = [
+    SSEEvent("message", '{"a": 1}'),
+    SSEEvent("message_start", '{"b":\n2}'),
+    SSEEvent("message", '{"c": "é€"}'),
+    SSEEvent("message", " [DONE]"),
+    SSEEvent("message", ""),
+    SSEEvent("message", "last"),
+]
+
+
+@given(byte_splits(STREAM))
+def test_the_list_reader_reads_any_split_as_the_reader_does(pieces: list[bytes]) -> None:
+    """Carriage returns, a BOM and lines split anywhere: the same events as :meth:`feed`."""
+    assert read(pieces, lists=True) == WANT
+
+
+@given(byte_splits(LF_STREAM))
+def test_the_list_reader_takes_data_lines_as_the_rules_say(pieces: list[bytes]) -> None:
+    """One space after ``data:`` dropped, a bare ``data`` line an empty piece, names kept."""
+    assert read(pieces) == LF_WANT
+    assert read(pieces, lists=True) == LF_WANT

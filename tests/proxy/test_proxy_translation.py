@@ -97,12 +97,14 @@ def test_images_are_carried_between_wires() -> None:
         "type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"},
     }
-    body = {**MESSAGES_BODY, "messages": [{"role": "user", "content": [image]}]}
+    words = {"type": "text", "text": "What is this?"}
+    body = {**MESSAGES_BODY, "messages": [{"role": "user", "content": [words, image]}]}
     chat = translate("messages", "chat", body)
     assert chat["messages"][1]["content"] == [
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}
+        words,
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
     ]
-    assert translate("chat", "messages", chat)["messages"][0]["content"] == [image]
+    assert translate("chat", "messages", chat)["messages"][0]["content"] == [words, image]
 
 
 @pytest.mark.parametrize(
@@ -130,6 +132,150 @@ def test_what_cannot_be_translated_is_refused_by_name(
 ) -> None:
     with pytest.raises(RequestError, match=named):
         translate(client, upstream, {**MESSAGES_BODY, **change})
+
+
+SCHEMA_FORMAT = {"type": "json_schema", "name": "weather", "schema": SCHEMA, "strict": True}
+"""A structured-output format in the neutral shape."""
+
+
+def settings_body(wire: str, effort: str, form: dict[str, Any]) -> dict[str, Any]:
+    """A request on ``wire`` asking for ``effort`` and the structured output ``form``."""
+    messages = [{"role": "user", "content": "weather in Paris?"}]
+    spec = {k: v for k, v in form.items() if k != "type"}
+    if wire == "chat":
+        choice = {"type": form["type"], **({"json_schema": spec} if spec else {})}
+        return {
+            "model": "m",
+            "messages": messages,
+            "reasoning_effort": effort,
+            "response_format": choice,
+        }
+    if wire == "responses":
+        return {
+            "model": "m",
+            "input": messages,
+            "reasoning": {"effort": effort},
+            "text": {"format": form},
+        }
+    config = {"effort": effort, "format": {"type": "json_schema", "schema": form["schema"]}}
+    return {"model": "m", "max_tokens": 9, "messages": messages, "output_config": config}
+
+
+def settings_of(wire: str, body: Any) -> tuple[Any, Any]:
+    """The effort and the format's schema a request on ``wire`` asks for."""
+    if wire == "chat":
+        return body.get("reasoning_effort"), body["response_format"]["json_schema"]["schema"]
+    if wire == "responses":
+        return body["reasoning"]["effort"], body["text"]["format"]["schema"]
+    return body["output_config"]["effort"], body["output_config"]["format"]["schema"]
+
+
+@pytest.mark.parametrize("client", ["chat", "messages", "responses"])
+@pytest.mark.parametrize("upstream", ["chat", "messages", "responses"])
+def test_effort_and_structured_output_are_carried_to_every_wire(client: str, upstream: str) -> None:
+    """Both change the answer: each goes in the upstream wire's own field, none is dropped."""
+    log: list[Any] = []
+    sent = translate(client, upstream, settings_body(client, "medium", SCHEMA_FORMAT), log)
+    assert settings_of(upstream, sent) == ("medium", SCHEMA)
+    assert log == []
+    back = translate(upstream, client, sent)
+    assert settings_of(client, back) == ("medium", SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("client", "upstream", "given", "sent"),
+    [
+        ("messages", "chat", "max", "high"),
+        ("responses", "messages", "minimal", "low"),
+        ("messages", "responses", "max", "xhigh"),
+    ],
+)
+def test_an_effort_the_upstream_names_otherwise_goes_as_its_nearest_and_is_logged(
+    client: str, upstream: str, given: str, sent: str
+) -> None:
+    log: list[Any] = []
+    out = translate(client, upstream, settings_body(client, given, SCHEMA_FORMAT), log)
+    assert settings_of(upstream, out)[0] == sent
+    assert [(r.code, r.where, r.detail) for r in log] == [
+        ("setting_mapped", "effort", f"{given} -> {sent}")
+    ]
+
+
+def test_claude_codes_hints_are_left_out_of_another_wire_and_each_logged() -> None:
+    """The recorded Claude Code body: its effort carried; ``thinking``, ``metadata`` and
+    ``context_management`` (hints of Anthropic's service) left out, each with a rewrite."""
+    body = dict(MESSAGES_BODY)
+    body |= {
+        "metadata": {"user_id": "u"},
+        "thinking": {"type": "adaptive"},
+        "context_management": {"edits": []},
+        "output_config": {"effort": "high"},
+    }
+    body["messages"] = [
+        *MESSAGES_BODY["messages"][:1],
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm", "signature": "s"},
+                *MESSAGES_BODY["messages"][1]["content"],
+            ],
+        },
+        *MESSAGES_BODY["messages"][2:],
+    ]
+    for upstream in ("chat", "responses"):
+        log: list[Any] = []
+        out = translate("messages", upstream, body, log)
+        assert not {"thinking", "metadata", "context_management", "output_config"} & set(out)
+        assert "hmm" not in str(out)
+        assert sorted((r.code, r.where) for r in log) == [
+            ("hint_dropped", "context_management"),
+            ("hint_dropped", "messages[1].content[0]"),
+            ("hint_dropped", "metadata"),
+            ("hint_dropped", "thinking"),
+        ]
+
+
+@pytest.mark.parametrize(
+    ("client", "upstream", "body", "named"),
+    [
+        ("chat", "messages", {"response_format": {"type": "json_object"}}, "json_object"),
+        ("messages", "chat", {"output_config": {"task_budget": 3}}, "output_config.task_budget"),
+        ("responses", "chat", {"reasoning": {"mode": "x"}}, "reasoning.mode"),
+        ("chat", "responses", {"response_format": {"type": "grammar"}}, "grammar"),
+        ("chat", "responses", {"reasoning_effort": 3}, "reasoning_effort"),
+    ],
+)
+def test_a_setting_that_cannot_be_carried_is_refused_by_name(
+    client: str, upstream: str, body: dict[str, Any], named: str
+) -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    base: dict[str, Any] = {"model": "m"}
+    base |= {"input": messages} if client == "responses" else {"messages": messages}
+    with pytest.raises(RequestError, match=named):
+        translate(client, upstream, {**base, **body})
+
+
+@pytest.mark.parametrize(
+    ("given", "messages", "responses"),
+    [
+        ("auto", {"type": "auto"}, "auto"),
+        ("none", {"type": "none"}, "none"),
+        ("required", {"type": "any"}, "required"),
+        (
+            {"type": "function", "function": {"name": "get_weather"}},
+            {"type": "tool", "name": "get_weather"},
+            {"type": "function", "name": "get_weather"},
+        ),
+    ],
+)
+def test_each_tool_choice_is_written_as_the_upstream_wire_names_it(
+    given: Any, messages: dict[str, Any], responses: Any
+) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tool_choice": given}
+    assert translate("chat", "messages", body)["tool_choice"] == messages
+    assert translate("chat", "responses", body)["tool_choice"] == responses
+    back = translate("messages", "chat", translate("chat", "messages", body))
+    assert back["tool_choice"] == given
 
 
 def test_responses_previous_response_id_is_refused_across_wires() -> None:

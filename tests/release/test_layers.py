@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("errors", ("callgate.errors",)),
     ("fsm", ("callgate.fsm",)),
     ("gate", ("callgate.gate",)),
     ("strategies", ("callgate.strategies",)),
@@ -129,6 +130,35 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
         if layer_of(target) > layer_of(module)
     ]
     assert not upward, "upward imports:\n" + "\n".join(upward)
+
+
+KIT_ONLY = ("callgate.testing",)
+"""Packages only tests and the kit itself import: product code never leans on the test kit."""
+
+
+def kit_users(modules: dict[str, list[str]]) -> list[str]:
+    """Each ``module -> target`` of ``modules`` where a module outside the kit imports it."""
+    return [
+        f"{module} -> {target}"
+        for module, targets in modules.items()
+        for target in targets
+        if any(holds(kit, target) for kit in KIT_ONLY)
+        and not any(holds(kit, module) for kit in KIT_ONLY)
+    ]
+
+
+def test_no_product_module_imports_the_test_kit() -> None:
+    """The gateway, the processor, the integrations and the command line write their own
+    streams (the demo upstream's scripts live with it), never with ``callgate.testing``."""
+    assert kit_users(GRAPH) == []
+
+
+def test_an_import_of_the_kit_from_outside_it_is_named() -> None:
+    graph = {
+        "callgate.proxy.upstream": ["callgate.testing.builders", "callgate.proxy.sse"],
+        "callgate.testing.machine": ["callgate.testing.wires"],
+    }
+    assert kit_users(graph) == ["callgate.proxy.upstream -> callgate.testing.builders"]
 
 
 def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:

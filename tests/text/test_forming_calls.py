@@ -42,9 +42,27 @@ def test_the_payload_picks_the_format_among_those_sharing_the_opener() -> None:
     assert arguments(untyped) == [{}]  # JSON or text: only its close decides
 
 
-def test_a_json_payload_is_no_reader_s_and_is_left_at_its_first_character() -> None:
+def test_a_json_payload_is_read_by_the_json_format_the_markup_ones_leave_it() -> None:
     reader = read(SHARED, ['{"name": "f", "arguments": {"a": "' + "x" * 50])
-    assert reader.broken and reader.calls == [] and reader.format == ""
+    assert reader.format == "tool_call_tag" and [c.name for c in reader.calls] == ["f"]
+    assert value_at(reader.calls[0].shot()) == {"a": "x" * 50}
+    markup = read(SHARED[1:], ['{"name": "f", "arguments": {"a": "' + "x" * 50])
+    assert markup.broken and markup.calls == [] and markup.format == ""
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        '{"arguments": {"a": "x"}, "name": "f"}',  # the arguments first
+        '{"id": "1", "name": "f", "arguments": {"a": "x"}}',  # another key first
+        '{"name": "f", "arguments": "{\\"a\\": \\"x\\"}"}',  # double-encoded
+        "[1, 2]",
+    ],
+)
+def test_a_json_call_object_of_another_shape_shows_nothing_while_open(payload: str) -> None:
+    for size in (1, len(payload)):
+        pieces = [payload[i : i + size] for i in range(0, len(payload), size)]
+        assert read(["tool_call_tag"], pieces).calls == []
 
 
 def test_a_glm_name_waits_for_its_newline_or_first_key() -> None:

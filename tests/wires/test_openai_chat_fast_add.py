@@ -134,3 +134,43 @@ def test_recorded_openai_streams_read_the_same_through_the_buffers_add(
     if how == "chars":
         chunks = by_char(chunks)
     assert played(OpenAIStrategy(), chunks) == played(CheckedOnly(), chunks)
+
+
+def test_a_text_chunk_passes_the_wires_add_without_raising() -> None:
+    """A text chunk leaves the closure for the buffer's path by a test, not a caught KeyError.
+
+    Raising and catching an exception per chunk is most of a text chunk's cost there.
+    """
+    import sys
+    from types import FrameType
+
+    from callgate.strategies import openai_fast
+
+    envelope = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(delta: dict[str, Any]) -> dict[str, Any]:
+        return {**envelope, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+
+    buffer = LLMStreamBuffer()
+    buffer.add(chunk({"role": "assistant", "content": ""}))
+    buffer.add(chunk({"content": "Hello"}))
+    assert "add" in buffer.__dict__  # the wire's closure is the buffer's add
+    raised: list[str] = []
+    closure = openai_fast.fast_add.__code__.co_consts
+    codes = {c for c in closure if hasattr(c, "co_name")}
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "call":
+            return trace if frame.f_code in codes else None
+        if event == "exception":
+            raised.append(arg[0].__name__)
+        return trace
+
+    sys.settrace(trace)
+    try:
+        buffer.add(chunk({"content": " there"}))
+    finally:
+        sys.settrace(None)
+    assert raised == []
+    buffer.end()
+    assert buffer.as_dict()["content"] == "Hello there"

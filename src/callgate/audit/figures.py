@@ -14,7 +14,7 @@ from html import escape
 
 from callgate.audit.trace import TraceStep
 from callgate.diagrams import render, trace_dot
-from callgate.diagrams.render import DiagramError
+from callgate.errors import DiagramError
 from callgate.fsm import MACHINES
 
 TRACED = tuple(MACHINES)

@@ -15,16 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from callgate.audit.trace import Recorder
-from callgate.fsm.errors import CallgateError
+from callgate.errors import AuditChoice
 
 __all__ = ["AuditChoice", "chosen_records", "replay_audit"]
 
 Page = Callable[[Sequence[Any], Mapping[str, Any], Recorder, str], None]
 """Writes the replay page of ``(chunks, result, recorder, title)``."""
-
-
-class AuditChoice(CallgateError, ValueError):
-    """A ``--record`` or ``--turn`` that names no record of the log: the message says why."""
 
 
 def chosen_records(

@@ -25,13 +25,9 @@ from typing import Any
 from attrs import frozen
 
 from callgate.buffer import UnreadableChunk
-from callgate.fsm.errors import CallgateError
+from callgate.errors import CaptureError
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-class CaptureError(CallgateError, ValueError):
-    """A capture cannot be read; the message says where and why."""
 
 
 DONE = "[DONE]"

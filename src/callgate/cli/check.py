@@ -20,17 +20,16 @@ from typing import Any
 
 from attrs import frozen
 
-from callgate.buffer import Choice, LLMStreamBuffer, UnrecognizedStreamError, token_limit
+from callgate.buffer import Choice, LLMStreamBuffer, token_limit
 from callgate.cli.capture import (
     Capture,
-    CaptureError,
     captured,
     checked_chunk,
     ends_with_done,
     load_capture,
     loads,
 )
-from callgate.fsm.errors import CallgateError
+from callgate.errors import CaptureError, FixtureError, UnrecognizedStreamError
 from callgate.fsm.verdict import VERDICT
 from callgate.gate.findings import Finding, blocked_with_turn, finding
 from callgate.gate.schema import ToolSchemas
@@ -39,10 +38,6 @@ from callgate.strategies import WIRE_RECORDS
 from callgate.strategies.text.formats import END_FORMATS
 
 EXIT_CODES = {"pass": 0, "fail": 1, "not_applicable": 2, "invalid": 2}
-
-
-class FixtureError(CallgateError, ValueError):
-    """The fixture cannot be checked; the message says what to fix."""
 
 
 def unknown_profile(profile: str) -> str | None:

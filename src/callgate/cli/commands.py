@@ -21,9 +21,8 @@ from callgate.cli.extproc import add_extproc_parser
 from callgate.cli.fixtures import examples
 from callgate.cli.progress import Counted, Progress
 from callgate.cli.proxy import add_proxy_parser
-from callgate.diagrams.render import DiagramError
+from callgate.errors import DiagramError, UsageError
 from callgate.fsm import MACHINES
-from callgate.fsm.errors import CallgateError
 from callgate.fsm.export import EXPORTS
 from callgate.gate.turn import POLICIES
 
@@ -32,10 +31,6 @@ EXIT_BROKEN_PIPE = 141
 
 EXIT_INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT, as a shell reports): quiet, never a traceback."""
-
-
-class UsageError(CallgateError):
-    """A request the command line refuses; the message says what to do instead."""
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -113,8 +108,8 @@ def _stream_options(args: argparse.Namespace) -> tuple[Any, Recorded, list[str] 
 
     The tools are --tools, else a fixture's own, as ``callgate check`` reads them.
     """
-    from callgate.cli.capture import CaptureError
     from callgate.cli.check import read_recorded
+    from callgate.errors import CaptureError
     from callgate.strategies.text.formats import DEFAULT_FORMATS
 
     tools = _tools_file(args.tools, CaptureError) if args.tools else None

@@ -19,13 +19,9 @@ from types import MappingProxyType
 
 from callgate.audit.trace import Recorder, TraceStep
 from callgate.cli.progress import Progress
+from callgate.errors import RecordingError
 from callgate.fsm import MACHINES
-from callgate.fsm.errors import CallgateError
 from callgate.fsm.vectors import Move, Run, dumps, generated_runs
-
-
-class RecordingError(CallgateError, RuntimeError):
-    """A recorded instance's steps do not chain (a step starts where the last did not end)."""
 
 
 def runs_of(steps: Sequence[TraceStep], name: str, source: str) -> dict[str, list[Run]]:
@@ -56,8 +52,9 @@ def runs_of(steps: Sequence[TraceStep], name: str, source: str) -> dict[str, lis
 
 def _fixture_steps(text: str) -> list[TraceStep]:
     """Replay one fixture's stream with a recorder; an unusable stream records what it got."""
-    from callgate.cli.check import FixtureError, load_fixture
+    from callgate.cli.check import load_fixture
     from callgate.cli.replay import replay
+    from callgate.errors import FixtureError
     from callgate.strategies.text.formats import DEFAULT_FORMATS
 
     recorder = Recorder()

@@ -10,13 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from callgate.cli.proxy import (
-    ProxyUsageError,
-    add_span_flags,
-    add_turn_flags,
-    turn_options,
-    turn_spans,
-)
+from callgate.cli.proxy import add_span_flags, add_turn_flags, turn_options, turn_spans
+from callgate.errors import ProxyUsageError
 
 __all__ = ["add_extproc_parser", "extproc_config"]
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from callgate.cli.proxy_file import apply_config
-from callgate.fsm.errors import CallgateError
+from callgate.errors import ProxyUsageError
 
 if TYPE_CHECKING:
     from callgate.proxy.engine import BlockedMode, Options
@@ -29,10 +29,6 @@ __all__ = [
     "turn_options",
     "turn_spans",
 ]
-
-
-class ProxyUsageError(CallgateError, ValueError):
-    """A flag of ``callgate proxy`` that cannot be used; the message says why."""
 
 
 def parse_on_blocked(words: list[str]) -> tuple[BlockedMode, int]:

@@ -15,13 +15,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from callgate.fsm.errors import CallgateError
+from callgate.errors import ConfigFileError
 
 __all__ = ["FLAGS", "ConfigFileError", "apply_config", "read_config"]
-
-
-class ConfigFileError(CallgateError, ValueError):
-    """A ``--config`` file the proxy cannot use; the message names the file and the key."""
 
 
 FLAGS: dict[str, tuple[str, Any]] = {

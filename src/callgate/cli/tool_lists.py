@@ -16,13 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from callgate.fsm.errors import CallgateError
+from callgate.errors import ToolListError
 
 __all__ = ["ToolListError", "schemas_of_tools"]
-
-
-class ToolListError(CallgateError, ValueError):
-    """A tools list that is no wire's shape: the message says which entry and why."""
 
 
 def _one(entry: Any, at: int) -> list[tuple[str, Any]]:

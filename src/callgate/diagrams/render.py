@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 
 from callgate.diagrams.dot import to_dot
-from callgate.fsm.errors import CallgateError
+from callgate.errors import DiagramError
 from callgate.fsm.table import Table
 
 FORMATS = ("dot", "png", "svg")
@@ -26,10 +26,6 @@ INSTALL_DOT = (
     "e.g. apt-get install graphviz or brew install graphviz)"
 )
 """What to do when a format needs the ``dot`` program."""
-
-
-class DiagramError(CallgateError, RuntimeError):
-    """A diagram cannot be drawn here; the message says what to install."""
 
 
 def dot_program() -> str | None:

@@ -8,9 +8,10 @@ from callgate.driver.drivers import (
     SupportsNativeTools,
     SupportsStreaming,
 )
-from callgate.driver.loop import Turn, TurnError, TurnStep, arun_turn, run_turn, stream_turn
+from callgate.driver.loop import Turn, TurnStep, arun_turn, run_turn, stream_turn
 from callgate.driver.responses import DriverResponse
 from callgate.driver.tools import Tool
+from callgate.errors import TurnError
 
 __all__ = [
     "BaseDriver",

@@ -29,7 +29,7 @@ from callgate.buffer import LLMStreamBuffer, as_shape
 from callgate.driver.drivers import Driver
 from callgate.driver.history import turn_history
 from callgate.driver.responses import DriverResponse, merge
-from callgate.fsm.errors import CallgateError
+from callgate.errors import TurnError
 from callgate.fsm.verdict import Verdict, decide
 from callgate.gate.findings import Finding
 from callgate.gate.turn import turn_events
@@ -264,23 +264,6 @@ def _within_expiry(drivers: list[Driver], ledger: Ledger) -> None:
                     f"{tool.name} has a timeout of {timeout:g} s, not shorter than the "
                     f"ledger's expiry of {ledger.expiry:g} s: make the expiry longer"
                 )
-
-
-class TurnError(CallgateError, RuntimeError):
-    """The stream failed mid-turn (an SDK error, a dropped connection).
-
-    The buffer was ended and the drivers answered what the turn allows (calls the stream
-    did not finish are refused, not run): :attr:`turn` is the partial turn, with what was
-    shown, what ran, the findings and a history the provider accepts. The stream's own
-    exception is ``__cause__``.
-    """
-
-    def __init__(self, turn: Turn, cause: Exception) -> None:
-        super().__init__(
-            f"the stream failed mid-turn ({type(cause).__name__}: {cause}); "
-            "the turn so far is in .turn"
-        )
-        self.turn = turn
 
 
 def _sync_play(

@@ -22,7 +22,7 @@ TEXT_RESULTS = TextFormatsStrategy()
 class DriverResponse:
     """What one driver decided for one step of a stream (or one whole message).
 
-    The client loop MCS documents reads it as it is: ``call_pending`` (hold on, keep
+    The client loop MCS documents reads it is: ``call_pending`` (hold on, keep
     feeding chunks), ``call_executed`` / ``call_failed`` (extend the history with
     :attr:`messages` and ask the model again), neither (nothing to do).
     """

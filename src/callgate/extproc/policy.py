@@ -22,8 +22,8 @@ from typing import Any
 
 from attrs import evolve, frozen
 
+from callgate.errors import PolicyError
 from callgate.extproc.gated import BlockedMode, Options
-from callgate.fsm.errors import CallgateError
 from callgate.strategies.text.formats import FORMATS
 
 __all__ = ["HEADERS", "PolicyError", "RoutePolicy", "read_policy"]
@@ -34,10 +34,6 @@ HEADERS = ("x-callgate-on-blocked", "x-callgate-text-formats", "x-callgate-allow
 _KEYS = ("on_blocked", "text_formats", "allowed_tools")
 _MODES: dict[str, BlockedMode] = {"notice": "notice", "pass": "pass"}
 """The ``--on-blocked`` modes a processor can follow (``repair`` needs a second request)."""
-
-
-class PolicyError(CallgateError, ValueError):
-    """A policy setting that cannot be used (the message names it): the request gets a 400."""
 
 
 @frozen

@@ -3,12 +3,13 @@
 Importing this package loads neither ``transitions`` nor ``graphviz``.
 """
 
+from callgate.errors import TableError, TransitionError
 from callgate.fsm.detector import DETECTOR, DetectorState
 from callgate.fsm.display import DISPLAY, DisplayState
-from callgate.fsm.interpreter import Interpreter, TransitionError
+from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.release import RELEASE, Policy, ReleaseState
 from callgate.fsm.slot import SLOT, SlotState
-from callgate.fsm.table import Event, State, Table, TableError, Transition
+from callgate.fsm.table import Event, State, Table, Transition
 from callgate.fsm.turn import TURN, TurnState
 from callgate.fsm.verdict import VERDICT, Verdict, VerdictState
 from callgate.fsm.vote import VOTE, VoteState

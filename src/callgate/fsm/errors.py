@@ -1,13 +1,11 @@
-"""CallgateError: the one base of every exception callgate raises.
+"""CallgateError, the one base of every exception callgate raises (kept here for old imports).
 
-It lives in the lowest layer (every other layer may import it) and is exported as
-``callgate.CallgateError``. Each exception also keeps the built-in base it had
-(``ValueError``, ``RuntimeError``, ``ImportError``), so ``except ValueError`` still
-catches what it caught; ``except CallgateError`` catches all of them.
+The whole tree lives in :mod:`callgate.errors`; this name stays importable from where it
+was first defined.
 """
 
 from __future__ import annotations
 
+from callgate.errors import CallgateError
 
-class CallgateError(Exception):
-    """Base class of every exception callgate raises: catch it to catch them all."""
+__all__ = ["CallgateError"]

@@ -25,17 +25,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from callgate.fsm.errors import CallgateError
+from callgate.errors import ExportFormatError
 from callgate.fsm.scxml import to_scxml
 from callgate.fsm.table import Event, State, Table, Transition
 from callgate.fsm.xstate import dumps_xstate
 
 FORMAT = "callgate.table"
 VERSION = 1
-
-
-class ExportFormatError(CallgateError, ValueError):
-    """A document is not a version-1 callgate table."""
 
 
 def to_dict(table: Table) -> dict[str, Any]:

@@ -10,21 +10,11 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar, cast
 
-from callgate.fsm.errors import CallgateError
+from callgate.errors import TransitionError
 from callgate.fsm.table import Table, Transition
 
 S = TypeVar("S", bound=str)
 """A machine's state names (its ``Literal`` alias, such as ``SlotState``)."""
-
-
-class TransitionError(CallgateError, RuntimeError):
-    """The caller fed a machine an event that its current state does not accept."""
-
-    def __init__(self, machine: str, state: str, event: str) -> None:
-        super().__init__(f"machine {machine!r} cannot handle event {event!r} in state {state!r}")
-        self.machine = machine
-        self.state = state
-        self.event = event
 
 
 class Interpreter(Generic[S]):

@@ -20,16 +20,7 @@ from collections.abc import Iterable
 
 from attrs import field, frozen
 
-from callgate.fsm.errors import CallgateError
-
-
-class TableError(CallgateError, ValueError):
-    """A machine definition is inconsistent; raised when the :class:`Table` is built."""
-
-    def __init__(self, machine: str, problem: str) -> None:
-        super().__init__(f"machine {machine!r}: {problem}")
-        self.machine = machine
-        self.problem = problem
+from callgate.errors import TableError
 
 
 def _tags(items: Iterable[str]) -> frozenset[str]:

@@ -25,16 +25,12 @@ from typing import Any
 
 from attrs import frozen
 
-from callgate.fsm.errors import CallgateError
+from callgate.errors import VectorError
 from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.table import Table
 
 FORMAT = "callgate.vectors"
 VERSION = 1
-
-
-class VectorError(CallgateError, ValueError):
-    """A vector document is malformed, or a run does not follow its table."""
 
 
 @frozen

@@ -9,7 +9,7 @@ from typing import Literal
 
 from attrs import define, field, validators
 
-from callgate.fsm.errors import CallgateError
+from callgate.errors import UnknownCodeError
 
 Severity = Literal["error", "warning", "info"]
 
@@ -74,14 +74,6 @@ CODES: dict[str, tuple[Severity, str]] = {
         "a call written in the text of a turn with native calls was not run (they win)",
     ),
 }
-
-
-class UnknownCodeError(CallgateError, ValueError, KeyError):
-    """Raised by finding() for a code that is not in CODES; catchable as ValueError or KeyError."""
-
-    def __str__(self) -> str:
-        """Show the plain message instead of KeyError's quoted repr."""
-        return str(self.args[0]) if self.args else ""
 
 
 @define(frozen=True)

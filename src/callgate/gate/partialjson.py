@@ -22,20 +22,28 @@ from __future__ import annotations
 
 import math
 import re
+from json import decoder as _decoder
 from typing import Any
 
 from callgate.gate.strictjson import MAX_INT_DIGITS
 
 _STRING_STOP = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
 """Inside a string: its end, an escape, or a character strict JSON refuses there."""
+STRING_STOP = _STRING_STOP.search
+"""Where in a piece an open string's plain run stops (None: the whole piece is plain)."""
+_PLAIN_RUN = re.compile(
+    '[^"\\\\\x00-\x1f\ud800-\udfff]*(?:\\\\["\\\\/bfnrt][^"\\\\\x00-\x1f\ud800-\udfff]*)*'
+)
+PLAIN_RUN = _PLAIN_RUN.fullmatch
+"""Whether a piece :data:`STRING_STOP` stops in is still more of an open string: its only
+stops are whole two-character escapes (None: it is not)."""
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _WORDS: dict[str, Any] = {"true": True, "false": False, "null": None}
 _WS = frozenset(" \t\n\r")
 _HEX = frozenset("0123456789abcdefABCDEF")
-_SIMPLE_ESCAPES = {
-    '"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
-}  # fmt: skip
+_SIMPLE = frozenset('"\\/bfnrt')
+"""The characters of a two-character escape after its backslash."""
 
 # Where the reader is in the grammar.
 _START = 0  # before the top-level object
@@ -100,13 +108,49 @@ def _build(spine: Spine, string: OpenString, level: int) -> Any:
     return built
 
 
+class Pieces(list[str]):
+    """An open string's JSON text in pieces, and what of it was decoded by the last read.
+
+    Each read decodes only the text since the last one (the pieces end at whole escapes
+    only, so any length a shot took is a place to cut).
+    """
+
+    __slots__ = ("read", "text")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read = 0
+        """How much of the JSON text :attr:`text` stands for."""
+        self.text = ""
+
+
 def _joined(string: tuple[list[str], int, str | None]) -> str:
     """The open string's text up to its length then (its pieces are folded once read)."""
     pieces, length, _ = string
     if len(pieces) > 1:
         pieces[:] = ["".join(pieces)]
     whole = pieces[0] if pieces else ""
-    return whole if len(whole) == length else whole[:length]
+    if not isinstance(pieces, Pieces) or length < pieces.read:
+        return decoded(whole if len(whole) == length else whole[:length])
+    text = pieces.text + decoded(whole[pieces.read : length])
+    pieces.read, pieces.text = length, text
+    return text
+
+
+def decoded(raw: str) -> str:
+    """A string's JSON text between its quotes, whole escapes only, as the string it stands for."""
+    if "\\" not in raw:
+        return raw
+    text: str = _decoder.scanstring(raw + '"', 0, True)[0]  # type: ignore[attr-defined]
+    return text
+
+
+class StillForming(dict[str, Any]):
+    """Arguments a wire gives as an object while they still stream, as built so far.
+
+    A strategy hands them to the partial reader in this type so the record says they are
+    not whole yet (the object itself always reads as complete JSON).
+    """
 
 
 class TextLog:
@@ -164,56 +208,75 @@ class PartialJSON:
     """
 
     __slots__ = (
-        "_escape", "_high", "_key", "_mode", "_pieces", "_size", "_spine", "_token", "_word",
-        "broken", "complete", "max_depth", "root", "stack", "valid",
+        "_escape", "_high", "_key", "_mode", "_pieces", "_spine", "_token", "_word", "broken",
+        "complete", "max_depth", "plain", "root", "stack", "string_size", "trailing", "valid",
     )  # fmt: skip
 
-    def __init__(self, *, max_depth: int = 128) -> None:
+    def __init__(self, *, max_depth: int = 128, trailing: bool = True) -> None:
         self.max_depth = max_depth
+        self.trailing = trailing
+        """Whether text after the object is read (whitespace only); False: reading stops
+        at the object's end, and :attr:`valid` counts no further (the object sits inside
+        other text)."""
         self.root: dict[str, Any] | None = None
         self.stack: list[dict[str, Any] | list[Any]] = []
         self._key: list[str | None] = []
         """Per open container: the key whose value comes next (None in an array)."""
         self._mode = _START
         self._pieces: list[str] = []
-        self._size = 0
+        self.string_size = 0
+        """How many characters the open string holds so far."""
         self._word = False
         """Whether the open string is a key (not shown) rather than a value."""
         self._spine: Spine = ()
         """The spine while a string value is open (no container grows meanwhile)."""
         self._escape: str | None = None
-        self._high: int | None = None
+        self._high: str | None = None
+        """A high surrogate's escape, waiting for its low half."""
         self._token = ""
         self.valid = 0
         self.broken = False
         """The text stopped being strict JSON; nothing more is read."""
         self.complete = False
         """The top-level object closed (and nothing but whitespace followed)."""
+        self.plain: tuple[Spine, list[str], str | None] | None = None
+        """While a string value is open with no escape pending: its spine, pieces and key.
+
+        A piece in which :data:`STRING_STOP` finds nothing (or that :data:`PLAIN_RUN`
+        accepts) is read by :meth:`plain_piece` alone (the pieces are the string's JSON
+        text, decoded when read).
+        """
 
     # -- reading ------------------------------------------------------------------------
 
     def take(self, text: str) -> int:
         """Read the next piece; how many of its characters were read before any break."""
-        if (
-            self._mode == _STRING
-            and self._escape is None
-            and self._high is None
-            and _STRING_STOP.search(text) is None
-        ):  # the common piece: more of an open string
-            size = len(text)
-            self._pieces.append(text)
-            self._size += size
-            self.valid += size
-            return size
+        if self.plain is not None and (STRING_STOP(text) is None or PLAIN_RUN(text)):
+            return self.plain_piece(text)
         before = self.valid
         self.feed(text)
         return self.valid - before
+
+    def plain_piece(self, text: str) -> int:
+        """Read a piece with no quote, backslash or forbidden character, a string value open."""
+        size = len(text)
+        self._pieces.append(text)
+        self.string_size += size
+        self.valid += size
+        return size
+
+    def string_shot(self) -> Shot:
+        """:meth:`shot` while :attr:`plain` is set: the open string at its size now."""
+        spine, pieces, key = self.plain  # type: ignore[misc]
+        return spine, (pieces, self.string_size, key)
 
     def feed(self, text: str) -> None:
         """Read the next piece of the text."""
         at, end = 0, len(text)
         while at < end and not self.broken:
             mode = self._mode
+            if mode == _DONE and not self.trailing:
+                return
             if mode == _STRING:
                 at = self._string(text, at)
             elif mode == _TOKEN:
@@ -228,6 +291,7 @@ class PartialJSON:
 
     def _fail(self) -> int:
         """Stop reading: the text is no longer strict JSON (the value stays as it was)."""
+        self.plain = None
         self.broken = True
         self.complete = False
         return 1 << 62
@@ -315,37 +379,46 @@ class PartialJSON:
         self._word = key
         if not key:
             self._spine = self._spine_now()
-        self._pieces = []
-        self._size = 0
+        self._pieces = Pieces()
+        self.string_size = 0
         self._escape = None
         self._high = None
+        self.plain = None if key else (self._spine, self._pieces, self._key[-1])
 
     def _string(self, text: str, at: int) -> int:
         if self._escape is not None:
             return self._escaped(text, at)
-        match = _STRING_STOP.search(text, at)
-        stop = len(text) if match is None else match.start()
-        if stop > at:
-            if self._high is not None:
-                return self._fail()
-            self._chars(text[at:stop])
-            self.valid += stop - at
-        if match is None:
-            return stop
-        char = text[stop]
-        if char == "\\":
-            self._escape = ""
+        end = len(text)
+        while True:
+            match = _STRING_STOP.search(text, at)
+            stop = end if match is None else match.start()
+            if stop > at:
+                if self._high is not None:
+                    return self._fail()
+                self._chars(text[at:stop])
+                self.valid += stop - at
+            if match is None:
+                return stop
+            char = text[stop]
+            if char == "\\":
+                if text[stop + 1 : stop + 2] in _SIMPLE and self._high is None:  # whole: go on
+                    self._chars(text[stop : stop + 2])
+                    self.valid += 2
+                    at = stop + 2
+                    continue
+                self._escape = ""
+                self.plain = None
+                self.valid += 1
+                return stop + 1
+            if char != '"' or self._high is not None:
+                return self._fail()  # a control character or a surrogate code point, or a lone high
             self.valid += 1
+            self._end_string()
             return stop + 1
-        if char != '"' or self._high is not None:
-            return self._fail()  # a control character or a surrogate code point, or a lone high
-        self.valid += 1
-        self._end_string()
-        return stop + 1
 
     def _chars(self, chars: str) -> None:
         self._pieces.append(chars)
-        self._size += len(chars)
+        self.string_size += len(chars)
 
     def _escaped(self, text: str, at: int) -> int:
         """Read the escape after a backslash, a character at a time until it is whole."""
@@ -356,9 +429,10 @@ class PartialJSON:
             if not escape:
                 if char == "u":
                     escape = "u"
-                elif char in _SIMPLE_ESCAPES and self._high is None:
+                elif char in _SIMPLE and self._high is None:
                     self._escape = None
-                    self._chars(_SIMPLE_ESCAPES[char])
+                    self._chars("\\" + char)
+                    self._replain()
                     self.valid += 1
                     return at + 1
                 else:
@@ -368,7 +442,11 @@ class PartialJSON:
                 if len(escape) == 5:
                     self.valid += 1
                     self._escape = None
-                    return at + 1 if self._unicode(int(escape[1:], 16)) else self._fail()
+                    if not self._unicode(int(escape[1:], 16), "\\" + escape):
+                        return self._fail()
+                    if self._high is None:
+                        self._replain()
+                    return at + 1
             else:
                 return self._fail()
             self.valid += 1
@@ -376,28 +454,34 @@ class PartialJSON:
         self._escape = escape
         return at
 
-    def _unicode(self, code: int) -> bool:
-        r"""A ``\uXXXX`` escape; a surrogate half waits for its pair. False: not strict."""
+    def _replain(self) -> None:
+        """An escape is whole: a string value's plain run goes on."""
+        if not self._word:
+            self.plain = (self._spine, self._pieces, self._key[-1])
+
+    def _unicode(self, code: int, raw: str) -> bool:
+        r"""A ``\uXXXX`` escape (``raw``); a surrogate half waits for its pair. False: refused."""
         high = self._high
         if 0xD800 <= code <= 0xDBFF:
             if high is not None:
                 return False
-            self._high = code
+            self._high = raw
             return True
         if 0xDC00 <= code <= 0xDFFF:
             if high is None:
                 return False
             self._high = None
-            self._chars(chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00)))
+            self._chars(high + raw)
             return True
         if high is not None:
             return False
-        self._chars(chr(code))
+        self._chars(raw)
         return True
 
     def _end_string(self) -> None:
+        self.plain = None
         pieces = self._pieces
-        text = pieces[0] if len(pieces) == 1 else "".join(pieces)
+        text = decoded(pieces[0] if len(pieces) == 1 else "".join(pieces))
         self._pieces = []
         if self._word:
             top = self.stack[-1]
@@ -452,7 +536,7 @@ class PartialJSON:
     def shot(self) -> Shot:
         """The value now (see :data:`Shot`): O(depth)."""
         if self._mode == _STRING and not self._word:
-            return self._spine, (self._pieces, self._size, self._key[-1])
+            return self._spine, (self._pieces, self.string_size, self._key[-1])
         if not self.stack:
             root = self.root
             return (((root, len(root)),), None) if root is not None else NO_VALUE

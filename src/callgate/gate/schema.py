@@ -19,6 +19,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
+from callgate.errors import BudgetExceeded, PatternError
 from callgate.gate.findings import Finding, finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema_drafts import (
@@ -32,8 +33,6 @@ from callgate.gate.schema_fast import ANNOTATION_KEYWORDS, Acceptor, compile_acc
 from callgate.gate.schema_linear import (
     BoundedValidator,
     Budget,
-    BudgetExceeded,
-    PatternError,
     compile_pattern,
     format_checker,
     run_within,
@@ -314,9 +313,11 @@ def _compiled(schema: Any) -> _Compiled:
     A buffer is built per turn with the same tools each time; checking a schema against
     the metaschema costs far more than a turn's chunks. Validators and acceptors hold no
     state, so turns share them; a schema that is not JSON text is compiled every time.
+    The key keeps the schema's key order: the validator meets keywords in that order and
+    reports the first of equally good errors, so a reordered schema is its own entry.
     """
     try:
-        key = json.dumps(schema, sort_keys=True)
+        key = json.dumps(schema)
     except (TypeError, ValueError, RecursionError):
         return _compile(schema)
     with _COMPILED_LOCK:

@@ -28,7 +28,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 from jsonschema.validators import extend
 
-from callgate.fsm.errors import CallgateError
+from callgate.errors import BudgetExceeded, PatternError
 
 Keyword = Callable[[Any, Any, Any, Any], Iterator[ValidationError] | None]
 
@@ -37,10 +37,6 @@ _OPTIONS.log_errors = False
 _OPTIONS.never_capture = True
 _UNICODE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u([0-9a-fA-F]{4})")
 _REPR_LIMIT = 60
-
-
-class PatternError(CallgateError, ValueError):
-    """A schema pattern the linear-time engine cannot compile (so it cannot be enforced)."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -187,10 +183,6 @@ def format_checker() -> FormatChecker:
     checker.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
     checker.checks("regex")(_is_regex)
     return checker
-
-
-class BudgetExceeded(CallgateError):
-    """Validation took more keyword steps than its budget allows."""
 
 
 class Budget:

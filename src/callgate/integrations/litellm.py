@@ -193,21 +193,22 @@ class CallgateGuardrail(CustomGuardrail):
         self.last_turn = follow
         return follow
 
-    def _fed(self, turn: GatedTurn, chunk: Any) -> Iterator[ModelResponseStream]:
+    def _fed(self, turn: GatedTurn, chunk: Any) -> list[ModelResponseStream]:
         """What ``turn`` releases of one chunk, LiteLLM's own object where it came out as is.
 
         See :mod:`~callgate.integrations.released`; any other chunk is built anew.
         """
         dumped = as_dict(chunk)
         released = turn.feed(dumped)
+        if not released:
+            return []
         if (
             len(released) == 1
             and type(chunk) is ModelResponseStream
             and unchanged(released[0], dumped)
         ):
-            yield chunk
-            return
-        yield from self._out(released)
+            return [chunk]
+        return list(self._out(released))
 
     @staticmethod
     def _out(chunks: list[dict[str, Any]]) -> Iterator[ModelResponseStream]:
@@ -244,15 +245,17 @@ class CallgateGuardrail(CustomGuardrail):
             raise RuntimeError("the proxy has no router to send a repair through")
         return await llm_router.acompletion(**{**repair, "stream": True})
 
-    async def async_post_call_streaming_iterator_hook(
+    def async_post_call_streaming_iterator_hook(
         self,
         user_api_key_dict: Any,
         response: Any,
         request_data: dict[str, Any],
     ) -> AsyncGenerator[ModelResponseStream, None]:
-        """The proxy's stream to its client, gated (LiteLLM calls it with ``mode: post_call``)."""
-        async for chunk in self.astream(response, request_data, self._router_reask):
-            yield chunk
+        """The proxy's stream to its client, gated (LiteLLM calls it with ``mode: post_call``).
+
+        :meth:`astream`'s own generator, handed to LiteLLM as it is: no layer per chunk.
+        """
+        return self.astream(response, request_data, self._router_reask)
 
     async def async_post_call_success_hook(
         self,

@@ -38,7 +38,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from callgate.ledger.store import LedgerStore, LedgerUnavailable, MemoryStore, Record
+from callgate.errors import LedgerUnavailable
+from callgate.ledger.store import LedgerStore, MemoryStore, Record
 from callgate.strategies.base import ExtractedCall, ToolResult
 
 __all__ = [

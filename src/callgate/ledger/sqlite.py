@@ -15,7 +15,8 @@ import sqlite3
 import threading
 from typing import Literal
 
-from callgate.ledger.store import LedgerUnavailable, Record
+from callgate.errors import LedgerUnavailable
+from callgate.ledger.store import Record
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS callgate_ledger (

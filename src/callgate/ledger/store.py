@@ -16,13 +16,9 @@ from typing import Literal, Protocol
 
 from attrs import frozen
 
-from callgate.fsm.errors import CallgateError
+from callgate.errors import LedgerUnavailable
 
 State = Literal["started", "done"]
-
-
-class LedgerUnavailable(CallgateError, RuntimeError):
-    """The ledger's backend could not be read or written: the call is not run (fail closed)."""
 
 
 @frozen

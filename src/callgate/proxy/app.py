@@ -16,12 +16,11 @@ engine cannot read is a finding, and the client's stream still ends cleanly.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
 from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.metrics import Metrics
-from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, normalize
+from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
 from callgate.proxy.requests import RequestBodyError, read_request
 from callgate.proxy.sse import SSEReader, encode
 from callgate.proxy.wires.translate import upstream_wire
@@ -44,6 +43,8 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+Emit = Callable[[bytes], Awaitable[None]]
+"""Sends one piece of the response body to the client."""
 
 __all__ = ["ProxyConfig", "create_app", "from_env"]
 
@@ -230,9 +231,10 @@ class Proxy:
             body = error_body(wire, 400, str(exc), exc.code)
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
+        forms = client_forms(CLIENT_WIRES[wire], payload)
         payload, rewrites = self._normalized(wire, payload)
         try:
-            turn = self._turn(wire, payload)
+            turn = self._turn(wire, payload, forms)
         except RequestError as exc:
             body = error_body(wire, 400, f"callgate: {exc}", "invalid_request")
             await JSONResponse(body, status_code=400)(scope, receive, send)
@@ -241,7 +243,8 @@ class Proxy:
         url = _target(self.config, path, scope.get("query_string", b""))
         headers = _forwarded(request.headers, gated=True)
         exchange = _Exchange(self, wire, url, headers, dict(turn.request), started=started)
-        exchange.translated, exchange.rewrites = turn.translated, rewrites
+        exchange.translated, exchange.rewrites = turn.translated, [*rewrites, *turn.rewrites]
+        self.metrics.rewrites(turn.rewrites)
         if payload.get("stream") is True:
             await exchange.stream(turn, scope, receive, send)
         else:
@@ -257,8 +260,12 @@ class Proxy:
         self.metrics.rewrites(rewrites)
         return payload, rewrites
 
-    def _turn(self, wire: str, payload: Mapping[str, Any]) -> Engine:
-        return ENGINES[wire](payload, self.config.options, upstream=self.config.upstream_wire)
+    def _turn(
+        self, wire: str, payload: Mapping[str, Any], forms: Mapping[str, str] | None = None
+    ) -> Engine:
+        return ENGINES[wire](
+            payload, self.config.options, upstream=self.config.upstream_wire, forms=forms
+        )
 
     # -- every other path -------------------------------------------------------------
 
@@ -285,7 +292,7 @@ class Proxy:
                 "status": upstream.status_code,
                 "headers": _relayed(upstream.headers, decoded=False),
             }
-            await _stream_out(receive, send, start, upstream.aiter_raw())
+            await _stream_out(receive, send, start, lambda emit: _relay(upstream, emit))
         finally:
             await upstream.aclose()
 
@@ -380,34 +387,41 @@ class _Exchange:
         start = {"type": "http.response.start", "status": 200, "headers": headers}
         turns = [turn]
         try:
-            await _stream_out(receive, send, start, self._events(upstream, turns))
+            await _stream_out(receive, send, start, lambda emit: self._pump(upstream, turns, emit))
         finally:
             for played in turns:
                 self._record(played, "streamed")
 
-    async def _events(self, upstream: httpx.Response, turns: list[Engine]) -> AsyncIterator[bytes]:
-        """The bytes the client receives; a defect of the proxy's own ends it cleanly.
+    async def _pump(self, upstream: httpx.Response, turns: list[Engine], emit: Emit) -> None:
+        """Every byte the client receives, sent as it is ready; an engine defect ends cleanly.
 
         Should the engine itself fail, the client gets an error event (the wire's error
         shape) and the stream's end instead of an aborted connection; nothing withheld
-        is released.
+        is released. A failure to write to the client is not the engine's: it goes on.
         """
+        writing = [False]
+
+        async def out(piece: bytes) -> None:
+            writing[0] = True
+            await emit(piece)
+            writing[0] = False
+
         try:
-            async for out in self._played(upstream, turns):
-                yield out
+            await self._play(upstream, turns, out)
         except Exception:
+            if writing[0]:
+                raise
             logger.exception("callgate proxy: the engine failed on a stream")
             self.proxy.metrics.upstream_error("engine_error")
             body = error_body(self.wire, 500, "callgate proxy: internal error", "engine_error")
-            yield encode(body, "error" if self.wire == "messages" else None)
-            yield turns[-1].done
+            await emit(encode(body, "error" if self.wire == "messages" else None))
+            await emit(turns[-1].done)
 
-    async def _played(self, upstream: httpx.Response, turns: list[Engine]) -> AsyncIterator[bytes]:
+    async def _play(self, upstream: httpx.Response, turns: list[Engine], emit: Emit) -> None:
         """Every turn of a repair in order, then the end."""
         turn = turns[0]
         while True:
-            async for out in self._turn_events(upstream, turn):
-                yield out
+            await self._play_turn(upstream, turn, emit)
             if turn.repair is None:
                 break
             again: httpx.Response | None = None
@@ -419,50 +433,50 @@ class _Exchange:
                 if again is not None:
                     self.proxy.metrics.upstream_error(f"http_{again.status_code}")
                     await again.aclose()
-                for chunk in turn.give_up():
-                    yield turn.encode(chunk)
+                given_up = b"".join(turn.encode(chunk) for chunk in turn.give_up())
+                if given_up:
+                    await emit(given_up)
                 break
             upstream = again
             turn = turn.follow_up()
             turns.append(turn)
-        yield turn.done
+        if turn.done:
+            await emit(turn.done)
 
-    async def _turn_events(self, upstream: httpx.Response, turn: Engine) -> AsyncIterator[bytes]:
-        """One upstream response through one turn of the engine."""
+    async def _play_turn(self, upstream: httpx.Response, turn: Engine, emit: Emit) -> None:
+        """One upstream response through one turn: each read's events played, sent at once."""
         reader = SSEReader()
         sse = "event-stream" in upstream.headers.get("content-type", "")
         whole = bytearray()
+        audit = self.proxy.audit is not None
+        encoded = "content-encoding" in upstream.headers
+        reads = upstream.aiter_bytes() if encoded else upstream.aiter_raw()
         try:
-            async for data in upstream.aiter_bytes():
+            async for data in reads:
                 if self.first_byte is None:
                     self.first_byte = time.perf_counter()
-                if self.proxy.audit is not None:
+                if audit:
                     turn.raw.append(data)
                 if not sse:
                     whole += data
                     continue
-                out = bytearray()
-                for event in reader.feed(data):
-                    out += turn.play(event)
+                out = b"".join([turn.play(event) for event in reader.events(data)])
                 if out:
-                    yield bytes(out)
+                    await emit(out)
             if sse:
-                out = bytearray()
-                for event in reader.close():
-                    out += turn.play(event)
+                out = b"".join([turn.play(event) for event in reader.close()])
                 if out:
-                    yield bytes(out)
+                    await emit(out)
         except httpx.HTTPError as exc:  # the upstream stopped mid-stream: end the turn cleanly
             self.proxy.metrics.upstream_error(type(exc).__name__)
             turn.interrupted(f"the upstream stream broke: {type(exc).__name__}")
         finally:
             await upstream.aclose()
-        if not sse:  # a server that answered stream=true with one JSON body
-            for chunk in turn.whole_chunks(_json_or_none(bytes(whole))):
-                yield turn.encode(chunk)
-            return
-        for chunk in turn.finish():
-            yield turn.encode(chunk)
+        # not sse: a server that answered stream=true with one JSON body
+        chunks = turn.finish() if sse else turn.whole_chunks(_json_or_none(bytes(whole)))
+        end = b"".join([turn.encode(chunk) for chunk in chunks])
+        if end:
+            await emit(end)
 
     # -- stream=false -----------------------------------------------------------------
 
@@ -564,11 +578,11 @@ def _json_or_none(data: bytes) -> Any:
 
 
 async def _stream_out(
-    receive: Receive, send: Send, start: Message, body: AsyncIterator[bytes]
+    receive: Receive, send: Send, start: Message, pump: Callable[[Emit], Awaitable[None]]
 ) -> None:
-    """Send ``start`` then ``body`` piece by piece; a client that disconnects cancels it.
+    """Send ``start``, then what ``pump`` emits; a client that disconnects cancels it.
 
-    A listener waits for ``http.disconnect`` beside the sender, so an upstream that is
+    A listener waits for ``http.disconnect`` beside the pump, so an upstream that is
     silent is still cancelled the moment its client goes away.
     """
     async with anyio.create_task_group() as group:
@@ -580,18 +594,23 @@ async def _stream_out(
                     group.cancel_scope.cancel()
                     return
 
+        async def emit(piece: bytes) -> None:
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+
         group.start_soon(listen)
         try:
             await send(start)
-            async for piece in body:
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await pump(emit)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:  # the client went away while we wrote
             pass
-        finally:
-            with contextlib.suppress(Exception):
-                await body.aclose()  # type: ignore[attr-defined]
         group.cancel_scope.cancel()
+
+
+async def _relay(upstream: httpx.Response, emit: Emit) -> None:
+    """The upstream's body bytes as they come."""
+    async for piece in upstream.aiter_raw():
+        await emit(piece)
 
 
 def create_app(config: ProxyConfig) -> Proxy:

@@ -19,7 +19,7 @@ from attrs import field, frozen
 
 from callgate.driver.drivers import Driver
 from callgate.driver.tools import Tool
-from callgate.fsm.errors import CallgateError
+from callgate.errors import RequestError
 from callgate.gate.turn import CallRef
 from callgate.strategies.text.defaults import default_text_formats
 from callgate.strategies.text.formats import FORMATS
@@ -61,10 +61,6 @@ _DRIVERS_MAX = 256
 _model_formats = functools.lru_cache(maxsize=_DRIVERS_MAX)(default_text_formats)
 """The text formats of a wire and model name, read once per name (the model patterns are
 fixed): a request asks for them before every turn."""
-
-
-class RequestError(CallgateError, ValueError):
-    """A request the engine cannot gate (its ``tools`` unreadable, ``n`` above 1): a 400."""
 
 
 def _known_formats(_: object, __: object, value: tuple[str, ...] | None) -> None:

@@ -47,6 +47,7 @@ from callgate.proxy.core import (
 )
 from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.gate import GateCore
+from callgate.proxy.normalize import Rewrite
 from callgate.proxy.sse import DONE, SSEEvent
 from callgate.proxy.wires import READERS, WIRES, WRITERS, notices
 from callgate.proxy.wires.base import Reader, Writer
@@ -90,6 +91,7 @@ class Engine(GateCore):
         continues: Engine | None = None,
         client: str | None = None,
         upstream: str | None = None,
+        forms: Mapping[str, str] | None = None,
     ) -> None:
         client = client or self.client_wire
         if continues is not None:
@@ -103,12 +105,18 @@ class Engine(GateCore):
         """The upstream's wire."""
         reader_type = READERS[upstream]
         self.wire = reader_type.wire
+        self.forms: Mapping[str, str] = forms or (continues.forms if continues else {})
+        """Tool name -> the form the client declared it in (``local_shell``, ``custom``):
+        :func:`callgate.proxy.normalize.client_forms`; a call goes back in that form."""
+        self.rewrites: list[Rewrite] = []
+        """What the translation to the upstream's wire left out or moved (none on one wire)."""
         if continues is None:
             self.client_request: Mapping[str, Any] = request
             _check_request(client, request)
-            request = translate(client, upstream, request)
+            request = translate(client, upstream, request, self.rewrites)
         else:
             self.client_request = continues.client_request
+            self.rewrites = continues.rewrites
         super().__init__(request, options, attempt)
         self.head: Native | None = None
         """The upstream's envelope or message start, as it came."""

@@ -47,7 +47,18 @@ def strict_loads(data: bytes | bytearray | str) -> Any:
     ``Infinity``, which JavaScript and Go parsers refuse) and nesting past the
     interpreter's recursion limit are a ``ValueError``, as invalid text is; nothing else
     escapes.
+
+    msgspec reads what it can (it refuses those same literals and numbers, and keeps the
+    last of repeated keys as :mod:`json` does); whatever it refuses, :mod:`json` with those
+    checks decides, so the values and the errors are the same either way.
     """
+    if _fast_loads is not None:
+        try:
+            return _fast_loads(data)
+        except ValueError:  # msgspec.DecodeError: json decides (lone surrogates, errors)
+            pass
+        except RecursionError:
+            raise ValueError("the JSON nests too deep to read") from None
     try:
         return json.loads(data, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:

@@ -27,7 +27,7 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["CLIENT_WIRES", "CODES", "WIRES", "Rewrite", "normalize"]
+__all__ = ["CLIENT_WIRES", "CODES", "WIRES", "Rewrite", "client_forms", "normalize"]
 
 CODES = {
     "role_folded": "a message of a role the wire's servers refuse, moved where they accept it",
@@ -40,6 +40,8 @@ CODES = {
     "arguments_repaired": "a historical call's arguments that were not a JSON object",
     "call_answered": "a historical call with no result, answered as not run",
     "result_orphaned": "a tool result of no call, kept as the user's text",
+    "hint_dropped": "a client's or one provider's hint with no form on the upstream's wire",
+    "setting_mapped": "a setting the upstream's wire names otherwise, sent as its nearest",
 }
 """Every rewrite's code and what it means."""
 
@@ -386,7 +388,7 @@ _LOCAL_SHELL = {
     "type": "object",
     "properties": {
         "command": {"type": "array", "items": {"type": "string"}},
-        "workdir": {"type": "string"},
+        "working_directory": {"type": "string"},
         "timeout_ms": {"type": "integer"},
     },
     "required": ["command"],
@@ -410,6 +412,23 @@ def _function(name: str, description: object, schema: Mapping[str, Any]) -> dict
     if isinstance(description, str):
         tool["description"] = description
     return tool
+
+
+def client_forms(wire: str, body: Mapping[str, Any]) -> dict[str, str]:
+    """The non-function tools a Responses client declared, by their function's name.
+
+    :func:`normalize` declares ``local_shell`` and ``custom`` tools as functions; a call
+    of such a function goes back to the client in the form it declared.
+    """
+    tools = body.get("tools") if wire == "openai-responses" else None
+    forms: dict[str, str] = {}
+    for tool in tools if isinstance(tools, list) else ():
+        kind = tool.get("type") if isinstance(tool, Mapping) else None
+        if kind == "local_shell":
+            forms["local_shell"] = "local_shell"
+        elif kind == "custom" and isinstance(tool.get("name"), str):
+            forms[tool["name"]] = "custom"
+    return forms
 
 
 def _responses_tools(tools: list[Any], log: Log) -> list[Any]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from callgate.errors import RequestBodyError
 from callgate.gate.strictjson import parse_value
-from callgate.proxy.core import RequestError
 
 __all__ = ["MAX_REQUEST_DEPTH", "RequestBodyError", "output_token_limit", "read_request"]
 
@@ -40,19 +40,6 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
 }
 """The fields callgate reads, and the JSON types they must have when present (null is
 absent)."""
-
-
-class RequestBodyError(RequestError):
-    """A request body the proxy cannot read: answered 400 with this message.
-
-    ``code`` is the wire error's code: ``invalid_json`` (not one strict JSON object) or
-    ``invalid_request`` (a field callgate reads has the wrong type).
-    """
-
-    def __init__(self, message: str, code: str = "invalid_request") -> None:
-        super().__init__(message)
-        self.code = code
-        self.status = 400
 
 
 def read_request(body: bytes, *, max_depth: int = MAX_REQUEST_DEPTH) -> dict[str, Any]:

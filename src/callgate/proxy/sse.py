@@ -76,6 +76,30 @@ class SSEReader:
             start = after
         self._pending = buffer[start:]
 
+    def events(self, data: bytes) -> list[SSEEvent]:
+        """:meth:`feed`'s events as a list, in one pass over ``data``'s lines.
+
+        The proxy reads every upstream read with it: a read without a carriage return (what
+        model servers write) is split once on line feeds, each ``data:`` line taken in
+        place; anything else goes through :meth:`feed`.
+        """
+        if self._cr or not self._started or b"\r" in data:
+            return list(self.feed(data))
+        lines = (self._pending + data if self._pending else data).split(b"\n")
+        self._pending = lines.pop()
+        out: list[SSEEvent] = []
+        pieces = self._data
+        for line in lines:
+            if line[:5] == b"data:":
+                pieces.append(line[6:] if line[5:6] == b" " else line[5:])
+            elif not line:
+                if pieces:
+                    out.append(self._dispatch())
+                    pieces = self._data
+            else:
+                self._line(line)
+        return out
+
     def close(self) -> Iterator[SSEEvent]:
         """The end of the stream: an event still open without its empty line is dispatched."""
         if self._pending:

@@ -24,7 +24,15 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-__all__ = ["FlakyModel", "ReplayUpstream", "Script", "sse_body", "whole_body", "whole_response"]
+__all__ = [
+    "FlakyModel",
+    "ReplayUpstream",
+    "Script",
+    "chat_turn",
+    "sse_body",
+    "whole_body",
+    "whole_response",
+]
 
 
 def sse_body(chunks: Sequence[object], *, done: bool = True, named: bool = False) -> bytes:
@@ -208,9 +216,6 @@ class FlakyModel:
 
     def pick(self, path: str, body: dict[str, Any]) -> Script:
         """The model's answer to a request (the upstream's ``pick``)."""
-        from callgate.testing.builders import openai_chunks
-        from callgate.testing.wires import WireCall
-
         del path
         messages = body.get("messages") or [{}]
         metadata = body.get("metadata") or {}
@@ -218,13 +223,37 @@ class FlakyModel:
         attempt = sum(1 for m in messages if m.get("role") == "assistant")
         last = messages[-1]
         if last.get("role") == "tool" and "°C" in str(last.get("content")):
-            chunks = openai_chunks([], [], text=[self.ANSWER])
+            chunks = chat_turn(self.ANSWER)
         else:
             key = "town" if self.invalid(conversation, attempt) else "city"
-            call = WireCall(
-                f"call_{conversation}_{attempt}", "get_weather", (json.dumps({key: "Paris"}),)
-            )
-            chunks = openai_chunks([call], [0, 0], text=["Let me check."])
+            call = (f"call_{conversation}_{attempt}", "get_weather", json.dumps({key: "Paris"}))
+            chunks = chat_turn("Let me check.", call)
         if body.get("stream") is not True:
             return Script(whole_body(whole_response(chunks)), content_type="application/json")
         return Script(sse_body(chunks))
+
+
+def chat_turn(text: str, call: tuple[str, str, str] | None = None) -> list[dict[str, Any]]:
+    """A Chat Completions turn's chunks: the role, ``text``, then ``call`` (id, name, JSON).
+
+    The call's arguments come in one fragment after its opening; the turn finishes with
+    ``tool_calls`` (``stop`` without a call). The upstream's own scripts, so that the
+    gateway needs nothing of the test kit.
+    """
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}, {"content": text}]
+    if call is not None:
+        call_id, name, arguments = call
+        opening = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+        deltas.append({"tool_calls": [{"index": 0, **opening}]})
+        deltas.append({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]})
+    finishes = [None] * len(deltas) + ["tool_calls" if call else "stop"]
+    return [
+        {
+            "id": "chatcmpl-flaky",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "flaky",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        for delta, finish in zip([*deltas, {}], finishes, strict=True)
+    ]

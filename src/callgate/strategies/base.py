@@ -294,7 +294,7 @@ def arguments_text(value: object) -> str:
     """A call's arguments as the text a stream carries them in (for ``replay``).
 
     A string is the text as received; None is no text; anything else is written as JSON
-    (``NaN`` included, so the gate refuses it as it would in a stream). A value JSON
+    (``NaN`` included, so the gate refuses it would in a stream). A value JSON
     cannot write gives text that is no JSON at all: the gate refuses it too.
     """
     if value is None:

@@ -59,6 +59,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from callgate.gate.partialjson import StillForming
 from callgate.strategies._gemini_args import _apply_piece, _first
 from callgate.strategies.base import (
     CallPairing,
@@ -384,11 +385,12 @@ class GeminiStrategy(ExtractionStrategy):
         gate.turn_done(tool_reason, reason)
 
     def whole_arguments(self, acc: _Accumulator, key: int) -> object:
-        """Call ``key``'s (merged) args, unless they still stream or the gate has them."""
+        """Call ``key``'s (merged) args, unless the gate has them (streaming: as built so far)."""
         calls = acc.calls
-        if not 0 <= key < len(calls) or key in acc.reported or calls[key] is acc.streaming:
+        if not 0 <= key < len(calls) or key in acc.reported:
             return None
-        return calls[key].args
+        args = calls[key].args
+        return StillForming(args) if calls[key] is acc.streaming and args is not None else args
 
     def is_done(self, chunk: Shape) -> bool:
         """A chunk whose candidate has a finish reason, or a prompt-blocked response."""

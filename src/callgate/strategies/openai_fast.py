@@ -41,7 +41,8 @@ def fast_add(
                 if type(choices) is list:
                     [choice] = choices
                     delta = choice["delta"]
-                    if type(delta) is dict and len(delta) == 1:
+                    # a text chunk (no tool_calls) goes on without raising a KeyError here
+                    if type(delta) is dict and len(delta) == 1 and "tool_calls" in delta:
                         entries = delta["tool_calls"]
                         if type(entries) is list:
                             [entry] = entries

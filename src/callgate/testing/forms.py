@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
-from callgate.fsm.errors import CallgateError
+from callgate.errors import SdkUnavailableError
 from callgate.strategies import WIRE_RECORDS, wire_record
 from callgate.testing.wires import WIRES
 
@@ -24,10 +24,6 @@ SDK_PACKAGES = {
     if name in WIRES
 }
 """The package whose typed objects ``form="sdk"`` gives per wire (boto3 yields plain dicts)."""
-
-
-class SdkUnavailableError(CallgateError, ImportError):
-    """``form="sdk"`` was asked for a wire whose SDK is not installed."""
 
 
 @cache

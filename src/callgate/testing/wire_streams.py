@@ -202,18 +202,17 @@ FAULT_KINDS: dict[str, str] = {
 }
 """Every fault the kit injects, and the finding code callgate reports for it."""
 
-_TEXT_ARGUMENTS = ("malformed_json", "non_finite_number", "duplicate_key")
-_NOT_ON: dict[str, frozenset[str]] = {
-    # Whole-call wires carry arguments as objects: no JSON text to break; and a call's
-    # slot is its position, so no index can be reused.
-    "gemini": frozenset({*_TEXT_ARGUMENTS, "index_reuse"}),
-    "ollama": frozenset({*_TEXT_ARGUMENTS, "index_reuse"}),
-}
+_NOT_ON_WHOLE_CALLS = frozenset(
+    {"malformed_json", "non_finite_number", "duplicate_key", "index_reuse"}
+)
+"""Faults a wire whose calls come whole cannot carry: its arguments are objects (no JSON
+text to break), and a call's slot is its position (no index to reuse)."""
 
 
 def fault_kinds(wire: str, form: str = "dict") -> list[str]:
     """The faults :func:`streams` can inject on ``wire`` in ``form``."""
-    kinds = [k for k in FAULT_KINDS if k not in _NOT_ON.get(wire, frozenset())]
+    whole = not encoder_class(wire).fragmented
+    kinds = [k for k in FAULT_KINDS if not (whole and k in _NOT_ON_WHOLE_CALLS)]
     return [k for k in kinds if k != "cut_frame" or form == "sse"]
 
 

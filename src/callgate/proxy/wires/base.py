@@ -27,6 +27,8 @@ class Host(Protocol):
     driver: Driver
     client_request: Mapping[str, Any]
     """The request as the client sent it."""
+    forms: Mapping[str, str]
+    """Tool name -> the non-function form the client declared it in."""
     head: Native | None
     usage: Usage | None
     usage_alone: bool

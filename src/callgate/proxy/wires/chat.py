@@ -16,12 +16,14 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from callgate.gate.turn import TextRef
 from callgate.proxy import core
 from callgate.proxy.core import Call, ThinkSplitter
 from callgate.proxy.sse import DONE_EVENT
 from callgate.proxy.wires.base import Host, Reader, Writer
 from callgate.proxy.wires.events import (
     Event,
+    FormingArgs,
     Native,
     StreamedArgs,
     Text,
@@ -29,6 +31,7 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
+from callgate.proxy.wires.forming import FormingReader, remainder
 
 __all__ = ["ChatReader", "ChatWriter"]
 
@@ -51,6 +54,7 @@ class ChatReader(Reader):
         super().__init__(engine)
         self._streamed: set[int] = set()
         """Native slots whose deltas are forwarded (``stream_args``)."""
+        self._forming = FormingReader(engine)
 
     def read(self, chunk: object) -> list[Event]:
         """One chunk: its kept delta fields, its streamed arguments, its released text."""
@@ -85,6 +89,8 @@ class ChatReader(Reader):
                 if engine.options.stream_args:
                     out += self._stream_args(delta.get("tool_calls"))
             out.append(Text(text))  # even empty: a live chunk (the first carries the role)
+            if engine.options.stream_args:
+                out += self._forming.read()
         if isinstance(error, Mapping):
             out.append(UpstreamError(error))
         return out
@@ -187,6 +193,8 @@ class ChatWriter(Writer):
         """The next ``tool_calls`` index of the client's message."""
         self._streamed: set[int] = set()
         """Native slots whose deltas were forwarded (``stream_args``)."""
+        self._formed: dict[TextRef, tuple[int, str, list[str]]] = {}
+        """Text calls whose argument deltas were sent: their index, id and text sent."""
         self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
         self._head: bytes | None = None
         """The encoded start of every plain chunk up to its delta (b"": not encodable so)."""
@@ -211,12 +219,25 @@ class ChatWriter(Writer):
                 if event.wire == WIRE:
                     self._streamed.add(event.slot)
                     delta.setdefault("tool_calls", []).append(event.payload)
+            elif type(event) is FormingArgs:
+                delta.setdefault("tool_calls", []).append(self._forming(event))
             elif type(event) is UpstreamError:
                 errors.append({"error": event.error})
         if errors and len(errors) == len(events):  # a chunk the gate could not read
             return None, errors
         self._text_into(delta, text)
         return self._ready(delta), errors
+
+    def _forming(self, event: FormingArgs) -> dict[str, Any]:
+        """A text call's new argument text as a ``tool_calls`` entry (the first names it)."""
+        formed = self._formed.get(event.ref)
+        if formed is not None:
+            formed[2].append(event.text)
+            return {"index": formed[0], "function": {"arguments": event.text}}
+        formed = self._formed[event.ref] = (self._index, core.fresh_id(), [event.text])
+        self._index += 1
+        function = {"name": event.name, "arguments": event.text}
+        return {"index": formed[0], "id": formed[1], "type": "function", "function": function}
 
     def write(self, events: Sequence[Event]) -> list[dict[str, Any]]:
         """A delta of the pieces (text as released, kept fields as they came), then any error."""
@@ -314,6 +335,14 @@ class ChatWriter(Writer):
         engine = self.engine
         out: list[dict[str, Any]] = []
         for call in self._unstreamed(engine.calls):
+            formed = self._formed.get(call.slot) if isinstance(call.slot, TextRef) else None
+            rest = remainder(call.arguments, formed[2]) if formed is not None else None
+            if formed is not None and rest is not None:  # its deltas were sent: the rest
+                if rest:
+                    out += self._emit(
+                        {"tool_calls": [{"index": formed[0], "function": {"arguments": rest}}]}
+                    )
+                continue
             entry = {
                 "index": self._index,
                 "id": call.id,

@@ -5,7 +5,8 @@
 the tools' results), the tools, the tool choice and the limits. What the reader cannot
 carry across is refused with a :class:`~callgate.proxy.core.RequestError` that names it,
 never dropped; fields that only steer one provider's service (caching, storage, metadata)
-are listed in :data:`HINTS` and left out.
+are listed in :data:`HINTS` and left out, each noted in :attr:`Conversation.dropped` so the
+gateway reports it. The reasoning effort and a structured-output format are carried.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ class Conversation:
     stream: bool = False
     sampling: dict[str, Any] = field(factory=dict)
     """``temperature``, ``top_p`` and stop sequences (``stop``), as given."""
+    effort: str | None = None
+    """The reasoning effort asked for (``low``, ``medium``, ``high``...); None: not given."""
+    output_format: Mapping[str, Any] | None = None
+    """A structured-output format: ``{"type": "json_object"}`` or ``{"type": "json_schema",
+    "name", "schema", "strict"}``; None: free text."""
+    dropped: list[tuple[str, str]] = field(factory=list)
+    """What was left out as a client's or one provider's hint: (where, what)."""
 
 
 HINTS = frozenset(
@@ -89,25 +97,85 @@ HINTS = frozenset(
         "cache_control",
         "context_management",
         "thinking",
-        "reasoning",
-        "reasoning_effort",
-        "text",
         "client_metadata",
         "betas",
     }
 )
 """Request fields that steer one provider's service, not the conversation: left out when
-the request is translated to another wire (``thinking`` and ``reasoning`` included: each
-wire asks for reasoning its own way)."""
+the request is translated to another wire (Messages' ``thinking`` included: the effort,
+which every wire has, carries how hard the model reasons)."""
 _COMMON = frozenset({"model", "stream", "temperature", "top_p", "tools", "tool_choice"})
 
 
-def _refuse_unknown(body: Mapping[str, Any], known: frozenset[str], wire: str) -> None:
+def _refuse_unknown(
+    talk: Conversation, body: Mapping[str, Any], known: frozenset[str], wire: str
+) -> None:
+    """Refuse a field no reader carries; note each hint left out."""
     for key in body:
-        if key not in known and key not in _COMMON and key not in HINTS:
+        if key in HINTS:
+            talk.dropped.append((key, f"the {wire} hint {key!r}, which no other wire has"))
+        elif key not in known and key not in _COMMON:
             raise RequestError(
                 f"callgate cannot translate the {wire} field {key!r} to another wire"
             )
+
+
+_FORMATS = frozenset({"json_object", "json_schema"})
+
+
+def _format(value: object, where: str) -> Mapping[str, Any] | None:
+    """A structured-output format of any wire in the neutral shape (None: free text)."""
+    if value is None:
+        return None
+    kind = value.get("type") if isinstance(value, Mapping) else None
+    if kind == "text":
+        return None
+    if not isinstance(value, Mapping) or kind not in _FORMATS:
+        raise RequestError(f"callgate cannot translate the output format {value!r} in {where}")
+    if kind == "json_object":
+        return {"type": "json_object"}
+    spec = value.get("json_schema", value)
+    schema = spec.get("schema") if isinstance(spec, Mapping) else None
+    if not isinstance(schema, Mapping):
+        raise RequestError(
+            f"callgate cannot translate a json_schema format without a schema in {where}"
+        )
+    name = spec.get("name")
+    out: dict[str, Any] = {
+        "type": "json_schema",
+        "name": name if isinstance(name, str) else "output",
+    }
+    out["schema"] = schema
+    if isinstance(spec.get("strict"), bool):
+        out["strict"] = spec["strict"]
+    return out
+
+
+def _effort(value: object, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise RequestError(f"{where} must be a string, not {value!r}")
+
+
+def _settings(
+    talk: Conversation, value: object, where: str, keys: Mapping[str, str]
+) -> Mapping[str, Any]:
+    """An object of settings (``output_config``, ``reasoning``, ``text``), checked.
+
+    Each key is one ``keys`` names: carried (the caller reads it), or ``"hint"`` (left
+    out, noted); any other key is refused.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise RequestError(f"{where} must be an object")
+    for key in value:
+        role = keys.get(key)
+        if role is None:
+            raise RequestError(f"callgate cannot translate {where}.{key} to another wire")
+        if role == "hint" and value[key] is not None:
+            talk.dropped.append((f"{where}.{key}", f"{where}.{key}: a client hint"))
+    return value
 
 
 def _text(content: object, where: str) -> str:
@@ -201,7 +269,18 @@ def _limit(body: Mapping[str, Any], *keys: str) -> int | None:
 
 # -- Chat Completions -------------------------------------------------------------------
 
-_CHAT = frozenset({"messages", "max_tokens", "max_completion_tokens", "stop", "n"})
+_CHAT = frozenset(
+    {
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "stop",
+        "n",
+        "reasoning_effort",
+        "response_format",
+        "verbosity",
+    }
+)
 
 
 def _parts(
@@ -227,8 +306,12 @@ def _chat_parts(content: object, where: str) -> list[Part]:
 
 
 def _from_chat(body: Mapping[str, Any]) -> Conversation:
-    _refuse_unknown(body, _CHAT, "Chat Completions")
     talk = _start(body, _limit(body, "max_completion_tokens", "max_tokens"), "stop")
+    _refuse_unknown(talk, body, _CHAT, "Chat Completions")
+    talk.effort = _effort(body.get("reasoning_effort"), "reasoning_effort")
+    talk.output_format = _format(body.get("response_format"), "response_format")
+    if body.get("verbosity") is not None:
+        talk.dropped.append(("verbosity", "verbosity: a client hint"))
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise RequestError("a Chat Completions request needs a messages list")
@@ -287,7 +370,9 @@ def _add(talk: Conversation, role: str, parts: list[Part]) -> None:
 
 # -- Anthropic Messages -----------------------------------------------------------------
 
-_MESSAGES = frozenset({"messages", "system", "max_tokens", "stop_sequences", "top_k"})
+_MESSAGES = frozenset(
+    {"messages", "system", "max_tokens", "stop_sequences", "top_k", "output_config"}
+)
 
 
 def _messages_parts(content: object, where: str) -> list[Part]:
@@ -315,7 +400,7 @@ def _messages_parts(content: object, where: str) -> list[Part]:
                 ToolAnswer(str(block.get("tool_use_id")), text, block.get("is_error") is True)
             )
         elif kind in ("thinking", "redacted_thinking"):
-            continue  # the upstream's own reasoning is not sent to another wire
+            continue  # the upstream's own reasoning is not sent to another wire (noted)
         else:
             raise RequestError(f"callgate cannot translate a {kind!r} block in {where}")
     return parts
@@ -331,10 +416,15 @@ def _image_of(source: object, where: str) -> Image:
 
 
 def _from_messages(body: Mapping[str, Any]) -> Conversation:
-    _refuse_unknown(body, _MESSAGES, "Messages")
     if body.get("top_k") is not None:
         raise RequestError("callgate cannot translate the Messages field 'top_k' to another wire")
     talk = _start(body, _limit(body, "max_tokens"), "stop_sequences")
+    _refuse_unknown(talk, body, _MESSAGES, "Messages")
+    config = _settings(
+        talk, body.get("output_config"), "output_config", {"effort": "effort", "format": "format"}
+    )
+    talk.effort = _effort(config.get("effort"), "output_config.effort")
+    talk.output_format = _format(config.get("format"), "output_config.format")
     talk.system = _text(body.get("system"), "system")
     messages = body.get("messages")
     if not isinstance(messages, list):
@@ -344,19 +434,30 @@ def _from_messages(body: Mapping[str, Any]) -> Conversation:
         if role not in ("user", "assistant"):
             raise RequestError(f"callgate cannot translate the role {role!r} of messages[{n}]")
         _add(talk, str(role), _messages_parts(message.get("content"), f"messages[{n}]"))
+        content = message.get("content")
+        for m, block in enumerate(content if isinstance(content, list) else ()):
+            if block.get("type") in ("thinking", "redacted_thinking"):
+                what = f"a {block['type']} block: the reasoning of the model that wrote it"
+                talk.dropped.append((f"messages[{n}].content[{m}]", what))
     return talk
 
 
 # -- OpenAI Responses -------------------------------------------------------------------
 
-_RESPONSES = frozenset({"input", "instructions", "max_output_tokens"})
+_RESPONSES = frozenset({"input", "instructions", "max_output_tokens", "reasoning", "text"})
 _UNSENT_ITEMS = frozenset({"reasoning"})
 """Input items of the upstream's own reasoning: not sent to another wire."""
 
 
 def _from_responses(body: Mapping[str, Any]) -> Conversation:
-    _refuse_unknown(body, _RESPONSES, "Responses")
     talk = _start(body, _limit(body, "max_output_tokens"), "stop")
+    _refuse_unknown(talk, body, _RESPONSES, "Responses")
+    reasoning = _settings(
+        talk, body.get("reasoning"), "reasoning", {"effort": "effort", "summary": "hint"}
+    )
+    talk.effort = _effort(reasoning.get("effort"), "reasoning.effort")
+    shape = _settings(talk, body.get("text"), "text", {"format": "format", "verbosity": "hint"})
+    talk.output_format = _format(shape.get("format"), "text.format")
     if body.get("previous_response_id") is not None:
         raise RequestError("callgate cannot translate previous_response_id (send the input)")
     talk.system = _text(body.get("instructions"), "instructions")
@@ -384,7 +485,7 @@ def _from_responses(body: Mapping[str, Any]) -> Conversation:
             text = output if isinstance(output, str) else _text(output, where)
             _add(talk, "user", [ToolAnswer(str(item.get("call_id")), text)])
         elif kind in _UNSENT_ITEMS:
-            continue
+            talk.dropped.append((where, f"a {kind} item: the reasoning of the model that wrote it"))
         else:
             raise RequestError(f"callgate cannot translate a {kind!r} item in {where}")
     return talk

@@ -15,7 +15,9 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["Event", "Native", "StreamedArgs", "Text", "UpstreamError", "Usage"]
+from callgate.gate.turn import TextRef
+
+__all__ = ["Event", "FormingArgs", "Native", "StreamedArgs", "Text", "UpstreamError", "Usage"]
 
 
 @frozen
@@ -48,6 +50,15 @@ class StreamedArgs:
 
 
 @frozen
+class FormingArgs:
+    """A text call's new argument JSON text while it forms (``--stream-args``)."""
+
+    ref: TextRef
+    name: str
+    text: str
+
+
+@frozen
 class UpstreamError:
     """An error object the upstream sent inside its stream (relayed; the gate fails the turn)."""
 
@@ -65,7 +76,7 @@ class Usage:
     """The upstream's own usage object, as it came."""
 
 
-Event = Text | Native | StreamedArgs | UpstreamError
+Event = Text | Native | StreamedArgs | FormingArgs | UpstreamError
 """One piece of an upstream chunk, in order."""
 
 

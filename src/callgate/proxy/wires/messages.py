@@ -18,6 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from callgate.gate.turn import TextRef
 from callgate.proxy import core
 from callgate.proxy.core import Call, ThinkSplitter
 from callgate.proxy.sse import encode
@@ -25,6 +26,7 @@ from callgate.proxy.wires import notices
 from callgate.proxy.wires.base import Host, Reader, Writer
 from callgate.proxy.wires.events import (
     Event,
+    FormingArgs,
     Native,
     StreamedArgs,
     Text,
@@ -32,6 +34,7 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
+from callgate.proxy.wires.forming import FormingReader, remainder
 from callgate.strategies.anthropic import ANTHROPIC
 
 __all__ = ["MessagesReader", "MessagesWriter", "message_start"]
@@ -66,6 +69,7 @@ class MessagesReader(Reader):
         self.usage: dict[str, Any] = {}
         self.delta_usage: dict[str, Any] = {}
         """The usage of the upstream's message_delta (what a writer of this wire sends)."""
+        self._forming = FormingReader(engine)
 
     def ends(self, chunk: object) -> bool:
         """``message_stop`` ends an Anthropic stream."""
@@ -85,6 +89,8 @@ class MessagesReader(Reader):
             out.append(UpstreamError(error if isinstance(error, Mapping) else {}))
         if text:
             out.append(Text(text))
+        if self.engine.options.stream_args:
+            out += self._forming.read()
         return out
 
     def _pass(self, chunk: Mapping[str, Any], kind: object) -> list[Event]:
@@ -180,6 +186,8 @@ class MessagesWriter(Writer):
     def __init__(self, engine: Host) -> None:
         super().__init__(engine)
         self._started = False
+        self._pings: list[dict[str, Any]] = []
+        """Pings that came before any message_start: written right after it."""
         self._next = 0
         """The next content-block index of the client's message."""
         self._open: tuple[str, int] | None = None
@@ -189,6 +197,8 @@ class MessagesWriter(Writer):
         """Upstream block index -> the client's, for blocks forwarded as they come."""
         self._streamed: set[int] = set()
         """Native tool_use blocks forwarded delta by delta (their upstream index)."""
+        self._formed: dict[TextRef, tuple[int, list[str]]] = {}
+        """Text calls whose tool_use block streams as they form: its index, the text sent."""
 
     @property
     def blocks(self) -> int:
@@ -199,7 +209,7 @@ class MessagesWriter(Writer):
         """Forwarded events renumbered, released text in text blocks."""
         out: list[dict[str, Any]] = []
         if not self._started and self.engine.reader.wire != WIRE and events:
-            out.append(self._start())
+            out += self._start()
         for event in events:
             if type(event) is Text:
                 out += self._released(event.text) if event.text else []
@@ -208,9 +218,29 @@ class MessagesWriter(Writer):
             elif type(event) is StreamedArgs and event.wire == WIRE:
                 self._streamed.add(event.slot)
                 out += self._renumbered(event.payload)
+            elif type(event) is FormingArgs:
+                out += self._forming(event)
             elif type(event) is UpstreamError:
                 out.append({"type": "error", "error": dict(event.error)})
         return out
+
+    def _forming(self, event: FormingArgs) -> list[dict[str, Any]]:
+        """A text call's new argument text in its tool_use block (opened by its first)."""
+        out: list[dict[str, Any]] = []
+        formed = self._formed.get(event.ref)
+        if formed is None:
+            out += [*self._unstarted(), *self._close_text()]
+            formed = self._formed[event.ref] = (self._next, [])
+            self._open = ("tool_use", self._next)
+            self._next += 1
+            block = {"type": "tool_use", "id": core.fresh_id("toolu_"), "name": event.name}
+            start = {"type": "content_block_start", "index": formed[0]}
+            out.append({**start, "content_block": {**block, "input": {}}})
+        if self._open != ("tool_use", formed[0]):
+            return out  # text came after the block: the call is written whole at the end
+        formed[1].append(event.text)
+        delta = {"type": "input_json_delta", "partial_json": event.text}
+        return [*out, {"type": "content_block_delta", "index": formed[0], "delta": delta}]
 
     def play(self, events: Sequence[Event]) -> bytes:
         """:meth:`write`'s bytes; released text in the open text block is written directly."""
@@ -228,16 +258,18 @@ class MessagesWriter(Writer):
                     return head + str(self._open[1]).encode() + _TEXT_DELTA + body + b"}}\n\n"
         return super().play(events)
 
-    def _start(self) -> dict[str, Any]:
+    def _start(self, given: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The message_start (``given``, the upstream's, or one made up), then held pings."""
         self._started = True
-        return message_start(self.engine.client_request, self.engine.head)
+        pings, self._pings = self._pings, []
+        return [given or message_start(self.engine.client_request, self.engine.head), *pings]
 
     def _unstarted(self) -> list[dict[str, Any]]:
         """A message_start before the first block when none was sent yet.
 
         The upstream's may have been unreadable: no client sees a block outside a message.
         """
-        return [] if self._started else [self._start()]
+        return [] if self._started else self._start()
 
     def _native(self, event: Native) -> list[dict[str, Any]]:
         if event.wire != WIRE:
@@ -245,10 +277,10 @@ class MessagesWriter(Writer):
         chunk = event.payload
         kind = chunk.get("type")
         if kind == "message_start":
-            if self._started:
-                return []
-            self._started = True
-            return [chunk]
+            return [] if self._started else self._start(dict(chunk))
+        if kind == "ping" and not self._started:
+            self._pings.append(dict(chunk))
+            return []
         if kind == "ping":
             return [chunk]
         return self._renumbered(chunk)
@@ -314,16 +346,17 @@ class MessagesWriter(Writer):
         """The notice, the tool_use blocks, then message_delta and message_stop."""
         engine = self.engine
         out: list[dict[str, Any]] = []
+        finished = self._finish_formed(out)
         notice = engine.notice()
         if notice:
             out += self._text(notice)
         out += self._close_text()
         for call in engine.calls:
-            if isinstance(call.slot, int) and call.slot in self._streamed:
+            if (isinstance(call.slot, int) and call.slot in self._streamed) or call in finished:
                 continue
             out += self._tool_use(call)
         if not self._started:
-            out.insert(0, self._start())
+            out[:0] = self._start()
         if engine.broken is not None:  # the turn ends in error, as Anthropic ends one
             error = {"type": "api_error", "message": notices.broken_line()}
             return [*out, {"type": "error", "error": error, "callgate": engine.annotation()}]
@@ -336,6 +369,20 @@ class MessagesWriter(Writer):
         }
         out += [delta, {"type": "message_stop"}]
         return out
+
+    def _finish_formed(self, out: list[dict[str, Any]]) -> list[Call]:
+        """The rest of each accepted text call streamed as it formed (its block still open)."""
+        finished: list[Call] = []
+        for call in self.engine.calls:
+            formed = self._formed.get(call.slot) if isinstance(call.slot, TextRef) else None
+            rest = remainder(call.arguments, formed[1]) if formed is not None else None
+            if formed is None or rest is None or (rest and self._open != ("tool_use", formed[0])):
+                continue  # not streamed, or its block closed before all of it came
+            if rest:
+                delta = {"type": "input_json_delta", "partial_json": rest}
+                out.append({"type": "content_block_delta", "index": formed[0], "delta": delta})
+            finished.append(call)
+        return finished
 
     def _usage(self) -> dict[str, Any]:
         reader = self.engine.reader

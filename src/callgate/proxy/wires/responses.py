@@ -18,12 +18,22 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from callgate.gate.turn import TextRef
 from callgate.proxy import core
 from callgate.proxy.core import Call
 from callgate.proxy.sse import encode
 from callgate.proxy.wires import notices
 from callgate.proxy.wires.base import Host, Reader, Writer
-from callgate.proxy.wires.events import Event, Native, Text, UpstreamError, Usage, tokens
+from callgate.proxy.wires.events import (
+    Event,
+    FormingArgs,
+    Native,
+    Text,
+    UpstreamError,
+    Usage,
+    tokens,
+)
+from callgate.proxy.wires.forming import FormingReader, remainder
 from callgate.strategies.responses import ResponsesStrategy
 
 __all__ = ["ResponsesReader", "ResponsesWriter"]
@@ -63,6 +73,7 @@ class ResponsesReader(Reader):
         """The item id (``fc_…``) of each function_call item, by output index."""
         self.failure: Mapping[str, Any] | None = None
         """The error of a ``response.failed`` ending."""
+        self._forming = FormingReader(engine)
 
     def ends(self, chunk: object) -> bool:
         """``response.completed``, ``.incomplete`` and ``.failed`` end a Responses stream."""
@@ -76,10 +87,13 @@ class ResponsesReader(Reader):
         """One event: forwarded items as they came, message text as released, calls held."""
         out: list[Event] = []
         if isinstance(chunk, Mapping):
+            chunk = _as_function_call(chunk)
             out += self._take(chunk)
         text = self.engine.step(chunk)
         if text:
             out.append(Text(text))
+        if self.engine.options.stream_args:
+            out += self._forming.read()
         return out
 
     def _take(self, chunk: Mapping[str, Any]) -> list[Event]:
@@ -173,6 +187,10 @@ class ResponsesWriter(Writer):
         """The open message item's text, in pieces (joined when it closes)."""
         self._index = 0
         """The open message item's output index."""
+        self._formed: dict[TextRef, tuple[int, dict[str, Any], list[str]]] = {}
+        """Text calls streamed as they form: their output index, item and text sent."""
+        self._thought: tuple[int, dict[str, Any], list[str]] | None = None
+        """The open reasoning item (another wire's reasoning): its index, item and text."""
 
     def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
         event = {"type": kind, "sequence_number": self._seq, **fields}
@@ -190,6 +208,10 @@ class ResponsesWriter(Writer):
                 out += self._start()
             if type(event) is Text and event.text:
                 out += self._text(event.text)
+            elif type(event) is FormingArgs:
+                out += self._forming(event)
+            elif type(event) is Native and event.reasoning:
+                out += self._reasoning(event.reasoning)
             elif type(event) is UpstreamError:
                 out.append(self._event("error", **_error_fields(event.error)))
         return out
@@ -268,8 +290,36 @@ class ResponsesWriter(Writer):
             self.output[mine] = fields["item"] = done
         return [*out, self._event(kind, **fields)]
 
+    def _reasoning(self, text: str) -> list[dict[str, Any]]:
+        """Another wire's reasoning as a ``reasoning`` item's ``reasoning_text``."""
+        out = self._close_message()
+        if self._thought is None:
+            item = {"id": core.fresh_id("rs_"), "type": "reasoning", "summary": [], "content": []}
+            self._thought = (len(self.output), item, [])
+            self.output.append(item)
+            out.append(
+                self._event("response.output_item.added", output_index=self._thought[0], item=item)
+            )
+        index, item, texts = self._thought
+        texts.append(text)
+        where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+        return [*out, self._event("response.reasoning_text.delta", **where, delta=text)]
+
+    def _close_reasoning(self) -> list[dict[str, Any]]:
+        if self._thought is None:
+            return []
+        index, item, texts = self._thought
+        self._thought = None
+        text = "".join(texts)
+        self.output[index] = done = {**item, "content": [{"type": "reasoning_text", "text": text}]}
+        where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+        return [
+            self._event("response.reasoning_text.done", **where, text=text),
+            self._event("response.output_item.done", output_index=index, item=done),
+        ]
+
     def _text(self, text: str) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, Any]] = self._close_reasoning()
         if self._message is None:
             self._message = {
                 "id": core.fresh_id("msg_"),
@@ -312,6 +362,63 @@ class ResponsesWriter(Writer):
         )
         return out
 
+    def _forming(self, event: FormingArgs) -> list[dict[str, Any]]:
+        """A text call's new argument text in its function_call item (added by its first)."""
+        out: list[dict[str, Any]] = []
+        formed = self._formed.get(event.ref)
+        if formed is None:
+            out += self._close_message()
+            item = {
+                "id": core.fresh_id("fc_"),
+                "type": "function_call",
+                "status": "in_progress",
+                "call_id": core.fresh_id(),
+                "name": event.name,
+                "arguments": "",
+            }
+            formed = self._formed[event.ref] = (len(self.output), item, [])
+            self.output.append(item)
+            added = self._event("response.output_item.added", output_index=formed[0], item={**item})
+            out.append(added)
+        formed[2].append(event.text)
+        where = {"item_id": formed[1]["id"], "output_index": formed[0]}
+        delta = self._event("response.function_call_arguments.delta", **where, delta=event.text)
+        return [*out, delta]
+
+    def _finish_formed(self, call: Call) -> list[dict[str, Any]] | None:
+        """The end of an accepted text call streamed as it formed (None: not streamed so)."""
+        slot = call.slot
+        formed = self._formed.pop(slot, None) if isinstance(slot, TextRef) else None
+        rest = remainder(call.arguments, formed[2]) if formed is not None else None
+        if formed is None or rest is None:
+            return None
+        index, item, _ = formed
+        item.update(status="completed", arguments=call.arguments)
+        where = {"item_id": item["id"], "output_index": index}
+        out = []
+        if rest:
+            out.append(self._event("response.function_call_arguments.delta", **where, delta=rest))
+        return [
+            *out,
+            self._event("response.function_call_arguments.done", **where, arguments=call.arguments),
+            self._event("response.output_item.done", output_index=index, item=dict(item)),
+        ]
+
+    def _withhold_formed(self) -> list[dict[str, Any]]:
+        """End each text call streamed as it formed that the gate did not accept.
+
+        Its item ends ``incomplete`` (a client's stream needs every item it was given
+        done) and is left out of the Response's output.
+        """
+        out: list[dict[str, Any]] = []
+        for index, item, sent in self._formed.values():
+            item.update(status="incomplete", arguments="".join(sent))
+            out.append(self._event("response.output_item.done", output_index=index, item={**item}))
+        ended = [id(formed[1]) for formed in self._formed.values()]
+        self.output = [item for item in self.output if id(item) not in ended]
+        self._formed.clear()
+        return out
+
     def _close_message(self) -> list[dict[str, Any]]:
         message = self._message
         if message is None:
@@ -339,9 +446,11 @@ class ResponsesWriter(Writer):
         notice = engine.notice()
         if notice:
             out += self._text(notice)
-        out += self._close_message()
+        out += [*self._close_reasoning(), *self._close_message()]
         for call in engine.calls:
-            out += self._function_call(call)
+            finished = self._finish_formed(call)
+            out += self._function_call(call) if finished is None else finished
+        out += self._withhold_formed()
         status = self.finish_reason()
         reader = engine.reader
         failure = reader.failure if isinstance(reader, ResponsesReader) else None
@@ -359,6 +468,9 @@ class ResponsesWriter(Writer):
         return [*out, self._event("response.completed", response=response)]
 
     def _function_call(self, call: Call) -> list[dict[str, Any]]:
+        form = self.engine.forms.get(call.name)
+        if form is not None:
+            return self._declared_call(call, form)
         index = len(self.output)
         reader = self.engine.reader
         ids = reader.item_ids if isinstance(reader, ResponsesReader) else {}
@@ -384,6 +496,27 @@ class ResponsesWriter(Writer):
             self._event("response.output_item.done", output_index=index, item=dict(item)),
         ]
 
+    def _declared_call(self, call: Call, form: str) -> list[dict[str, Any]]:
+        """A call of a tool declared as ``local_shell`` or ``custom``, as that form's item.
+
+        Its function arguments, which the gate checked, are unwrapped into the item.
+        """
+        index = len(self.output)
+        arguments = json.loads(call.arguments or "{}")
+        item: dict[str, Any] = {"status": "completed", "call_id": call.id}
+        if form == "local_shell":
+            action = {"type": "exec", "env": {}, **arguments}
+            item |= {"id": core.fresh_id("lsh_"), "type": "local_shell_call", "action": action}
+        else:
+            text = arguments.get("input")
+            item |= {"id": core.fresh_id("ctc_"), "type": "custom_tool_call", "name": call.name}
+            item["input"] = text if isinstance(text, str) else ""
+        self.output.append(item)
+        added = self._event(
+            "response.output_item.added", output_index=index, item={**item, "status": "in_progress"}
+        )
+        return [added, self._event("response.output_item.done", output_index=index, item=item)]
+
     def _usage(self) -> Any:
         usage = self.engine.usage
         if usage is None:
@@ -408,6 +541,38 @@ class ResponsesWriter(Writer):
         body = {**(response or {}), **ending}
         body.pop("sequence_number", None)
         return body
+
+
+_CALL_ITEMS = {
+    "local_shell_call": ("local_shell", "action"),
+    "shell_call": ("shell", "action"),
+    "apply_patch_call": ("apply_patch", "operation"),
+}
+"""Call items of tools that are not functions: the function name the gate checks them
+under, and the field holding what they ask for."""
+
+
+def _as_function_call(chunk: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An upstream's local_shell, shell or apply_patch call item as a ``function_call``.
+
+    The gate then checks it like any call: it is never forwarded ungated.
+    """
+    item = chunk.get("item")
+    if not isinstance(item, Mapping) or item.get("type") not in _CALL_ITEMS:
+        return chunk
+    name, field = _CALL_ITEMS[item["type"]]
+    asked = item.get(field)
+    if isinstance(asked, Mapping) and name == "local_shell":
+        asked = {k: v for k, v in asked.items() if k != "type"}
+    call = {
+        "type": "function_call",
+        "id": item.get("id"),
+        "call_id": item.get("call_id") or item.get("id"),
+        "name": name,
+        "arguments": "" if asked is None else json.dumps(asked),
+        "status": item.get("status"),
+    }
+    return {**chunk, "item": call}
 
 
 def _error_fields(error: Mapping[str, Any]) -> dict[str, Any]:

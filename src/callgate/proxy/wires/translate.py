@@ -4,9 +4,11 @@
 :class:`~callgate.proxy.wires.conversation.Conversation` and writes it on the upstream's:
 the system prompt, the history (text, images, the assistant's calls with their ids as
 they were, the tools' results keyed by those ids), the function tools, the tool choice,
-the token limit and the sampling settings. Ids are kept as they came, so a call's id is
-the same on both wires and across the conversation. A request already on the upstream's
-wire is sent as it came.
+the token limit, the sampling settings, the reasoning effort and a structured-output
+format. Ids are kept as they came, so a call's id is the same on both wires and across
+the conversation. A request already on the upstream's wire is sent as it came. What is
+left out (a client's hint, the history's reasoning) or moved to the nearest value the
+upstream has is logged as a :class:`~callgate.proxy.normalize.Rewrite`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate.proxy.core import RequestError
+from callgate.proxy.normalize import Rewrite
 from callgate.proxy.wires.conversation import AskedCall, Conversation, Image, Part, ToolAnswer, read
 
 __all__ = ["PATHS", "translate", "upstream_wire"]
@@ -39,12 +42,62 @@ def upstream_wire(value: str | None) -> str | None:
     return value
 
 
-def translate(client: str, upstream: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The request ``body`` of the ``client`` wire as the ``upstream`` wire's request."""
+def translate(
+    client: str, upstream: str, body: Mapping[str, Any], log: list[Rewrite] | None = None
+) -> Mapping[str, Any]:
+    """The request ``body`` of the ``client`` wire as the ``upstream`` wire's request.
+
+    ``log`` gets a rewrite for each thing left out or moved to the nearest value.
+    """
     if client == upstream:
         return body
     talk = read(client, body)
-    return _WRITERS[upstream](talk)
+    out = _WRITERS[upstream](talk)
+    notes = [Rewrite("hint_dropped", where, what) for where, what in talk.dropped]
+    if talk.effort is not None:
+        given, sent = talk.effort, _EFFORTS[upstream].get(talk.effort, talk.effort)
+        if sent != given:
+            notes.append(Rewrite("setting_mapped", "effort", f"{given} -> {sent}"))
+        _put_effort(upstream, out, sent)
+    if talk.output_format is not None:
+        _put_format(upstream, out, talk.output_format)
+    if log is not None:
+        log += notes
+    return out
+
+
+_EFFORTS: dict[str, dict[str, str]] = {
+    "chat": {"max": "high", "xhigh": "high"},
+    "responses": {"max": "xhigh"},
+    "messages": {"minimal": "low", "none": "low", "xhigh": "max"},
+}
+"""An effort the upstream's wire has no such name for, as its nearest one."""
+
+
+def _put_effort(wire: str, body: dict[str, Any], effort: str) -> None:
+    if wire == "chat":
+        body["reasoning_effort"] = effort
+    elif wire == "responses":
+        body["reasoning"] = {"effort": effort}
+    else:
+        body.setdefault("output_config", {})["effort"] = effort
+
+
+def _put_format(wire: str, body: dict[str, Any], form: Mapping[str, Any]) -> None:
+    """A structured-output format in the upstream wire's field (Messages has no JSON mode)."""
+    spec = {k: v for k, v in form.items() if k != "type"}
+    if wire == "chat":
+        schema = {"json_schema": spec} if form["type"] == "json_schema" else {}
+        body["response_format"] = {"type": form["type"], **schema}
+    elif wire == "responses":
+        body["text"] = {"format": dict(form)}
+    elif form["type"] == "json_schema":
+        body.setdefault("output_config", {})["format"] = {
+            "type": "json_schema",
+            "schema": form["schema"],
+        }
+    else:
+        raise RequestError("callgate cannot translate a json_object format to the Messages wire")
 
 
 # -- Chat Completions -------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Prose that explains a format writes its markup in backticks (``the model emits
 `<tool_call>…</tool_call>` in its output``), or in a fenced block of some language. The
-detector reads that text as text: while :class:`Quotes` says the text is code, no opening
+detector reads that text: while :class:`Quotes` says the text is code, no opening
 delimiter is looked for. The rules follow CommonMark closely enough for a model's prose:
 
 - a run of backticks opens a code span, closed by the next run of exactly as many

@@ -44,6 +44,7 @@ ENCODERS: dict[str, Callable[[frozenset[str]], Encoder]] = {
 """Every wire the kit generates, by profile name, in the records' order."""
 
 WIRES: tuple[str, ...] = tuple(ENCODERS)
+"""The wires the kit writes streams of, by their profile names."""
 
 QUIRKS: dict[str, tuple[str, ...]] = {name: WIRE_RECORDS[name].quirks for name in WIRES}
 """The quirks of real providers each encoder can reproduce (see docs/wire-formats.md),

@@ -1,0 +1,72 @@
+"""Argument deltas of a text call while it forms (``--stream-args``), for every client wire.
+
+A call the model wrote in its text (Qwen3-Coder's ``<function=...>``, GLM's, MiniMax's, ...)
+reaches the gate only when its block closes. Under ``stream_args`` the reader asks the
+buffer for the turn's :meth:`~callgate.buffer.LLMStreamBuffer.partial_calls` after each
+chunk and hands each writer the new JSON text of every text call of a declared tool as
+a :class:`~callgate.proxy.wires.events.FormingArgs`: the converted call's arguments as
+they grow (``record.text(sent)``, O(new text)). A writer sends them as its wire's
+argument deltas and still sends the call's finish only when the gate accepted the call;
+a call the gate withholds, or a turn cut short, leaves the deltas sent without their
+finish.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from callgate.gate.turn import TextRef
+from callgate.proxy.wires.events import FormingArgs
+
+__all__ = ["FormingReader", "remainder"]
+
+
+class FormingReader:
+    """One turn's text calls as they form: how much of each one's argument text was sent."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.sent: dict[TextRef, list[str]] = {}
+        """Per text call: the argument text handed to the writer, in pieces."""
+        self._length: dict[TextRef, int] = {}
+
+    def read(self) -> list[FormingArgs]:
+        """The new argument text of every text call of a declared tool since the last read."""
+        engine = self.engine
+        out: list[FormingArgs] = []
+        for record in engine.buffer.partial_calls():
+            ref = record.ref
+            if record.source == "native" or not isinstance(ref, TextRef):
+                continue
+            name = record.name
+            if name is None or not engine.driver.owns(name):
+                continue
+            sent = self._length.get(ref, 0)
+            if record.text_length <= sent:
+                continue
+            pieces = self.sent.setdefault(ref, [])
+            if record.complete and pieces and not record.text(0).startswith("".join(pieces)):
+                continue  # the whole call's text is not what was sent: no more of it
+            text = record.text(sent)
+            pieces.append(text)
+            self._length[ref] = record.text_length
+            out.append(FormingArgs(ref, name, text))
+        return out
+
+
+def remainder(arguments: str, sent: list[str]) -> str | None:
+    """What of a call's final ``arguments`` text is still to send after ``sent``.
+
+    "" also when the sent text is whole JSON of the same value (the model's own spelling
+    of the arguments, in a format whose payload is JSON). None: the sent text is neither,
+    so the call cannot be finished on it.
+    """
+    given = "".join(sent)
+    if arguments.startswith(given):
+        return arguments[len(given) :]
+    try:  # a format whose arguments are the model's JSON: the same value, spelled its way
+        same = json.loads(given) == json.loads(arguments)
+    except ValueError:
+        return None
+    return "" if same else None

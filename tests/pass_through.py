@@ -1,0 +1,45 @@
+"""The byte pass-through proxy that the gateway's cost is measured against.
+
+Raw ASGI, one httpx client, the upstream's bytes unchanged: the least a proxy on the
+gateway's stack can do. tests/proxy/test_proxy_no_stall.py compares one chunk's cost
+through it and through the proxy; bench/bench_stack.py uses it as its baseline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class BytePassThrough:
+    """Forward each POST to ``upstream`` and stream its answer back as it comes."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.client: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Forward one request; its status, content type and bytes come back unchanged."""
+        import httpx
+
+        if scope["type"] != "http":
+            return
+        if self.client is None:
+            self.client = httpx.AsyncClient(timeout=600)
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {"content-type": "application/json"}
+        request = self.client.build_request(
+            "POST", self.upstream + scope["path"], content=bytes(body), headers=headers
+        )
+        reply = await self.client.send(request, stream=True)
+        kind = reply.headers.get("content-type", "application/octet-stream").encode()
+        start = {"type": "http.response.start", "status": reply.status_code}
+        await send({**start, "headers": [(b"content-type", kind)]})
+        async for piece in reply.aiter_raw():
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        await reply.aclose()

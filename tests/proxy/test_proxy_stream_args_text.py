@@ -1,0 +1,239 @@
+"""``callgate proxy --stream-args`` on a call written in the text: its arguments stream as
+they form, its finish only when the gate passes it.
+
+A real ``callgate proxy`` process on loopback in front of a replaying upstream (uvicorn),
+the real openai client: a 50 KB Qwen3-Coder ``write_file`` call written in the content
+reaches the client as tens of ``tool_calls[].function.arguments`` deltas while the block
+is still open; the same call when it breaks its schema, or when the turn is cut before the
+block closes, gets its deltas but never ``finish_reason: "tool_calls"``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+from callgate.proxy.serving import ServerThread
+from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from callgate.proxy.wires.forming import remainder
+from proxy_cases import proxy_process, text_turn
+
+CONTENT = "".join(f"line {n}: print('é\\t{n}')  # \"quoted\"\n" for n in range(1400))
+"""About 50 KB of file text, with characters that JSON escapes."""
+SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+    "required": ["path", "content"],
+    "additionalProperties": False,
+}
+TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": SCHEMA}}]
+
+
+def qwen_block(parameters: dict[str, str]) -> str:
+    body = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in parameters.items())
+    return f"I'll write it.\n<tool_call>\n<function=write_file>\n{body}</function>\n</tool_call>"
+
+
+def pieces(text: str, size: int = 40) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class Upstream:
+    """Answers every request with the chunks a test set last."""
+
+    def __init__(self) -> None:
+        self.chunks: list[dict[str, Any]] = []
+        self.app = ReplayUpstream(lambda path, body: Script(sse_body(self.chunks)))
+
+
+@pytest.fixture(scope="module")
+def proxy() -> Iterator[tuple[Upstream, openai.OpenAI]]:
+    upstream = Upstream()
+    args = ["--text-formats", "qwen3_coder_xml", "--stream-args", "--on-blocked", "notice"]
+    with (
+        ServerThread(upstream.app) as server,
+        proxy_process(["--upstream", server.url, *args]) as (_, url, _),
+    ):
+        yield upstream, openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+
+
+def run(proxy: tuple[Upstream, openai.OpenAI], chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Stream through the proxy: every arguments delta in order, the finish, the content."""
+    upstream, client = proxy
+    upstream.chunks = chunks
+    stream = client.chat.completions.create(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        messages=[{"role": "user", "content": "Write app.py."}],
+        tools=TOOLS,  # type: ignore[arg-type]
+        stream=True,
+    )
+    deltas: list[tuple[int, str | None, str]] = []
+    finish, content, ids = None, "", set()
+    for chunk in stream:
+        for choice in chunk.choices:
+            content += choice.delta.content or ""
+            for call in choice.delta.tool_calls or ():
+                if call.id:
+                    ids.add(call.id)
+                function = call.function
+                name = function.name if function is not None else None
+                deltas.append((call.index, name, (function.arguments if function else "") or ""))
+            finish = choice.finish_reason or finish
+    return {"deltas": deltas, "finish": finish, "content": content, "ids": ids}
+
+
+def forming(deltas: list[tuple[int, str | None, str]]) -> int:
+    """How many argument deltas came while the arguments were not yet whole JSON."""
+    text, count = "", 0
+    for _, _, piece in deltas:
+        text += piece
+        try:
+            json.loads(text)
+        except ValueError:
+            count += bool(piece)
+    return count
+
+
+def test_a_50_kb_qwen3_coder_call_streams_its_arguments_while_it_forms(
+    proxy: tuple[Upstream, openai.OpenAI],
+) -> None:
+    arguments = {"path": "app.py", "content": CONTENT.rstrip("\n")}
+    got = run(proxy, text_turn(pieces(qwen_block(arguments))))
+    assert len(CONTENT) > 50_000
+    assert got["finish"] == "tool_calls"
+    assert forming(got["deltas"]) >= 30  # tens of deltas before the block closed
+    assert {index for index, _, _ in got["deltas"]} == {0} and len(got["ids"]) == 1
+    assert got["deltas"][0][1] == "write_file"
+    assert json.loads("".join(piece for _, _, piece in got["deltas"])) == arguments
+    assert got["content"] == "I'll write it.\n"
+
+
+def test_a_schema_invalid_call_streams_but_never_finishes_as_a_call(
+    proxy: tuple[Upstream, openai.OpenAI],
+) -> None:
+    arguments = {"path": "app.py", "content": CONTENT, "mode": "0644"}  # mode: not declared
+    got = run(proxy, text_turn(pieces(qwen_block(arguments))))
+    assert forming(got["deltas"]) >= 30
+    assert got["finish"] != "tool_calls"
+    assert "write_file" in got["content"]  # the notice says why it was not run
+
+
+def test_a_call_cut_before_its_block_closes_never_finishes_as_a_call(
+    proxy: tuple[Upstream, openai.OpenAI],
+) -> None:
+    text = qwen_block({"path": "app.py", "content": CONTENT})
+    got = run(proxy, text_turn(pieces(text[: len(text) // 2]), finish="length"))
+    assert forming(got["deltas"]) >= 30
+    assert got["finish"] == "length"
+    streamed = "".join(piece for _, _, piece in got["deltas"])
+    with pytest.raises(ValueError):
+        json.loads(streamed)  # what came is only the start of the arguments
+    assert streamed.startswith('{"path": "app.py", "content": "line 0')
+
+
+# -- the Messages and Responses clients, the upstream on Chat Completions ------------------
+
+
+@pytest.fixture(scope="module")
+def translated() -> Iterator[tuple[Upstream, str]]:
+    upstream = Upstream()
+    args = ["--text-formats", "qwen3_coder_xml", "--stream-args", "--on-blocked", "notice"]
+    with (
+        ServerThread(upstream.app) as server,
+        proxy_process(["--upstream", server.url, "--upstream-wire", "chat", *args]) as (_, url, _),
+    ):
+        yield upstream, url
+
+
+def messages_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Through the proxy to the anthropic client: tool_use deltas, the stop reason."""
+    upstream, url = translated
+    upstream.chunks = chunks
+    client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+    tools = [{"name": "write_file", "description": "Write a file.", "input_schema": SCHEMA}]
+    deltas: list[str] = []
+    blocks: list[str] = []
+    with client.messages.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        max_tokens=8192,
+        messages=[{"role": "user", "content": "Write app.py."}],
+        tools=tools,  # type: ignore[arg-type]
+    ) as stream:
+        for event in stream:
+            if event.type == "content_block_start":
+                blocks.append(event.content_block.type)
+            elif event.type == "input_json":
+                deltas.append(event.partial_json)
+        final = stream.get_final_message()
+    uses = [b for b in final.content if b.type == "tool_use"]
+    return {"deltas": deltas, "stop": final.stop_reason, "uses": uses, "blocks": blocks}
+
+
+def responses_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Through the proxy to the openai Responses client: argument deltas, the final output."""
+    upstream, url = translated
+    upstream.chunks = chunks
+    client = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+    tools = [{"type": "function", "name": "write_file", "parameters": SCHEMA, "strict": False}]
+    deltas: list[str] = []
+    end, output = "", []
+    with client.responses.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        input="Write app.py.",
+        tools=tools,  # type: ignore[arg-type]
+    ) as stream:
+        for event in stream:
+            if event.type == "response.function_call_arguments.delta":
+                deltas.append(event.delta)
+            elif event.type in ("response.completed", "response.incomplete"):
+                end, output = event.type, event.response.output
+    calls = [item for item in output if item.type == "function_call"]
+    return {"deltas": deltas, "calls": calls, "end": end}
+
+
+def test_the_messages_client_gets_input_json_deltas_and_tool_use_only_when_passed(
+    translated: tuple[Upstream, str],
+) -> None:
+    arguments = {"path": "app.py", "content": CONTENT.rstrip("\n")}
+    got = messages_run(translated, text_turn(pieces(qwen_block(arguments))))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["stop"] == "tool_use" and [u.input for u in got["uses"]] == [arguments]
+    assert got["blocks"] == ["text", "tool_use"]
+    bad = {"path": "app.py", "content": CONTENT, "mode": "0644"}
+    got = messages_run(translated, text_turn(pieces(qwen_block(bad))))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["stop"] != "tool_use"
+    text = qwen_block({"path": "app.py", "content": CONTENT})
+    got = messages_run(translated, text_turn(pieces(text[: len(text) // 2]), finish="length"))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["stop"] == "max_tokens"
+
+
+def test_the_responses_client_gets_argument_deltas_and_the_call_only_when_passed(
+    translated: tuple[Upstream, str],
+) -> None:
+    arguments = {"path": "app.py", "content": CONTENT.rstrip("\n")}
+    got = responses_run(translated, text_turn(pieces(qwen_block(arguments))))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert [json.loads(c.arguments) for c in got["calls"]] == [arguments]
+    assert got["end"] == "response.completed"
+    bad = {"path": "app.py", "content": CONTENT, "mode": "0644"}
+    got = responses_run(translated, text_turn(pieces(qwen_block(bad))))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["calls"] == []
+    text = qwen_block({"path": "app.py", "content": CONTENT})
+    got = responses_run(translated, text_turn(pieces(text[: len(text) // 2]), finish="length"))
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
+    assert got["calls"] == [] and got["end"] == "response.incomplete"
+
+
+def test_a_call_finishes_on_its_sent_text_only_when_that_text_is_its_arguments() -> None:
+    assert remainder('{"a": 1, "b": 2}', ['{"a": 1', ", "]) == '"b": 2}'
+    assert remainder('{"a": 1}', ['{"a":1}']) == ""  # the model's spelling, the same value
+    assert remainder('{"a": 1}', ['{"a":2}']) is None
+    assert remainder('{"a": 1}', ['{"a" :']) is None  # neither its start nor whole
