@@ -26,7 +26,7 @@ import httpx
 import openai
 import pytest
 
-from callgate.cli.capture import load_capture
+from callgate.cli.capture import Capture, load_capture
 from callgate.cli.replay import replay
 from callgate.proxy.app import Proxy, ProxyConfig, create_app
 from callgate.proxy.engine import Options
@@ -59,6 +59,9 @@ class StreamCase:
     formats: tuple[str, ...] | None = None
     model: str = "gpt-4.1"
     extra: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False
+    """The recording holds the server's own end ([DONE]): a turn without a finish reason
+    ended cleanly (TGI's streams)."""
 
     @property
     def request(self) -> dict[str, Any]:
@@ -96,18 +99,18 @@ class StreamCase:
     def expected(self) -> dict[str, Any]:
         """What callgate's buffer and driver give: the display and the calls that run."""
         if self.extra.get("tool_choice") == "none":
-            result = replay(self.chunks, {}, text_formats=())
+            result = replay(self.chunks, {}, text_formats=(), clean_end=self.ended)
         else:
             formats = self.formats  # else, as the proxy does, those of the request's model
             if formats is None:
                 formats = default_text_formats("openai", self.model)
-            result = replay(self.chunks, self.schemas, text_formats=formats)
+            result = replay(self.chunks, self.schemas, text_formats=formats, clean_end=self.ended)
         runs = result["status"] == "pass"
         calls = [(c["name"], c["arguments"]) for c in result["calls"] if runs]
         return {"display": result["display"], "calls": calls, "status": result["status"]}
 
 
-def _capture_chunks(entry: dict[str, Any]) -> list[dict[str, Any]]:
+def _capture_chunks(entry: dict[str, Any]) -> Capture:
     return load_capture((HERE / "captures" / entry["file"]).read_bytes())
 
 
@@ -121,7 +124,9 @@ def capture_cases() -> list[StreamCase]:
         names = [c["name"] for c in entry["expect"]["calls"]]
         schemas = {name: {"type": "object"} for name in names}
         model = next((c["model"] for c in chunks if isinstance(c.get("model"), str)), "gpt-4.1")
-        cases.append(StreamCase(entry["file"], chunks, schemas, model=model))
+        cases.append(
+            StreamCase(entry["file"], chunks, schemas, model=model, ended=chunks.ended)
+        )
     return cases
 
 
@@ -164,7 +169,9 @@ def by_char(case: StreamCase) -> StreamCase:
             single = {"index": 0, "delta": {"content": char}, "finish_reason": None}
             out.append({**chunk, "choices": [single]})
         out.append({**chunk, "choices": [{**choices[0], "delta": {**delta, "content": text[-1]}}]})
-    return StreamCase(case.id + "/1", out, case.schemas, case.formats, case.model, case.extra)
+    return StreamCase(
+        case.id + "/1", out, case.schemas, case.formats, case.model, case.extra, case.ended
+    )
 
 
 def rebuilt(chunks: list[dict[str, Any]]) -> dict[str, Any]:

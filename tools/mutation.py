@@ -130,7 +130,10 @@ MODULES = {
     "gate_text": Module("src/callgate/gate/_textcalls.py", _GATE),
     "gate_release": Module("src/callgate/gate/_release.py", _GATE),
     "gate_verdict": Module("src/callgate/gate/_verdict.py", _GATE),
-    "repair": Module("src/callgate/gate/repair.py", ("tests/gate/test_lossless_repair.py",)),
+    "repair": Module(
+        "src/callgate/gate/repair.py",
+        ("tests/gate/test_lossless_repair.py", "tests/gate/test_repair_places.py"),
+    ),
     "requests": Module("src/callgate/proxy/requests.py", ("tests/proxy/test_request_reader.py",)),
     "openai": Module("src/callgate/strategies/openai.py", _OPENAI),
     "openai_choice": Module("src/callgate/strategies/_openai_choice.py", _OPENAI),

@@ -454,5 +454,8 @@ EQUIVALENT: dict[str, str] = {
     "callgate.ledger.redis.xǁRedisStoreǁ__init____mutmut_16": (
         "the loop is only compared by identity with a running loop, which neither None nor '' is"
     ),
+    "callgate.proxy.requests.x_read_request__mutmut_16": (
+        "Python's codec names are case-insensitive: 'UTF-8' is the same codec as 'utf-8'"
+    ),
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

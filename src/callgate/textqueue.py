@@ -20,6 +20,7 @@ from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.vote import VOTE, VoteState
 from callgate.gate.turn import Changes
 from callgate.strategies.text.base import Schemas
+from callgate.strategies.text.cut import CutCall, withholds
 from callgate.strategies.text.detector import Detected, Detector
 from callgate.view import TextBlock, View
 
@@ -98,10 +99,21 @@ class TextQueue:
             self._take(detector.feed(delta))
 
     def end(self, *, cut: bool = False) -> None:
-        """The stream ended (``cut``: short of its normal end); the detector settles its text."""
-        if self.detector is not None and not self.ended:
-            self._take(self.detector.finish(cut=cut))
+        """The stream ended (``cut``: short of its normal end); the detector settles its text.
+
+        A call the cut left open in the text is withheld, not shown (:attr:`cut`).
+        """
+        detector = self.detector
+        if detector is not None and not self.ended:
+            self._take(detector.finish(cut=cut, withhold=withholds(self.known)))
+            if detector.cut is not None:
+                self._hidden += len(detector.cut.markup)
         self.ended = True
+
+    @property
+    def cut(self) -> CutCall | None:
+        """The call a cut end withheld from the display (its raw markup), else None."""
+        return self.detector.cut if self.detector is not None else None
 
     def _take(self, detected: Detected) -> None:
         text, start = detected.shown, 0

@@ -8,105 +8,16 @@ limit, releases no call; the same end one token below the limit runs the whole t
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from callgate import LLMStreamBuffer
-from callgate.cli.capture import load_capture
 from callgate.cli.replay import replay
 from callgate.strategies import WIRE_RECORDS
-
-Chunk = dict[str, Any]
-HERE = Path(__file__).resolve().parents[1] / "captures"
-MANIFEST = [
-    e
-    for e in json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
-    if e["expect"]["calls"] and "difference" not in e
-]
-LIMIT = 65_536
-"""Above every usage the recordings report, so only the relabelled end reaches it."""
-
-
-def _openai(end: Chunk, used: int) -> list[Chunk]:
-    relabelled = copy.deepcopy(end)
-    for choice in relabelled["choices"]:
-        choice["finish_reason"] = "tool_calls"
-    if relabelled.get("usage"):  # the server reports it on its finish chunk
-        relabelled["usage"] = {"completion_tokens": used}
-        return [relabelled]
-    return [relabelled, {"choices": [], "usage": {"completion_tokens": used}}]
-
-
-def _responses(end: Chunk, used: int) -> list[Chunk]:
-    relabelled = copy.deepcopy(end)
-    relabelled["type"] = "response.completed"
-    relabelled["response"]["status"] = "completed"
-    relabelled["response"]["usage"] = {"output_tokens": used}
-    return [relabelled]
-
-
-def _anthropic(end: Chunk, used: int) -> list[Chunk]:
-    relabelled = copy.deepcopy(end)
-    relabelled["delta"]["stop_reason"] = "tool_use"
-    relabelled["usage"] = {"output_tokens": used}
-    return [relabelled, {"type": "message_stop"}]
-
-
-def _bedrock(end: Chunk, used: int) -> list[Chunk]:
-    return [
-        {"messageStop": {"stopReason": "tool_use"}},
-        {"metadata": {"usage": {"outputTokens": used}}},
-    ]
-
-
-def _gemini(end: Chunk, used: int) -> list[Chunk]:
-    relabelled = copy.deepcopy(end)
-    relabelled["candidates"][0]["finishReason"] = "STOP"
-    relabelled["usageMetadata"] = {"candidatesTokenCount": used}
-    return [relabelled]
-
-
-def _cohere(end: Chunk, used: int) -> list[Chunk]:
-    usage = {"tokens": {"output_tokens": used}}
-    return [{"type": "message-end", "delta": {"finish_reason": "TOOL_CALL", "usage": usage}}]
-
-
-def _ollama(end: Chunk, used: int) -> list[Chunk]:
-    return [{**end, "done_reason": "stop", "eval_count": used}]
-
-
-ENDS: dict[str, tuple[Callable[[Chunk], bool], Callable[[Chunk, int], list[Chunk]]]] = {
-    "openai": (lambda c: any(ch.get("finish_reason") for ch in c.get("choices") or []), _openai),
-    "openai-responses": (
-        lambda c: c.get("type") in ("response.completed", "response.incomplete"),
-        _responses,
-    ),
-    "anthropic": (lambda c: c.get("type") == "message_delta", _anthropic),
-    "bedrock": (lambda c: "messageStop" in c, _bedrock),
-    "gemini": (lambda c: any("finishReason" in x for x in c.get("candidates") or []), _gemini),
-    "cohere": (lambda c: c.get("type") == "message-end", _cohere),
-    "ollama": (lambda c: c.get("done") is True, _ollama),
-}
-"""Per wire: which recorded chunk carries the turn's end, and that end relabelled as a
-tool-use end with the wire's own usage field reporting ``used`` output tokens."""
-
-
-def relabelled(entry: dict[str, Any], cut: int, used: int) -> list[Chunk]:
-    """The capture's first ``cut`` chunks (before its end), then its end relabelled."""
-    chunks = load_capture((HERE / entry["file"]).read_bytes())
-    is_end, relabel = ENDS[entry["wire"]]
-    at = next(n for n, c in enumerate(chunks) if is_end(c))
-    return [*chunks[: min(cut, at)], *relabel(chunks[at], used)]
-
-
-def end_index(entry: dict[str, Any]) -> int:
-    chunks = load_capture((HERE / entry["file"]).read_bytes())
-    return next(n for n, c in enumerate(chunks) if ENDS[entry["wire"]][0](c))
+from corpus.relabelled_ends import LIMIT, MANIFEST, Chunk, end_index, relabelled
 
 
 def buffered(chunks: list[Chunk], wire: str, limit: int = LIMIT) -> LLMStreamBuffer:

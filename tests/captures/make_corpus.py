@@ -7,8 +7,10 @@ Expected values come from the most authoritative reader at hand, named per captu
 every OpenAI-compatible server), anthropic-sdk-python's ``accumulate_event`` (Anthropic),
 the stream's own ``response.completed`` output (Responses), and otherwise the capture's
 own final events read plainly (Bedrock, Gemini, Cohere, Ollama: their SDKs have no stream
-accumulator). Run: ``python tests/captures/make_corpus.py VERCEL_AI_GIT_DIR
-OLLAMA_PYTHON_GIT_DIR OLLAMA_GIT_DIR`` (bare git directories; nothing is fetched).
+accumulator). Text Generation Inference's own integration tests add its streamed tool
+calls (see :func:`tgi_entries`). Run: ``python tests/captures/make_corpus.py
+VERCEL_AI_GIT_DIR OLLAMA_PYTHON_GIT_DIR OLLAMA_GIT_DIR TGI_GIT_DIR`` (bare git
+directories; nothing is fetched).
 """
 
 from __future__ import annotations
@@ -236,7 +238,7 @@ def plain_expect(wire: str, chunks: list[dict[str, Any]]) -> tuple[list[Any], st
     return calls, text, "the capture's own events, read plainly"
 
 
-def main(vercel: str, ollama: str, ollama_server: str) -> None:
+def main(vercel: str, ollama: str, ollama_server: str, tgi: str) -> None:
     commit = git(vercel, "rev-parse", "HEAD").strip()
     entries = []
     paths = git(vercel, "ls-tree", "-r", "--name-only", "HEAD").split()
@@ -291,6 +293,7 @@ def main(vercel: str, ollama: str, ollama_server: str) -> None:
         entries.append(entry)
     entries.append(ollama_entry(ollama))
     entries += ollama_doc_entries(ollama_server)
+    entries += tgi_entries(tgi)
     (HERE / "manifest.json").write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
     print(f"{len(entries)} captures")
 
@@ -375,5 +378,61 @@ def ollama_doc_entries(repo: str) -> list[dict[str, Any]]:
     return entries
 
 
+TGI = "huggingface/text-generation-inference"
+TGI_SNAPSHOTS = "integration-tests/models/__snapshots__/test_tools_llama/"
+TGI_STREAMS = {
+    "test_flash_llama_grammar_tools_openai": "openai-python's ChatCompletionChunk",
+    "test_flash_llama_grammar_tools_choice_stream": (
+        "huggingface_hub's ChatCompletionStreamOutput"
+    ),
+}
+"""TGI's streamed tool-call snapshots (integration-tests/models/test_tools_llama.py), by
+test name, with the client whose parsed chunks the snapshot stores."""
+TGI_ROUTER = "router/src/server.rs"
+
+
+def tgi_entries(repo: str) -> list[dict[str, Any]]:
+    """TGI's recorded tool-call streams: every chunk as its test client received it, then
+    the ``[DONE]`` TGI's router writes after a chat stream's last chunk (its chat
+    handler, ``chat_completions``). TGI writes no finish reason on a tool call's chunks:
+    the turn ends cleanly without one, which callgate runs with a warning."""
+    entries = []
+    for test, client in TGI_STREAMS.items():
+        path = TGI_SNAPSHOTS + test + ".json"
+        commit = git(repo, "log", "-1", "--format=%H", "HEAD", "--", path).strip()
+        router = git(repo, "show", f"{commit}:{TGI_ROUTER}")
+        if 'data("[DONE]")' not in router:
+            raise SystemExit(f"{TGI_ROUTER} at {commit} no longer writes [DONE]")
+        chunks = json.loads(git(repo, "show", f"{commit}:{path}"))
+        calls, text, source = openai_expect(chunks)
+        stem = test.removeprefix("test_flash_llama_grammar_")
+        file = f"openai/tgi__{stem}.jsonl"
+        lines = [json.dumps(c, ensure_ascii=False) for c in chunks] + ["[DONE]"]
+        (HERE / file).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        entries.append(
+            {
+                "file": file,
+                "wire": "openai",
+                "source": {
+                    "repository": TGI,
+                    "commit": commit,
+                    "path": path,
+                    "test": f"integration-tests/models/test_tools_llama.py::{test}",
+                },
+                "turn": "whole",
+                "expect": {"status": "pass", "calls": calls, "text": text},
+                "expect_source": source,
+                "note": (
+                    f"TGI {chunks[0]['system_fingerprint']} (Llama-3.1-8B-Instruct): the "
+                    f"snapshot stores the chunks as {client} parsed them; the final [DONE] "
+                    f"is the one {TGI_ROUTER} writes after every chat stream. No chunk "
+                    "carries a finish reason: a clean end without one (warning "
+                    "no_finish_reason)"
+                ),
+            }
+        )
+    return entries
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3])
+    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4])

@@ -265,6 +265,52 @@ def test_a_request_the_gate_cannot_read_is_a_400_in_the_wires_shape(
     assert len(front.upstream.requests) == seen
 
 
+HOSTILE = [
+    b'{"model": NaN, "stream": true}',
+    b'{"model": "m", "temperature": 1e400}',
+    b'{"model": "m", "model": "n"}',
+    b'{"model": "m", "stream": "true"}',
+    b'{"model": "m", "max_tokens": 0}',
+    b'{"model": "m", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    b'{"a": ' * 5_000 + b"1" + b"}" * 5_000,
+]
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/v1/responses"])
+def test_a_hostile_request_body_gets_the_proxys_400_through_envoy(front: Front, path: str) -> None:
+    """Read as strictly as the proxy reads it: the same status and error, never a 5xx."""
+    seen = len(front.upstream.requests)
+    for body in HOSTILE:
+        want = httpx.post(front.url("proxy") + path, content=body, timeout=30)
+        assert want.status_code == 400, body[:40]
+        for route in ROUTES:
+            reply = httpx.post(front.url(route) + path, content=body, timeout=30)
+            assert (reply.status_code, reply.json()) == (400, want.json()), (route, body[:40])
+    assert len(front.upstream.requests) == seen
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b'{"id": "x", "object": "chat.completion", "n": 1e400, "choices": []}', b"[" * 50_000],
+)
+def test_an_upstream_whole_response_is_read_strictly_through_envoy(
+    front: Front, data: bytes
+) -> None:
+    """1e400 is never written back as Infinity, deep nesting never fails the engine."""
+    key = f"strict-whole-{len(data)}"
+    front.scripts[key] = Script(data, content_type="application/json")
+    body = {**qwen_case().request, "stream": False, "metadata": {"case": key}}
+    want = httpx.post(front.url("proxy") + "/v1/chat/completions", json=body, timeout=30)
+    for route in ROUTES:
+        reply = httpx.post(front.url(route) + "/v1/chat/completions", json=body, timeout=30)
+        assert reply.status_code == want.status_code < 500, route
+        assert b"Infinity" not in reply.content and b"engine_error" not in reply.content
+        assert (
+            reply.json()["choices"][0]["finish_reason"]
+            == want.json()["choices"][0]["finish_reason"]
+        )
+
+
 def test_a_whole_response_is_gated_and_its_length_fixed(front: Front) -> None:
     case = qwen_case()
     from callgate.proxy.upstream import whole_body, whole_response

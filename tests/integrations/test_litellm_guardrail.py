@@ -451,6 +451,50 @@ def test_a_whole_response_is_gated_too(proxy: str, upstream: Upstream) -> None:
     assert response.choices[0].finish_reason == "tool_calls"
 
 
+TGI = [c for c in CAPTURES if c.id.startswith("openai/tgi__") and not c.id.endswith("/1")]
+
+
+@pytest.mark.parametrize("case", TGI, ids=[c.id for c in TGI])
+def test_a_whole_response_with_a_null_finish_is_gated_as_the_provider_sent_it(
+    proxy: str, upstream: Upstream, case: StreamCase
+) -> None:
+    """LiteLLM rewrites TGI's null finish to tool_calls; the guardrail reads the provider's
+    own copy and gates a clean end without a finish reason, as the gateway does."""
+    assert case.ended and not any(c["choices"][0]["finish_reason"] for c in case.chunks)
+    upstream.serve(case.chunks)
+    reply = httpx.post(
+        proxy + "/v1/chat/completions",
+        headers={"authorization": f"Bearer {MASTER_KEY}"},
+        json={**case.create_kwargs, "guardrails": ["callgate"]},
+        timeout=60,
+    )
+    body = reply.json()
+    message = body["choices"][0]["message"]
+    calls = [
+        (c["function"]["name"], json.loads(c["function"]["arguments"]))
+        for c in message["tool_calls"]
+    ]
+    assert calls == case.expected()["calls"]
+    assert body["choices"][0]["finish_reason"] == "tool_calls"
+    assert [f["code"] for f in body["callgate"]["findings"]] == ["no_finish_reason"]
+
+
+def test_without_the_providers_copy_the_rewritten_finish_is_all_there_is() -> None:
+    from callgate.integrations.litellm import provider_finish_was_null
+
+    class Logged:
+        def __init__(self, original: object) -> None:
+            self.model_call_details = {"original_response": original}
+
+    null = {"choices": [{"index": 0, "finish_reason": None}]}
+    assert provider_finish_was_null({"litellm_logging_obj": Logged(json.dumps(null))})
+    assert provider_finish_was_null({"litellm_logging_obj": Logged(null)})
+    stop = {"choices": [{"index": 0, "finish_reason": "stop"}]}
+    for original in (json.dumps(stop), "{not json", {"choices": []}, {"choices": [{}]}, None):
+        assert not provider_finish_was_null({"litellm_logging_obj": Logged(original)})
+    assert not provider_finish_was_null({})
+
+
 # -- the SDK ------------------------------------------------------------------------------
 
 
@@ -573,3 +617,36 @@ def test_a_bad_configuration_is_refused_with_a_clear_error(
 ) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         CallgateGuardrail(guardrail_name="callgate", **given)
+
+
+QUOTED_PROSE = (
+    "The model emits `<tool_call>"
+    + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}})
+    + "</tool_call>` in its output."
+)
+"""A Qwen model's prose that quotes its own call format in inline code."""
+QWEN_MODEL = MODEL_OF["tool_call_tag"]
+
+
+def test_markup_quoted_in_inline_code_is_shown_whole_and_runs_nothing(
+    proxy: str, upstream: Upstream
+) -> None:
+    turn = text_turn(QUOTED_PROSE, model=QWEN_MODEL)
+    got = through_proxy(proxy, upstream, turn, model=QWEN_MODEL, schemas=WEATHER)
+    assert got["calls"] == [] and got["finish_reason"] == "stop"
+    assert got["content"] == QUOTED_PROSE
+
+
+def test_a_leaked_call_cut_by_length_shows_a_notice_not_its_markup(
+    proxy: str, upstream: Upstream
+) -> None:
+    partial = '<tool_call>{"name": "get_weather", "arguments": {"city": "Pa'
+    turn = text_turn("Checking. " + partial, model=QWEN_MODEL, finish="length")
+    plain = through_proxy(proxy, upstream, turn, model=QWEN_MODEL, schemas=WEATHER, guardrail=None)
+    assert plain["content"] == "Checking. " + partial  # LiteLLM alone: the partial markup
+    got = through_proxy(proxy, upstream, turn, model=QWEN_MODEL, schemas=WEATHER)
+    assert got["calls"] == [] and got["finish_reason"] == "length"
+    assert got["content"] == (
+        "Checking. \n\nA call to get_weather was not run: "
+        "the answer was cut off before the call was complete."
+    )

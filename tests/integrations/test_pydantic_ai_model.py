@@ -15,6 +15,7 @@ pydantic-ai is an optional framework: without it (or uvicorn) these tests skip, 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterable, Iterator
 from typing import Any
@@ -30,7 +31,7 @@ from integrations_upstream import (
     running,
     text_turn,
 )
-from proxy_cases import StreamCase, by_char, capture_cases
+from proxy_cases import NOT_RUN, StreamCase, by_char, capture_cases
 
 framework("pydantic_ai")
 framework("uvicorn")
@@ -338,10 +339,15 @@ def test_each_recorded_stream_ends_as_callgate_gives_it(
         return stream.get(), whole
 
     streamed, whole = asyncio.run(both())
-    expected = case.expected()
+    # pydantic-ai's model reads the stream through the SDK, which hides whether [DONE]
+    # came: a turn without a finish reason (TGI's) stays cut off here, with its notice.
+    expected = dataclasses.replace(case, ended=False).expected()
     want = (expected["display"], [(n, a) for n, a in expected["calls"]])
-    assert ended(streamed) == want
-    assert ended(whole) == want
+    cut = case.ended and expected["status"] != case.expected()["status"]
+    for response in (streamed, whole):
+        text, calls = ended(response)
+        assert text.startswith(want[0]) and calls == want[1]
+        assert text == want[0] or (cut and NOT_RUN.fullmatch(text[len(want[0]) :]))
     assert streamed.finish_reason == ("tool_call" if expected["calls"] else streamed.finish_reason)
 
 

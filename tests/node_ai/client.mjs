@@ -10,6 +10,8 @@ const [baseURL, model, prompt] = process.argv.slice(2);
 const provider = createOpenAICompatible({ name: "callgate", baseURL, apiKey: "sk-ai-loopback" });
 const executed = [];
 const errors = [];
+// An error part may carry an Error or the server's error object: keep its message.
+const said = (error) => error?.message ?? (typeof error === "string" ? error : JSON.stringify(error));
 
 const result = streamText({
   model: provider(model),
@@ -26,13 +28,13 @@ const result = streamText({
     }),
   },
   stopWhen: stepCountIs(3),
-  onError: ({ error }) => errors.push(String(error)),
+  onError: ({ error }) => errors.push(said(error)),
 });
 
 let text = "";
 for await (const part of result.fullStream) {
   if (part.type === "text-delta") text += part.text;
-  if (part.type === "error") errors.push(String(part.error));
+  if (part.type === "error") errors.push(said(part.error));
 }
 const steps = await result.steps;
 process.stdout.write(

@@ -1,6 +1,7 @@
 // The official openai npm package against callgate proxy: each request of a JSON list
 // (read from stdin) is streamed twice, with create({stream: true}) and with the
-// .stream() helper, and what the client rebuilt is printed as one JSON line per request.
+// .stream() helper, and what the client rebuilt (or the error it threw) is printed as one
+// JSON line per request.
 import OpenAI from "openai";
 
 const [baseURL] = process.argv.slice(2);
@@ -46,7 +47,12 @@ async function helper(request) {
 }
 
 for (const request of await readStdin()) {
-  const out = { streamed: await streamed(request) };
+  const out = {};
+  try {
+    out.streamed = await streamed(request);
+  } catch (error) {
+    out.streamed = { error: String(error) };
+  }
   try {
     out.helper = await helper(request);
   } catch (error) {

@@ -23,6 +23,7 @@ from callgate.proxy.notices import (
     turn_notice,
     upstream_notice,
 )
+from callgate.proxy.wires import notices as wire_notices
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires.base import WireCall
 
@@ -155,3 +156,21 @@ def test_an_upstream_end_is_one_plain_line(how: Any) -> None:
     line = upstream_notice(how)
     plain(line)
     assert line.endswith("nothing was run.")
+
+
+@pytest.mark.parametrize(
+    ("why", "how"),
+    [
+        ("the upstream stream broke: ReadTimeout", "timeout"),
+        ("the upstream timed out after 1 s", "timeout"),
+        ("the upstream stream broke: RemoteProtocolError", "broken"),
+        (None, "broken"),
+    ],
+)
+def test_a_timeout_is_worded_as_one_and_a_drop_as_a_break(why: str | None, how: Any) -> None:
+    assert wire_notices.broken_line(why) == upstream_notice(how)
+    assert wire_notices.broken(why) == "\n\n" + upstream_notice(how)
+    if why is not None:
+        error = wire_notices.stream_error(why)
+        assert error["message"] == upstream_notice(how)
+        assert error["code"] == ("upstream_timeout" if how == "timeout" else "upstream_error")

@@ -19,6 +19,7 @@ import pytest
 
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from callgate.proxy.wires import notices
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires.base import WireCall
 from proxy_cases import QWEN_MODEL, node_for, proxy_process
@@ -100,3 +101,15 @@ def test_the_ai_sdk_shows_markup_quoted_in_inline_code_and_runs_nothing() -> Non
     assert got["executed"] == [], got
     assert got["text"] == QUOTED
     assert got["finish_reasons"] == ["stop"]
+
+
+def test_the_ai_sdk_reports_an_upstream_slower_than_the_timeout_as_an_error() -> None:
+    late = ReplayUpstream(lambda path, body: Script(Model([]).first, delay=3.0))
+    with (
+        ServerThread(late) as upstream,
+        proxy_process(["--upstream", upstream.url + "/v1", "--timeout", "1"]) as (_, url, _first),
+    ):
+        got = run_client(url)
+    timed_out = notices.broken_line("ReadTimeout")
+    assert got["executed"] == [] and got["finish_reasons"] == ["error"], got
+    assert got["errors"] and all(timed_out in e for e in got["errors"]), got

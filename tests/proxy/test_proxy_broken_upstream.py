@@ -115,8 +115,8 @@ def test_a_broken_upstream_stream_still_gives_a_well_formed_one(
     try:
         stream = client.chat.completions.create(stream=True, **_kwargs(case.request))
         list(stream)
-    except openai.APIError as exc:
-        assert "error" in kinds, exc
+    except openai.APIError as exc:  # an error the upstream sent, or the stream it broke off
+        assert "error" in kinds or "error" in final, exc
         assert not isinstance(exc, openai.InternalServerError)
     finally:
         client.close()

@@ -47,7 +47,7 @@ def play(
     out: list[dict[str, Any]] = []
     for chunk in case.chunks:
         out += turn.feed(chunk)
-    out += turn.finish()
+    out += turn.finish(clean=case.ended)
     return turn, out
 
 

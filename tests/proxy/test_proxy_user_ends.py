@@ -18,6 +18,8 @@ from callgate.testing.builders import openai_chunks
 from callgate.testing.wires import WireCall
 from proxy_cases import WEATHER
 
+WHY = "the upstream stream broke: ReadTimeout"
+"""How the engine is told the upstream stopped (a read timeout)."""
 CALL = WireCall("call_1", "get_weather", ('{"city": "Pa', 'ris"}'))
 SCHEMA = WEATHER["get_weather"]
 REQUESTS: dict[str, dict[str, Any]] = {
@@ -46,7 +48,7 @@ def _broken(client: str) -> list[dict[str, Any]]:
     turn = ENGINES[client](REQUESTS[client], Options(), upstream="chat")
     chunks = openai_chunks([CALL], [0, 0, 0], text=["Checking ", "the weather."])
     out = [c for chunk in chunks[:4] for c in turn.feed(chunk)]
-    turn.interrupted("the upstream stream broke: ReadTimeout")
+    turn.interrupted(WHY)
     out += turn.finish()
     assert turn.calls == [] and turn.status == "fail"
     return out
@@ -55,7 +57,7 @@ def _broken(client: str) -> list[dict[str, Any]]:
 def test_a_chat_client_gets_finish_reason_error_and_the_notice() -> None:
     out = _broken("chat")
     said = "".join(c["choices"][0]["delta"].get("content") or "" for c in out if c["choices"])
-    assert said == "Checking the weather." + notices.broken()
+    assert said == "Checking the weather." + notices.broken(WHY)
     assert [c["choices"][0]["finish_reason"] for c in out if c["choices"]][-1] == "error"
     assert not any(c["choices"][0]["delta"].get("tool_calls") for c in out if c["choices"])
 
@@ -65,9 +67,9 @@ def test_a_messages_client_gets_an_error_event_after_the_text() -> None:
     kinds = [e["type"] for e in out]
     assert kinds[0] == "message_start" and kinds[-1] == "error"
     assert "message_stop" not in kinds and "tool_use" not in str(out)
-    assert out[-1]["error"] == {"type": "api_error", "message": notices.broken_line()}
+    assert out[-1]["error"] == {"type": "api_error", "message": notices.broken_line(WHY)}
     text = "".join(e["delta"].get("text", "") for e in out if e["type"] == "content_block_delta")
-    assert text == "Checking the weather." + notices.broken()
+    assert text == "Checking the weather." + notices.broken(WHY)
 
 
 def test_a_responses_client_gets_response_failed() -> None:
@@ -75,7 +77,7 @@ def test_a_responses_client_gets_response_failed() -> None:
     assert out[-1]["type"] == "response.failed"
     response = out[-1]["response"]
     assert response["status"] == "failed"
-    assert response["error"] == {"code": "upstream_error", "message": notices.broken_line()}
+    assert response["error"] == {"code": "upstream_error", "message": notices.broken_line(WHY)}
     assert [i["type"] for i in response["output"]] == ["message"]
 
 

@@ -89,6 +89,64 @@ def test_a_hostile_body_is_a_clear_400(body: str, says: str) -> None:
     assert caught.value.status == 400 and isinstance(caught.value, RequestError)
 
 
+LONG = "x" * 60
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "code"),
+    [
+        ("", "the request body is empty: send one JSON object", "invalid_json"),
+        ("[1, 2]", "the request body must be a JSON object", "invalid_json"),
+        (
+            "{",
+            "the request body is not strict JSON: it is not valid JSON: Expecting property "
+            "name enclosed in double quotes at line 1 column 2 (char 1)",
+            "invalid_json",
+        ),
+        (
+            "[" * 600 + "]" * 600,
+            f"the request body is not strict JSON: the JSON nests deeper than "
+            f"{MAX_REQUEST_DEPTH} levels",
+            "invalid_json",
+        ),
+        ('{"model": 1.5}', "'model' must be a string, not a number", "invalid_request"),
+        ('{"model": [1]}', "'model' must be a string, not a list", "invalid_request"),
+        ('{"model": {}}', "'model' must be a string, not an object", "invalid_request"),
+        (
+            '{"stream": false, "model": true}',
+            "'model' must be a string, not the boolean true",
+            "invalid_request",
+        ),
+        (
+            f'{{"stream": "{LONG}"}}',
+            f"'stream' must be true or false, not the string {LONG[:40]!r}",
+            "invalid_request",
+        ),
+    ],
+)
+def test_the_400_says_exactly_what_to_fix_with_the_wire_errors_code(
+    body: str, message: str, code: str
+) -> None:
+    with pytest.raises(RequestBodyError) as caught:
+        read_request(raw(body))
+    assert (str(caught.value), caught.value.code) == (message, code)
+
+
+def test_a_strict_json_problem_is_said_of_the_body_not_of_arguments() -> None:
+    from callgate.proxy.requests import _of_the_body
+
+    assert _of_the_body("arguments text is empty: x") == "its text is empty: x"
+    assert _of_the_body("arguments are not valid JSON: x") == "it is not valid JSON: x"
+    assert _of_the_body("arguments nest too deeply to parse") == "it nests too deeply to parse"
+    assert _of_the_body("arguments exceed a parser limit: x") == "it exceeds a parser limit: x"
+    assert _of_the_body("NaN is not a JSON number") == "NaN is not a JSON number"
+    assert _of_the_body("the arguments are x") == "the arguments are x"
+
+
+def test_a_request_error_is_invalid_request_by_default() -> None:
+    assert RequestBodyError("x").code == "invalid_request"
+
+
 def test_bytes_that_are_not_utf8_are_a_400() -> None:
     with pytest.raises(RequestBodyError, match="not UTF-8") as caught:
         read_request(b'{"model": "\xff"}')
@@ -111,6 +169,10 @@ def test_a_good_request_comes_back_as_sent(wire: str) -> None:
         ({"max_tokens": 100, "max_completion_tokens": 50}, 50),
         ({"model": "m"}, None),
         ({"max_tokens": None}, None),
+        ({"max_tokens": 1}, 1),
+        ({"max_output_tokens": 2}, 2),
+        ({"max_tokens": 0, "max_output_tokens": 7}, 7),
+        ({"max_tokens": True}, None),
     ],
 )
 def test_the_output_token_limit_is_read_from_the_wires_field(

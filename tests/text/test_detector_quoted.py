@@ -25,9 +25,17 @@ QUOTES = (
     ("\n```python\n", "\n```\n"),
     ("\n````\n", "\n````\n"),
     ("\n  ```text\n", "\n  ```\n"),
+    ("\n~~~ python\n", "\n~~~\n"),
+    ("\n~~~~~\n", "\n~~~~~~\n"),
+    ("\n```````xml\n", "\n```````\n"),
+    ("\n- ```text\n  intro\n\n  ", "\n  ```\n"),
+    ("\n1. ~~~\n   ", "\n   ~~~\n"),
+    ("\n   * ```\n", "\n     ```\n"),
+    ("\n> ```\n", "\n> ```\n"),
 )
-"""How prose quotes markup: code spans, and fences (four backticks around a payload that
-holds a triple one, indented ones)."""
+"""How prose quotes markup: code spans, and fences of backticks or tildes (four backticks
+around a payload that holds a triple one, longer runs, indented ones, fences inside list
+items, with a blank line in the item, and inside a block quote)."""
 MARKUPS = [
     (fmt, markup, calls, fmt in TAIL_SAMPLES)
     for table in (SAMPLES, TAIL_SAMPLES)

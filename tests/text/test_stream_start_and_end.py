@@ -152,15 +152,29 @@ def test_a_block_whose_close_was_the_stop_sequence_runs_after_a_normal_end(
 @pytest.mark.parametrize("wire", sorted(WIRES))
 @pytest.mark.parametrize(("fmt", "content"), OPEN_BLOCKS)
 @pytest.mark.parametrize("end", ["length", "no terminal"])
-def test_a_block_cut_by_the_length_limit_or_a_lost_end_is_shown_and_nothing_runs(
+def test_a_block_cut_by_the_length_limit_or_a_lost_end_is_withheld_and_nothing_runs(
     wire: str, fmt: str, content: str, end: str
 ) -> None:
     runs: list[dict[str, Any]] = []
     reason = LENGTH[wire] if end == "length" else None
     for size in (1, 5, 1000):
         chunks = ending(WIRES[wire]("Checking. " + content, size), wire, reason)
-        shown, _ = stream(weather_driver(fmt, runs), chunks)
-        assert "".join(shown) == "Checking. " + content
+        driver = weather_driver(fmt, runs)
+        buffer = driver.new_stream_buffer()
+        shown = []
+        for chunk in chunks:
+            buffer.add(chunk)
+            driver.process_llm_response(buffer)
+            shown.append(buffer.text())
+        buffer.end()
+        driver.process_llm_response(buffer)
+        shown.append(buffer.text())
+        assert "".join(shown) == "Checking. ", "the half-written call is not shown"
+        cut = buffer.text_queue.cut
+        assert cut is not None and cut.name == "get_weather"
+        assert content.startswith(cut.markup.rstrip()), "its raw text is kept"
+        assert buffer.get_content() == "Checking. " + content
+        assert buffer.text_queue.held == 0
     assert runs == []
 
 

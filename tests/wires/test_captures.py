@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from callgate import LLMStreamBuffer
-from callgate.cli.capture import load_capture
+from callgate.cli.capture import Capture, load_capture
 from callgate.cli.check import check_stream
 from callgate.cli.replay import replay
 from callgate.strategies import WIRE_STRATEGIES
@@ -26,7 +26,7 @@ MANIFEST: list[dict[str, Any]] = json.loads((HERE / "manifest.json").read_text(e
 WIRES = {"openai", "openai-responses", "anthropic", "bedrock", "gemini", "cohere", "ollama"}
 
 
-def chunks_of(entry: dict[str, Any]) -> list[dict[str, Any]]:
+def chunks_of(entry: dict[str, Any]) -> Capture:
     return load_capture((HERE / entry["file"]).read_bytes())
 
 
@@ -48,7 +48,7 @@ def test_a_real_stream_gives_the_calls_and_text_its_reader_gives(entry: dict[str
         checked = check_stream(chunks, None, entry["profile"])
         assert (checked["status"], checked["calls"]) == (expect["status"], expect["calls"])
         return
-    result = replay(chunks)
+    result = replay(chunks, clean_end=chunks.ended)
     assert result["wire"] == entry["wire"]
     if "difference" in entry:
         assert result["status"] == "fail", (entry["difference"], result["findings"])
@@ -74,11 +74,11 @@ def test_the_buffer_alone_builds_the_message_replay_shows(entry: dict[str, Any])
     buffer = LLMStreamBuffer(strategy=WIRE_STRATEGIES[profile]() if profile else None)
     for chunk in chunks:
         buffer.add(chunk)
-    buffer.end()
+    buffer.end(clean=chunks.ended)
     if profile:
         assert buffer.get_content() == entry["expect"]["text"]
         return
-    result = replay(chunks)
+    result = replay(chunks, clean_end=chunks.ended)
     assert buffer.as_dict() == result["message"]
     assert buffer.turn_state == {"pass": "executable", "fail": "blocked"}.get(
         result["status"], result["status"]

@@ -24,13 +24,13 @@ they come) and the response trailers. :meth:`Exchange.receive` takes each
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from callgate.extproc import wire
 from callgate.extproc.gated import WIRES, GatedExchange, Options, RequestError, error_json
 from callgate.extproc.policy import HEADERS, PolicyError, RoutePolicy, read_policy
+from callgate.proxy.requests import RequestBodyError, read_request
 from callgate.proxy.wires.translate import PATHS
 
 __all__ = ["Exchange"]
@@ -155,11 +155,9 @@ class Exchange:
         """Make the engine's exchange from the whole request body (an answer if it cannot)."""
         assert self.wire is not None and self.policy is not None
         try:
-            payload = json.loads(bytes(self._body))
-        except ValueError as exc:
-            return self._refuse(f"the request body is not JSON: {exc}", "invalid_json")
-        if not isinstance(payload, dict):
-            return self._refuse("the request body must be a JSON object", "invalid_json")
+            payload = read_request(bytes(self._body))
+        except RequestBodyError as exc:  # read as strictly as the proxy reads it
+            return self._refuse(str(exc), exc.code)
         try:
             request = self.policy.request(payload)
             self.gated = GatedExchange(

@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from callgate.proxy.app import error_body
 from callgate.proxy.engine import ENGINES, BlockedMode, GatedCore, Options, RequestError
 from callgate.proxy.sse import DONE_EVENT, SSEReader, encode
+from callgate.proxy.wire_errors import error_body, error_json, json_or_none, upstream_error_json
 
 __all__ = ["WIRES", "BlockedMode", "GatedExchange", "Options", "RequestError", "error_json"]
 
@@ -34,11 +34,6 @@ WIRES: Mapping[str, str] = {
 }
 """The paths the engine gates, and each one's wire (the gateway's names); every other path
 passes unchanged."""
-
-
-def error_json(wire: str, status: int, message: str, code: str) -> bytes:
-    """An error body in the wire's own shape (what ``callgate proxy`` answers)."""
-    return json.dumps(error_body(wire, status, message, code)).encode("utf-8")
 
 
 class GatedExchange:
@@ -95,7 +90,7 @@ class GatedExchange:
                 chunks = self.turn.finish()
             else:  # a server that answered stream=true with one JSON body
                 out = b""
-                chunks = self.turn.whole_chunks(_json_or_none(bytes(self._whole)))
+                chunks = self.turn.whole_chunks(json_or_none(bytes(self._whole)))
             out += b"".join(self.turn.encode(c) for c in [*chunks, *self._give_up()])
             return out + (DONE_EVENT if self.wire == "chat" else b"")
 
@@ -109,7 +104,7 @@ class GatedExchange:
         """A stream=false response body: the gated response body (JSON)."""
         if self.keep_raw:
             self.turn.raw.append(data)
-        parsed = _json_or_none(data)
+        parsed = json_or_none(data)
         response = parsed if isinstance(parsed, dict) else {}
         try:
             chunks = [*self.turn.whole_chunks(parsed), *self._give_up()]
@@ -130,12 +125,7 @@ class GatedExchange:
 
     def upstream_error(self, status: int, data: bytes) -> bytes:
         """An upstream error body of another wire in the client wire's error shape."""
-        parsed = _json_or_none(data)
-        inner = parsed.get("error") if isinstance(parsed, dict) else None
-        message = inner.get("message") if isinstance(inner, dict) else None
-        if not isinstance(message, str):
-            message = data.decode("utf-8", "replace")[:500] or f"upstream HTTP {status}"
-        return error_json(self.wire, status, message, "upstream_error")
+        return upstream_error_json(self.wire, status, data)
 
     @property
     def failed(self) -> bool:
@@ -159,10 +149,3 @@ class GatedExchange:
             out = encode(body, "error" if self.wire != "chat" else None)
             return out + (DONE_EVENT if self.wire == "chat" else b"")
         return out
-
-
-def _json_or_none(data: bytes) -> Any:
-    try:
-        return json.loads(data)
-    except ValueError:
-        return None

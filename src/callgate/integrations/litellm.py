@@ -52,11 +52,33 @@ from callgate.integrations.common import (
 )
 from callgate.integrations.released import unchanged
 from callgate.proxy.engine import GatedTurn
+from callgate.proxy.fastjson import strict_loads
 
 __all__ = ["CallgateGuardrail"]
 
 _REQUEST_KEYS = ("model", "tools", "tool_choice", "messages", "n")
 """What the engine reads of a request (``messages`` only for a repair's history)."""
+
+
+def provider_finish_was_null(data: Mapping[str, Any]) -> bool:
+    """Whether the provider's own whole response had ``finish_reason: null``.
+
+    LiteLLM rewrites a null finish reason before any hook sees the response; the one copy
+    that survives is the provider's response text its logging object keeps
+    (``data["litellm_logging_obj"].model_call_details["original_response"]``, set by the
+    OpenAI-compatible handlers before they convert the response). False when that copy
+    is absent or unreadable.
+    """
+    details = getattr(data.get("litellm_logging_obj"), "model_call_details", None)
+    original = details.get("original_response") if isinstance(details, dict) else None
+    if isinstance(original, (str, bytes)):
+        try:
+            original = strict_loads(original)
+        except ValueError:
+            return False
+    choices = original.get("choices") if isinstance(original, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    return isinstance(first, dict) and "finish_reason" in first and first["finish_reason"] is None
 
 
 def _request(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,10 +243,20 @@ class CallgateGuardrail(CustomGuardrail):
 
     # -- whole responses ----------------------------------------------------------------
 
-    def gate_response(self, response: ModelResponse, request: Mapping[str, Any]) -> ModelResponse:
-        """A whole (``stream=False``) response through the same gate: the one to hand on."""
+    def gate_response(
+        self, response: ModelResponse, request: Mapping[str, Any], *, provider_null: bool = False
+    ) -> ModelResponse:
+        """A whole (``stream=False``) response through the same gate: the one to hand on.
+
+        ``provider_null``: the provider's own response had a null finish reason, which
+        LiteLLM rewrote (``stop``, or ``tool_calls`` beside calls); it is gated as the
+        provider sent it, as the gateway gates it (a clean end, a warning).
+        """
         turn = self.turn(request)
-        gated = turn.whole(as_dict(response))
+        given = as_dict(response)
+        if provider_null and given.get("choices"):
+            given["choices"][0]["finish_reason"] = None
+        gated = turn.whole(given)
         if turn.repair is not None:  # a guardrail cannot re-ask the upstream: a notice
             gated = turn.assemble(gated, [_as_chunk(gated), *turn.give_up()])
         report(turn, self._name())
@@ -266,4 +298,4 @@ class CallgateGuardrail(CustomGuardrail):
         """A whole chat response, gated; any other response (embeddings, ...) is left alone."""
         if not isinstance(response, ModelResponse):
             return None
-        return self.gate_response(response, data)
+        return self.gate_response(response, data, provider_null=provider_finish_was_null(data))

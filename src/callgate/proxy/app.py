@@ -16,7 +16,6 @@ engine cannot read is a finding, and the client's stream still ends cleanly.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -32,11 +31,11 @@ from starlette.responses import JSONResponse, Response
 
 from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
-from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
 from callgate.proxy.requests import RequestBodyError, read_request
 from callgate.proxy.sse import SSEReader, encode
+from callgate.proxy.wire_errors import error_body, json_or_none, upstream_error_json
 from callgate.proxy.wires.translate import upstream_wire
 
 Scope = MutableMapping[str, Any]
@@ -122,15 +121,6 @@ def _relayed(headers: httpx.Headers, *, decoded: bool) -> list[tuple[bytes, byte
         for k, v in headers.multi_items()
         if k.lower() not in skip
     ]
-
-
-def error_body(wire: str, status: int, message: str, code: str) -> dict[str, Any]:
-    """An error in the wire's own shape (OpenAI's ``error`` object, Anthropic's ``type``)."""
-    if wire == "messages":
-        kind = "invalid_request_error" if status < 500 else "api_error"
-        return {"type": "error", "error": {"type": kind, "message": message}}
-    kind = "invalid_request_error" if status < 500 else "upstream_error"
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 class Proxy:
@@ -356,12 +346,7 @@ class _Exchange:
 
     def _rewritten_error(self, status: int, body: bytes) -> bytes:
         """An upstream error body of another wire in the client wire's error shape."""
-        parsed = _json_or_none(body)
-        inner = parsed.get("error") if isinstance(parsed, dict) else None
-        message = inner.get("message") if isinstance(inner, dict) else None
-        if not isinstance(message, str):
-            message = body.decode("utf-8", "replace")[:500] or f"upstream HTTP {status}"
-        return json.dumps(error_body(self.wire, status, message, "upstream_error")).encode()
+        return upstream_error_json(self.wire, status, body)
 
     # -- streaming --------------------------------------------------------------------
 
@@ -473,7 +458,7 @@ class _Exchange:
         finally:
             await upstream.aclose()
         # not sse: a server that answered stream=true with one JSON body
-        chunks = turn.finish() if sse else turn.whole_chunks(_json_or_none(bytes(whole)))
+        chunks = turn.finish() if sse else turn.whole_chunks(json_or_none(bytes(whole)))
         end = b"".join([turn.encode(chunk) for chunk in chunks])
         if end:
             await emit(end)
@@ -518,7 +503,7 @@ class _Exchange:
                         return
                     chunks += turn.give_up()
                     break
-                parsed = _json_or_none(data)
+                parsed = json_or_none(data)
                 if response is None:
                     response = parsed if isinstance(parsed, dict) else {}
                     headers = _relayed(upstream.headers, decoded=True)
@@ -568,13 +553,6 @@ class _Exchange:
 
 def _headers(pairs: list[tuple[bytes, bytes]]) -> dict[str, str]:
     return {k.decode("latin-1"): v.decode("latin-1") for k, v in pairs}
-
-
-def _json_or_none(data: bytes) -> Any:
-    try:
-        return strict_loads(data)
-    except ValueError:
-        return None
 
 
 async def _stream_out(

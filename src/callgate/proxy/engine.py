@@ -48,6 +48,7 @@ from callgate.proxy.core import (
 from callgate.proxy.fastjson import strict_loads
 from callgate.proxy.gate import GateCore
 from callgate.proxy.normalize import Rewrite
+from callgate.proxy.pinning import pin_failed_tool
 from callgate.proxy.sse import DONE, SSEEvent
 from callgate.proxy.wires import READERS, WIRES, WRITERS, notices
 from callgate.proxy.wires.base import Reader, Writer
@@ -297,7 +298,8 @@ class Engine(GateCore):
 
     def repair_request(self, history: list[dict[str, Any]]) -> dict[str, Any]:
         """The upstream request that re-asks: the request with the turn's history after it."""
-        return self.reader.repair_request(self.request, history)
+        asked = self.reader.repair_request(self.request, history)
+        return pin_failed_tool(asked, self.reader.wire, self.withheld)
 
     def give_up(self) -> list[dict[str, Any]]:
         """The final chunks after a repair that could not be asked (a notice, no call)."""
@@ -317,7 +319,7 @@ class Engine(GateCore):
         are :mod:`callgate.proxy.notices`'.
         """
         if self.broken is not None and self.repair is None:
-            return notices.broken()
+            return notices.broken(self.broken)
         if self.passed or self.repair is not None:
             return ""
         return notices.withheld(self)

@@ -20,6 +20,7 @@ from typing import Literal, Protocol
 
 from callgate.gate.findings import Finding
 from callgate.strategies.base import ToolResult
+from callgate.strategies.text.cut import CutCall
 
 __all__ = [
     "LIMIT",
@@ -124,8 +125,25 @@ def call_notice(names: Sequence[str | None], reason: Reason) -> str:
     return frame.format(_names(names, room), clause)
 
 
+class _Cut(Protocol):
+    """A turn's text queue: the call its cut end withheld from the display, if any."""
+
+    @property
+    def cut(self) -> CutCall | None: ...
+
+
+class _Display(Protocol):
+    """A turn's buffer, read only for its text queue."""
+
+    @property
+    def text_queue(self) -> _Cut: ...
+
+
 class NoticeTurn(Protocol):
     """What :func:`turn_notice` reads of a finished gated turn (the engine's ``GatedCore``)."""
+
+    @property
+    def buffer(self) -> _Display: ...
 
     @property
     def withheld(self) -> list[ToolResult]: ...
@@ -142,10 +160,12 @@ def turn_notice(turn: NoticeTurn) -> str:
 
     The calls that failed on their own are named with their reason; the calls withheld only
     because a sibling failed are named after them (an answer runs all its calls or none). A
-    turn the upstream cut (``length``, a filter, no end) names every call as cut or broken.
+    turn the upstream cut (``length``, a filter, no end) names every call as cut or broken,
+    with the call the cut left half-written in the text (the display withheld its markup).
     """
+    leaked = turn.buffer.text_queue.cut
     if not turn.withheld:
-        return ""
+        return call_notice([leaked.name], "cut") if leaked is not None else ""
     errors = [f for f in turn.findings if f.severity == "error"]
     own: dict[str, list[str | None]] = {}
     others: list[str | None] = []
@@ -157,12 +177,15 @@ def turn_notice(turn: NoticeTurn) -> str:
             others.append(result.call.name)
         else:
             own.setdefault(found.code, []).append(result.call.name)
+    if leaked is not None:
+        cut = [leaked.name, *own.pop("wrong_terminal_reason", [])]
+        own = {"wrong_terminal_reason": cut, **own}
     if not own:
         code = errors[0].code if errors else None
         return call_notice(others, reason_of(code) if code else "with_others")
     code, names = next(iter(own.items()))
     line = call_notice(names, reason_of(code))
-    rest = len(turn.withheld) - len(names)
+    rest = len(turn.withheld) + (leaked is not None) - len(names)
     if rest:
         more = (
             " The other call of the answer was not run either."

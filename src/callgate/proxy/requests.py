@@ -53,7 +53,7 @@ def read_request(body: bytes, *, max_depth: int = MAX_REQUEST_DEPTH) -> dict[str
     value, problem = parse_value(text, max_depth=max_depth)
     if problem is not None:
         raise RequestBodyError(
-            f"the request body is not strict JSON: {problem.message.replace('arguments ', '')}",
+            f"the request body is not strict JSON: {_of_the_body(problem.message)}",
             "invalid_json",
         )
     if not isinstance(value, dict):
@@ -78,6 +78,23 @@ def output_token_limit(request: Mapping[str, Any]) -> int | None:
     return None
 
 
+_SUBJECTS = (
+    ("arguments text ", "its text "),
+    ("arguments are ", "it is "),
+    ("arguments nest ", "it nests "),
+    ("arguments exceed ", "it exceeds "),
+)
+"""The strict parser's words about a call's arguments, said of the request body."""
+
+
+def _of_the_body(message: str) -> str:
+    """A strict-JSON finding's message about arguments, reworded for the request body."""
+    for said, meant in _SUBJECTS:
+        if message.startswith(said):
+            return meant + message.removeprefix(said)
+    return message
+
+
 def _described(value: object) -> str:
     """A wrong value in brief: its JSON type, and a string's text."""
     if isinstance(value, str):
@@ -85,4 +102,4 @@ def _described(value: object) -> str:
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
     kind = {dict: "an object", list: "a list", int: "a number", float: "a number"}
-    return kind.get(type(value), type(value).__name__)
+    return kind[type(value)]  # a JSON value: null is absent, text and booleans said above

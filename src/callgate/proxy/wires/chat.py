@@ -20,6 +20,7 @@ from callgate.gate.turn import TextRef
 from callgate.proxy import core
 from callgate.proxy.core import Call, ThinkSplitter
 from callgate.proxy.sse import DONE_EVENT
+from callgate.proxy.wires import notices
 from callgate.proxy.wires.base import Host, Reader, Writer
 from callgate.proxy.wires.events import (
     Event,
@@ -356,6 +357,8 @@ class ChatWriter(Writer):
             out += self._emit({"content": notice})
         final = self._chunk({}, self.finish_reason())
         final["callgate"] = engine.annotation()
+        if engine.broken is not None:  # OpenRouter's mid-stream error: the SDKs raise it
+            final["error"] = notices.stream_error(engine.broken)
         usage = engine.usage
         if usage is not None and not engine.usage_alone:
             final["usage"] = usage_object(usage)

@@ -358,7 +358,7 @@ class MessagesWriter(Writer):
         if not self._started:
             out[:0] = self._start()
         if engine.broken is not None:  # the turn ends in error, as Anthropic ends one
-            error = {"type": "api_error", "message": notices.broken_line()}
+            error = {"type": "api_error", "message": notices.broken_line(engine.broken)}
             return [*out, {"type": "error", "error": error, "callgate": engine.annotation()}]
         stop = {"stop_reason": self.finish_reason(), "stop_sequence": engine.stop_sequence}
         delta: dict[str, Any] = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from callgate.proxy.notices import NoticeTurn, turn_notice, upstream_notice
 
-__all__ = ["broken", "broken_line", "withheld"]
+__all__ = ["broken", "broken_line", "stream_error", "withheld"]
 
 _AFTER = "\n\n"
 """What separates a notice from the turn's own text."""
@@ -20,11 +20,27 @@ def withheld(turn: NoticeTurn) -> str:
     return _AFTER + line if line else ""
 
 
-def broken_line() -> str:
-    """What the client's turn says when the upstream stopped answering in the middle."""
-    return upstream_notice("broken")
+def broken_line(why: str | None = None) -> str:
+    """What the client's turn says when the upstream stopped answering in the middle.
+
+    ``why`` is the engine's reason (its ``broken``): a timeout is worded as one.
+    """
+    timed_out = why is not None and ("timeout" in why.lower() or "timed out" in why.lower())
+    return upstream_notice("timeout" if timed_out else "broken")
 
 
-def broken() -> str:
+def broken(why: str | None = None) -> str:
     """:func:`broken_line` as the text after the turn's own."""
-    return _AFTER + broken_line()
+    return _AFTER + broken_line(why)
+
+
+def stream_error(why: str) -> dict[str, str]:
+    """The ``error`` object of a Chat Completions stream's final chunk when the upstream broke.
+
+    OpenRouter ends a stream that failed midway with such an object beside
+    ``finish_reason: "error"``; the openai SDKs (Python and npm) raise it as an ``APIError``,
+    so a client built on them ends in error instead of taking the turn for an answer.
+    """
+    timed_out = broken_line(why) == upstream_notice("timeout")
+    code = "upstream_timeout" if timed_out else "upstream_error"
+    return {"message": broken_line(why), "type": "upstream_error", "code": code}

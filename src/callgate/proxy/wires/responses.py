@@ -458,7 +458,7 @@ class ResponsesWriter(Writer):
         response["usage"] = self._usage()
         response["callgate"] = engine.annotation()
         if engine.broken is not None:
-            failure = {"code": "upstream_error", "message": notices.broken_line()}
+            failure = {"code": "upstream_error", "message": notices.broken_line(engine.broken)}
         if failure is not None and not engine.calls:
             response.update(status="failed", error=dict(failure))
             return [*out, self._event("response.failed", response=response)]

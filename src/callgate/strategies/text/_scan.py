@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from callgate.strategies.text.formats import TextFormat, leading_name, select
+from callgate.strategies.text.quoting import MARKS
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -235,7 +236,7 @@ def _scanning(formats: tuple[str, ...] | None) -> _Scanning:
         hold=max(len(t) for t in tokens) - 1,
         stops=stops,
         reason_re=_alternation([THINK_CLOSE, *openers]),
-        starters=re.compile("[" + re.escape("".join({t[0] for t in tokens} | {"`"})) + "]"),
+        starters=re.compile("[" + re.escape("".join({t[0] for t in tokens} | set(MARKS))) + "]"),
         reason_hold=max(len(t) for t in [THINK_CLOSE, *openers]) - 1,
     )
 

@@ -23,6 +23,7 @@ scanned for openers (:mod:`callgate.strategies.text.quoting`).
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Container, Iterable
 from typing import NamedTuple
 
@@ -40,13 +41,14 @@ from callgate.strategies.text._scan import (
     _scanning,
 )
 from callgate.strategies.text.base import Schemas, TextCall
+from callgate.strategies.text.cut import CutCall, Withhold
 from callgate.strategies.text.formats import (
     END_FORMATS,
     FORMATS,
     FormatMemory,
     TextFormat,
 )
-from callgate.strategies.text.quoting import Quotes
+from callgate.strategies.text.quoting import LOOK, MARKS, Quotes
 
 __all__ = ["HEAD", "THINK_CLOSE", "THINK_OPEN", "Detected", "DetectedBlock", "Detector"]
 
@@ -63,6 +65,8 @@ _PASSES = frozenset(
 assert _PASSES, "the detector table has no state where plain text passes"
 _COLLECTS = DETECTOR.tagged("collects")
 """States inside a block: new text is ``payload`` there, ``text`` elsewhere."""
+_QUOTE = re.compile("[" + re.escape(MARKS) + "]")
+"""Where Markdown code may start (:mod:`~callgate.strategies.text.quoting`)."""
 
 
 @frozen
@@ -135,6 +139,8 @@ class Detector:
         self._extracted = 0
         self._final = False
         self.findings = []
+        self.cut: CutCall | None = None
+        """The call a cut end withheld from the display (see :meth:`finish`), else None."""
 
     # -- feeding ----------------------------------------------------------------------
 
@@ -202,13 +208,14 @@ class Detector:
         )
         return self._detected(shown, blocks)
 
-    def finish(self, *, cut: bool = False) -> Detected:
+    def finish(self, *, cut: bool = False, withhold: Withhold | None = None) -> Detected:
         """The stream ended: release what is held, settle an open block, check the end.
 
         A block still open is a call when its payload parses: servers use a close marker
         as a stop sequence, so a normal end stands for it. ``cut``: the stream was cut
         short (its length limit, or no terminal event), so only a format whose close is
-        optional may end there; any other open block is shown.
+        optional may end there; any other open block is shown, unless ``withhold`` says
+        it is a cut call (:mod:`~callgate.strategies.text.cut`): then :attr:`cut` keeps it.
         """
         shown: list[str] = []
         blocks: list[DetectedBlock] = []
@@ -229,7 +236,10 @@ class Detector:
                 found = DetectedBlock(fmt.name, calls, markup, at=_length(shown))
                 self._fire("finish_call", blocks=blocks, found=found)
             else:
-                self._fire("finish_text", shown, text=block.markup_open + payload)
+                text = block.markup_open + payload
+                if cut and withhold is not None and withhold(block.named()):
+                    self.cut, text = CutCall(block.named(), text), ""
+                self._fire("finish_text", shown, text=text)
             self.block = None
         else:
             self._fire("end", shown)
@@ -262,7 +272,8 @@ class Detector:
                 self._fire("open", block=_Block(opener, self._at_start[opener], _NO_STOPS))
                 return buf[lead:]
         match = self._open_re.search(buf)
-        tick = buf.find("`", 0, len(buf) if match is None else match.start())
+        quote = _QUOTE.search(buf, 0, len(buf) if match is None else match.start())
+        tick = -1 if quote is None else quote.start()
         if tick >= 0:
             self._show(buf[:tick], shown)
             self._fire("text", shown)
@@ -298,29 +309,32 @@ class Detector:
 
         The rest is prose, scanned again (see :mod:`~callgate.strategies.text.quoting`).
         """
-        end = self._quotes.read(buf, lambda text, pos: self._indent(shown, text, pos))
+        end = self._quotes.read(buf, lambda text, pos: self._line(shown, text, pos))
         self._show(buf[:end], shown)
         self._fire("text", shown)
         return buf[end:]
 
-    def _indent(self, shown: list[str], buf: str, pos: int) -> int:
-        """Spaces from the last line break (or the content's start) to ``buf[pos]``.
+    def _line(self, shown: list[str], buf: str, pos: int) -> str | None:
+        """The text from the last line break (or the content's start) to ``buf[pos]``.
 
-        ``buf`` follows everything shown; -1 past three, or if other text stands there.
-        Looks back at most four characters.
+        ``buf`` follows everything shown; None when that is longer than :data:`LOOK`.
         """
-        count = 0
+        before: list[str] = []
+        room = LOOK
         pieces = itertools.chain(
-            (buf[max(pos - 4, 0) : pos],), reversed(shown), reversed(self._content)
+            (buf[max(pos - LOOK, 0) : pos],), reversed(shown), reversed(self._content)
         )
         for piece in pieces:
-            for char in reversed(piece[-4:]):
-                if char == "\n":
-                    return count
-                if char not in " \t" or count == 3:
-                    return -1
-                count += 1
-        return count
+            tail = piece[-room:] if room else ""
+            cut = tail.rfind("\n")
+            if cut >= 0:
+                before.append(tail[cut + 1 :])
+                return "".join(reversed(before))
+            if len(tail) == room:
+                return None
+            before.append(tail)
+            room -= len(tail)
+        return "".join(reversed(before))
 
     def _in_block(self, text: str, shown: list[str], blocks: list[DetectedBlock]) -> str:
         block = self.block
