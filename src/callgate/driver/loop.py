@@ -175,20 +175,22 @@ def _asking(
     ``history``: each answering round carries the next request's messages (a
     :class:`TurnStep` shows them); :func:`run_turn` builds them once, at the turn's end.
     """
-    steps = [_step_of(d, history) for d in drivers]
+    steps = [_step_of(d, buffer, history) for d in drivers]
     if len(steps) == 1:
-        return partial(steps[0], buffer)
-    return lambda: merge([step(buffer) for step in steps], buffer.strategy)
+        return steps[0]
+    return lambda: merge([step() for step in steps], buffer.strategy)
 
 
-def _step_of(driver: Driver, history: bool) -> Callable[[LLMStreamBuffer], DriverResponse]:
+def _step_of(
+    driver: Driver, buffer: LLMStreamBuffer, history: bool
+) -> Callable[[], DriverResponse]:
     """How one driver answers a round: without the history when the loop builds it itself.
 
     A driver whose class answers a step its own way (``process_llm_response``) is asked so.
     """
     if history or type(driver).process_llm_response is not Driver.process_llm_response:
-        return driver.process_llm_response
-    return partial(driver._round, history=False)
+        return partial(driver.process_llm_response, buffer)
+    return partial(driver._round, buffer, False)
 
 
 async def _aask(drivers: list[Driver], buffer: LLMStreamBuffer, history: bool) -> DriverResponse:
