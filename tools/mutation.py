@@ -83,43 +83,60 @@ _LEDGER = (
 """The ledger's behaviour tests, in process: the at-most-once tests start worker processes,
 which import the project outside mutmut's copy (their Redis cases fail its first pass)."""
 
+_GATE = (
+    *_NATIVE,
+    "tests/gate/test_turn_gate_rules.py",
+    "tests/gate/test_byte_limit_grants.py",
+    "tests/gate/test_fragment_not_text.py",
+    "tests/gate/test_text_calls.py",
+    "tests/gate/test_late_fragments.py",
+    "tests/gate/test_notes_and_disagreements.py",
+    "tests/buffer/test_token_limit.py",
+    "tests/buffer/test_clean_end.py",
+)
+"""The gate's behaviour tests: the turn gate and its parts (slots, text calls, release, verdict)."""
+
+_OPENAI = (
+    *_NATIVE,
+    "tests/wires/test_openai_chat.py",
+    "tests/wires/test_openai_chat_choices.py",
+    "tests/wires/test_openai_chat_stop.py",
+    "tests/wires/test_openai_chat_replay.py",
+    "tests/wires/test_openai_chat_own_gate.py",
+    "tests/wires/test_openai_chat_entries.py",
+    "tests/wires/test_openai_chat_errors.py",
+)
+"""The OpenAI strategy's behaviour tests: the strategy and its choice accumulator."""
+
+_RESPONSES = ("tests/wires/test_openai_responses.py", "tests/wires/test_openai_responses_events.py")
+"""The Responses strategy's behaviour tests: the strategy and its output items."""
+
+_DETECTOR = (
+    "tests/text/test_detector.py",
+    "tests/text/test_detector_held_payloads.py",
+    "tests/text/test_text_strategies.py",
+    "tests/text/test_detector_blocks.py",
+    "tests/fsm/test_detector_transitions.py",
+)
+"""The detector's behaviour tests: the detector and its scanning parts."""
+
 MODULES = {
     "strictjson": Module(
         "src/callgate/gate/strictjson.py",
         ("tests/gate/test_strict_arguments.py", "tests/gate/test_strict_arguments_messages.py"),
     ),
-    "gate": Module(
-        "src/callgate/gate/turn.py",
-        (
-            *_NATIVE,
-            "tests/gate/test_turn_gate_rules.py",
-            "tests/gate/test_byte_limit_grants.py",
-            "tests/gate/test_fragment_not_text.py",
-            "tests/gate/test_text_calls.py",
-            "tests/gate/test_late_fragments.py",
-            "tests/gate/test_notes_and_disagreements.py",
-            "tests/buffer/test_token_limit.py",
-            "tests/buffer/test_clean_end.py",
-        ),
-    ),
+    "gate": Module("src/callgate/gate/turn.py", _GATE),
+    "gate_slots": Module("src/callgate/gate/_slots.py", _GATE),
+    "gate_text": Module("src/callgate/gate/_textcalls.py", _GATE),
+    "gate_release": Module("src/callgate/gate/_release.py", _GATE),
+    "gate_verdict": Module("src/callgate/gate/_verdict.py", _GATE),
     "repair": Module(
         "src/callgate/gate/repair.py",
         ("tests/gate/test_lossless_repair.py", "tests/gate/test_repair_places.py"),
     ),
     "requests": Module("src/callgate/proxy/requests.py", ("tests/proxy/test_request_reader.py",)),
-    "openai": Module(
-        "src/callgate/strategies/openai.py",
-        (
-            *_NATIVE,
-            "tests/wires/test_openai_chat.py",
-            "tests/wires/test_openai_chat_choices.py",
-            "tests/wires/test_openai_chat_stop.py",
-            "tests/wires/test_openai_chat_replay.py",
-            "tests/wires/test_openai_chat_own_gate.py",
-            "tests/wires/test_openai_chat_entries.py",
-            "tests/wires/test_openai_chat_errors.py",
-        ),
-    ),
+    "openai": Module("src/callgate/strategies/openai.py", _OPENAI),
+    "openai_choice": Module("src/callgate/strategies/_openai_choice.py", _OPENAI),
     "anthropic": Module(
         "src/callgate/strategies/anthropic.py",
         (
@@ -129,16 +146,8 @@ MODULES = {
             "tests/wires/test_anthropic_fast_add.py",
         ),
     ),
-    "detector": Module(
-        "src/callgate/strategies/text/detector.py",
-        (
-            "tests/text/test_detector.py",
-            "tests/text/test_detector_held_payloads.py",
-            "tests/text/test_text_strategies.py",
-            "tests/text/test_detector_blocks.py",
-            "tests/fsm/test_detector_transitions.py",
-        ),
-    ),
+    "detector": Module("src/callgate/strategies/text/detector.py", _DETECTOR),
+    "detector_scan": Module("src/callgate/strategies/text/_scan.py", _DETECTOR),
     "decision": Module(
         "src/callgate/driver/decision.py",
         (
@@ -148,10 +157,8 @@ MODULES = {
             "tests/fsm/test_display_transitions.py",
         ),
     ),
-    "responses": Module(
-        "src/callgate/strategies/responses.py",
-        ("tests/wires/test_openai_responses.py", "tests/wires/test_openai_responses_events.py"),
-    ),
+    "responses": Module("src/callgate/strategies/responses.py", _RESPONSES),
+    "responses_items": Module("src/callgate/strategies/_responses_items.py", _RESPONSES),
     "ledger": Module("src/callgate/ledger/__init__.py", _LEDGER),
     "ledger_store": Module("src/callgate/ledger/store.py", _LEDGER),
     "ledger_sqlite": Module("src/callgate/ledger/sqlite.py", _LEDGER),

@@ -25,6 +25,8 @@ _REJECT_MESSAGE = (
     "check's own finding was recorded first), so its message is never read"
 )
 _G = "callgate.gate.turn.xǁTurnGateǁ"
+_GR = "callgate.gate._release.xǁReleaseRulesǁ"
+_GT = "callgate.gate._textcalls.xǁTextCallsǁ"
 _O = "callgate.strategies.openai.xǁOpenAIStrategyǁ"
 _OPENAI_FAST = (
     "the fast path for a fragment-only entry short-cuts _key() and _tool_call, which do the "
@@ -122,22 +124,22 @@ EQUIVALENT: dict[str, str] = {
     "callgate.gate.strictjson.x__decode__mutmut_10": _WHITESPACE_MATCHES,
     "callgate.gate.strictjson.x__decode__mutmut_92": _WHITESPACE_MATCHES,
     # gate
-    "callgate.gate.turn.x_call_order__mutmut_3": (
+    "callgate.gate._slots.x_call_order__mutmut_3": (
         "every native call gets the same last field, so native calls still sort by slot"
     ),
     **{
-        f"callgate.gate.turn.x_call_order__mutmut_{n}": (
+        f"callgate.gate._slots.x_call_order__mutmut_{n}": (
             "call_order is only a sort key: a key neither native nor text still sorts after "
             "both and ties with every other such key"
         )
         for n in (4, 5, 6)
     },
-    **{f"callgate.gate.turn.xǁBaseSlotǁ__init____mutmut_{n}": _TRUTH for n in (5, 13)},
-    "callgate.gate.turn.xǁBaseSlotǁ__init____mutmut_12": (
+    **{f"callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_{n}": _TRUTH for n in (5, 13)},
+    "callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_12": (
         "folds is only compared with an earlier reading of itself, to see a reader's cursor reset"
     ),
     **{
-        f"callgate.gate.turn.xǁBaseSlotǁ__init____mutmut_{n}": (
+        f"callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_{n}": (
             "the repeat and its position are read only while replaying, entered after "
             "restart assigns both"
         )
@@ -177,9 +179,9 @@ EQUIVALENT: dict[str, str] = {
         "the original the repeat is compared with"
     ),
     f"{_G}close__mutmut_6": "an empty and a None message both fall back to the table's text",
-    f"{_G}_early__mutmut_14": _AND_OR,
+    f"{_GR}_early__mutmut_14": _AND_OR,
     **{
-        f"{_G}_early__mutmut_{n}": "an early finding is never reported, only its absence read"
+        f"{_GR}_early__mutmut_{n}": "an early finding is never reported, only its absence read"
         for n in (20, 23)
     },
     f"{_G}_clash__mutmut_11": (
@@ -191,10 +193,10 @@ EQUIVALENT: dict[str, str] = {
     f"{_G}_check__mutmut_33": _AND_OR,
     **{f"{_G}_check__mutmut_{n}": _NO_OUTPUT for n in (47, 53)},
     **{f"{_G}_check__mutmut_{n}": _REJECT_MESSAGE for n in (67, 73)},
-    **{f"{_G}text_call__mutmut_{n}": _NO_OUTPUT for n in (14, 20, 23, 29, 41, 47)},
-    **{f"{_G}text_call__mutmut_{n}": _REJECT_MESSAGE for n in (57, 63)},
-    f"{_G}text_call__mutmut_50": "ensure_ascii=None is false, as False is",
-    f"{_G}_text_evidence__mutmut_7": (
+    **{f"{_GT}text_call__mutmut_{n}": _NO_OUTPUT for n in (14, 20, 23, 29, 41, 47)},
+    **{f"{_GT}text_call__mutmut_{n}": _REJECT_MESSAGE for n in (57, 63)},
+    f"{_GT}text_call__mutmut_50": "ensure_ascii=None is false, as False is",
+    f"{_GT}_text_evidence__mutmut_7": (
         "a blocked turn is final, so the changed test only skips the early return where "
         "the walk finds nothing (text not settled, no per-call rule, turn undecided)"
     ),
@@ -207,8 +209,8 @@ EQUIVALENT: dict[str, str] = {
         for n in (16, 18)
     },
     f"{_G}_apply__mutmut_4": _COUNTER,
-    f"{_G}text_settled__mutmut_5": _COUNTER,
-    f"{_G}ordered_slots__mutmut_1": (
+    f"{_GT}text_settled__mutmut_5": _COUNTER,
+    f"{_GR}ordered_slots__mutmut_1": (
         "the cache is only skipped: the slots are sorted again into an equal list"
     ),
     f"{_G}_fire_turn__mutmut_9": _COUNTER,
@@ -221,9 +223,9 @@ EQUIVALENT: dict[str, str] = {
         "the first turn reason is read only once done_seen says a turn-level terminal "
         "arrived, and that terminal assigns it"
     ),
-    "callgate.gate.turn.xǁChangesǁ__init____mutmut_2": _COUNTER,
+    "callgate.gate._slots.xǁChangesǁ__init____mutmut_2": _COUNTER,
     **{
-        f"{_G}_verdict__mutmut_{n}": (
+        f"callgate.gate._verdict.xǁTurnVerdictǁ_verdict__mutmut_{n}": (
             "unreachable: when the turn completes every slot is validated or blocked, and a "
             "blocked slot has already blocked the turn"
         )
@@ -249,11 +251,11 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (31, 33)
     },
-    "callgate.strategies.openai.xǁ_Accumulatorǁother__mutmut_10": (
+    "callgate.strategies._openai_choice.xǁ_Accumulatorǁother__mutmut_10": (
         "only the chosen choice's gate is asked about a chunk without choices: another "
         "choice's on_stray is never read"
     ),
-    "callgate.strategies.openai.x__content__mutmut_26": (
+    "callgate.strategies._openai_choice.x__content__mutmut_26": (
         "once content is parts the string pieces are never read again"
     ),
     # anthropic
@@ -338,11 +340,11 @@ EQUIVALENT: dict[str, str] = {
         f"{_D}_parse__mutmut_{n}": "only whether any call was extracted is read, not how many"
         for n in (38, 39, 40)
     },
-    "callgate.strategies.text.detector.xǁ_Blockǁ__init____mutmut_10": (
+    "callgate.strategies.text._scan.xǁ_Blockǁ__init____mutmut_10": (
         "only a block open at the start has no partial tokens, and its head is never cut"
     ),
-    "callgate.strategies.text.detector.xǁ_Blockǁ__init____mutmut_17": _NO_TOKEN,
-    "callgate.strategies.text.detector.xǁ_Blockǁpayload__mutmut_1": (
+    "callgate.strategies.text._scan.xǁ_Blockǁ__init____mutmut_17": _NO_TOKEN,
+    "callgate.strategies.text._scan.xǁ_Blockǁpayload__mutmut_1": (
         "joining a single part gives that part"
     ),
     f"{_D}_printing__mutmut_51": _NO_TOKEN,

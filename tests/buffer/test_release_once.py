@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import callgate.driver.loop
-import callgate.gate.turn
+import callgate.gate._release
 from callgate import Driver, Tool, run_turn
 from callgate.driver.responses import DriverResponse
 from callgate.gate.schema import ToolSchemas
@@ -73,7 +73,7 @@ def test_the_slots_are_sorted_once_per_new_slot(monkeypatch: pytest.MonkeyPatch)
         sorts.append(len(ordered))
         return ordered
 
-    monkeypatch.setattr(callgate.gate.turn, "sorted", counted, raising=False)
+    monkeypatch.setattr(callgate.gate._release, "sorted", counted, raising=False)
     d = driver()
     turn = run_turn(native(4), d, d.new_stream_buffer())
     assert [r.call.slot for r in turn.results] == [0, 1, 2, 3]

@@ -19,7 +19,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 
 from callgate import Driver, DriverMeta, LLMStreamBuffer, SupportsStreaming, Tool
-from callgate.driver.responses import RANK
+from callgate.fsm.display import STATUS_RANK
 from callgate.strategies import (
     AnthropicStrategy,
     OpenAIStrategy,
@@ -68,7 +68,7 @@ def play(
     if config is not None and config.get("end"):
         buffer.end()
         statuses += [d.process_llm_response(buffer).status for d in drivers][-1:]
-    return runs.runs, max(statuses, key=RANK.__getitem__, default=None)
+    return runs.runs, max(statuses, key=STATUS_RANK.__getitem__, default=None)
 
 
 def test_the_corpus_names_its_source_and_documents_every_difference() -> None:

@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "callgate.partial",
         ),
     ),
-    ("buffer", ("callgate.buffer",)),
+    ("buffer", ("callgate.buffer", "callgate._reader", "callgate._text", "callgate._results")),
     ("driver", ("callgate.driver",)),
     ("audit", ("callgate.audit", "callgate.diagrams")),
     ("api", ("callgate",)),

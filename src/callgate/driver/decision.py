@@ -18,12 +18,12 @@ from callgate.buffer import LLMStreamBuffer
 from callgate.driver.responses import TEXT_RESULTS, DriverResponse, Status, shaped
 from callgate.driver.results import refusal
 from callgate.driver.tools import Answer
-from callgate.fsm.display import DISPLAY, HOLDS, STATUS
+from callgate.fsm.display import DISPLAY, HOLDS, OBSERVATIONS, STATUS
 from callgate.fsm.release import RELEASE
 from callgate.fsm.slot import SLOT
 from callgate.gate.findings import Finding, finding
 from callgate.gate.schema import ToolSchemas
-from callgate.gate.turn import BaseSlot, CallRef, TextSlot
+from callgate.gate.turn import BaseSlot, CallRef, TextRef, TextSlot
 from callgate.ledger import Ledger
 from callgate.strategies.base import ExtractedCall, ToolResult
 from callgate.strategies.text.strategy import TextStrategy
@@ -90,8 +90,8 @@ class Decision:
         for key, result in answers:
             view.answered[key] = result
             self.refused = self.refused or result.refused
-        native = [r for key, r in answers if isinstance(key, int)]
-        text = [r for key, r in answers if not isinstance(key, int)]
+        native = [r for key, r in answers if not isinstance(key, TextRef)]
+        text = [r for key, r in answers if isinstance(key, TextRef)]
         observation = self.observation
         view.fire(observation)
         results = native + text
@@ -139,12 +139,10 @@ class Decision:
             ours = True
         elif is_open:
             foreign = True
-        if ours:
-            return "owned"
-        if forming:
-            return "forming"
-        if foreign:
-            return "foreign"
+        seen = {"owned": ours, "forming": forming, "foreign": foreign}
+        strongest = next((o for o in OBSERVATIONS if seen[o]), None)
+        if strongest is not None:
+            return strongest
         return "broken" if view.state in HOLDS else "text"
 
     # -- answering --------------------------------------------------------------------

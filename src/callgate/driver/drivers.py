@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar, cast
 
 from attrs import evolve
 
@@ -40,10 +40,11 @@ from callgate.buffer import (
 )
 from callgate.driver.decision import QUIET, Decision
 from callgate.driver.history import turn_history
-from callgate.driver.responses import DriverResponse, merge
+from callgate.driver.responses import DriverResponse, Status, merge
 from callgate.driver.results import refusal
 from callgate.driver.tooldefs import tool_specs
 from callgate.driver.tools import Answer, Job, Tool, arun_job, run_job
+from callgate.fsm.display import ON_ERROR
 from callgate.fsm.release import policy as release_policy
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
@@ -268,9 +269,9 @@ class BaseDriver(metaclass=DriverMeta):
         results = tuple(r for step in steps for r in step.results)
         if not results:
             return DriverResponse()
-        failed = any(r.refused or r.is_error for r in results)
+        refused = any(r.refused for r in results)
         answers = tuple(m for step in steps for m in step.answers)
-        whole = DriverResponse("call_failed" if failed else "call_executed", results, answers)
+        whole = DriverResponse("call_failed" if refused else "call_executed", results, answers)
         return self._answered(buffer, whole)
 
     def _buffer(
@@ -306,8 +307,12 @@ class BaseDriver(metaclass=DriverMeta):
 
     # -- one step of a stream ---------------------------------------------------------
 
-    def _stream_step(self, buffer: LLMStreamBuffer) -> DriverResponse:
-        """The driver's decision after one chunk (or the end), its calls run here."""
+    def _stream_step(self, buffer: LLMStreamBuffer, history: bool = True) -> DriverResponse:
+        """The driver's decision after one chunk (or the end), its calls run here.
+
+        ``history``: the response carries the next request's messages; the library's own
+        loop, which builds them once at the turn's end, asks without.
+        """
         quiet = self._quiet(buffer)
         if quiet is not None:
             return quiet
@@ -317,7 +322,7 @@ class BaseDriver(metaclass=DriverMeta):
         response = step.finish(
             plan, [(k, self.run(a, ledger) if isinstance(a, Job) else a) for k, a in plan]
         )
-        return self._answered(buffer, response)
+        return self._answered(buffer, response, history)
 
     def _quiet(self, buffer: LLMStreamBuffer) -> DriverResponse | None:
         """The repeated decision of a step that cannot differ from the last, or None."""
@@ -328,7 +333,9 @@ class BaseDriver(metaclass=DriverMeta):
         return None
 
     @staticmethod
-    def _answered(buffer: LLMStreamBuffer, response: DriverResponse) -> DriverResponse:
+    def _answered(
+        buffer: LLMStreamBuffer, response: DriverResponse, history: bool = True
+    ) -> DriverResponse:
         """A step that answered calls, with its history and findings; ``call_failed`` on a raise.
 
         :attr:`DriverResponse.messages` is the assistant message as the provider accepts it
@@ -339,9 +346,9 @@ class BaseDriver(metaclass=DriverMeta):
         if not results:
             return response
         status = response.status
-        if status == "call_executed" and any(r.is_error for r in results):
-            status = "call_failed"
-        _, messages = turn_history(buffer, results, response.answers)
+        if any(r.is_error for r in results):
+            status = cast("Status | None", ON_ERROR.get(status, status))
+        messages = turn_history(buffer, results, response.answers)[1] if history else []
         slots = {r.call.slot for r in results}
         refused = any(r.refused for r in results)
         findings = tuple(
@@ -451,8 +458,21 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
             return self._stream_step(response)
         return self._process_message(response, ledger)
 
+    def _round(self, buffer: LLMStreamBuffer, history: bool) -> DriverResponse:
+        """:meth:`process_llm_response` of a buffer; ``history``: with the next history."""
+        view = buffer.text_queue.views.get(self)
+        if view is not None and view.stamp == buffer.changes.n:
+            reply: DriverResponse | None = view.reply  # the commonest step: nothing new
+            if reply is not None:
+                return reply
+        return self._stream_step(buffer, history)
+
     async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
         """:meth:`process_llm_response` for the async loop: async tools are awaited."""
+        return await self._around(buffer, True)
+
+    async def _around(self, buffer: LLMStreamBuffer, history: bool) -> DriverResponse:
+        """One step of the async loop; ``history``: with the next request's messages."""
         quiet = self._quiet(buffer)
         if quiet is not None:
             return quiet
@@ -463,7 +483,7 @@ class Driver(SupportsNativeTools, SupportsStreaming, BaseDriver):
         response = step.finish(
             plan, [(k, next(done) if isinstance(a, Job) else a) for k, a in plan]
         )
-        return self._answered(buffer, response)
+        return self._answered(buffer, response, history)
 
 
 class Orchestrator(Driver):
@@ -513,19 +533,20 @@ class Orchestrator(Driver):
             return None
         return self._backup
 
-    def _stream_step(self, buffer: LLMStreamBuffer) -> DriverResponse:
+    def _stream_step(self, buffer: LLMStreamBuffer, history: bool = True) -> DriverResponse:
         """Every driver's response to the same step, merged (see :func:`merge`).
 
         A whole message is replayed once, through the orchestrator's buffer (the union of
-        the tools), and every driver decides on it.
+        the tools), and every driver decides on it; the merged step's messages are built
+        once, here.
         """
-        responses = [d.process_llm_response(buffer) for d in self.drivers]
-        return self._answered(buffer, merge(responses, buffer.strategy))
+        responses = [d._round(buffer, False) for d in self.drivers]
+        return self._answered(buffer, merge(responses, buffer.strategy), history)
 
-    async def aprocess_llm_response(self, buffer: LLMStreamBuffer) -> DriverResponse:
+    async def _around(self, buffer: LLMStreamBuffer, history: bool) -> DriverResponse:
         """Every driver's async response to the same step, merged."""
-        responses = [await d.aprocess_llm_response(buffer) for d in self.drivers]
-        return self._answered(buffer, merge(responses, buffer.strategy))
+        responses = [await d._around(buffer, False) for d in self.drivers]
+        return self._answered(buffer, merge(responses, buffer.strategy), history)
 
 
 def _shared_policy(drivers: Sequence[Driver]) -> str:

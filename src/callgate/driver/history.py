@@ -29,7 +29,7 @@ from callgate.driver.responses import TEXT_RESULTS, in_wire_shape, shaped
 from callgate.driver.results import refusal
 from callgate.gate.findings import Finding, finding
 from callgate.gate.strictjson import parse_arguments
-from callgate.gate.turn import Slot, TextSlot
+from callgate.gate.turn import Slot, TextRef, TextSlot
 from callgate.strategies.base import NO_NAME, ExtractedCall, HistoryCall, ToolResult, stand_in_id
 
 
@@ -56,7 +56,7 @@ def turn_history(
     unanswered = _answer_text_calls(buffer, results)
     if strategy is not None and placed:
         native = _answer_every_call(buffer, results, placed)
-        text = [r for r in results if not isinstance(r.call.slot, int)] + unanswered
+        text = [r for r in results if isinstance(r.call.slot, TextRef)] + unanswered
         history += shaped(strategy, native, TEXT_RESULTS, text)
         return native + text, history
     history += answers

@@ -30,15 +30,12 @@ from callgate.driver.drivers import Driver
 from callgate.driver.history import turn_history
 from callgate.driver.responses import DriverResponse, merge
 from callgate.errors import TurnError
-from callgate.fsm.turn import TURN
 from callgate.fsm.verdict import Verdict, decide
 from callgate.gate.findings import Finding
+from callgate.gate.turn import turn_events
 from callgate.ledger import Ledger
 from callgate.partial import PartialCall
 from callgate.strategies.base import ToolResult
-
-_TURN_RUNS = TURN.tagged("runs")
-_TURN_BLOCKS = TURN.tagged("blocks")
 
 
 def verdict(
@@ -51,15 +48,9 @@ def verdict(
     Runs the verdict machine (:mod:`callgate.fsm.verdict`). ``text_calls`` says, for each
     call read from the turn's text, whether it was refused. A played buffer gives its own
     (:attr:`LLMStreamBuffer.verdict`), which is what the loops, ``check`` and ``replay``
-    read; this spells out the same rule for a turn described by hand.
+    read; this gives a turn described by hand the same events (:func:`turn_events`).
     """
-    if turn_state in _TURN_RUNS:
-        native = "turn_runs"
-    elif turn_state in _TURN_BLOCKS:
-        native = "turn_blocked"
-    else:
-        native = "turn_open"
-    return decide((native, *("refused" if r else "ran" for r in text_calls), "end"), on_step)
+    return decide(turn_events(turn_state, (not r for r in text_calls)), on_step)
 
 
 @frozen
@@ -176,18 +167,43 @@ class _Play:
             raise TurnError(self.turn(), self.failure) from self.failure
 
 
-def _asking(drivers: list[Driver], buffer: LLMStreamBuffer) -> Callable[[], DriverResponse]:
-    """What asks the drivers for one round: one driver directly, several merged."""
-    if len(drivers) == 1:
-        return partial(drivers[0].process_llm_response, buffer)
-    return lambda: merge([d.process_llm_response(buffer) for d in drivers], buffer.strategy)
+def _asking(
+    drivers: list[Driver], buffer: LLMStreamBuffer, history: bool = True
+) -> Callable[[], DriverResponse]:
+    """What asks the drivers for one round: one driver directly, several merged.
+
+    ``history``: each answering round carries the next request's messages (a
+    :class:`TurnStep` shows them); :func:`run_turn` builds them once, at the turn's end.
+    """
+    steps = [_step_of(d, buffer, history) for d in drivers]
+    if len(steps) == 1:
+        return steps[0]
+    return lambda: merge([step() for step in steps], buffer.strategy)
 
 
-async def _aask(drivers: list[Driver], buffer: LLMStreamBuffer) -> DriverResponse:
+def _step_of(
+    driver: Driver, buffer: LLMStreamBuffer, history: bool
+) -> Callable[[], DriverResponse]:
+    """How one driver answers a round: without the history when the loop builds it itself.
+
+    A driver whose class answers a step its own way (``process_llm_response``) is asked so.
+    """
+    if history or type(driver).process_llm_response is not Driver.process_llm_response:
+        return partial(driver.process_llm_response, buffer)
+    return partial(driver._round, buffer, False)
+
+
+async def _aask(drivers: list[Driver], buffer: LLMStreamBuffer, history: bool) -> DriverResponse:
     """One round of the async loop: each driver awaited in turn, merged when several."""
-    if len(drivers) == 1:
-        return await drivers[0].aprocess_llm_response(buffer)
-    return merge([await d.aprocess_llm_response(buffer) for d in drivers], buffer.strategy)
+    own = [
+        history or type(d).aprocess_llm_response is not Driver.aprocess_llm_response
+        for d in drivers
+    ]
+    responses = [
+        await (d.aprocess_llm_response(buffer) if mine else d._around(buffer, False))
+        for d, mine in zip(drivers, own, strict=True)
+    ]
+    return responses[0] if len(responses) == 1 else merge(responses, buffer.strategy)
 
 
 def _identify(ledger: Ledger, chunk: object) -> None:
@@ -253,21 +269,21 @@ def _within_expiry(drivers: list[Driver], ledger: Ledger) -> None:
 
 
 def _sync_play(
-    drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
+    drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer, history: bool = True
 ) -> tuple[_Play, Callable[[], DriverResponse]]:
     """A turn for the sync loop, and what asks its drivers for one round (checked first)."""
     chosen = _drivers(drivers)
     _sync_only(chosen)
-    return _Play(buffer), _asking(chosen, buffer)
+    return _Play(buffer), _asking(chosen, buffer, history)
 
 
 def _async_play(
-    drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer
+    drivers: Driver | Sequence[Driver], buffer: LLMStreamBuffer, history: bool = True
 ) -> tuple[_Play, Callable[[], Awaitable[DriverResponse]]]:
     """A turn for the async loop, and what asks its drivers for one round (checked first)."""
     chosen = _drivers(drivers)
     _within_expiry(chosen, buffer.ledger)
-    return _Play(buffer), partial(_aask, chosen, buffer)
+    return _Play(buffer), partial(_aask, chosen, buffer, history)
 
 
 def stream_turn(
@@ -357,9 +373,10 @@ def run_turn(
     """Play one whole turn (see :func:`stream_turn`) and gather it.
 
     The rounds are :func:`stream_turn`'s; only what the turn gathers is kept (the text
-    shown, the rounds that answered), not a :class:`TurnStep` per chunk.
+    shown, the rounds that answered), not a :class:`TurnStep` per chunk. The rounds carry
+    their answers; the next request's history is built once, from them, at the turn's end.
     """
-    play, ask = _sync_play(drivers, buffer)
+    play, ask = _sync_play(drivers, buffer, history=False)
     try:
         for chunk in _read(chunks, play):
             play.add(chunk)
@@ -381,7 +398,7 @@ async def arun_turn(
     clean_end: bool = False,
 ) -> Turn:
     """:func:`run_turn` over an async iterator of chunks."""
-    play, ask = _async_play(drivers, buffer)
+    play, ask = _async_play(drivers, buffer, history=False)
     try:
         async for chunk in _aread(chunks, play):
             play.add(chunk)

@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 from attrs import frozen
 
+from callgate.fsm.display import STATUS_RANK
 from callgate.gate.findings import Finding
-from callgate.gate.turn import call_order
+from callgate.gate.turn import TextRef, call_order
 from callgate.strategies.base import ExtractedCall, ExtractionStrategy, MessageReader, ToolResult
 from callgate.strategies.text.strategy import TextFormatsStrategy
 
@@ -84,7 +85,7 @@ def merge(
     message for all, not one per driver), text ones as one text-style continuation.
     Without it each driver's messages are kept as they were, one after the other.
     """
-    status = max((r.status for r in responses), key=RANK.__getitem__, default=None)
+    status = max((r.status for r in responses), key=STATUS_RANK.__getitem__, default=None)
     results = [x for r in responses for x in r.results]
     answers = [x for r in responses for x in r.answers]
     answering = [r for r in responses if r.results]
@@ -92,8 +93,8 @@ def merge(
     if strategy is not None and len(answering) > 1:
         results = list({r.call.slot: r for r in reversed(results)}.values())
         results.sort(key=lambda r: call_order(r.call.slot))
-        native = [r for r in results if isinstance(r.call.slot, int)]
-        text = [r for r in results if not isinstance(r.call.slot, int)]
+        native = [r for r in results if not isinstance(r.call.slot, TextRef)]
+        text = [r for r in results if isinstance(r.call.slot, TextRef)]
         answers = shaped(strategy, native, TEXT_RESULTS, text)
     return DriverResponse(
         status,
@@ -102,10 +103,6 @@ def merge(
         tuple(dict.fromkeys(x for r in responses for x in r.findings)),
         messages,
     )
-
-
-RANK: dict[Status | None, int] = {None: 0, "call_pending": 1, "call_executed": 2, "call_failed": 3}
-"""Statuses from weakest to strongest: several drivers' (or steps') status is the strongest."""
 
 
 def shaped(

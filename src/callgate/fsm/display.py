@@ -98,3 +98,16 @@ STATUS: dict[str, str | None] = {s.name: s.status for s in STATES}
 
 HOLDS = DISPLAY.tagged("holds")
 """States in which the driver holds the display (tag ``holds``)."""
+
+OBSERVATIONS = ("owned", "forming", "foreign")
+"""A step's observations, strongest first: the first one that holds fires; when none does,
+``broken`` fires in a state that holds the display and ``text`` elsewhere."""
+STATUS_RANK: dict[str | None, int] = {
+    None: 0,
+    "call_pending": 1,
+    "call_executed": 2,
+    "call_failed": 3,
+}
+"""The statuses from weakest to strongest: several drivers' (or steps') status is the strongest."""
+ON_ERROR: dict[str | None, str | None] = {"call_executed": "call_failed"}
+"""A step's status when one of its results is an error: a call that ran and raised failed."""

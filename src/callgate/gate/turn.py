@@ -17,17 +17,35 @@ chunk does not grow with what came before.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from callgate.fsm.interpreter import Interpreter
 from callgate.fsm.release import POLICIES as _POLICIES
-from callgate.fsm.release import RELEASE, Policy, ReleaseState
-from callgate.fsm.release import policy as release_policy
-from callgate.fsm.slot import SLOT, SlotState
 from callgate.fsm.table import Transition
-from callgate.fsm.turn import TURN, TurnState
+from callgate.fsm.turn import TurnState
+from callgate.gate._release import ReleaseRules
+from callgate.gate._slots import (
+    _APPENDING,
+    _APPENDS,
+    _CHECKING,
+    _DECIDING,
+    _RECEIVING,
+    _REPLAYING,
+    _SLOT_BLOCKS,
+    _SLOTS,
+    _TURN,
+    _VALID,
+    BaseSlot,
+    CallRef,
+    Changes,
+    Slot,
+    SlotKey,
+    TextRef,
+    TextSlot,
+    call_order,
+)
+from callgate.gate._textcalls import TextCalls
+from callgate.gate._verdict import TurnVerdict, turn_events
 from callgate.gate.findings import Finding, finding
 from callgate.gate.jsonscan import StructureScanner
 from callgate.gate.limits import Limits
@@ -35,38 +53,19 @@ from callgate.gate.repair import REPAIRABLE, repair_arguments
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.strictjson import is_complete_object, parse_arguments
 
-SlotKey = int
-"""A native call's key: the provider's own slot (index, output index, block index, position)."""
-
-
-class TextRef(str):
-    """Where a call read from the turn's text sits: its block, and its place in the block.
-
-    It is a string (``text-B.N``) so that reports, findings and ``ExtractedCall.slot``
-    carry it is; it is built here only, and read by its attributes, never parsed.
-    """
-
-    block: int
-    n: int
-
-    def __new__(cls, block: int, n: int) -> TextRef:
-        ref = super().__new__(cls, f"text-{block}.{n}")
-        ref.block, ref.n = block, n
-        return ref
-
-
-CallRef = SlotKey | TextRef
-"""A call of the turn, native or read from its text."""
-
-
-def call_order(ref: object) -> tuple[int, int, int]:
-    """Native calls by slot, then text calls by block and place; anything else last."""
-    if isinstance(ref, TextRef):
-        return (1, ref.block, ref.n)
-    if isinstance(ref, int):
-        return (0, ref, 0)
-    return (2, 0, 0)
-
+__all__ = [
+    "POLICIES",
+    "BaseSlot",
+    "CallRef",
+    "Changes",
+    "Slot",
+    "SlotKey",
+    "TextRef",
+    "TextSlot",
+    "TurnGate",
+    "call_order",
+    "turn_events",
+]
 
 _MESSAGES = {
     "orphan_event": "slot {key}: an event for a call that never opened",
@@ -77,126 +76,9 @@ POLICIES = tuple(_POLICIES)
 """When calls are released (the release table, :mod:`callgate.fsm.release`): after the
 turn's terminal evidence (default, safe), after each call's own done (formats that have
 one), or as soon as arguments parse (unsafe)."""
-_SLOTS = Interpreter[SlotState](SLOT)
-_TURN = Interpreter[TurnState](TURN)
-_APPENDS = SLOT.tagged("appending")
-"""Slot states in which an argument fragment is appended."""
-_APPENDING = frozenset(
-    t.source
-    for t in SLOT.transitions
-    if t.event == "args" and t.source == t.target and t.target in _APPENDS and t.output is None
-)
-"""States whose ``args`` transition is a plain self-loop: the hot path appends and returns."""
-_REPLAYING = SLOT.tagged("replaying")
-_CHECKING = SLOT.tagged("checking")
-_VALID = SLOT.tagged("valid")
-_SLOT_BLOCKS = SLOT.tagged("blocks")
-_RECEIVING = TURN.tagged("receiving")
-_DECIDING = TURN.tagged("deciding")
-_RUNS = TURN.tagged("runs")
-_TURN_BLOCKS = TURN.tagged("blocks")
-_TURN_FINAL = TURN.final_states
-_LET_RUN = RELEASE.tagged("runs")
-_SET_ASIDE = "text call {ref} ({name}) sits beside native tool calls, which are authoritative"
 
 
-class BaseSlot:
-    """The small per-call state: the machine's state plus what the call has carried.
-
-    A native call is a :class:`Slot`, keyed by the provider's slot; a call read from the
-    turn's text is a :class:`TextSlot`, keyed by its :class:`TextRef`.
-    """
-
-    __slots__ = (
-        "arguments",
-        "aside",
-        "early",
-        "folds",
-        "id",
-        "key",
-        "name",
-        "nbytes",
-        "parts",
-        "rejected",
-        "replay",
-        "replay_pos",
-        "room",
-        "scan",
-        "source",
-        "state",
-        "whole",
-    )
-
-    key: CallRef
-
-    def __init__(self, key: CallRef, source: str = "native") -> None:
-        self.key = key
-        self.source = source
-        """``native``, or the text format a call read from the turn's text was written in."""
-        self.aside = False
-        """A text call in a turn with native calls: it is set aside, never run."""
-        self.state: SlotState = _SLOTS.initial
-        self.id: str | None = None
-        self.name: str | None = None
-        self.parts: list[str] = []
-        self.folds = 0
-        """How many times ``parts`` was folded into one string (a reader's cursor resets)."""
-        self.rejected = False
-        """Whether a check at terminal blocked the slot (a later fragment is then reported)."""
-        self.nbytes = 0
-        """Argument bytes counted so far, an open grant's whole room included."""
-        self.room = 0
-        """Bytes the common path may still append without asking (a grant, see TurnGate)."""
-        self.replay = ""
-        self.replay_pos = 0
-        self.arguments: dict[str, Any] | None = None
-        self.scan: StructureScanner | None = None
-        self.early: dict[str, Any] | Finding | None = None
-        self.whole: bool | None = None
-        """Whether the arguments, once their top-level value closed, parse strictly."""
-
-    @property
-    def raw_arguments(self) -> str:
-        """The argument text received so far."""
-        if len(self.parts) > 1:
-            self.parts[:] = ["".join(self.parts)]
-            self.folds += 1
-        return self.parts[0] if self.parts else ""
-
-
-class Slot(BaseSlot):
-    """A native call: keyed by the provider's own slot."""
-
-    __slots__ = ()
-    key: SlotKey
-
-
-class TextSlot(BaseSlot):
-    """A call read from the turn's text, entered whole once its block closed."""
-
-    __slots__ = ("given",)
-    key: TextRef
-
-    def __init__(self, key: TextRef, source: str, given: dict[str, Any]) -> None:
-        super().__init__(key, source)
-        self.given = given
-        """The arguments as the text gave them, whether or not they validated."""
-
-
-class Changes:
-    """A count that only grows, stepped on every change a driver's decision reads.
-
-    A turn's gate steps it, and so does its buffer's text queue: an equal count means an
-    equal decision.
-    """
-
-    __slots__ = ("n",)
-
-    def __init__(self) -> None:
-        self.n = 0
-
-
-class TurnGate:
+class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
     """Slot machines and the turn machine of one assistant turn, with their findings."""
 
     appends_in_place: ClassVar[bool] = True
@@ -518,48 +400,6 @@ class TurnGate:
         if self._fire_turn("end") in _DECIDING:
             self._verdict()
 
-    def text_call(
-        self, ref: TextRef, source: str, call_id: str | None, name: str, arguments: dict[str, Any]
-    ) -> TextSlot:
-        """A call read from the turn's text, whole: its block closed, its arguments parsed.
-
-        It runs the slot machine like a native call (identity, then its own done, then the
-        checks) and joins the turn's release and verdict. In a turn with native calls it
-        is set aside (a warning finding): the native calls are authoritative.
-        """
-        self.evidence = True
-        slot = self.text_slots[ref] = TextSlot(ref, source, arguments)
-        slot.id, slot.name = call_id or None, name
-        self._fire(slot, "identity", "")
-        self._fire(slot, "close", "")
-        problem = self.schemas.check(name, arguments, ref)
-        if problem is None:
-            slot.arguments = arguments
-            self._fire(slot, "accept", "")
-        else:
-            slot.parts.append(json.dumps(arguments, ensure_ascii=False))
-            self._record(problem)
-            self._fire(slot, "reject", "")
-        if self.slots:
-            self._set_aside(slot)
-        elif self.text_per_call and slot.state in _SLOT_BLOCKS:
-            self._fire_turn("block")
-        return slot
-
-    def text_settled(self) -> None:
-        """The turn's text is settled: a refused text call now blocks a turn of text calls."""
-        if self.text_done:
-            return
-        self.text_done = True
-        self.changes.n += 1
-        if not self.slots and any(s.state in _SLOT_BLOCKS for s in self.text_slots.values()):
-            self._fire_turn("block")
-
-    def _set_aside(self, slot: TextSlot) -> None:
-        slot.aside = True
-        message = _SET_ASIDE.format(ref=slot.key, name=slot.name)
-        self._record(finding("text_call_set_aside", message, slot.key))
-
     def stray(self, chunk: Mapping[str, Any]) -> None:
         """A chunk the wire strategy cannot place: its unknown-event path calls this first.
 
@@ -600,125 +440,6 @@ class TurnGate:
         """A chunk the format cannot read, or a turn-wide fault: record it, block the turn."""
         self._record(finding(code, message, slot if type(slot) is int else None))
         self._fire_turn("block")
-
-    # -- what readers use -------------------------------------------------------------
-
-    @property
-    def executable(self) -> bool:
-        """Whether the turn's calls may run now (the turn policy)."""
-        return self.turn in _RUNS
-
-    def releasable(self, policy: str = "turn") -> list[BaseSlot]:
-        """The slots a caller may execute now under ``policy`` (see :data:`POLICIES`).
-
-        Each slot's evidence is an event of the release table (:mod:`callgate.fsm.release`):
-        the turn's verdict (``turn_pass``, ``turn_block``), a validated slot's own done
-        (``call_valid``, in formats that have one; elsewhere ``args_valid``), arguments
-        that closed, parse and validate early (``args_valid``). ``call`` releases a call
-        at its own done; atomicity then covers only calls not yet released. ``parseable``
-        needs ``preview=True`` and releases a call once its arguments parse, before any
-        terminal evidence: it is unsafe and opt-in.
-        """
-        return [
-            slot for slot, outcome in self.releases(release_policy(policy)) if outcome in _LET_RUN
-        ]
-
-    def release_evidence(self, rule: Policy) -> list[tuple[BaseSlot, str]]:
-        """Each call with release evidence now, and its release-table event, in call order.
-
-        Only what ``rule`` reads is gathered (the events its waiting state accepts): under
-        ``turn`` nothing but the turn's verdict; arguments are parsed early only where
-        ``rule`` reads them. A validated slot's evidence is its own done where the format
-        has one, otherwise that its arguments validated. A text call's own done is its
-        block's close; under ``turn`` it waits for the turn's text to settle; beside
-        native calls it is ``set_aside`` once the turn is decided.
-        """
-        turn = self.turn
-        found: list[tuple[BaseSlot, str]]
-        if turn in _RUNS:
-            found = [(slot, "turn_pass") for slot in self.ordered_slots()]
-        elif turn in _TURN_BLOCKS:
-            found = [(slot, "turn_block") for slot in self.ordered_slots()]
-        elif not (rule.per_call or rule.early):
-            found = []
-        else:
-            own = "call_valid" if self.per_call_done else "args_valid"
-            read = rule.reads(own)
-            found = []
-            for slot in self.ordered_slots():
-                if slot.state in _VALID:
-                    if read:
-                        found.append((slot, own))
-                elif rule.early and self._early(slot):
-                    found.append((slot, "args_valid"))
-        if self.text_slots:
-            found += self._text_evidence(rule)
-        return found
-
-    def _text_evidence(self, rule: Policy) -> list[tuple[BaseSlot, str]]:
-        turn = self.turn
-        if not (self.text_done or rule.per_call or turn in _TURN_FINAL or turn in _TURN_BLOCKS):
-            return []  # every text call waits for the turn's end: no walk per round
-        found: list[tuple[BaseSlot, str]] = []
-        for slot in self.text_slots.values():
-            if slot.aside:
-                if turn in _TURN_FINAL:
-                    found.append((slot, "set_aside"))
-            elif turn in _TURN_BLOCKS:
-                found.append((slot, "turn_block"))
-            elif rule.per_call:
-                if slot.state in _VALID:
-                    found.append((slot, "call_valid"))
-            elif self.text_done:
-                found.append((slot, "turn_pass"))
-        return found
-
-    def releases(self, rule: Policy) -> list[tuple[BaseSlot, ReleaseState]]:
-        """Each call decided now, with the release state its evidence leads to under ``rule``."""
-        decided: list[tuple[BaseSlot, ReleaseState]] = []
-        for slot, event in self.release_evidence(rule):
-            outcome = rule.outcome(event)
-            if outcome is not None:
-                decided.append((slot, outcome))
-        return decided
-
-    def verdict_events(self) -> list[str]:
-        """The turn's events for the verdict machine (:mod:`callgate.fsm.verdict`).
-
-        The turn machine first; then, when it decided nothing, each text call (``ran``
-        or ``refused``); then ``end``.
-        """
-        turn = self.turn
-        if turn in _RUNS:
-            return ["turn_runs", "end"]
-        if turn in _TURN_BLOCKS:
-            return ["turn_blocked", "end"]
-        text = ["ran" if s.state in _VALID else "refused" for s in self.text_slots.values()]
-        return ["turn_open", *text, "end"]
-
-    def _early(self, slot: BaseSlot) -> bool:
-        scan = slot.scan
-        if scan is None or not scan.closed or slot.state not in _APPENDS:
-            return False
-        if slot.early is None:
-            arguments, problem = parse_arguments(
-                slot.raw_arguments, max_depth=self.limits.max_depth
-            )
-            if problem is None and arguments is not None:
-                problem = self.schemas.check(slot.name, arguments, slot.key)
-            slot.early = problem if problem is not None else arguments
-        return isinstance(slot.early, dict)
-
-    def ordered_slots(self) -> list[Slot]:
-        """The native slots by their provider key (sorted once per new slot)."""
-        ordered = self._ordered
-        if ordered is None:
-            ordered = self._ordered = [self.slots[k] for k in sorted(self.slots)]
-        return ordered
-
-    def calls(self) -> list[BaseSlot]:
-        """Every call of the turn: the native slots by key, then the text calls in order."""
-        return [*self.ordered_slots(), *self.text_slots.values()]
 
     # -- internals --------------------------------------------------------------------
 
@@ -910,13 +631,3 @@ class TurnGate:
         if transition.output is not None:
             self._record(finding(transition.output, message, key if type(key) is int else None))
         return self.turn
-
-    def _verdict(self) -> None:
-        if self.turn not in _DECIDING:
-            return
-        if not self.slots:
-            self._fire_turn("empty")
-        elif all(s.state in _VALID for s in self.slots.values()):
-            self._fire_turn("pass")
-        else:
-            self._fire_turn("fail")

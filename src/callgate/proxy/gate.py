@@ -101,9 +101,7 @@ class GateCore:
             buffer.add(chunk)
         except Exception as exc:  # the stream is not this wire's: end the turn cleanly
             self._dead = True
-            self.extra_findings.append(
-                finding("malformed_chunk", f"the upstream stream cannot be read: {exc}")
-            )
+            self._refuse(f"the upstream stream cannot be read: {exc}")
             return None
         response = self.driver.process_llm_response(buffer)
         text = buffer.text()
@@ -129,19 +127,19 @@ class GateCore:
     def interrupted(self, reason: str) -> None:
         """The upstream stream broke off: a finding (then ``finish`` ends the turn in error)."""
         if not self.finished:
-            self.extra_findings.append(finding("malformed_chunk", reason))
+            self._refuse(reason)
             self.broken = reason
+
+    def _refuse(self, reason: str) -> None:
+        """What the loop could not take refuses the turn in its gate: the verdict says fail."""
+        self.buffer.add(UnreadableChunk("malformed_chunk", reason))
 
     # -- the verdict ------------------------------------------------------------------
 
     @property
     def status(self) -> str:
-        """The verdict: ``pass``, ``fail`` or ``not_applicable`` (``fail`` on a broken stream)."""
-        if self.turn is None:
-            return "streaming"
-        if self.extra_findings:
-            return "fail"
-        return self.turn.status
+        """The turn's verdict: ``pass``, ``fail`` or ``not_applicable`` (a broken stream fails)."""
+        return self.turn.status if self.turn is not None else "streaming"
 
     @property
     def findings(self) -> list[Finding]:

@@ -35,6 +35,7 @@ from callgate.proxy.wires.events import (
     tokens,
 )
 from callgate.proxy.wires.forming import FormingReader, remainder
+from callgate.strategies.anthropic import ANTHROPIC
 
 __all__ = ["MessagesReader", "MessagesWriter", "message_start"]
 
@@ -52,11 +53,12 @@ class MessagesReader(Reader):
     wire = WIRE
     finishes: ClassVar[Mapping[str, str]] = {
         "end_turn": "stop",
-        "max_tokens": "length",
         "tool_use": "tool_calls",
-        "refusal": "refusal",
         "stop_sequence": "stop_sequence",
+        **dict.fromkeys(ANTHROPIC.terminal.length, "length"),
+        **dict.fromkeys(ANTHROPIC.terminal.filtered, "refusal"),
     }
+    """The cuts are the wire record's (:data:`~callgate.strategies.anthropic.ANTHROPIC`)."""
 
     def __init__(self, engine: Host) -> None:
         super().__init__(engine)
