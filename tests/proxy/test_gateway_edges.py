@@ -4,7 +4,7 @@ A real proxy (uvicorn on loopback) in front of a scripted upstream: a text call'
 streamed into Messages ``tool_use`` blocks numbered in order; an Anthropic ``error`` event
 whose error is a bare string (its words kept); an OpenAI chunk without a ``created`` time;
 the Responses stream's lifecycle status and sequence numbers; a tool's description carried
-to a Chat upstream.
+to a Chat upstream; a native call's arguments as the model wrote them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from callgate.proxy.engine import Options
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from proxy_cases import WEATHER, chat_chunk, openai_tools, scripted_proxy
-from test_gateway_behaviours import MESSAGES, end, events, start, text_block
+from test_gateway_behaviours import MESSAGES, block, end, events, start, text_block
 
 TAG = ("tool_call_tag",)
 
@@ -41,9 +41,9 @@ def test_streamed_text_calls_open_tool_use_blocks_numbered_in_order() -> None:
     options = Options(on_blocked="notice", text_formats=TAG, stream_args=True)
     text = "Both." + leaked("Paris") + leaked("Oslo")
     with scripted_proxy(options) as (scripted, url):
-        scripted.script = Script(
-            sse_body([start(), *text_block(0, text), *end()], done=False, named=True)
-        )
+        pieces = [{"type": "text_delta", "text": text[i : i + 7]} for i in range(0, len(text), 7)]
+        opened = block(0, {"type": "text", "text": ""}, *pieces)  # arguments in many pieces
+        scripted.script = Script(sse_body([start(), *opened, *end()], done=False, named=True))
         got = stream(url, "/v1/messages", MESSAGES)
     starts = [e for e in got if e["type"] == "content_block_start"]
     assert [(e["index"], e["content_block"]["type"]) for e in starts] == [
@@ -139,3 +139,28 @@ def test_a_tools_description_reaches_a_chat_upstream() -> None:
     sent = upstream.requests[0][1]["tools"][0]["function"]
     assert (sent["name"], sent["description"]) == ("get_weather", "Weather.")
     assert any(e.get("delta", {}).get("text") == "Mild." for e in got), got
+
+
+def test_a_native_calls_arguments_reach_the_client_as_the_model_wrote_them() -> None:
+    body = {
+        "model": "asked",
+        "messages": [{"role": "user", "content": "weather?"}],
+        "stream": True,
+        "tools": openai_tools(WEATHER),
+    }
+    written = '{"city":"Paris" }'  # compact, a space before the brace: not json.dumps's form
+    call = {"index": 0, "id": "call_up", "type": "function"}
+    pieces = [{**call, "function": {"name": "get_weather", "arguments": written[:6]}}]
+    pieces.append({"index": 0, "function": {"arguments": written[6:]}})
+    with scripted_proxy(Options(on_blocked="notice")) as (scripted, url):
+        chunks = [chat_chunk({"tool_calls": [p]}) for p in pieces]
+        scripted.script = Script(sse_body([*chunks, chat_chunk({}, "tool_calls")]))
+        got = stream(url, "/v1/chat/completions", body)
+    sent = [
+        c["function"].get("arguments", "")
+        for chunk in got
+        for choice in chunk["choices"]
+        for c in choice["delta"].get("tool_calls") or ()
+    ]
+    assert "".join(sent) == written, got
+    assert got[-1]["choices"][0]["finish_reason"] == "tool_calls"
