@@ -23,6 +23,12 @@ from proxy_cases import WEATHER, chat_chunk, openai_tools, scripted_proxy
 from test_gateway_behaviours import MESSAGES, block, end, events, start, text_block
 
 TAG = ("tool_call_tag",)
+CHAT = {
+    "model": "asked",
+    "messages": [{"role": "user", "content": "weather?"}],
+    "stream": True,
+    "tools": openai_tools(WEATHER),
+}
 
 
 def leaked(city: str) -> str:
@@ -74,18 +80,12 @@ def test_an_anthropic_error_event_whose_error_is_a_string_keeps_its_words() -> N
 
 
 def test_a_chunk_without_a_created_time_gets_the_time_it_was_written() -> None:
-    body = {
-        "model": "asked",
-        "messages": [{"role": "user", "content": "weather?"}],
-        "stream": True,
-        "tools": openai_tools(WEATHER),
-    }
     with scripted_proxy(Options(on_blocked="notice")) as (scripted, url):
         chunks = [chat_chunk({"role": "assistant", "content": "Mild."}), chat_chunk({}, "stop")]
         for chunk in chunks:
             chunk["created"] = None
         scripted.script = Script(sse_body(chunks))
-        got = stream(url, "/v1/chat/completions", body)
+        got = stream(url, "/v1/chat/completions", CHAT)
     assert got and all(isinstance(c["created"], int) and c["created"] > 0 for c in got), got
 
 
@@ -142,12 +142,6 @@ def test_a_tools_description_reaches_a_chat_upstream() -> None:
 
 
 def test_a_native_calls_arguments_reach_the_client_as_the_model_wrote_them() -> None:
-    body = {
-        "model": "asked",
-        "messages": [{"role": "user", "content": "weather?"}],
-        "stream": True,
-        "tools": openai_tools(WEATHER),
-    }
     written = '{"city":"Paris" }'  # compact, a space before the brace: not json.dumps's form
     call = {"index": 0, "id": "call_up", "type": "function"}
     pieces = [{**call, "function": {"name": "get_weather", "arguments": written[:6]}}]
@@ -155,7 +149,7 @@ def test_a_native_calls_arguments_reach_the_client_as_the_model_wrote_them() -> 
     with scripted_proxy(Options(on_blocked="notice")) as (scripted, url):
         chunks = [chat_chunk({"tool_calls": [p]}) for p in pieces]
         scripted.script = Script(sse_body([*chunks, chat_chunk({}, "tool_calls")]))
-        got = stream(url, "/v1/chat/completions", body)
+        got = stream(url, "/v1/chat/completions", CHAT)
     sent = [
         c["function"].get("arguments", "")
         for chunk in got
