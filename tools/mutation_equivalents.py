@@ -466,5 +466,8 @@ EQUIVALENT: dict[str, str] = {
         "the head's wire is only compared with the Chat and Responses writers' own wires, "
         "which neither 'messages' nor None is"
     ),
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
+        "the list is empty there, so adding to it is the same as assigning it"
+    ),
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)
