@@ -120,6 +120,24 @@ _DETECTOR = (
 )
 """The detector's behaviour tests: the detector and its scanning parts."""
 
+_GATEWAY = (
+    "tests/proxy/test_proxy_engine.py",
+    "tests/proxy/test_proxy_translation.py",
+    "tests/proxy/test_gateway_behaviours.py",
+    "tests/proxy/test_gateway_reasoning.py",
+    "tests/proxy/test_gateway_records.py",
+    "tests/proxy/test_proxy_anthropic_wire.py",
+    "tests/proxy/test_proxy_responses_wire.py",
+    "tests/proxy/test_proxy_repair_ends.py",
+    "tests/proxy/test_gateway_edges.py",
+)
+"""The gateway's behaviour tests, in process (the engine driven as a client sees it); the
+tests that start a proxy process import the project outside mutmut's copy."""
+
+GATEWAY_SHARE = 2
+"""Mutants per gateway module in the CI sample: most of their cost is mutmut's first runs of
+their tests (about a minute each), which a smaller share would not shorten."""
+
 MODULES = {
     "strictjson": Module(
         "src/callgate/gate/strictjson.py",
@@ -163,6 +181,12 @@ MODULES = {
     "ledger_store": Module("src/callgate/ledger/store.py", _LEDGER),
     "ledger_sqlite": Module("src/callgate/ledger/sqlite.py", _LEDGER),
     "ledger_redis": Module("src/callgate/ledger/redis.py", _LEDGER),
+    "engine": Module("src/callgate/proxy/engine.py", _GATEWAY),
+    "proxy_gate": Module("src/callgate/proxy/gate.py", _GATEWAY),
+    "wire_messages": Module("src/callgate/proxy/wires/messages.py", _GATEWAY),
+    "wire_chat": Module("src/callgate/proxy/wires/chat.py", _GATEWAY),
+    "wire_responses": Module("src/callgate/proxy/wires/responses.py", _GATEWAY),
+    "wire_translate": Module("src/callgate/proxy/wires/translate.py", _GATEWAY),
 }
 
 
@@ -553,7 +577,8 @@ def sample(seed: int, per_module: int, floor: float, quiet: bool) -> int:
     chosen: dict[str, list[str]] = {}
     for name, module in MODULES.items():
         candidates = [m for m in mutant_names(module) if m not in EQUIVALENT]
-        chosen[name] = sorted(rng.sample(candidates, min(per_module, len(candidates))))
+        share = GATEWAY_SHARE if module.tests == _GATEWAY else per_module
+        chosen[name] = sorted(rng.sample(candidates, min(share, len(candidates))))
     tests = sorted({t for m in MODULES.values() for t in m.tests})
     workdir = BUILD / "sample"
     prepare(workdir, [m.path for m in MODULES.values()], tests)

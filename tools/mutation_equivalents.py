@@ -457,5 +457,19 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.requests.x_read_request__mutmut_16": (
         "Python's codec names are case-insensitive: 'UTF-8' is the same codec as 'utf-8'"
     ),
+    "callgate.proxy.gate.xǁGateCoreǁ_call__mutmut_4": (
+        "a released native call's slot is always among the buffer's slots, so the default "
+        "raw text is never returned"
+    ),
+    "callgate.proxy.wires.chat.xǁChatWriterǁ__init____mutmut_3": (
+        "only the flag's truth is read, and None is false like False"
+    ),
+    "callgate.proxy.wires.messages.xǁMessagesReaderǁ_pass__mutmut_10": (
+        "the head's wire is only compared with the Chat and Responses writers' own wires, "
+        "which neither 'messages' nor None is"
+    ),
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
+        "the list is empty there, so adding to it is the same as assigning it"
+    ),
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

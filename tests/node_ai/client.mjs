@@ -1,13 +1,21 @@
 // The Vercel AI SDK against callgate proxy: streamText with one zod tool (get_weather) and
-// stopWhen, through @ai-sdk/openai-compatible at the base URL given, with no fetch wrapper.
+// stopWhen, at the base URL given, with no fetch wrapper: through @ai-sdk/openai-compatible
+// (Chat Completions), or with "responses" as the fourth argument through the default
+// @ai-sdk/openai provider, whose openai(model) speaks the Responses API ("responses-unstored":
+// the same with store: false, so earlier turns go up whole instead of as item references).
 // Prints one JSON line: the tool's executions, the steps' finish reasons, the final text,
 // and every error part the stream carried.
+import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { stepCountIs, streamText, tool } from "ai";
 import { z } from "zod";
 
-const [baseURL, model, prompt] = process.argv.slice(2);
-const provider = createOpenAICompatible({ name: "callgate", baseURL, apiKey: "sk-ai-loopback" });
+const [baseURL, model, prompt, api] = process.argv.slice(2);
+const apiKey = "sk-ai-loopback";
+const provider =
+  api?.startsWith("responses")
+    ? createOpenAI({ baseURL, apiKey })
+    : createOpenAICompatible({ name: "callgate", baseURL, apiKey });
 const executed = [];
 const errors = [];
 // An error part may carry an Error or the server's error object: keep its message.
@@ -28,6 +36,7 @@ const result = streamText({
     }),
   },
   stopWhen: stepCountIs(3),
+  providerOptions: api === "responses-unstored" ? { openai: { store: false } } : {},
   onError: ({ error }) => errors.push(said(error)),
 });
 

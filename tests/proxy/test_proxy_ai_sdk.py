@@ -54,11 +54,14 @@ def native() -> Iterator[tuple[Model, str]]:
         yield model, url
 
 
-def run_client(url: str, model: str = MODEL) -> dict[str, Any]:
-    """One streamText run through the proxy at ``url``: what the SDK saw."""
+def run_client(url: str, model: str = MODEL, api: str = "chat") -> dict[str, Any]:
+    """One streamText run through the proxy at ``url``: what the SDK saw.
+
+    ``api="responses"`` takes the SDK's default OpenAI provider (the Responses API).
+    """
     program = node_for("node_ai", "ai")
     done = subprocess.run(
-        [program, str(NODE_AI / "client.mjs"), url + "/v1", model, "Weather in Oslo?"],
+        [program, str(NODE_AI / "client.mjs"), url + "/v1", model, "Weather in Oslo?", api],
         capture_output=True,
         text=True,
         timeout=120,

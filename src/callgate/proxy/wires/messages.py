@@ -86,7 +86,8 @@ class MessagesReader(Reader):
             out.append(Native(WIRE, chunk))
         elif kind == "error" and isinstance(chunk, dict):
             error = chunk.get("error")
-            out.append(UpstreamError(error if isinstance(error, Mapping) else {}))
+            said = {"type": "api_error", "message": str(error)} if error is not None else {}
+            out.append(UpstreamError(error if isinstance(error, Mapping) else said))
         if text:
             out.append(Text(text))
         if self.engine.options.stream_args:
