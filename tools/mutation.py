@@ -135,6 +135,11 @@ _GATEWAY = (
 tests that start a proxy process import the project outside mutmut's copy."""
 
 GATEWAY_SHARE = 2
+
+PART_SHARE = 4
+"""Mutants per private part (a ``_name.py`` carved out of a module) in the CI sample: each
+part runs its parent's tests, so a third of the parent's share keeps the sample's time near
+what it was before the carve while every part is still drawn."""
 """Mutants per gateway module in the CI sample: most of their cost is mutmut's first runs of
 their tests (about a minute each), which a smaller share would not shorten."""
 
@@ -578,6 +583,8 @@ def sample(seed: int, per_module: int, floor: float, quiet: bool) -> int:
     for name, module in MODULES.items():
         candidates = [m for m in mutant_names(module) if m not in EQUIVALENT]
         share = GATEWAY_SHARE if module.tests == _GATEWAY else per_module
+        if Path(module.path).name.startswith("_") and not Path(module.path).name.startswith("__"):
+            share = min(share, PART_SHARE)
         chosen[name] = sorted(rng.sample(candidates, min(share, len(candidates))))
     tests = sorted({t for m in MODULES.values() for t in m.tests})
     workdir = BUILD / "sample"
