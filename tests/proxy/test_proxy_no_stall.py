@@ -10,7 +10,6 @@ must set what asyncio only sets on sockets it made itself.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import socket
 import statistics
@@ -26,9 +25,9 @@ import uvicorn
 
 from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.serving import ServerThread, bound_socket
+from nodelay import LOOPS, accepted_nodelay
 from pass_through import BytePassThrough
 
-LOOPS = ["asyncio"] + (["uvloop"] if importlib.util.find_spec("uvloop") else [])
 """The event loops a user may have: asyncio always, uvloop where it is installed."""
 
 _EVENTS = [
@@ -148,38 +147,7 @@ def _one(client: httpx.Client, url: str) -> float:
 @pytest.mark.parametrize("loop", LOOPS)
 def test_an_accepted_connection_has_no_nagle(loop: str) -> None:
     """Every connection the proxy's socket accepts writes its small pieces at once."""
-    new_loop = asyncio.new_event_loop if loop == "asyncio" else _uvloop_new
-    events = new_loop()
-    sock = bound_socket("127.0.0.1", 0)
-    accepted: list[int] = []
-
-    class Keep(asyncio.Protocol):
-        def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            raw = transport.get_extra_info("socket")
-            accepted.append(raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
-            transport.close()
-
-    async def accept_one() -> None:
-        server = await events.create_server(Keep, sock=sock)
-        _, writer = await asyncio.open_connection(*sock.getsockname())
-        while not accepted:
-            await asyncio.sleep(0.01)
-        writer.close()
-        await writer.wait_closed()
-        server.close()
-        await server.wait_closed()
-
-    try:
-        events.run_until_complete(accept_one())
-    finally:
-        events.close()
-    assert accepted == [1]
-
-
-def _uvloop_new() -> asyncio.AbstractEventLoop:
-    import uvloop
-
-    return uvloop.new_event_loop()
+    assert accepted_nodelay(bound_socket("127.0.0.1", 0), loop) == [1]
 
 
 @pytest.mark.parametrize("loop", LOOPS)
