@@ -394,8 +394,8 @@ class MutmutFailed(RuntimeError):
     """mutmut could not start testing mutants (its clean run or its test listing failed)."""
 
 
-def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
-    """Run mutmut on one worker in workdir (all mutants, or only the named ones).
+def mutmut(workdir: Path, names: list[str], quiet: bool, children: int = 1) -> None:
+    """Run mutmut in workdir on ``children`` workers (all mutants, or only the named ones).
 
     Without a Redis server: mutmut runs each test many times, and a server's records
     outlive a run (the Redis store is not under mutation; its tests run in the suite).
@@ -403,7 +403,7 @@ def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
     env = {**os.environ, "CI": "1"}
     for name in ("CALLGATE_REDIS_URL", "CALLGATE_REQUIRE_REDIS"):
         env.pop(name, None)
-    command = [_MUTMUT, "run", "--max-children", "1", *names]
+    command = [_MUTMUT, "run", "--max-children", str(children), *names]
     output = subprocess.DEVNULL if quiet else None
     done = subprocess.run(command, cwd=workdir, env=env, check=False, stdout=output)
     if done.returncode != 0:  # mutmut ends 0 once the mutants ran, survivors or not
@@ -576,7 +576,7 @@ def survivors(name: str) -> int:
     return 0
 
 
-def sample(seed: int, per_module: int, floor: float, quiet: bool) -> int:
+def sample(seed: int, per_module: int, floor: float, quiet: bool, children: int = 1) -> int:
     """Run a fixed-seed sample of each module's non-equivalent mutants in one mutmut run."""
     rng = random.Random(seed)
     chosen: dict[str, list[str]] = {}
@@ -589,7 +589,7 @@ def sample(seed: int, per_module: int, floor: float, quiet: bool) -> int:
     tests = sorted({t for m in MODULES.values() for t in m.tests})
     workdir = BUILD / "sample"
     prepare(workdir, [m.path for m in MODULES.values()], tests)
-    mutmut(workdir, [m for names in chosen.values() for m in names], quiet)
+    mutmut(workdir, [m for names in chosen.values() for m in names], quiet, children)
     scores = []
     for name, module in MODULES.items():
         found = statuses(workdir, module)
@@ -630,6 +630,9 @@ def main(argv: list[str] | None = None) -> int:
     ci.add_argument("--seed", type=int, default=SEED)
     ci.add_argument("--per-module", type=int, default=SAMPLE_PER_MODULE)
     ci.add_argument("--floor", type=float, default=FLOOR)
+    ci.add_argument(
+        "--children", type=int, default=1, help="mutants tested at once (CI: one per core)"
+    )
     args = parser.parse_args(argv)
     gone = missing()
     if gone:
@@ -656,7 +659,9 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return rerun(args.module, args.quiet)
     if args.command == "survivors":
         return survivors(args.module)
-    return sample(args.seed, args.per_module, args.floor, args.quiet)
+    if args.command == "sample" and args.children < 1:
+        parser.error("--children must be at least 1")
+    return sample(args.seed, args.per_module, args.floor, args.quiet, args.children)
 
 
 if __name__ == "__main__":
