@@ -204,19 +204,30 @@ def test_rerun_without_a_run_of_the_mapped_file_says_so(
     assert len(fake.runs) == 1
 
 
+def _run_program(
+    tool: tuple[ModuleType, _Mutmut, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    body: str,
+) -> None:
+    """Make the tool run a stand-in mutmut program that does ``body`` and fails to start."""
+    mutation, fake, _ = tool
+    program = tmp_path / "mutmut"
+    program.write_text(f"#!/bin/sh\n{body}\nexit 1\n")
+    program.chmod(0o755)
+    monkeypatch.setattr(mutation, "_MUTMUT", str(program))
+    monkeypatch.setattr(mutation, "mutmut", fake.real)
+    monkeypatch.setattr(mutation, "missing", list)
+
+
 def test_a_mutmut_that_cannot_start_gives_no_score_and_exit_2(
     tool: tuple[ModuleType, _Mutmut, Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    mutation, fake, root = tool
-    failing = tmp_path / "mutmut"
-    failing.write_text("#!/bin/sh\necho 'Failed to run clean test'\nexit 1\n")
-    failing.chmod(0o755)
-    monkeypatch.setattr(mutation, "_MUTMUT", str(failing))
-    monkeypatch.setattr(mutation, "mutmut", fake.real)
-    monkeypatch.setattr(mutation, "missing", list)
+    mutation, _, root = tool
+    _run_program(tool, tmp_path, monkeypatch, "echo 'Failed to run clean test'")
 
     assert mutation.main(["-q", "run", "tiny"]) == 2
 
@@ -232,14 +243,9 @@ def test_the_sample_tests_as_many_mutants_at_once_as_it_is_told(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    mutation, fake, _ = tool
+    mutation, _, _ = tool
     seen = tmp_path / "argv"
-    program = tmp_path / "mutmut"
-    program.write_text(f'#!/bin/sh\necho "$@" > {seen}\nexit 1\n')
-    program.chmod(0o755)
-    monkeypatch.setattr(mutation, "_MUTMUT", str(program))
-    monkeypatch.setattr(mutation, "mutmut", fake.real)
-    monkeypatch.setattr(mutation, "missing", list)
+    _run_program(tool, tmp_path, monkeypatch, f'echo "$@" > {seen}')
     monkeypatch.setattr(mutation, "mutant_names", lambda module: [ONE, TWO, THREE])
     monkeypatch.setattr(mutation, "MODULES", {"tiny": mutation.MODULES["tiny"]})
 
