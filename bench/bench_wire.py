@@ -297,6 +297,27 @@ def alternating(fns: list[Callable[[Any], object]], data: Any, repeat: int) -> l
     return results
 
 
+def set_up(chunks: list[Chunk], bare: Callable[[list[Chunk]], object]) -> tuple[float, float]:
+    """The fixed cost of a turn, in microseconds: callgate's and the bare loop's.
+
+    callgate's is a buffer built with the turn's tools (their schemas already compiled)
+    reading the stream's first chunk; the bare loop's is the loop run on no chunk (its
+    dict and its empty result). Each is the best CPU time of rounds of 200 turns.
+    """
+    first = chunks[0]
+
+    def ours(_: object) -> None:
+        for _ in range(200):
+            LLMStreamBuffer(tool_schemas=TOOLS).add(first)
+
+    def theirs(_: object) -> None:
+        for _ in range(200):
+            bare([])
+
+    ours_s, theirs_s = alternating([ours, theirs], None, 25)
+    return ours_s / 200 * 1e6, theirs_s / 200 * 1e6
+
+
 def main() -> None:
     """Print the side-by-side table for both wires."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -325,6 +346,12 @@ def main() -> None:
         f"checking and compiling the tool schema, once per schema: {once:.0f} us; "
         f"a buffer's tools for a schema already compiled: {again:.0f} us"
     )
+    for wire, encode, bare, *_ in wires:
+        turn_us, loop_us = set_up(encode(calls(3, 64, 8, 8)), bare)
+        print(
+            f"{wire}: a turn's set-up (a buffer built with its tools, its first chunk read): "
+            f"{turn_us:.1f} us; the bare loop's: {loop_us:.1f} us"
+        )
     head = ("wire", "stream", "chunks", "bare us", "callgate us", "SDK us", "cg/bare", "SDK/cg")
     print("{:<10}{:<34}{:>8}{:>9}{:>12}{:>10}{:>9}{:>8}".format(*head))
     for wire, encode, bare, sdk, typed, _ in wires:
