@@ -343,6 +343,7 @@ def main() -> None:
 
     def first_time(_: object) -> object:
         schema_module._COMPILED.clear()  # as in a fresh process: nothing compiled yet
+        schema_module._TOOLS.clear()
         return ToolSchemas({"store": SCHEMA})
 
     once = best(first_time, None, 20) * 1e6
