@@ -155,7 +155,11 @@ MODULES = {
     "gate_verdict": Module("src/callgate/gate/_verdict.py", _GATE),
     "repair": Module(
         "src/callgate/gate/repair.py",
-        ("tests/gate/test_lossless_repair.py", "tests/gate/test_repair_places.py"),
+        (
+            "tests/gate/test_lossless_repair.py",
+            "tests/gate/test_repair_places.py",
+            "tests/gate/test_repair_refusals.py",
+        ),
     ),
     "requests": Module("src/callgate/proxy/requests.py", ("tests/proxy/test_request_reader.py",)),
     "openai": Module("src/callgate/strategies/openai.py", _OPENAI),

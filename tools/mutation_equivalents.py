@@ -100,6 +100,23 @@ TABLE_EQUIVALENT: dict[str, str] = {
 """Table mutants (``tools/mutation.py tables``) no input can tell apart, keyed by table,
 transition and edit."""
 
+_R = "callgate.gate.repair.x_"
+_NEVER_PARSES = (
+    "the readings differ only when the comma's stretch holds nothing but blanks before it (or "
+    "one character at the text's start): after a string only a comma after a comma reads "
+    "otherwise, and at the start the text is left opening with ']' or '}': neither ever parses"
+)
+_STRING_END = (
+    "a string piece ends with its closing quote, and no text holding '\"' is in '[{,', so "
+    "the comma is read as trailing alike"
+)
+_X_OUTSIDE = "an 'X' outside strings never parses, so a text it changes has no repair either way"
+_CLOSED = (
+    "a quote at or after the last whole string is one that never closes: find and rfind agree "
+    "on whether there is one, and one at index 0 starts a string, never an object"
+)
+
+
 EQUIVALENT: dict[str, str] = {
     # strictjson
     "callgate.gate.strictjson.xǁ_DuplicateKeyǁ__init____mutmut_1": _INTERNAL_ARGS,
@@ -340,6 +357,35 @@ EQUIVALENT: dict[str, str] = {
         f"{_D}_parse__mutmut_{n}": "only whether any call was extracted is read, not how many"
         for n in (38, 39, 40)
     },
+    **{f"{_R}_before__mutmut_{n}": _NEVER_PARSES for n in (5, 6, 12, 13, 20)},
+    **{f"{_R}_before__mutmut_{n}": _STRING_END for n in (16, 18, 19)},
+    f"{_R}_before__mutmut_8": _X_OUTSIDE,
+    f"{_R}_code__mutmut_14": _X_OUTSIDE,
+    f"{_R}_code__mutmut_15": (
+        "a comma with no value before it stays, and the text then never parses, so the commas "
+        "after it do not matter"
+    ),
+    f"{_R}_code__mutmut_4": "None as a slice's start means 0",
+    f"{_R}_outside_strings__mutmut_5": "None as a slice's or find's start means 0",
+    **{f"{_R}_outside_strings__mutmut_{n}": _CLOSED for n in (20, 22, 23)},
+    **{
+        f"{_R}_marked__mutmut_{n}": (
+            "a key's tag only has to name no Python literal: no type is wanted for it either way"
+        )
+        for n in (3, 4)
+    },
+    **{
+        f"{_R}_plain__mutmut_{n}": (
+            "ToolSchemas refuses a schema holding $dynamicRef (unsupported_schema_keyword), so "
+            "no repair under one passes the final check"
+        )
+        for n in (6, 7, 8)
+    },
+    f"{_R}repair_arguments__mutmut_27": _AND_OR,
+    f"{_R}repair_arguments__mutmut_33": (
+        "a call without a name is refused by the schema check (missing_name) whatever schema "
+        "was read for it"
+    ),
     "callgate.strategies.text._scan.xǁ_Blockǁ__init____mutmut_10": (
         "only a block open at the start has no partial tokens, and its head is never cut"
     ),
