@@ -117,6 +117,8 @@ _DETECTOR = (
     "tests/text/test_text_strategies.py",
     "tests/text/test_detector_blocks.py",
     "tests/fsm/test_detector_transitions.py",
+    "tests/text/test_scan_tables.py",
+    "tests/text/test_value_end_release.py",
 )
 """The detector's behaviour tests: the detector and its scanning parts."""
 

@@ -116,6 +116,10 @@ _CLOSED = (
     "on whether there is one, and one at index 0 starts a string, never an object"
 )
 
+_V = "callgate.strategies.text._scan.xǁ_Blockǁ"
+_VE = "callgate.strategies.text._scan.xǁ_ValueEndǁ"
+_FALSY = "the flag is read only for its truth, and None is false like False and ''"
+
 
 EQUIVALENT: dict[str, str] = {
     # strictjson
@@ -385,6 +389,35 @@ EQUIVALENT: dict[str, str] = {
     f"{_R}repair_arguments__mutmut_33": (
         "a call without a name is refused by the schema check (missing_name) whatever schema "
         "was read for it"
+    ),
+    f"{_V}named__mutmut_2": "the name is only cached: read again from the same head it is the same",
+    **{f"{_VE}__init____mutmut_{n}": _FALSY for n in (7, 9, 11)},
+    f"{_VE}_in_string__mutmut_35": _FALSY,
+    f"{_VE}__init____mutmut_14": (
+        "a carry of letters holds no bracket, quote or blank, and feed takes its length back out "
+        "of the position it returns"
+    ),
+    **{
+        f"{_VE}feed__mutmut_{n}": (
+            "no step returns position 0: each returns a place past a character it read, or a "
+            "negative carry mark"
+        )
+        for n in (31, 32)
+    },
+    f"{_VE}_in_string__mutmut_21": "a backslash and a quote are never at the same place",
+    f"{_VE}_in_string__mutmut_30": (
+        "a one-character quote found at end always starts there, so startswith agrees"
+    ),
+    f"{_VE}_outside__mutmut_9": "the character is one the pattern matched, never an 'X'",
+    **{
+        f"{_VE}_outside__mutmut_{n}": (
+            "three quotes at the end already opened a triple-quoted string the line before"
+        )
+        for n in (25, 26)
+    },
+    f"{_VE}_outside__mutmut_22": (
+        "a JSON quote that ends the delta opens a string, so the value cannot close in that "
+        "delta either way; carried, it is read again first in the next"
     ),
     "callgate.strategies.text._scan.xǁ_Blockǁ__init____mutmut_10": (
         "only a block open at the start has no partial tokens, and its head is never cut"
