@@ -404,6 +404,28 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (31, 32)
     },
+    f"{_V}__init____mutmut_9": "named() reads the head before it first returns the name",
+    **{
+        f"{_V}__init____mutmut_{n}": (
+            "no head is read at that length first: a one-character head names no tool"
+        )
+        for n in (11, 12)
+    },
+    f"{_V}__init____mutmut_14": _NO_TOKEN,
+    **{
+        f"callgate.strategies.text._scan.x__stops__mutmut_{n}": (
+            "the order is never read: _alternation sorts again, and the rest are sets, a max "
+            "and any()"
+        )
+        for n in (3, 5, 8)
+    },
+    "callgate.strategies.text._scan.x__stops__mutmut_26": (
+        "the empty prefix is never looked up: only suffixes of one character or more are"
+    ),
+    "callgate.strategies.text._scan.x__stops__mutmut_34": (
+        "with no stop token nothing matches and nothing is partial, so the kept tail is never "
+        "read for one"
+    ),
     f"{_VE}_in_string__mutmut_21": "a backslash and a quote are never at the same place",
     f"{_VE}_in_string__mutmut_30": (
         "a one-character quote found at end always starts there, so startswith agrees"

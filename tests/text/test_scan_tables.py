@@ -25,6 +25,9 @@ from test_detector_blocks import (
     splits,
 )
 from test_detector_blocks import (
+    test_a_block_is_not_given_up_while_its_payload_may_be_starting_its_close as waits_for_close,
+)
+from test_detector_blocks import (
     test_what_is_shown_and_found_for_any_split as shown_and_found,
 )
 
@@ -102,3 +105,7 @@ def test_default_formats_build_the_same_tables_twice() -> None:
     _scanning.cache_clear()
     second = _calls(Detector(), splits("A " + TC)[2])
     assert first == second == [("f", {"a": 1})]
+
+
+def test_fresh_tables_hold_a_payload_that_may_be_starting_its_close() -> None:
+    waits_for_close()
