@@ -117,6 +117,8 @@ _DETECTOR = (
     "tests/text/test_text_strategies.py",
     "tests/text/test_detector_blocks.py",
     "tests/fsm/test_detector_transitions.py",
+    "tests/text/test_scan_tables.py",
+    "tests/text/test_value_end_release.py",
 )
 """The detector's behaviour tests: the detector and its scanning parts."""
 
@@ -155,7 +157,11 @@ MODULES = {
     "gate_verdict": Module("src/callgate/gate/_verdict.py", _GATE),
     "repair": Module(
         "src/callgate/gate/repair.py",
-        ("tests/gate/test_lossless_repair.py", "tests/gate/test_repair_places.py"),
+        (
+            "tests/gate/test_lossless_repair.py",
+            "tests/gate/test_repair_places.py",
+            "tests/gate/test_repair_refusals.py",
+        ),
     ),
     "requests": Module("src/callgate/proxy/requests.py", ("tests/proxy/test_request_reader.py",)),
     "openai": Module("src/callgate/strategies/openai.py", _OPENAI),

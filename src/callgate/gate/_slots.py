@@ -26,8 +26,8 @@ SlotKey = int
 class TextRef(str):
     """Where a call read from the turn's text sits: its block, and its place in the block.
 
-    It is a string (``text-B.N``) so that reports, findings and ``ExtractedCall.slot``
-    carry it as it is; it is built here only, and read by its attributes, never parsed.
+    A string (``text-B.N``), so that reports, findings and ``ExtractedCall.slot`` hold it
+    unchanged; only this module builds one, and readers use ``block`` and ``n``, never the text.
     """
 
     block: int

@@ -33,6 +33,7 @@ from callgate.proxy.wires.events import (
     tokens,
 )
 from callgate.proxy.wires.forming import FormingReader, remainder
+from callgate.strategies.openai import OPENAI
 
 __all__ = ["ChatReader", "ChatWriter"]
 
@@ -49,7 +50,12 @@ class ChatReader(Reader):
     """Reads an upstream's Chat Completions chunks (see the module)."""
 
     wire = WIRE
-    finishes: ClassVar[Mapping[str, str]] = {"function_call": "tool_calls"}
+    finishes: ClassVar[Mapping[str, str]] = {
+        "function_call": "tool_calls",
+        **dict.fromkeys(OPENAI.terminal.length, "length"),
+        **dict.fromkeys(OPENAI.terminal.filtered, "content_filter"),
+    }
+    """The cuts are the wire record's (:data:`~callgate.strategies.openai.OPENAI`)."""
 
     def __init__(self, engine: Host) -> None:
         super().__init__(engine)
