@@ -17,7 +17,8 @@ The API the proxy, the Envoy processor and the framework integrations drive:
 - ``Engine(request, options, client=..., upstream=...)``, or the one-wire names
   :class:`GatedTurn` (Chat Completions), ``GatedMessages`` (Anthropic Messages) and
   ``GatedResponses`` (OpenAI Responses); ``RequestError`` for a request it cannot gate;
-- ``feed(chunk)``, ``feed_event(event)``, ``play(event)``, ``finish()``;
+- ``feed(chunk)``, ``feed_event(event)``, ``play(event)``, ``play_bytes(data)`` and
+  ``close_bytes()``, ``finish()``;
   ``whole(response)`` for a stream=false response;
 - after ``finish()``: ``status``, ``findings``, ``calls``, ``withheld``, ``formats``,
   ``held``, ``audit()``;
@@ -45,11 +46,11 @@ from callgate.proxy.core import (
     fresh_id,
     on_blocked,
 )
-from callgate.proxy.fastjson import strict_loads
+from callgate.proxy.fastjson import fast_object, strict_loads
 from callgate.proxy.gate import GateCore
 from callgate.proxy.normalize import Rewrite
 from callgate.proxy.pinning import pin_failed_tool
-from callgate.proxy.sse import DONE, SSEEvent
+from callgate.proxy.sse import DONE, SSEEvent, SSEReader, event_of
 from callgate.proxy.wires import READERS, WIRES, WRITERS, notices
 from callgate.proxy.wires.base import Reader, Writer
 from callgate.proxy.wires.events import Event, Native, Text, Usage
@@ -134,6 +135,8 @@ class Engine(GateCore):
         """What the answer this one repairs showed: its repeat is not shown again."""
         self._echo_at: int | None = 0 if self._echo else None
         self._released: list[str] = []
+        self._sse = SSEReader()
+        """The upstream's event stream as :meth:`play_bytes` reads it."""
 
     # -- the stream -------------------------------------------------------------------
 
@@ -165,6 +168,45 @@ class Engine(GateCore):
         self.cpu_ns += time.perf_counter_ns() - started
         if self.reader.ends(chunk):
             out += b"".join(self.encode(c) for c in self.finish())
+        return out
+
+    def play_bytes(self, data: bytes) -> bytes:
+        """One read of the upstream's event stream (cut anywhere) as the bytes to send now.
+
+        An event the client receives exactly as the upstream wrote it (equal as JSON: on
+        one wire, a chunk the display released unchanged) goes out as the upstream's own
+        bytes, and a read made only of such events goes out as it came.
+        """
+        sse = self._sse
+        frames = sse.frames(data)
+        if frames is None:
+            return b"".join([self.play(event) for event in sse.events(data)])
+        played = [self.play_frame(frame) for frame in frames]
+        if played.count(None) == len(played):
+            return data
+        return b"".join(
+            [f + b"\n\n" if p is None else p for f, p in zip(frames, played, strict=True)]
+        )
+
+    def close_bytes(self) -> bytes:
+        """The end of the upstream's event stream: an event it left open, played."""
+        return b"".join([self.play(event) for event in self._sse.close()])
+
+    def play_frame(self, frame: bytes) -> bytes | None:
+        """One event of one ``data:`` line (without its empty line): the bytes to send.
+
+        None: send ``frame`` as it came, for the client's event is the upstream's own
+        (see :meth:`play_bytes`). Anything but a JSON object goes through :meth:`play`.
+        """
+        chunk = None if self.finished else fast_object(frame[6:])
+        if chunk is None:
+            return self.play(event_of(frame[6:]))
+        started = time.perf_counter_ns()
+        out = self.writer.play_unchanged(self._read(chunk), chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
+        if self.reader.ends(chunk):
+            end = b"".join(self.encode(c) for c in self.finish())
+            out = (frame + b"\n\n" if out is None else out) + end
         return out
 
     def _read(self, chunk: object) -> list[Event]:

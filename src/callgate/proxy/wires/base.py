@@ -121,6 +121,15 @@ class Writer:
         """:meth:`write` as the bytes of the client's events (a wire may write them faster)."""
         return b"".join(self.encode(c) for c in self.write(events))
 
+    def play_unchanged(self, events: Sequence[Event], chunk: Mapping[str, Any]) -> bytes | None:
+        """:meth:`play`, or None when the client's event is the upstream's ``chunk`` itself.
+
+        None: equal as JSON, so it is sent as the upstream wrote it. A wire whose writer
+        cannot tell gives :meth:`play`'s bytes.
+        """
+        del chunk
+        return self.play(events)
+
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, and any reasoning tail held back."""
         raise NotImplementedError
