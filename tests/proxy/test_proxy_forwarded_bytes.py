@@ -163,6 +163,9 @@ def test_text_held_then_shown_goes_out_rewritten() -> None:
         _chunk({"content": "x"}, created=1700000001),
         _chunk({"content": "x"}, choices=[{**_choice("x"), "logprobs": None}]),
         _chunk({"content": "x"}, choices=[_choice("x"), _choice("y")]),
+        _chunk({"content": "x"}, choices=[{**_choice("x"), "finish_reason": ""}]),
+        _chunk({"content": "x"}, choices=[{**_choice("x"), "finish_reason": False}]),
+        _chunk({"content": ""}),  # nothing to show: nothing is sent
     ],
 )
 def test_a_chunk_the_writer_writes_otherwise_is_written_by_it(chunk: dict[str, Any]) -> None:
@@ -174,7 +177,27 @@ def test_a_chunk_the_writer_writes_otherwise_is_written_by_it(chunk: dict[str, A
     assert out != event
     general = _turn()
     general.play_bytes(head[0])
-    assert _values(_events(out)) == _values(_general(general, event)[:1])
+    reader = SSEReader()
+    expected = b"".join(
+        general.encode(c) for e in reader.feed(event) for c in general.feed_event(e)
+    )
+    assert _values(_events(out)) == _values(_events(expected))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [Options(move_reasoning=True), Options(stream_args=True), Options(on_blocked="pass")],
+)
+def test_the_turns_options_keep_what_the_general_path_sends(options: Options) -> None:
+    pieces = ["<think>", "hm", "</think>", "Sure. ", *(QWEN[i : i + 6] for i in range(0, 60, 6))]
+    upstream = _loose(_text_stream(pieces))
+    request = {**REQUESTS["chat"], "model": QWEN_MODEL, "tools": TOOLS}
+    with pytest.MonkeyPatch.context() as patch:
+        _fixed(patch)
+        sent = _by_bytes(Engine(request, options), upstream)
+        _fixed(patch)
+        expected = _general(Engine(request, options), b"".join(upstream))
+    assert _values(sent) == _values(expected)
 
 
 @pytest.mark.parametrize("upstream", WIRES)

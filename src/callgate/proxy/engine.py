@@ -155,6 +155,27 @@ class Engine(GateCore):
             out += self.finish()
         return out
 
+    def feed_unchanged(self, chunk: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """:meth:`feed`, or None when the one chunk to send now is ``chunk`` itself.
+
+        None: the client's chunk equals the upstream's (as JSON), so a caller holding its
+        own object of that chunk (a framework's) hands that on instead of building one.
+        """
+        if self.finished:
+            return []
+        started = time.perf_counter_ns()
+        text = self.writer.echoes(chunk) if self._echo_at is None else None
+        if text is not None:
+            played = self._echoed(chunk, text)
+            out = None if played is None else self.writer.write_unchanged(played, chunk)
+            self.cpu_ns += time.perf_counter_ns() - started
+            return out
+        out = self.writer.write_unchanged(self._read(chunk), chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
+        if self.reader.ends(chunk):
+            return [chunk, *self.finish()] if out is None else out + self.finish()
+        return out
+
     def play(self, event: SSEEvent) -> bytes:
         """One server-sent event of the upstream as the bytes to send the client now."""
         if event.broken is not None or self.finished:
@@ -202,12 +223,30 @@ class Engine(GateCore):
         if chunk is None:
             return self.play(event_of(frame[6:]))
         started = time.perf_counter_ns()
+        text = self.writer.echoes(chunk) if self._echo_at is None else None
+        if text is not None:
+            played = self._echoed(chunk, text)
+            out = None if played is None else self.writer.play_unchanged(played, chunk)
+            self.cpu_ns += time.perf_counter_ns() - started
+            return out
         out = self.writer.play_unchanged(self._read(chunk), chunk)
         self.cpu_ns += time.perf_counter_ns() - started
         if self.reader.ends(chunk):
             end = b"".join(self.encode(c) for c in self.finish())
             out = (frame + b"\n\n" if out is None else out) + end
         return out
+
+    def _echoed(self, chunk: dict[str, Any], text: str) -> list[Event] | None:
+        """A chunk the writer echoes (its only piece ``text``) through the gate.
+
+        None when the display released ``text`` as it came (the chunk goes back as it
+        is), else the pieces the reader reads of it. Such a chunk never ends a stream.
+        """
+        shown = self.step(chunk)
+        if shown is None:
+            return []
+        self._released.append(shown)
+        return None if shown == text else [Text(shown)]
 
     def _read(self, chunk: object) -> list[Event]:
         events = self.reader.read(chunk)

@@ -210,6 +210,8 @@ class ChatWriter(Writer):
         """Text calls whose argument deltas were sent: their index, id and text sent."""
         self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
         self._head: bytes | None = None
+        self._echoing = False
+        """Whether :meth:`echoes` may answer (the turn's role sent, nothing moved or streamed)."""
         """The encoded start of every plain chunk up to its delta (b"": not encodable so)."""
 
     # -- the stream -------------------------------------------------------------------
@@ -258,6 +260,57 @@ class ChatWriter(Writer):
             return []
         delta, errors = self._delta(events)
         return ([] if delta is None else [self._chunk(delta)]) + errors
+
+    def echoes(self, chunk: Mapping[str, Any]) -> str | None:
+        """The content of a plain text chunk on this turn's envelope (see :class:`Writer`).
+
+        Once the role was sent, with neither reasoning moved nor arguments streamed, the
+        Chat reader reads such a chunk as its text alone and this writer writes the text
+        released as that same chunk.
+        """
+        if not self._echoing:
+            if not self._role_sent or self.splitter is not None:
+                return None
+            engine = self.engine
+            if engine.options.stream_args or engine.reader.wire != WIRE:
+                return None
+            self._echoing = True
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if (
+            type(choice) is not dict
+            or len(choice) != 3
+            or choice.get("finish_reason", 0) is not None
+        ):
+            return None
+        index, delta = choice.get("index"), choice.get("delta")
+        if type(index) is not int or index != 0 or type(delta) is not dict or len(delta) != 1:
+            return None
+        text = delta.get("content")
+        envelope = self.envelope
+        if (
+            type(text) is not str
+            or not text
+            or len(chunk) != len(envelope) + 1
+            or not envelope.items() <= chunk.items()
+        ):
+            return None
+        return text
+
+    def write_unchanged(
+        self, events: Sequence[Event], chunk: Mapping[str, Any]
+    ) -> list[dict[str, Any]] | None:
+        """:meth:`write`'s chunks, or None when the chunk to send is the upstream's ``chunk``."""
+        if not events:
+            return []
+        delta, errors = self._delta(events)
+        if delta is None:
+            return errors
+        if not errors and self._as_sent(chunk, delta):
+            return None
+        return [self._chunk(delta), *errors]
 
     def play(self, events: Sequence[Event]) -> bytes:
         """:meth:`write`'s bytes, the chunk's fixed part encoded once per turn."""
