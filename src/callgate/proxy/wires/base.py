@@ -121,6 +121,35 @@ class Writer:
         """:meth:`write` as the bytes of the client's events (a wire may write them faster)."""
         return b"".join(self.encode(c) for c in self.write(events))
 
+    def echoes(self, chunk: Mapping[str, Any]) -> str | None:
+        """The text of an upstream ``chunk`` this writer sends back as it came, if shown as is.
+
+        A chunk of one wire that carries nothing but text, on a turn where the writer adds
+        nothing to such a chunk; None for any other (the reader and writer then play it).
+        """
+        del chunk
+        return None
+
+    def write_unchanged(
+        self, events: Sequence[Event], chunk: Mapping[str, Any]
+    ) -> list[dict[str, Any]] | None:
+        """:meth:`write`, or None when the one chunk to send is the upstream's ``chunk`` itself.
+
+        None: equal as JSON, so a caller may hand on its own object of it. A wire whose
+        writer cannot tell gives :meth:`write`'s chunks.
+        """
+        del chunk
+        return self.write(events)
+
+    def play_unchanged(self, events: Sequence[Event], chunk: Mapping[str, Any]) -> bytes | None:
+        """:meth:`play`, or None when the client's event is the upstream's ``chunk`` itself.
+
+        None: equal as JSON, so it is sent as the upstream wrote it. A wire whose writer
+        cannot tell gives :meth:`play`'s bytes.
+        """
+        del chunk
+        return self.play(events)
+
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, and any reasoning tail held back."""
         raise NotImplementedError
