@@ -147,8 +147,10 @@ def test_records_read_in_any_order_keep_the_value_they_were_taken_with(
     """Escapes cut anywhere: each record, read before or after later ones, shows its prefix."""
     text = json.dumps({"content": content, "n": 1})
     chunks = [_openai_call(text[i : i + size]) for i in range(0, len(text), size)]
+    chunks[1::3] = [[chunk, _openai_call("")] for chunk in chunks[1::3]]  # empty deltas between
+    flat = [c for chunk in chunks for c in (chunk if isinstance(chunk, list) else [chunk])]
     buffer = LLMStreamBuffer(tool_schemas={"write": {"type": "object"}})
-    records = [r[0] for r in play([_openai_open(), *chunks], buffer) if r]
+    records = [r[0] for r in play([_openai_open(), *flat], buffer) if r]
     inside = 0
     shuffled = list(enumerate(records))
     order.shuffle(shuffled)
@@ -160,6 +162,32 @@ def test_records_read_in_any_order_keep_the_value_they_were_taken_with(
         assert value == value_at(fresh.shot()), (n, record.text(0))
         inside += "content" in value and not record.complete
     assert inside  # some records were taken inside the string
+
+
+def test_a_long_string_with_escapes_cut_in_two_is_read_without_the_general_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """4-character deltas of a string whose newline escapes fall across deltas: the general
+    reader runs for the text around the string, not once per cut escape (O(1) per delta)."""
+    content = "def f(x):\n    return x  # \u00e9\n" * 200
+    text = json.dumps({"path": "a.py", "content": content}, ensure_ascii=False)
+    feeds: list[str] = []
+    feed = PartialJSON.feed
+
+    def counted(reader: PartialJSON, piece: str) -> None:
+        feeds.append(piece)
+        feed(reader, piece)
+
+    monkeypatch.setattr(PartialJSON, "feed", counted)
+    chunks = [_openai_call(text[i : i + 4]) for i in range(0, len(text), 4)]
+    cut = sum(text[i + 3] == "\\" for i in range(0, len(text) - 4, 4))
+    assert cut >= 100  # the stream does cut escapes in two
+    buffer = LLMStreamBuffer(tool_schemas={"write": {"type": "object"}})
+    seen = play([_openai_open(), *chunks, _openai_finish("tool_calls")], buffer)
+    assert len(feeds) < 20, feeds[:30]
+    check_prefixes(seen, {0: {"path": "a.py", "content": content}})
+    shown = [r[0].arguments.get("content", "") for r in seen if r]
+    assert all(not s.endswith("\\") for s in shown) and len(set(shown)) > len(chunks) - 20
 
 
 GEMINI_STREAMED = sorted(

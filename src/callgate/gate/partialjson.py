@@ -44,6 +44,8 @@ _WS = frozenset(" \t\n\r")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _SIMPLE = frozenset('"\\/bfnrt')
 """The characters of a two-character escape after its backslash."""
+SIMPLE_ESCAPE = _SIMPLE
+"""The same, for readers that check a piece's first character (``""`` is none of them)."""
 
 # Where the reader is in the grammar.
 _START = 0  # before the top-level object
