@@ -11,13 +11,16 @@ block closes, gets its deltas but never ``finish_reason: "tool_calls"``.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
 import openai
 import pytest
 
+from callgate.proxy.audit import AUDIT_FILE, load_records
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from callgate.proxy.wires.forming import remainder
@@ -140,14 +143,45 @@ def test_a_call_cut_before_its_block_closes_never_finishes_as_a_call(
 
 
 @pytest.fixture(scope="module")
-def translated() -> Iterator[tuple[Upstream, str]]:
+def audit_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("audit")
+
+
+@pytest.fixture(scope="module")
+def translated(audit_dir: Path) -> Iterator[tuple[Upstream, str]]:
     upstream = Upstream()
     args = ["--text-formats", "qwen3_coder_xml", "--stream-args", "--on-blocked", "notice"]
+    args += ["--audit", str(audit_dir)]
     with (
         ServerThread(upstream.app) as server,
         proxy_process(["--upstream", server.url, "--upstream-wire", "chat", *args]) as (_, url, _),
     ):
         yield upstream, url
+
+
+def audited_ids(audit_dir: Path, turns: int) -> list[str]:
+    """The ids of the calls the proxy's engine sent in its ``turns``-th recorded turn
+    (written once the response ended: waited for)."""
+    deadline = time.monotonic() + 10
+    while True:
+        path = audit_dir / AUDIT_FILE
+        records = load_records(path.read_text(encoding="utf-8")) if path.exists() else []
+        if len(records) >= turns or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    record = records[turns - 1]
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            calls = value.get("calls")
+            if isinstance(calls, list) and all(isinstance(c, dict) and "id" in c for c in calls):
+                found.extend(c["id"] for c in calls)
+            for item in value.values():
+                walk(item)
+
+    walk(record)
+    return found
 
 
 def messages_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -237,3 +271,63 @@ def test_a_call_finishes_on_its_sent_text_only_when_that_text_is_its_arguments()
     assert remainder('{"a": 1}', ['{"a":1}']) == ""  # the model's spelling, the same value
     assert remainder('{"a": 1}', ['{"a":2}']) is None
     assert remainder('{"a": 1}', ['{"a" :']) is None  # neither its start nor whole
+
+
+# -- one id: the deltas', the call's, the engine's ------------------------------------------
+
+
+def test_a_streamed_text_call_keeps_one_id_on_every_client_wire(
+    translated: tuple[Upstream, str], audit_dir: Path
+) -> None:
+    """The id the forming deltas carry is the released call's and the engine's own."""
+    upstream, url = translated
+    path = audit_dir / AUDIT_FILE
+    before = len(load_records(path.read_text(encoding="utf-8"))) if path.exists() else 0
+    arguments = {"path": "app.py", "content": CONTENT[:4000].rstrip("\n")}
+    upstream.chunks = text_turn(pieces(qwen_block(arguments)))
+    client = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+    ids: set[str] = set()
+    with client.chat.completions.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        messages=[{"role": "user", "content": "Write app.py."}],
+        tools=TOOLS,  # type: ignore[arg-type]
+    ) as stream:
+        for event in stream:
+            if event.type == "chunk":
+                for choice in event.chunk.choices:
+                    ids.update(c.id for c in choice.delta.tool_calls or () if c.id)
+        final = stream.get_final_completion().choices[0].message.tool_calls or []
+    assert len(ids) == 1
+    assert [c.id for c in final] == list(ids) == audited_ids(audit_dir, before + 1)
+
+    anthropic_client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+    tools = [{"name": "write_file", "description": "Write a file.", "input_schema": SCHEMA}]
+    started: list[str] = []
+    with anthropic_client.messages.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        max_tokens=8192,
+        messages=[{"role": "user", "content": "Write app.py."}],
+        tools=tools,  # type: ignore[arg-type]
+    ) as events:
+        for event in events:
+            if event.type == "content_block_start" and event.content_block.type == "tool_use":
+                started.append(event.content_block.id)
+        uses = [b for b in events.get_final_message().content if b.type == "tool_use"]
+    assert started[0].startswith("toolu_")
+    assert [u.id for u in uses] == started == audited_ids(audit_dir, before + 2)
+
+    items: set[tuple[str, str]] = set()
+    with client.responses.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        input="Write app.py.",
+        tools=[{"type": "function", "name": "write_file", "parameters": SCHEMA, "strict": False}],
+    ) as responses:
+        for event in responses:
+            if event.type == "response.output_item.added" and event.item.type == "function_call":
+                items.add((event.item.id or "", event.item.call_id))
+            elif event.type == "response.function_call_arguments.delta":
+                assert event.item_id in {item for item, _ in items}
+        output = responses.get_final_response().output
+    calls = [(c.id or "", c.call_id) for c in output if c.type == "function_call"]
+    assert len(items) == 1 and calls == list(items)
+    assert [call_id for _, call_id in calls] == audited_ids(audit_dir, before + 3)

@@ -235,7 +235,8 @@ class ChatWriter(Writer):
         if formed is not None:
             formed[2].append(event.text)
             return {"index": formed[0], "function": {"arguments": event.text}}
-        formed = self._formed[event.ref] = (self._index, core.fresh_id(), [event.text])
+        call_id = self.engine.text_call_id(event.ref)
+        formed = self._formed[event.ref] = (self._index, call_id, [event.text])
         self._index += 1
         function = {"name": event.name, "arguments": event.text}
         return {"index": formed[0], "id": formed[1], "type": "function", "function": function}

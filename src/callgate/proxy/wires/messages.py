@@ -177,6 +177,7 @@ class MessagesWriter(Writer):
 
     wire = WIRE
     call_end, plain_end = "tool_use", "end_turn"
+    text_id_prefix = "toolu_"
     kinds: ClassVar[Mapping[str, str]] = {
         "length": "max_tokens",
         "refusal": "refusal",
@@ -234,7 +235,8 @@ class MessagesWriter(Writer):
             formed = self._formed[event.ref] = (self._next, [])
             self._open = ("tool_use", self._next)
             self._next += 1
-            block = {"type": "tool_use", "id": core.fresh_id("toolu_"), "name": event.name}
+            call_id = self.engine.text_call_id(event.ref)
+            block = {"type": "tool_use", "id": call_id, "name": event.name}
             start = {"type": "content_block_start", "index": formed[0]}
             out.append({**start, "content_block": {**block, "input": {}}})
         if self._open != ("tool_use", formed[0]):
@@ -397,8 +399,7 @@ class MessagesWriter(Writer):
     def _tool_use(self, call: Call) -> list[dict[str, Any]]:
         index = self._next
         self._next += 1
-        call_id = call.id if call.source == "native" else core.fresh_id("toolu_")
-        block = {"type": "tool_use", "id": call_id, "name": call.name, "input": {}}
+        block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
         delta = {"type": "input_json_delta", "partial_json": call.arguments}
         return [
             {"type": "content_block_start", "index": index, "content_block": block},
