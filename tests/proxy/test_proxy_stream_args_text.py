@@ -23,7 +23,9 @@ import pytest
 from callgate.proxy.audit import AUDIT_FILE, load_records
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
-from callgate.proxy.wires.forming import remainder
+from callgate.proxy.wires.forming import STRANDED, remainder
+from callgate.testing.builders import openai_chunks
+from callgate.testing.wires import WireCall
 from proxy_cases import proxy_process, text_turn
 
 CONTENT = "".join(f"line {n}: print('é\\t{n}')  # \"quoted\"\n" for n in range(1400))
@@ -137,6 +139,23 @@ def test_a_call_cut_before_its_block_closes_never_finishes_as_a_call(
     with pytest.raises(ValueError):
         json.loads(streamed)  # what came is only the start of the arguments
     assert streamed.startswith('{"path": "app.py", "content": "line 0')
+
+
+def test_a_withheld_streamed_call_never_comes_with_tool_calls_beside_a_passed_one(
+    proxy: tuple[Upstream, openai.OpenAI],
+) -> None:
+    """A text call set aside for the native call after it: its entry is in the client's
+    message, so the turn sends no call and does not end ``tool_calls``; the two calls'
+    entries keep indices of their own."""
+    written = {"path": "a.py", "content": "x"}
+    native = {"path": "n.py", "content": "z"}
+    call = WireCall("call_n", "write_file", (json.dumps(native),), arguments=native)
+    got = run(proxy, openai_chunks([call], [0, 0], text=pieces(qwen_block(written))))
+    by_index: dict[int, str] = {}
+    for index, _, piece in got["deltas"]:
+        by_index[index] = by_index.get(index, "") + piece
+    assert by_index == {0: json.dumps(written), 1: json.dumps(native)}
+    assert got["finish"] == "stop" and got["content"].endswith(STRANDED)
 
 
 # -- the Messages and Responses clients, the upstream on Chat Completions ------------------
