@@ -23,6 +23,14 @@ from callgate.cli.capture import load_capture
 from callgate.gate.partialjson import PartialJSON, is_prefix, value_at
 from callgate.partial import PartialCall
 from callgate.strategies import WIRE_STRATEGIES
+from callgate.strategies.text.markup_payloads import (
+    CALL_BEGIN,
+    CALL_END,
+    CALLS_BEGIN,
+    CALLS_END,
+    GEMMA_STRING,
+    SEP,
+)
 from callgate.testing.cuts import splits
 from callgate.testing.wire_streams import StreamExample, compiled, streams
 from callgate.testing.wires import WIRES, WireCall, encoder
@@ -367,7 +375,44 @@ def mistral_array(calls: list[dict[str, Any]]) -> str:
     return "[TOOL_CALLS]" + json.dumps([{"name": "write", "arguments": calls[0]}])
 
 
+def gemma_value(value: Any) -> str:
+    """A value as Gemma 4 writes it: strings between ``<|"|>`` tokens, keys too."""
+    if isinstance(value, str):
+        return f"{GEMMA_STRING}{value}{GEMMA_STRING}"
+    if isinstance(value, dict):
+        items = (f"{GEMMA_STRING}{k}{GEMMA_STRING}:{gemma_value(v)}" for k, v in value.items())
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(map(gemma_value, value)) + "]"
+    return json.dumps(value)
+
+
+def gemma(calls: list[dict[str, Any]]) -> str:
+    pairs = ",".join(f"{k}:{gemma_value(v)}" for k, v in calls[0].items())
+    return f"<|tool_call>call:write{{{pairs}}}<tool_call|>"
+
+
+def deepseek(calls: list[dict[str, Any]]) -> str:
+    """DeepSeek V3.1: ``NAME<sep>{json}`` per entry."""
+    entries = "".join(
+        f"{CALL_BEGIN}write{SEP}{json.dumps(args, ensure_ascii=False)}{CALL_END}" for args in calls
+    )
+    return f"{CALLS_BEGIN}{entries}{CALLS_END}"
+
+
+def deepseek_v3(calls: list[dict[str, Any]]) -> str:
+    """DeepSeek V3: ``function<sep>NAME`` then the arguments in a json fence, per entry."""
+    entries = "".join(
+        f"{CALL_BEGIN}function{SEP}write\n```json\n{json.dumps(args)}\n```{CALL_END}\n"
+        for args in calls
+    )
+    return f"{CALLS_BEGIN}{entries}{CALLS_END}"
+
+
 RENDER = {
+    "gemma_special": gemma,
+    "deepseek": deepseek,
+    "deepseek ": deepseek_v3,
     "qwen3_coder_xml": qwen,
     "glm45": glm,
     "minimax_m2": minimax,
@@ -377,7 +422,10 @@ RENDER = {
     "bracket_tool_calls": mistral,
     "bracket_tool_calls ": mistral_array,  # the format before v11 (the key told apart by a space)
 }
-ONE_CALL = ("glm45", "tool_call_tag", "fenced_json", "bracket_tool_calls", "bracket_tool_calls ")
+ONE_CALL = (
+    "gemma_special", "glm45", "tool_call_tag", "fenced_json", "bracket_tool_calls",
+    "bracket_tool_calls ",
+)  # fmt: skip
 """Formats rendered here with one call per block."""
 
 
@@ -404,7 +452,7 @@ def test_text_call_arguments_grow_as_prefixes_at_every_split(
     seen = play(chunks, buffer)
     finals = {call.slot: call.arguments for call in buffer.calls}
     check_prefixes(seen, finals)
-    if fmt in ("qwen3_coder_xml", "glm45", "minimax_m2", "tool_call_tag"):  # the text too
+    if fmt in ("qwen3_coder_xml", "glm45", "minimax_m2", "tool_call_tag", "gemma_special"):
         for records in seen:
             for record in records:
                 if record.ref in finals:
