@@ -409,7 +409,21 @@ def deepseek_v3(calls: list[dict[str, Any]]) -> str:
     return f"{CALLS_BEGIN}{entries}{CALLS_END}"
 
 
+def pythonic(calls: list[dict[str, Any]]) -> str:
+    """Python source: each value as ``repr`` writes it (quotes and escapes its own way)."""
+    body = ", ".join(
+        "write(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")" for args in calls
+    )
+    return f"[{body}]"
+
+
+def llama4(calls: list[dict[str, Any]]) -> str:
+    return f"<|python_start|>{pythonic(calls)}<|python_end|>"
+
+
 RENDER = {
+    "pythonic": pythonic,
+    "llama4_python": llama4,
     "gemma_special": gemma,
     "deepseek": deepseek,
     "deepseek ": deepseek_v3,
@@ -452,7 +466,10 @@ def test_text_call_arguments_grow_as_prefixes_at_every_split(
     seen = play(chunks, buffer)
     finals = {call.slot: call.arguments for call in buffer.calls}
     check_prefixes(seen, finals)
-    if fmt in ("qwen3_coder_xml", "glm45", "minimax_m2", "tool_call_tag", "gemma_special"):
+    if fmt in (
+        "qwen3_coder_xml", "glm45", "minimax_m2", "tool_call_tag", "gemma_special", "pythonic",
+        "llama4_python",
+    ):  # the text too  # fmt: skip
         for records in seen:
             for record in records:
                 if record.ref in finals:
@@ -543,6 +560,20 @@ BAD_TEXT = {
         "<tool_call>write\n<arg_key>path</arg_key>\n<arg_value>ab\ud800cd</arg_value>\n"
         "</tool_call>",
         "<tool_call>write\n<arg_key>count</arg_key>\n<arg_value>3}</arg_value>\n</tool_call>",
+    ],
+    "gemma_special": [
+        f"<|tool_call>call:write{{path:{GEMMA_STRING}ab{GEMMA_STRING}}}}}cd<tool_call|>",
+        f"<|tool_call>call:write{{path:{GEMMA_STRING}ab\ud800cd{GEMMA_STRING}}}<tool_call|>",
+        f"<|tool_call>call:write{{path:{GEMMA_STRING}ab{GEMMA_STRING},count:3x}}cd<tool_call|>",
+    ],
+    "deepseek": [
+        f'{CALLS_BEGIN}{CALL_BEGIN}write{SEP}{{"path": "ab"}}}}cd{CALL_END}{CALLS_END}',
+        f'{CALLS_BEGIN}{CALL_BEGIN}write{SEP}{{"path": "ab\\ud800cd"}}{CALL_END}{CALLS_END}',
+    ],
+    "pythonic": [
+        "[write(path='ab')) cd]",
+        "[write(path='ab\\ud800cd')]",
+        "[write(path='ab' + 'cd')]",
     ],
     "minimax_m2": [
         '<minimax:tool_call>\n<invoke name="write">\n<parameter name="path">ab\ud800cd'

@@ -16,6 +16,7 @@ Where the payload stops being the format's syntax the reader stops (``broken``).
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -35,6 +36,7 @@ from callgate.strategies.text.markup_payloads import (
     GEMMA_STRING,
     SEP,
     _gemma_object,
+    _PyReader,
 )
 
 __all__ = ["MARKUP_READERS"]
@@ -306,5 +308,248 @@ class _DeepSeek(_Reader):
         return True
 
 
-MARKUP_READERS: dict[str, type[_Reader]] = {"gemma_special": _Gemma, "deepseek": _DeepSeek}
-"""The token formats whose calls show their arguments while the block is open."""
+
+
+_PY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PY_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PY_ESCAPES = {
+    "\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b",
+    "f": "\f", "v": "\v",
+}  # fmt: skip
+"""The one-character escapes a growing string reads itself (any other waits for its end)."""
+_PY_STOP = re.compile(r"[\\\n\r'\"]")
+
+
+class _ValueScan:
+    """Where a Python value ends (its ``,`` or ``)`` at depth 0), read a piece at a time.
+
+    Strings (any quotes, escapes), brackets and comments are stepped over.
+    """
+
+    __slots__ = ("at", "comment", "depth", "escape", "quote")
+
+    def __init__(self) -> None:
+        self.at = 0
+        self.depth = 0
+        self.quote = ""
+        self.escape = False
+        self.comment = False
+
+    def end(self, buf: str) -> int:
+        """Where in ``buf`` the value ends (-1: not yet; -2: a bracket it cannot hold)."""
+        at = self.at
+        size = len(buf)
+        while at < size:
+            char = buf[at]
+            if self.comment:
+                self.comment = char != "\n"
+            elif self.quote:
+                if self.escape:
+                    self.escape = False
+                elif char == "\\":
+                    self.escape = True
+                elif buf.startswith(self.quote, at):
+                    at += len(self.quote) - 1
+                    self.quote = ""
+                elif char in "'\"" and len(self.quote) == 3 and size - at < 3:
+                    break  # a triple quote's end may be arriving
+            elif char in "'\"":
+                if size - at < 3 and buf[at:] == char * (size - at):
+                    break  # one, two or three quotes: not decided yet
+                self.quote = char * 3 if buf.startswith(char * 3, at) else char
+                at += len(self.quote) - 1
+            elif char == "#":
+                self.comment = True
+            elif char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                if self.depth == 0:
+                    return at if char == ")" else -2
+                self.depth -= 1
+            elif char == "," and self.depth == 0:
+                return at
+            at += 1
+        self.at = at
+        return -1
+
+
+def _py_value(raw: str) -> tuple[bool, Any]:
+    """A whole value's source as the pythonic parser reads it: (True, value), or (False, None)."""
+    text = raw.strip()
+    try:
+        node = ast.parse(text, mode="eval").body
+        return True, _PyReader(text).value(node, 1)
+    except (_Malformed, SyntaxError, RecursionError, MemoryError, ValueError, OverflowError):
+        return False, None
+
+
+class _Pythonic(_Reader):
+    """``[name(key='text', n=1), ...]``: a string value grows, any other appears whole."""
+
+    def __init__(self, schemas: Schemas | None, close: str) -> None:
+        super().__init__(schemas, close)
+        self.state = "head"
+        self.key = ""
+        self.raw: list[str] = []
+        """The current value's source so far (a string's: from its first quote)."""
+        self.shown: list[str] = []
+        """What of the current string value was shown."""
+        self.quote = ""
+        self.scan = _ValueScan()
+
+    def step(self) -> bool:
+        state = self.state
+        if state == "string":
+            return self._string()
+        if state == "value_tail":
+            return self._tail()
+        buf = self.buf[_skip(self.buf, 0) :]
+        self.buf = buf
+        if not buf:
+            return False
+        if state == "head":
+            if buf[0] != "[":
+                self.broken = True
+                return False
+            self.buf, self.state = buf[1:], "call"
+        elif state == "call":
+            name = self.until("(")
+            if name is None:
+                self.broken = any(c in self.buf for c in ")],=")
+                return False
+            name = name.strip()
+            if _PY_NAME.fullmatch(name) is None or not _valid_name(name):
+                self.broken = True
+                return False
+            self.calls.append(FormingCall(name))
+            self.state = "arg_first"
+        elif state in ("arg_first", "arg"):
+            if buf[0] == ")":
+                self.current.finish()
+                self.buf, self.state = buf[1:], "after_call"
+                return True
+            key = self.until("=")
+            if key is None:
+                self.broken = any(c in self.buf for c in "),'\"")
+                return False
+            key = key.strip()
+            if (
+                _PY_KEY.fullmatch(key) is None
+                or key in self.current.arguments
+                or self.buf.startswith("=")
+            ):
+                self.broken = True
+                return False
+            self.key, self.state = key, "value"
+        elif state == "value":
+            return self._value(buf)
+        elif state == "after_value":
+            if buf[0] == ",":
+                self.buf, self.state = buf[1:], "arg"
+            elif buf[0] == ")":
+                self.current.finish()
+                self.buf, self.state = buf[1:], "after_call"
+            else:
+                self.broken = True
+        elif state == "after_call":
+            if buf[0] == ",":
+                self.buf, self.state = buf[1:], "call"
+            elif buf[0] == "]":
+                self.buf, self.state = buf[1:], "done"
+            else:
+                self.broken = True
+        else:  # done: only whitespace may follow the list
+            self.broken = True
+        return not self.broken
+
+    def _value(self, buf: str) -> bool:
+        self.raw, self.scan = [], _ValueScan()
+        quote = buf[0]
+        if quote in "'\"":
+            if len(buf) < 3:
+                return False  # a string, an empty one or a triple-quoted one: not decided yet
+            if buf[1] != quote:
+                self.current.open_string(self.key)
+                self.raw, self.shown, self.quote = [quote], [], quote
+                self.buf, self.state = buf[1:], "string"
+                return True
+        self.state = "value_tail"
+        return True
+
+    def _string(self) -> bool:
+        """More of a plain quoted string: shown as it comes, up to anything it cannot decide."""
+        buf, call = self.buf, self.current
+        at = 0
+        while True:
+            match = _PY_STOP.search(buf, at)
+            stop = len(buf) if match is None else match.start()
+            if stop > at:
+                call.text(buf[at:stop])
+                self.shown.append(buf[at:stop])
+            if match is None:
+                self.raw.append(buf)
+                self.buf = ""
+                return False
+            char = buf[stop]
+            if char == "\\":
+                if stop + 1 == len(buf):
+                    self.raw.append(buf[:stop])
+                    self.buf = buf[stop:]
+                    return False
+                decoded = _PY_ESCAPES.get(buf[stop + 1])
+                if decoded is not None:
+                    call.text(decoded)
+                    self.shown.append(decoded)
+                    at = stop + 2
+                    continue
+            elif char != self.quote and char in "'\"":  # the other quote: more text
+                call.text(char)
+                self.shown.append(char)
+                at = stop + 1
+                continue
+            elif char == self.quote:
+                self.raw.append(buf[: stop + 1])
+                self.buf, self.state = buf[stop + 1 :], "value_tail"
+                self.scan = _ValueScan()
+                return True
+            # any other escape, a newline, the other quote: the value is read whole at its end
+            self.raw.append(buf[:stop])
+            self.buf, self.state = buf[stop:], "value_tail"
+            self.scan = _ValueScan()
+            self.scan.quote = self.quote
+            return True
+
+    def _tail(self) -> bool:
+        """The rest of a value, to its end; then read whole (a string: the rest of its text)."""
+        buf = self.buf
+        end = self.scan.end(buf)
+        if end == -1:
+            return False
+        if end == -2:
+            self.broken = True
+            return False
+        raw = "".join(self.raw) + buf[:end]
+        self.buf, self.state = buf[end:], "after_value"
+        ok, value = _py_value(raw)
+        call = self.current
+        if call._string is not None:
+            shown = "".join(self.shown)
+            if not ok or not isinstance(value, str) or not value.startswith(shown):
+                self.broken = True
+                return False
+            call.text(value[len(shown) :])
+            call.close_string()
+        elif ok:
+            call.put(self.key, value)
+        else:
+            self.broken = True
+        return not self.broken
+
+
+MARKUP_READERS: dict[str, type[_Reader]] = {
+    "gemma_special": _Gemma,
+    "deepseek": _DeepSeek,
+    "pythonic": _Pythonic,
+    "llama4_python": _Pythonic,
+}
+"""The formats of this module whose calls show their arguments while the block is open."""
