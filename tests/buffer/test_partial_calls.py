@@ -443,9 +443,18 @@ ONE_CALL = (
 """Formats rendered here with one call per block."""
 
 
+PROSE = st.text(alphabet="ab .,\né:", max_size=12)
+"""Text with no markup of any format."""
+
+
 @st.composite
 def text_turns(draw: st.DrawFn) -> tuple[str, str, list[str]]:
+    """A format, a content in it (or prose alone, no markup at all), and its deltas (empty
+    ones included)."""
     fmt = draw(st.sampled_from(sorted(RENDER)))
+    if draw(st.integers(0, 5)) == 0:
+        content = draw(PROSE)
+        return fmt, content, draw(splits(content))
     calls = draw(st.lists(text_arguments(), min_size=1, max_size=1 if fmt in ONE_CALL else 2))
     content = draw(st.sampled_from(["", "Sure. "])) + RENDER[fmt](calls)
     return fmt, content, draw(splits(content))
@@ -481,6 +490,41 @@ def test_text_call_arguments_grow_as_prefixes_at_every_split(
     quiet = text_buffer(fmt)
     play(chunks, quiet, read=False)
     assert outcome(buffer) == outcome(quiet)
+
+
+@settings(max_examples=300)
+@given(text_turns(), st.data())
+def test_a_text_turn_cut_anywhere_runs_nothing_and_shows_only_prefixes(
+    turn: tuple[str, str, list[str]], data: st.DataObject
+) -> None:
+    """Cut at any character (deltas of every shape, empty ones included; prose with no
+    markup too): no call runs, every record is a prefix of the uncut call's arguments, and
+    prose with no markup is shown whole with no record at all."""
+    fmt, content, _ = turn
+    whole = text_buffer(fmt)
+    play([_openai_text(content), _openai_finish("stop")], whole)
+    finals = {call.slot: call.arguments for call in whole.calls}
+    cut = content[: data.draw(st.integers(0, len(content)))]
+    deltas = data.draw(splits(cut))
+    buffer = text_buffer(fmt)
+    shown: list[str] = []
+    seen = []
+    for delta in deltas:
+        buffer.add(_openai_text(delta))
+        shown.append(buffer.text())
+        seen.append(buffer.partial_calls())
+    buffer.add(_openai_finish("length"))
+    buffer.end()
+    shown.append(buffer.text())
+    seen.append(buffer.partial_calls())
+    assert not buffer.calls and buffer.verdict != "pass"
+    for records in seen:
+        for record in records:
+            assert record.ref in finals or not whole.calls, (record, finals)
+            if record.ref in finals:
+                assert is_prefix(record.arguments, finals[record.ref]), (record, finals)
+    if not any(opener in content for opener in ("<", "[", "{", "`")):  # no markup at all
+        assert "".join(shown) == cut and all(records == () for records in seen)
 
 
 @pytest.mark.parametrize("fmt", sorted(RENDER))
