@@ -15,12 +15,13 @@ the gate's verdict: a record is something to show.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from callgate.gate.partialjson import (
-    PLAIN_RUN,
-    SIMPLE_ESCAPE,
+    PLAIN_SPLIT,
+    REJOINED,
     STRING_STOP,
     PartialJSON,
     Shot,
@@ -148,6 +149,13 @@ _View = tuple[bool, Shot] | tuple[Spine, list[str], str | None, int]
 plainly, its spine, pieces and key, and how much longer the text is than the string."""
 _State = tuple[_Head, _View]
 _record = object.__new__
+
+class Owner(Protocol):
+    """What :class:`PartialCalls` reads the turn from (a buffer): its gate and text queue."""
+
+    gate: TurnGate | None
+    text_queue: TextQueue
+
 
 Whole = Callable[[int], object]
 """A call's arguments by slot key, as a wire that sends them whole holds them (or None)."""
@@ -352,10 +360,13 @@ class PartialCalls:
     """The turn's calls while they form (one per buffer turn; see the module's notes)."""
 
     __slots__ = (
-        "_block", "_fast", "_hot", "_native", "_records", "_split", "_text", "_version", "whole",
+        "_block", "_fast", "_hot", "_native", "_owner", "_records", "_split", "_text", "_version",
+        "whole",
     )  # fmt: skip
 
-    def __init__(self) -> None:
+    def __init__(self, owner: Owner) -> None:
+        self._owner = weakref.ref(owner)
+        """Weakly: an owner that holds :meth:`now` is freed as soon as it is dropped."""
         self.whole: Whole | None = None
         """Where a wire that sends arguments whole holds them (the buffer sets it)."""
         self._native: dict[CallRef, _Native] = {}
@@ -370,8 +381,11 @@ class PartialCalls:
         self._split: _Native | None = None
         """That slot, while its last fragment ended in half an escape (see :meth:`_rejoin`)."""
 
-    def read(self, gate: TurnGate | None, queue: TextQueue) -> tuple[PartialCall, ...]:
+    def now(self) -> tuple[PartialCall, ...]:
         """Every call of the turn now: native slots, text calls in the gate, the open block's.
+
+        The owner's ``partial_calls`` (a buffer installs this bound method as its own,
+        one call less on the path taken after every delta).
 
         The hottest path first: the turn's one native call, its string value open, one new
         fragment that is more of that string (nothing else changed since the last read,
@@ -386,7 +400,9 @@ class PartialCalls:
             if slot.folds == hot.folds:
                 if len(parts) == index + 1:
                     text = parts[index]
-                    if STRING_STOP(text) is None or PLAIN_RUN(text):
+                    if STRING_STOP(text) is None or (
+                        (run := PLAIN_SPLIT(text)) is not None and run.lastindex is None
+                    ):
                         hot.index = index + 1
                         hot.put(text)
                         hot.put_text(text)
@@ -396,38 +412,44 @@ class PartialCalls:
                         record.text_length = log.length = log.length + len(text)
                         records = self._records = (record,)
                         return records
-                    if text[-1:] == "\\" and PLAIN_RUN(text[:-1]):  # an escape cut in two
+                    if run is not None:  # an escape cut in two: its backslash ends the text
                         self._hot, self._split = None, hot
                         records = self._records = (hot.more(text, True),)
                         return records
                 elif len(parts) == index:
                     return self._records
-        return self._cold(gate, queue)
+        elif self._split is not None:
+            split = self._rejoin(self._split)
+            if split is not None:
+                return split
+        owner = self._owner()
+        if owner is None:
+            return ()
+        return self._cold(owner.gate, owner.text_queue)
 
     def _rejoin(self, native: _Native) -> tuple[PartialCall, ...] | None:
-        """The fragment after an escape cut in two: its rest and more plain text, if so."""
+        """The fragment after an escape cut in two: its rest and more plain text, if so.
+
+        None: not so (the split is still to settle, see :meth:`_cold`).
+        """
         slot = native.slot
         parts = slot.parts
         index = native.index
         if native.changes.n != self._version or slot.folds != native.folds:
             return None
         if len(parts) == index:
-            self._split = native
             return self._records
         if len(parts) != index + 1:
             return None
         text = parts[index]
-        rest = text[1:]
-        if text[:1] not in SIMPLE_ESCAPE:
+        run = REJOINED(text)
+        if run is None:
             return None
-        if STRING_STOP(rest) is None or PLAIN_RUN(rest):
-            self._hot = native
-            split = False
-        elif rest[-1:] == "\\" and PLAIN_RUN(rest[:-1]):
+        split = run.lastindex is not None
+        if split:
             self._split = native
-            split = True
         else:
-            return None
+            self._split, self._hot = None, native
         records = self._records = (native.more(text, split),)
         return records
 
@@ -436,9 +458,6 @@ class PartialCalls:
         split = self._split
         if split is not None:
             self._split = None
-            records = self._rejoin(split)
-            if records is not None:
-                return records
             split.settle(self._records[0], split=True)
         hot = self._hot
         if hot is not None:
