@@ -150,7 +150,7 @@ plainly, its spine, pieces and key, and how much longer the text is than the str
 _State = tuple[_Head, _View]
 _record = object.__new__
 
-class Owner(Protocol):
+class TurnHolder(Protocol):
     """What :class:`PartialCalls` reads the turn from (a buffer): its gate and text queue."""
 
     gate: TurnGate | None
@@ -364,7 +364,7 @@ class PartialCalls:
         "whole",
     )  # fmt: skip
 
-    def __init__(self, owner: Owner) -> None:
+    def __init__(self, owner: TurnHolder) -> None:
         self._owner = weakref.ref(owner)
         """Weakly: an owner that holds :meth:`now` is freed as soon as it is dropped."""
         self.whole: Whole | None = None
