@@ -224,7 +224,9 @@ def messages_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]])
                 deltas.append(event.partial_json)
         final = stream.get_final_message()
     uses = [b for b in final.content if b.type == "tool_use"]
-    return {"deltas": deltas, "stop": final.stop_reason, "uses": uses, "blocks": blocks}
+    text = "".join(b.text for b in final.content if b.type == "text")
+    stop = final.stop_reason
+    return {"deltas": deltas, "stop": stop, "uses": uses, "blocks": blocks, "text": text}
 
 
 def responses_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -350,3 +352,19 @@ def test_a_streamed_text_call_keeps_one_id_on_every_client_wire(
     calls = [(c.id or "", c.call_id) for c in output if c.type == "function_call"]
     assert len(items) == 1 and calls == list(items)
     assert [call_id for _, call_id in calls] == audited_ids(audit_dir, before + 3)
+
+
+def test_a_withheld_streamed_block_never_comes_with_tool_use_beside_a_passed_call(
+    translated: tuple[Upstream, str],
+) -> None:
+    """On Messages too: the set-aside text call's tool_use block is in the message the
+    anthropic SDK rebuilds, so the turn sends no call and does not stop ``tool_use``."""
+    written = {"path": "a.py", "content": "x"}
+    native = {"path": "n.py", "content": "z"}
+    call = WireCall("call_n", "write_file", (json.dumps(native),), arguments=native)
+    got = messages_run(translated, openai_chunks([call], [0, 0], text=pieces(qwen_block(written))))
+    assert got["stop"] == "end_turn"
+    assert [u.input for u in got["uses"]] == [written]  # what was shown, never finished
+    assert got["text"].endswith(STRANDED)
+    got = responses_run(translated, openai_chunks([call], [0, 0], text=pieces(qwen_block(written))))
+    assert [json.loads(c.arguments) for c in got["calls"]] == [native]  # its item ended incomplete

@@ -34,7 +34,7 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
-from callgate.proxy.wires.forming import FormingReader, remainder
+from callgate.proxy.wires.forming import STRANDED, FormingReader, remainder, stranded_refs
 from callgate.strategies.anthropic import ANTHROPIC
 
 __all__ = ["MessagesReader", "MessagesWriter", "message_start"]
@@ -349,12 +349,15 @@ class MessagesWriter(Writer):
         """The notice, the tool_use blocks, then message_delta and message_stop."""
         engine = self.engine
         out: list[dict[str, Any]] = []
-        finished = self._finish_formed(out)
+        stranded = bool(engine.calls) and bool(stranded_refs(self._formed, engine.calls, 1))
+        finished = [] if stranded else self._finish_formed(out)
         notice = engine.notice()
+        if stranded:  # the client's message keeps the block it got: no call of the turn goes
+            notice = f"{notice}\n\n{STRANDED}" if notice else STRANDED
         if notice:
             out += self._text(notice)
         out += self._close_text()
-        for call in engine.calls:
+        for call in [] if stranded else engine.calls:
             if (isinstance(call.slot, int) and call.slot in self._streamed) or call in finished:
                 continue
             out += self._tool_use(call)
@@ -363,7 +366,8 @@ class MessagesWriter(Writer):
         if engine.broken is not None:  # the turn ends in error, as Anthropic ends one
             error = {"type": "api_error", "message": notices.broken_line(engine.broken)}
             return [*out, {"type": "error", "error": error, "callgate": engine.annotation()}]
-        stop = {"stop_reason": self.finish_reason(), "stop_sequence": engine.stop_sequence}
+        reason = self.plain_end if stranded else self.finish_reason()
+        stop = {"stop_reason": reason, "stop_sequence": engine.stop_sequence}
         delta: dict[str, Any] = {
             "type": "message_delta",
             "delta": stop,
