@@ -49,6 +49,9 @@ class Host(Protocol):
     def annotation(self) -> dict[str, Any]:
         """The ``callgate`` field of the turn's end."""
 
+    def text_call_id(self, ref: object) -> str:
+        """The one id of a text call, its forming deltas' and its release's alike."""
+
 
 CUT = frozenset({"length", "content_filter", "refusal"})
 """Neutral finish kinds that cut a turn: nothing of it may become a call."""
@@ -109,6 +112,8 @@ class Writer:
     """The wire's finish of a turn the upstream broke off."""
     kinds: ClassVar[Mapping[str, str]] = {}
     """Neutral finish kinds as the wire's own (any other: :attr:`plain_end`)."""
+    text_id_prefix = "call_"
+    """How the wire's ids of calls begin (a text call's id is made in this form)."""
 
     def __init__(self, engine: Host) -> None:
         self.engine = engine

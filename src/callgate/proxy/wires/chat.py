@@ -32,7 +32,7 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
-from callgate.proxy.wires.forming import FormingReader, remainder
+from callgate.proxy.wires.forming import STRANDED, FormingReader, remainder, stranded_refs
 from callgate.strategies.openai import OPENAI
 
 __all__ = ["ChatReader", "ChatWriter"]
@@ -212,6 +212,8 @@ class ChatWriter(Writer):
         """The next ``tool_calls`` index of the client's message."""
         self._streamed: set[int] = set()
         """Native slots whose deltas were forwarded (``stream_args``)."""
+        self._native_index: dict[object, int] = {}
+        """The client's ``tool_calls`` index of each of them, by its slot."""
         self._formed: dict[TextRef, tuple[int, str, list[str]]] = {}
         """Text calls whose argument deltas were sent: their index, id and text sent."""
         self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
@@ -239,7 +241,7 @@ class ChatWriter(Writer):
             elif type(event) is StreamedArgs:
                 if event.wire == WIRE:
                     self._streamed.add(event.slot)
-                    delta.setdefault("tool_calls", []).append(event.payload)
+                    delta.setdefault("tool_calls", []).append(self._native_entry(event))
             elif type(event) is FormingArgs:
                 delta.setdefault("tool_calls", []).append(self._forming(event))
             elif type(event) is UpstreamError:
@@ -249,13 +251,22 @@ class ChatWriter(Writer):
         self._text_into(delta, text)
         return self._ready(delta), errors
 
+    def _native_entry(self, event: StreamedArgs) -> dict[str, Any]:
+        """A native call's delta at the client's index for it (text calls take indices too)."""
+        index = self._native_index.get(event.slot)
+        if index is None:
+            index = self._native_index[event.slot] = self._index
+            self._index += 1
+        return {**event.payload, "index": index}
+
     def _forming(self, event: FormingArgs) -> dict[str, Any]:
         """A text call's new argument text as a ``tool_calls`` entry (the first names it)."""
         formed = self._formed.get(event.ref)
         if formed is not None:
             formed[2].append(event.text)
             return {"index": formed[0], "function": {"arguments": event.text}}
-        formed = self._formed[event.ref] = (self._index, core.fresh_id(), [event.text])
+        call_id = self.engine.text_call_id(event.ref)
+        formed = self._formed[event.ref] = (self._index, call_id, [event.text])
         self._index += 1
         function = {"name": event.name, "arguments": event.text}
         return {"index": formed[0], "id": formed[1], "type": "function", "function": function}
@@ -434,7 +445,8 @@ class ChatWriter(Writer):
         """The calls, the notice, the final chunk, then usage if the upstream sent it alone."""
         engine = self.engine
         out: list[dict[str, Any]] = []
-        for call in self._unstreamed(engine.calls):
+        stranded = bool(stranded_refs(self._formed, engine.calls, 2)) and bool(engine.calls)
+        for call in [] if stranded else self._unstreamed(engine.calls):
             formed = self._formed.get(call.slot) if isinstance(call.slot, TextRef) else None
             rest = remainder(call.arguments, formed[2]) if formed is not None else None
             if formed is not None and rest is not None:  # its deltas were sent: the rest
@@ -452,9 +464,11 @@ class ChatWriter(Writer):
             self._index += 1
             out += self._emit({"tool_calls": [entry]})
         notice = engine.notice()
+        if stranded:  # a Chat message cannot drop an entry it got: no call of the turn goes
+            notice = f"{notice}\n\n{STRANDED}" if notice else STRANDED
         if notice:
             out += self._emit({"content": notice})
-        final = self._chunk({}, self.finish_reason())
+        final = self._chunk({}, self.plain_end if stranded else self.finish_reason())
         final["callgate"] = engine.annotation()
         if engine.broken is not None:  # OpenRouter's mid-stream error: the SDKs raise it
             final["error"] = notices.stream_error(engine.broken)

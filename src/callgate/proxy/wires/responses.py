@@ -378,7 +378,7 @@ class ResponsesWriter(Writer):
                 "id": core.fresh_id("fc_"),
                 "type": "function_call",
                 "status": "in_progress",
-                "call_id": core.fresh_id(),
+                "call_id": self.engine.text_call_id(event.ref),
                 "name": event.name,
                 "arguments": "",
             }
