@@ -478,6 +478,13 @@ EQUIVALENT: dict[str, str] = {
         "every native call's slot, accepted or refused, is among the buffer's slots, so "
         "next() always finds one and its default is never needed"
     ),
+    **{
+        f"callgate.proxy.gate.x__withheld__mutmut_{n}": (
+            "a withheld result's is_error and refused flags are never read: the engine, its "
+            "notices, pinning and the integrations read only its call and content"
+        )
+        for n in (4, 5, 8, 9, 10, 11)
+    },
     "callgate.proxy.gate.x__ref__mutmut_2": (
         "it is only given the slot of a call that is not native, which is always a TextRef "
         "(or None), and both are returned the same either way"

@@ -19,7 +19,14 @@ from typing import Any
 import pytest
 
 from agent_clients import responses_turn
-from callgate.proxy.engine import Engine, GatedMessages, GatedResponses, GatedTurn, Options
+from callgate.proxy.engine import (
+    Engine,
+    GatedMessages,
+    GatedResponses,
+    GatedTurn,
+    Options,
+    RequestError,
+)
 from proxy_cases import chat_chunk, text_turn
 from test_gateway_behaviours import MESSAGES, events
 from test_gateway_edges import CHAT, RESPONSES
@@ -238,3 +245,62 @@ def test_the_time_spent_ending_the_turn_is_counted_in_its_audit_record() -> None
     turn.finish(clean=True)
     after = turn.audit()["cpu_us"]
     assert after > before > 0
+
+
+# -- wires told apart, models named -------------------------------------------------------
+
+
+def test_a_chat_body_with_a_developer_message_on_the_messages_path_is_refused() -> None:
+    body = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [
+            {"role": "developer", "content": "Be brief."},
+            {"role": "user", "content": "hi"},
+        ],
+    }
+    with pytest.raises(RequestError, match=r"Chat Completions request body.*/v1/chat/completions"):
+        GatedMessages(body)
+
+
+def test_a_responses_client_sees_the_model_a_chat_upstream_named() -> None:
+    named = {**chat_chunk({"content": "Mild."}), "model": "served-model"}
+    engine = GatedResponses(RESPONSES, Options(on_blocked="notice"), upstream="chat")
+    out = played(engine, [named, chat_chunk({}, "stop")])
+    assert {e["response"]["model"] for e in out if "response" in e} == {"served-model"}
+
+
+# -- reasoning at the turn's end, and an item whose id the server rotated ------------------
+
+
+def test_a_stream_ending_inside_the_reasoning_keeps_its_held_tail_as_reasoning() -> None:
+    turn = GatedTurn(CHAT, Options(on_blocked="notice", move_reasoning=True))
+    out = played(turn, text_turn(["<think>the user wants", " weather</th"]))
+    deltas = [c["choices"][0]["delta"] for c in out]
+    assert "".join(d.get("reasoning_content", "") for d in deltas) == "the user wants weather</th"
+    assert "".join(d.get("content", "") for d in deltas) == ""
+    assert out[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_an_item_done_under_a_new_id_reaches_the_client_under_the_id_it_was_added_with() -> None:
+    upstream = responses_events("Mild in Paris.")
+    thought = {"type": "reasoning", "summary": [], "content": []}
+    reasoning = [
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**thought, "id": "rs_a"},
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": {**thought, "id": "rs_b"}},
+    ]
+    shifted = [
+        {**e, "output_index": e["output_index"] + 1} if "output_index" in e else e
+        for e in upstream[1:]
+    ]
+    engine = GatedResponses(RESPONSES, Options(on_blocked="notice"))
+    out = played(engine, [upstream[0], *reasoning, *shifted])
+    done = [e for e in out if e["type"] == "response.output_item.done"]
+    assert (done[0]["item"]["type"], done[0]["item"]["id"]) == ("reasoning", "rs_a")
+    final = out[-1]["response"]["output"]
+    assert (final[0]["type"], final[0]["id"]) == ("reasoning", "rs_a")
+    assert [o["type"] for o in final] == ["reasoning", "message"]
