@@ -485,6 +485,15 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (4, 5, 8, 9, 10, 11)
     },
+    **{
+        f"callgate.proxy.gate.xǁGateCoreǁrepair_request__mutmut_{n}": (
+            "never called: Engine, the only GateCore there is, overrides repair_request"
+        )
+        for n in range(1, 11)
+    },
+    "callgate.proxy.wires.responses.xǁResponsesWriterǁencode__mutmut_7": (
+        "every event the Responses writer makes has a type, so the default is never used"
+    ),
     "callgate.proxy.gate.x__ref__mutmut_2": (
         "it is only given the slot of a call that is not native, which is always a TextRef "
         "(or None), and both are returned the same either way"

@@ -231,6 +231,8 @@ def test_a_repaired_turn_whose_chunks_name_no_model_gives_the_model_asked() -> N
     assert out[0]["type"] == "response.created"
     assert {e["response"]["model"] for e in out if "response" in e} == {RESPONSES["model"]}
     assert [json.loads(c.arguments) for c in second.calls] == [{"city": "Paris"}]
+    items = [e["item"] for e in out if e["type"] == "response.output_item.done"]
+    assert [i["id"][:3] for i in items if i["type"] == "function_call"] == ["fc_"]
 
 
 # -- the engine's time ------------------------------------------------------------------
@@ -268,6 +270,7 @@ def test_a_responses_client_sees_the_model_a_chat_upstream_named() -> None:
     engine = GatedResponses(RESPONSES, Options(on_blocked="notice"), upstream="chat")
     out = played(engine, [named, chat_chunk({}, "stop")])
     assert {e["response"]["model"] for e in out if "response" in e} == {"served-model"}
+    assert {e["response"]["id"][:5] for e in out if "response" in e} == {"resp_"}
 
 
 # -- reasoning at the turn's end, and an item whose id the server rotated ------------------
