@@ -572,5 +572,43 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
         "the list is empty there, so adding to it is the same as assigning it"
     ),
+    "callgate.proxy.gate.xǁGateCoreǁend__mutmut_1": (
+        "its one caller, Engine.finish, always passes clean, so the default is never used"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁ_native_raw__mutmut_4": (
+        "every native call's slot, accepted or refused, is among the buffer's slots, so "
+        "next() always finds one and its default is never needed"
+    ),
+    **{
+        f"callgate.proxy.gate.x__withheld__mutmut_{n}": (
+            "a withheld result's is_error and refused flags are never read: the engine, its "
+            "notices, pinning and the integrations read only its call and content"
+        )
+        for n in (4, 5, 8, 9, 10, 11)
+    },
+    **{
+        f"callgate.proxy.gate.xǁGateCoreǁrepair_request__mutmut_{n}": (
+            "never called: Engine, the only GateCore there is, overrides repair_request"
+        )
+        for n in range(1, 11)
+    },
+    "callgate.proxy.wires.responses.xǁResponsesWriterǁencode__mutmut_7": (
+        "every event the Responses writer makes has a type, so the default is never used"
+    ),
+    "callgate.proxy.gate.x__ref__mutmut_2": (
+        "it is only given the slot of a call that is not native, which is always a TextRef "
+        "(or None), and both are returned the same either way"
+    ),
+    "callgate.proxy.wires.chat.xǁChatReaderǁwhole__mutmut_49": (
+        "the chunk's own 'choices' comes after the copied fields in the same dict display, "
+        "so a copied 'choices' is always replaced"
+    ),
+    **{
+        f"callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_{n}": (
+            "final() always follows flush(), whose first chunk carries the role, so the role "
+            "is always sent by then and the branch that sends it never runs"
+        )
+        for n in range(84, 99)
+    },
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)
