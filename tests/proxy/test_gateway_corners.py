@@ -307,3 +307,62 @@ def test_an_item_done_under_a_new_id_reaches_the_client_under_the_id_it_was_adde
     final = out[-1]["response"]["output"]
     assert (final[0]["type"], final[0]["id"]) == ("reasoning", "rs_a")
     assert [o["type"] for o in final] == ["reasoning", "message"]
+
+
+# -- a blocked call whose arguments already streamed is not repaired ---------------------
+
+
+def native_call(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    call = {
+        "index": 0,
+        "id": "call_x",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": json.dumps(arguments)},
+    }
+    return [chat_chunk({"tool_calls": [call]}), chat_chunk({}, "tool_calls")]
+
+
+BAD_TEXT_CALL = '<tool_call>{"name": "get_weather", "arguments": {"town": "Paris"}}</tool_call>'
+
+
+def streamed_turn(client: str, kind: str) -> list[dict[str, Any]]:
+    """A schema-invalid call streamed to ``client`` as it formed: native, or a text call."""
+    if kind == "native":
+        return native_call({"town": "Paris"})
+    return text_turn(pieces(BAD_TEXT_CALL))
+
+
+@pytest.mark.parametrize(
+    ("client", "kind"),
+    [("chat", "native"), ("messages", "text"), ("responses", "text"), ("chat", "text")],
+)
+def test_a_call_whose_arguments_streamed_is_withheld_not_repaired(client: str, kind: str) -> None:
+    options = Options(repairs=1, stream_args=True, text_formats=("tool_call_tag",))
+    engine = Engine(REQUESTS[client], options, client=client, upstream="chat")
+    out = played(engine, streamed_turn(client, kind))
+    assert engine.options.on_blocked == "repair"
+    assert engine.repair is None and engine.calls == []
+    assert [r.call.name for r in engine.withheld] == ["get_weather"]
+    streamed = sent_arguments(client, out)
+    assert [json.loads(text) for text in streamed.values()] == [{"town": "Paris"}]
+    if client == "chat":
+        assert out[-1]["choices"][0]["finish_reason"] == "stop"
+    elif client == "messages":
+        ending = next(e for e in out if e["type"] == "message_delta")
+        assert ending["delta"]["stop_reason"] == "end_turn"
+    else:
+        final = out[-1]["response"]
+        assert all(o["type"] != "function_call" for o in final["output"])
+
+
+@pytest.mark.parametrize("stream_args", [False, True])
+def test_a_call_no_delta_showed_is_repaired(stream_args: bool) -> None:
+    # On a Messages client a translated native call waits for its verdict, streamed or not.
+    options = Options(repairs=1, stream_args=stream_args)
+    engine = Engine(MESSAGES, options, client="messages", upstream="chat")
+    out = played(engine, native_call({"town": "Paris"}))
+    assert engine.repair is not None and engine.calls == []
+    assert sent_arguments("messages", out) == {}
+    follow = engine.follow_up()
+    played(follow, native_call({"city": "Paris"}))
+    assert [json.loads(c.arguments) for c in follow.calls] == [{"city": "Paris"}]

@@ -377,6 +377,10 @@ class Engine(GateCore):
 
     # -- repair -----------------------------------------------------------------------
 
+    def arguments_shown(self) -> bool:
+        """Whether the client's writer sent argument deltas of this turn's calls."""
+        return self.writer.arguments_shown()
+
     def repair_request(self, history: list[dict[str, Any]]) -> dict[str, Any]:
         """The upstream request that re-asks: the request with the turn's history after it."""
         asked = self.reader.repair_request(self.request, history)

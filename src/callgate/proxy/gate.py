@@ -219,8 +219,22 @@ class GateCore:
         if mode == PASS and "unknown_tool" not in codes:
             self.calls += [self._blocked_call(r) for r in self.withheld]
             self.passed = True
-        elif mode == REPAIR and self.attempt < self.options.repairs and self.turn is not None:
+        elif mode == REPAIR and self.repairable and self.turn is not None:
             self.repair = self.repair_request(list(self.turn.history))
+
+    @property
+    def repairable(self) -> bool:
+        """Whether a blocked turn may be re-asked: repairs left, and no argument shown yet.
+
+        Under ``stream_args`` the client may hold a call's argument deltas already; a
+        repaired answer would add to that call (Chat and Messages have no way to take it
+        back), so such a turn is withheld with its notice instead.
+        """
+        return self.attempt < self.options.repairs and not self.arguments_shown()
+
+    def arguments_shown(self) -> bool:
+        """Whether the client was sent argument deltas of this turn's calls (the writer knows)."""
+        return False
 
     def repair_request(self, history: list[dict[str, Any]]) -> dict[str, Any]:
         """The upstream request that re-asks: the request with the turn's history after it."""

@@ -155,6 +155,10 @@ class Writer:
         del chunk
         return self.play(events)
 
+    def arguments_shown(self) -> bool:
+        """Whether this turn sent the client argument deltas of a call (``stream_args``)."""
+        return False
+
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, and any reasoning tail held back."""
         raise NotImplementedError

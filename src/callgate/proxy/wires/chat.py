@@ -429,6 +429,10 @@ class ChatWriter(Writer):
 
     # -- the end ----------------------------------------------------------------------
 
+    def arguments_shown(self) -> bool:
+        """Whether a native call's or a forming text call's deltas were sent."""
+        return bool(self._streamed or self._formed)
+
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, with the reasoning splitter's held tail."""
         delta: dict[str, Any] = {}

@@ -334,6 +334,10 @@ class MessagesWriter(Writer):
         self._open = None
         return [{"type": "content_block_stop", "index": index}]
 
+    def arguments_shown(self) -> bool:
+        """Whether a native call's or a forming text call's deltas were sent."""
+        return bool(self._streamed or self._formed)
+
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, in the open block; the splitter's held tail."""
         out = self._released(text) if text else []

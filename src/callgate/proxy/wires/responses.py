@@ -441,6 +441,10 @@ class ResponsesWriter(Writer):
             self._event("response.output_item.done", output_index=index, item=dict(message)),
         ]
 
+    def arguments_shown(self) -> bool:
+        """Whether a forming text call's deltas were sent (native calls wait for the verdict)."""
+        return bool(self._formed)
+
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, in the open message item."""
         return self.write([Text(text)]) if text else []
