@@ -92,6 +92,33 @@ def test_a_messages_history_becomes_responses_input_items() -> None:
     assert again["messages"] == SAME_IN_BLOCKS
 
 
+def test_a_tools_description_reaches_every_upstream_wire() -> None:
+    chat = translate("messages", "chat", MESSAGES_BODY)
+    responses = translate("messages", "responses", MESSAGES_BODY)
+    assert chat["tools"][0]["function"]["description"] == "Weather."
+    assert responses["tools"][0]["description"] == "Weather."
+    for client, body in (("chat", chat), ("responses", responses)):
+        tool = translate(client, "messages", body)["tools"][0]
+        assert tool == {"name": "get_weather", "description": "Weather.", "input_schema": SCHEMA}
+
+
+def test_an_empty_assistant_turn_keeps_its_place_as_an_empty_chat_message() -> None:
+    body = {
+        **MESSAGES_BODY,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": ""},
+            {"role": "user", "content": "again"},
+        ],
+    }
+    chat = translate("messages", "chat", body)
+    assert chat["messages"][1:] == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": "again"},
+    ]
+
+
 def test_images_are_carried_between_wires() -> None:
     image = {
         "type": "image",

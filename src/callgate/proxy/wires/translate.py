@@ -128,7 +128,10 @@ def _to_chat(talk: Conversation) -> dict[str, Any]:
         rest = [p for p in turn.parts if not isinstance(p, ToolAnswer)]
         calls = [p for p in rest if isinstance(p, AskedCall)]
         if turn.role == "assistant" and (rest or not results):
-            message: dict[str, Any] = {"role": "assistant", "content": _chat_content(rest)}
+            content = _chat_content(rest)
+            if content is None and not calls:  # OpenAI refuses null content without calls
+                content = ""
+            message: dict[str, Any] = {"role": "assistant", "content": content}
             if calls:
                 message["tool_calls"] = [
                     {
