@@ -8,7 +8,9 @@ wire; a stream with no chunk at all still tells a Chat client the role; a Respon
 client's withheld streamed call ends ``incomplete`` with what was sent; a whole Anthropic
 message's ``tool_use`` input becomes the call; ``response.completed`` ends the turn as it
 comes; a repair keeps the Responses input list and the model the client asked for; the
-time spent at the end of the turn is counted.
+time spent at the end of the turn is counted; a call whose arguments already streamed is
+withheld rather than re-asked; a whole answer streamed says the role once; repaired
+arguments are the ones sent; each Responses item ends where it was added.
 """
 
 from __future__ import annotations
@@ -366,3 +368,52 @@ def test_a_call_no_delta_showed_is_repaired(stream_args: bool) -> None:
     follow = engine.follow_up()
     played(follow, native_call({"city": "Paris"}))
     assert [json.loads(c.arguments) for c in follow.calls] == [{"city": "Paris"}]
+
+
+# -- a whole answer, repaired arguments, a Responses message item's end --------------------
+
+WHOLE_CHAT = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "m",
+    "choices": [{"index": 0, "message": {"content": "Mild."}, "finish_reason": "stop"}],
+}
+"""A whole Chat Completions answer (the upstream ignored ``stream``) whose message has no role."""
+
+
+def test_a_whole_answer_streamed_to_a_chat_client_says_the_role_once() -> None:
+    engine = Engine(CHAT, Options(on_blocked="notice"), client="chat", upstream="chat")
+    chunks = engine.whole_chunks(WHOLE_CHAT)
+    assert [c["choices"][0]["delta"] for c in chunks] == [
+        {"role": "assistant", "content": "Mild."},
+        {},
+    ]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_a_native_calls_repaired_arguments_are_the_ones_sent() -> None:
+    options = Options(on_blocked="notice", repair_json=True)
+    engine = Engine(CHAT, options, client="chat", upstream="chat")
+    call = {
+        "index": 0,
+        "id": "call_x",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris",}'},
+    }
+    out = played(engine, [chat_chunk({"tool_calls": [call]}), chat_chunk({}, "tool_calls")])
+    assert [json.loads(c.arguments) for c in engine.calls] == [{"city": "Paris"}]
+    assert [json.loads(text) for text in sent_arguments("chat", out).values()] == [
+        {"city": "Paris"}
+    ]
+
+
+def test_each_responses_item_ends_at_the_place_it_was_added() -> None:
+    options = Options(on_blocked="notice", text_formats=("tool_call_tag",))
+    good = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    engine = GatedResponses(RESPONSES, options, upstream="chat")
+    out = played(engine, text_turn(pieces("Checking. " + good)))
+    items = [e for e in out if e["type"].startswith("response.output_item.")]
+    added = {e["item"]["id"]: e["output_index"] for e in items if e["type"].endswith("added")}
+    done = {e["item"]["id"]: e["output_index"] for e in items if e["type"].endswith("done")}
+    assert done == added and sorted(added.values()) == [0, 1]
