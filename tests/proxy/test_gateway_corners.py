@@ -417,3 +417,15 @@ def test_each_responses_item_ends_at_the_place_it_was_added() -> None:
     added = {e["item"]["id"]: e["output_index"] for e in items if e["type"].endswith("added")}
     done = {e["item"]["id"]: e["output_index"] for e in items if e["type"].endswith("done")}
     assert done == added and sorted(added.values()) == [0, 1]
+
+
+@pytest.mark.parametrize("client", ["messages", "responses"])
+def test_a_whole_answer_translated_carries_no_field_of_the_upstreams_wire(client: str) -> None:
+    request = {**REQUESTS[client], "stream": False}
+    body = Engine(request, Options(on_blocked="notice"), client=client, upstream="chat").whole(
+        WHOLE_CHAT
+    )
+    assert "choices" not in body and body["id"] != WHOLE_CHAT["id"]
+    assert body["object" if client == "responses" else "type"] in ("response", "message")
+    blocks = body["content"] if client == "messages" else body["output"][0]["content"]
+    assert blocks[0]["text"] == "Mild."
