@@ -69,14 +69,14 @@ class PartialCall:
         self._view: _View = (complete, view[0])
 
     @property
-    def ref(self) -> CallRef:
-        """The call's reference: a :class:`~callgate.gate.refs.NativeRef` or a ``TextRef``."""
-        return self._head[0]
+    def ref(self) -> int | str:
+        """The call's reference as reports write it: its native slot key, or ``text-B.N``."""
+        return self._head[0].slot
 
     @property
-    def slot(self) -> int | str:
-        """Where the call sits as reports write it: the provider's index, or ``text-B.N``."""
-        return self._head[0].slot
+    def call_ref(self) -> CallRef:
+        """The call's typed reference: a :class:`~callgate.gate.refs.NativeRef` or ``TextRef``."""
+        return self._head[0]
 
     @property
     def id(self) -> str | None:

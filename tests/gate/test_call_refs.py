@@ -16,9 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callgate import ToolSchemas, TurnGate
+from callgate import LLMStreamBuffer, ToolSchemas, TurnGate
 from callgate.gate.findings import finding
 from callgate.gate.turn import CallRef, NativeRef, TextRef, call_order
+from callgate.testing.builders import openai_chunks
+from callgate.testing.wires import Chunk, WireCall
 
 PLACES = st.integers(min_value=0, max_value=10**6)
 NATIVE = st.builds(NativeRef, PLACES)
@@ -107,3 +109,27 @@ def test_the_gate_gives_each_call_its_ref_in_call_order(
     assert [slot.key for slot in calls] == [ref.slot for ref in refs]
     assert [r for r in refs if isinstance(r, NativeRef)] == [NativeRef(i) for i in sorted(natives)]
     assert len([r for r in refs if isinstance(r, TextRef)]) == sum(blocks)
+
+
+TOOL_CALL = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
+
+
+@pytest.mark.parametrize(
+    ("chunks", "ref"),
+    [
+        (openai_chunks([WireCall("call_1", "f", ('{"a": 1}',))], [0, 0]), NativeRef(0)),
+        (openai_chunks([], [], text=["Sure. ", TOOL_CALL]), TextRef(0, 0)),
+    ],
+    ids=["native", "text"],
+)
+def test_a_call_and_its_forming_record_carry_one_ref_and_one_report_form(
+    chunks: list[Chunk], ref: CallRef
+) -> None:
+    buffer = LLMStreamBuffer(tool_schemas={"f": {"type": "object"}}, text_formats=["tool_call_tag"])
+    for chunk in chunks:
+        buffer.add(chunk)
+    buffer.end()
+    [call] = buffer.calls
+    [record] = buffer.partial_calls()
+    assert (call.ref, call.slot) == (ref, ref.slot)
+    assert (record.call_ref, record.ref) == (ref, ref.slot)
