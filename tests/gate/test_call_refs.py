@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 
 import attrs
 import pytest
@@ -65,6 +66,7 @@ def test_refs_order_as_the_turn_orders_its_calls(refs: list[CallRef]) -> None:
         assert (a < b) == (place(a) < place(b))
         assert (a <= b) == (place(a) <= place(b))
         assert (a > b) == (place(a) > place(b))
+        assert (a >= b) == (place(a) >= place(b))
 
 
 @given(st.lists(REFS, max_size=8))
@@ -88,6 +90,14 @@ def test_a_ref_is_frozen_and_is_no_string() -> None:
         ref.block = 3  # type: ignore[misc]
     assert not isinstance(ref, str) and (ref.slot, str(ref)) == ("text-1.2", "text-1.2")
     assert [ref] == [TextRef(1, 2)] and NativeRef(3).slot == 3
+
+
+@pytest.mark.parametrize("other", [0, "text-0.0", None])
+def test_a_ref_does_not_order_against_anything_but_a_ref(other: object) -> None:
+    for ref in (NativeRef(0), TextRef(0, 0)):
+        for compare in (operator.lt, operator.le, operator.gt, operator.ge):
+            with pytest.raises(TypeError):
+                compare(ref, other)
 
 
 @given(
