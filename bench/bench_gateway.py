@@ -4,7 +4,7 @@ Run: ``python bench/bench_gateway.py`` (``--rounds N`` takes the best of N round
 five; ``--quick`` drops the largest size). One Chat Completions upstream stream of prose in
 1-8 character deltas with a call leaked into the text every 2 KB, at three sizes, is
 played through :class:`callgate.proxy.engine.Engine` as the proxy plays it
-(``play`` per server-sent event, then ``finish``), in one run:
+(``play_bytes`` per upstream read of one event, then ``finish``), in one run:
 
 - **chat→chat**: the client speaks the upstream's wire (today's default);
 - **chat→messages**: an Anthropic Messages client in front of it (Claude Code's case);
@@ -26,7 +26,6 @@ import time
 from typing import Any
 
 from callgate.proxy.engine import Engine, Options
-from callgate.proxy.sse import SSEReader
 from callgate.proxy.upstream import sse_body
 
 CALL = '<tool_call>{"name": "lookup", "arguments": {"q": "paris"}}</tool_call>'
@@ -74,6 +73,7 @@ def stream(size: int) -> bytes:
             {
                 "id": "c1",
                 "object": "chat.completion.chunk",
+                "created": 1700000000,
                 "model": "qwen3",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
             }
@@ -83,6 +83,7 @@ def stream(size: int) -> bytes:
         {
             "id": "c1",
             "object": "chat.completion.chunk",
+            "created": 1700000000,
             "model": "qwen3",
             "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
         }
@@ -90,14 +91,15 @@ def stream(size: int) -> bytes:
     return sse_body(chunks)
 
 
-def play(client: str, upstream: str, events: list[Any]) -> float:
-    """CPU seconds to play ``events`` through one engine of the pair."""
+def play(client: str, upstream: str, events: list[bytes]) -> float:
+    """CPU seconds to play ``events`` (one upstream read each) through one engine of the pair."""
     started = time.process_time()
     engine = Engine(
         REQUESTS[client], Options(on_blocked="notice"), client=client, upstream=upstream
     )
-    for event in events:
-        engine.play(event)
+    for read in events:
+        engine.play_bytes(read)
+    engine.close_bytes()
     engine.finish()
     return time.process_time() - started
 
@@ -110,8 +112,7 @@ def main() -> None:
     sizes = (20_000, 200_000) if args.quick else (20_000, 200_000, 2_000_000)
     rows: dict[str, dict[int, float]] = {}
     for size in sizes:
-        reader = SSEReader()
-        events = [*reader.feed(stream(size)), *reader.close()]
+        events = [event + b"\n\n" for event in stream(size).split(b"\n\n") if event]
         best = {pair: float("inf") for pair in PAIRS}
         for _ in range(args.rounds):
             for pair in PAIRS:

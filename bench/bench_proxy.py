@@ -167,9 +167,14 @@ class LiteLLMProxy:
 
     KEY = "sk-bench-0123456789abcdef"
 
-    def __init__(self, python: str, upstream: str) -> None:
+    def __init__(
+        self, python: str, upstream: str, *, model: str = "gpt-4.1", guardrails: str = ""
+    ) -> None:
         self.python = python
         self.upstream = upstream
+        self.model = model
+        self.guardrails = guardrails
+        """config.yaml's ``guardrails:`` section, if any (bench_guardrail's rows)."""
         self.process: subprocess.Popen[bytes] | None = None
         self.folder = tempfile.TemporaryDirectory(prefix="bench-litellm-")
 
@@ -199,11 +204,11 @@ class LiteLLMProxy:
         config = folder / "config.yaml"
         config.write_text(
             "model_list:\n"
-            "  - model_name: gpt-4.1\n"
+            f"  - model_name: {self.model}\n"
             "    litellm_params:\n"
-            "      model: openai/gpt-4.1\n"
+            f"      model: openai/{self.model}\n"
             f"      api_base: {self.upstream}/v1\n"
-            "      api_key: sk-upstream\n",
+            "      api_key: sk-upstream\n" + self.guardrails,
             encoding="utf-8",
         )
         with socket.socket() as probe:
@@ -219,7 +224,9 @@ class LiteLLMProxy:
         command = [self.python, "-m", "litellm.proxy.proxy_cli", "--config", str(config)]
         command += ["--host", "127.0.0.1", "--port", str(port), "--num_workers", "1"]
         log = (folder / "litellm.log").open("wb")
-        self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=folder
+        )
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

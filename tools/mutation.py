@@ -117,6 +117,8 @@ _DETECTOR = (
     "tests/text/test_text_strategies.py",
     "tests/text/test_detector_blocks.py",
     "tests/fsm/test_detector_transitions.py",
+    "tests/text/test_scan_tables.py",
+    "tests/text/test_value_end_release.py",
 )
 """The detector's behaviour tests: the detector and its scanning parts."""
 
@@ -130,6 +132,7 @@ _GATEWAY = (
     "tests/proxy/test_proxy_responses_wire.py",
     "tests/proxy/test_proxy_repair_ends.py",
     "tests/proxy/test_gateway_edges.py",
+    "tests/proxy/test_gateway_corners.py",
 )
 """The gateway's behaviour tests, in process (the engine driven as a client sees it); the
 tests that start a proxy process import the project outside mutmut's copy."""
@@ -156,7 +159,11 @@ MODULES = {
     "gate_verdict": Module("src/callgate/gate/_verdict.py", _GATE),
     "repair": Module(
         "src/callgate/gate/repair.py",
-        ("tests/gate/test_lossless_repair.py", "tests/gate/test_repair_places.py"),
+        (
+            "tests/gate/test_lossless_repair.py",
+            "tests/gate/test_repair_places.py",
+            "tests/gate/test_repair_refusals.py",
+        ),
     ),
     "requests": Module("src/callgate/proxy/requests.py", ("tests/proxy/test_request_reader.py",)),
     "openai": Module("src/callgate/strategies/openai.py", _OPENAI),
@@ -395,8 +402,8 @@ class MutmutFailed(RuntimeError):
     """mutmut could not start testing mutants (its clean run or its test listing failed)."""
 
 
-def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
-    """Run mutmut on one worker in workdir (all mutants, or only the named ones).
+def mutmut(workdir: Path, names: list[str], quiet: bool, children: int = 1) -> None:
+    """Run mutmut in workdir on ``children`` workers (all mutants, or only the named ones).
 
     Without a Redis server: mutmut runs each test many times, and a server's records
     outlive a run (the Redis store is not under mutation; its tests run in the suite).
@@ -404,7 +411,7 @@ def mutmut(workdir: Path, names: list[str], quiet: bool) -> None:
     env = {**os.environ, "CI": "1"}
     for name in ("CALLGATE_REDIS_URL", "CALLGATE_REQUIRE_REDIS"):
         env.pop(name, None)
-    command = [_MUTMUT, "run", "--max-children", "1", *names]
+    command = [_MUTMUT, "run", "--max-children", str(children), *names]
     output = subprocess.DEVNULL if quiet else None
     done = subprocess.run(command, cwd=workdir, env=env, check=False, stdout=output)
     if done.returncode != 0:  # mutmut ends 0 once the mutants ran, survivors or not
@@ -577,7 +584,7 @@ def survivors(name: str) -> int:
     return 0
 
 
-def sample(seed: int, per_module: int, floor: float, quiet: bool) -> int:
+def sample(seed: int, per_module: int, floor: float, quiet: bool, children: int = 1) -> int:
     """Run a fixed-seed sample of each module's non-equivalent mutants in one mutmut run."""
     rng = random.Random(seed)
     chosen: dict[str, list[str]] = {}
@@ -590,7 +597,7 @@ def sample(seed: int, per_module: int, floor: float, quiet: bool) -> int:
     tests = sorted({t for m in MODULES.values() for t in m.tests})
     workdir = BUILD / "sample"
     prepare(workdir, [m.path for m in MODULES.values()], tests)
-    mutmut(workdir, [m for names in chosen.values() for m in names], quiet)
+    mutmut(workdir, [m for names in chosen.values() for m in names], quiet, children)
     scores = []
     for name, module in MODULES.items():
         found = statuses(workdir, module)
@@ -631,6 +638,9 @@ def main(argv: list[str] | None = None) -> int:
     ci.add_argument("--seed", type=int, default=SEED)
     ci.add_argument("--per-module", type=int, default=SAMPLE_PER_MODULE)
     ci.add_argument("--floor", type=float, default=FLOOR)
+    ci.add_argument(
+        "--children", type=int, default=1, help="mutants tested at once (CI: one per core)"
+    )
     args = parser.parse_args(argv)
     gone = missing()
     if gone:
@@ -657,7 +667,9 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return rerun(args.module, args.quiet)
     if args.command == "survivors":
         return survivors(args.module)
-    return sample(args.seed, args.per_module, args.floor, args.quiet)
+    if args.command == "sample" and args.children < 1:
+        parser.error("--children must be at least 1")
+    return sample(args.seed, args.per_module, args.floor, args.quiet, args.children)
 
 
 if __name__ == "__main__":

@@ -100,6 +100,27 @@ TABLE_EQUIVALENT: dict[str, str] = {
 """Table mutants (``tools/mutation.py tables``) no input can tell apart, keyed by table,
 transition and edit."""
 
+_R = "callgate.gate.repair.x_"
+_NEVER_PARSES = (
+    "the readings differ only when the comma's stretch holds nothing but blanks before it (or "
+    "one character at the text's start): after a string only a comma after a comma reads "
+    "otherwise, and at the start the text is left opening with ']' or '}': neither ever parses"
+)
+_STRING_END = (
+    "a string piece ends with its closing quote, and no text holding '\"' is in '[{,', so "
+    "the comma is read as trailing alike"
+)
+_X_OUTSIDE = "an 'X' outside strings never parses, so a text it changes has no repair either way"
+_CLOSED = (
+    "a quote at or after the last whole string is one that never closes: find and rfind agree "
+    "on whether there is one, and one at index 0 starts a string, never an object"
+)
+
+_V = "callgate.strategies.text._scan.xǁ_Blockǁ"
+_VE = "callgate.strategies.text._scan.xǁ_ValueEndǁ"
+_FALSY = "the flag is read only for its truth, and None is false like False and ''"
+
+
 EQUIVALENT: dict[str, str] = {
     # strictjson
     "callgate.gate.strictjson.xǁ_DuplicateKeyǁ__init____mutmut_1": _INTERNAL_ARGS,
@@ -340,6 +361,86 @@ EQUIVALENT: dict[str, str] = {
         f"{_D}_parse__mutmut_{n}": "only whether any call was extracted is read, not how many"
         for n in (38, 39, 40)
     },
+    **{f"{_R}_before__mutmut_{n}": _NEVER_PARSES for n in (5, 6, 12, 13, 20)},
+    **{f"{_R}_before__mutmut_{n}": _STRING_END for n in (16, 18, 19)},
+    f"{_R}_before__mutmut_8": _X_OUTSIDE,
+    f"{_R}_code__mutmut_14": _X_OUTSIDE,
+    f"{_R}_code__mutmut_15": (
+        "a comma with no value before it stays, and the text then never parses, so the commas "
+        "after it do not matter"
+    ),
+    f"{_R}_code__mutmut_4": "None as a slice's start means 0",
+    f"{_R}_outside_strings__mutmut_5": "None as a slice's or find's start means 0",
+    **{f"{_R}_outside_strings__mutmut_{n}": _CLOSED for n in (20, 22, 23)},
+    **{
+        f"{_R}_marked__mutmut_{n}": (
+            "a key's tag only has to name no Python literal: no type is wanted for it either way"
+        )
+        for n in (3, 4)
+    },
+    **{
+        f"{_R}_plain__mutmut_{n}": (
+            "ToolSchemas refuses a schema holding $dynamicRef (unsupported_schema_keyword), so "
+            "no repair under one passes the final check"
+        )
+        for n in (6, 7, 8)
+    },
+    f"{_R}repair_arguments__mutmut_27": _AND_OR,
+    f"{_R}repair_arguments__mutmut_33": (
+        "a call without a name is refused by the schema check (missing_name) whatever schema "
+        "was read for it"
+    ),
+    f"{_V}named__mutmut_2": "the name is only cached: read again from the same head it is the same",
+    **{f"{_VE}__init____mutmut_{n}": _FALSY for n in (7, 9, 11)},
+    f"{_VE}_in_string__mutmut_35": _FALSY,
+    f"{_VE}__init____mutmut_14": (
+        "a carry of letters holds no bracket, quote or blank, and feed takes its length back out "
+        "of the position it returns"
+    ),
+    **{
+        f"{_VE}feed__mutmut_{n}": (
+            "no step returns position 0: each returns a place past a character it read, or a "
+            "negative carry mark"
+        )
+        for n in (31, 32)
+    },
+    f"{_V}__init____mutmut_9": "named() reads the head before it first returns the name",
+    **{
+        f"{_V}__init____mutmut_{n}": (
+            "no head is read at that length first: a one-character head names no tool"
+        )
+        for n in (11, 12)
+    },
+    f"{_V}__init____mutmut_14": _NO_TOKEN,
+    **{
+        f"callgate.strategies.text._scan.x__stops__mutmut_{n}": (
+            "the order is never read: _alternation sorts again, and the rest are sets, a max "
+            "and any()"
+        )
+        for n in (3, 5, 8)
+    },
+    "callgate.strategies.text._scan.x__stops__mutmut_26": (
+        "the empty prefix is never looked up: only suffixes of one character or more are"
+    ),
+    "callgate.strategies.text._scan.x__stops__mutmut_34": (
+        "with no stop token nothing matches and nothing is partial, so the kept tail is never "
+        "read for one"
+    ),
+    f"{_VE}_in_string__mutmut_21": "a backslash and a quote are never at the same place",
+    f"{_VE}_in_string__mutmut_30": (
+        "a one-character quote found at end always starts there, so startswith agrees"
+    ),
+    f"{_VE}_outside__mutmut_9": "the character is one the pattern matched, never an 'X'",
+    **{
+        f"{_VE}_outside__mutmut_{n}": (
+            "three quotes at the end already opened a triple-quoted string the line before"
+        )
+        for n in (25, 26)
+    },
+    f"{_VE}_outside__mutmut_22": (
+        "a JSON quote that ends the delta opens a string, so the value cannot close in that "
+        "delta either way; carried, it is read again first in the next"
+    ),
     "callgate.strategies.text._scan.xǁ_Blockǁ__init____mutmut_10": (
         "only a block open at the start has no partial tokens, and its head is never cut"
     ),
@@ -471,5 +572,43 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
         "the list is empty there, so adding to it is the same as assigning it"
     ),
+    "callgate.proxy.gate.xǁGateCoreǁend__mutmut_1": (
+        "its one caller, Engine.finish, always passes clean, so the default is never used"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁ_native_raw__mutmut_4": (
+        "every native call's slot, accepted or refused, is among the buffer's slots, so "
+        "next() always finds one and its default is never needed"
+    ),
+    **{
+        f"callgate.proxy.gate.x__withheld__mutmut_{n}": (
+            "a withheld result's is_error and refused flags are never read: the engine, its "
+            "notices, pinning and the integrations read only its call and content"
+        )
+        for n in (4, 5, 8, 9, 10, 11)
+    },
+    **{
+        f"callgate.proxy.gate.xǁGateCoreǁrepair_request__mutmut_{n}": (
+            "never called: Engine, the only GateCore there is, overrides repair_request"
+        )
+        for n in range(1, 11)
+    },
+    "callgate.proxy.wires.responses.xǁResponsesWriterǁencode__mutmut_7": (
+        "every event the Responses writer makes has a type, so the default is never used"
+    ),
+    "callgate.proxy.gate.x__ref__mutmut_2": (
+        "it is only given the slot of a call that is not native, which is always a TextRef "
+        "(or None), and both are returned the same either way"
+    ),
+    "callgate.proxy.wires.chat.xǁChatReaderǁwhole__mutmut_49": (
+        "the chunk's own 'choices' comes after the copied fields in the same dict display, "
+        "so a copied 'choices' is always replaced"
+    ),
+    **{
+        f"callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_{n}": (
+            "final() always follows flush(), whose first chunk carries the role, so the role "
+            "is always sent by then and the branch that sends it never runs"
+        )
+        for n in range(84, 99)
+    },
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

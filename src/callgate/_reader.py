@@ -170,8 +170,8 @@ def _attributes(value: Any, depth: int = 0) -> Any:
     """A plain attribute object as plain data: its public attributes, all the way down.
 
     What ``SimpleNamespace`` chunks, and SDK classes without ``model_dump``, look like.
-    Deeper than the JSON nesting any wire allows, a value is kept as it is (the strategy
-    then refuses it as it refuses any odd field).
+    Past 256 levels (deeper than any wire nests) a value is left unconverted, so that the
+    strategy reports it as a field of the wrong type instead of recursing without end.
     """
     if depth > 256 or isinstance(value, (str, bytes, int, float, bool)) or value is None:
         return value

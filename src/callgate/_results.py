@@ -196,7 +196,7 @@ class ResultView:
         Read incrementally: the work per call is proportional to what arrived since the
         last read. Reading changes nothing the gate decides.
         """
-        return self._partial.read(self.gate, self.text_queue)
+        return self._partial.now()
 
 
 def _runs(gate: TurnGate | None, verdict: Verdict) -> list[ExtractedCall]:

@@ -204,7 +204,9 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         """The change count right after the stream's own end was taken (None: not yet)."""
         self._ended = False
         self._unread: list[UnreadableChunk] = []
-        self._partial = PartialCalls()
+        self._partial = PartialCalls(self)
+        if type(self).partial_calls is ResultView.partial_calls:  # a subclass's own stays
+            self.__dict__["partial_calls"] = self._partial.now
         self._unsettle()
         self._checked = False
         """Whether the chunk being read passed the buffer's own checks (see :meth:`_stray`)."""

@@ -15,11 +15,13 @@ the gate's verdict: a record is something to show.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from callgate.gate.partialjson import (
-    PLAIN_RUN,
+    PLAIN_SPLIT,
+    REJOINED,
     STRING_STOP,
     PartialJSON,
     Shot,
@@ -28,7 +30,7 @@ from callgate.gate.partialjson import (
     TextLog,
     value_at,
 )
-from callgate.gate.turn import BaseSlot, CallRef, NativeRef, TextRef, TextSlot, TurnGate
+from callgate.gate.turn import BaseSlot, CallRef, Changes, NativeRef, TextRef, TextSlot, TurnGate
 from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.forming import BlockReader, FormingCall
 from callgate.textqueue import TextQueue
@@ -44,11 +46,12 @@ class PartialCall:
     number or ``true``/``false``/``null`` until its token is whole); ``complete`` says the
     arguments are whole. Whether the call may run is still the gate's verdict alone.
     A record describes the call at the moment it was taken; a later one, later. It holds
-    three references (taking one is O(1)): the call's identity, shared by its records,
-    the length of its argument text then, and a view of the arguments then.
+    two references (taking one is O(1)): the length of its argument text then, and the
+    call's identity with a view of its arguments then, which records taken while a string
+    value grows share.
     """
 
-    __slots__ = ("_head", "_view", "text_length")
+    __slots__ = ("_state", "text_length")
 
     def __init__(
         self,
@@ -63,40 +66,39 @@ class PartialCall:
         (the arguments' shot, their JSON text).
         """
         source, complete, length = state
-        self._head: _Head = (ref, *identity, source, view[1])
+        self._state: _State = ((ref, *identity, source, view[1]), (complete, view[0]))
         self.text_length = length
         """How long the arguments' JSON text is so far (see :meth:`text`)."""
-        self._view: _View = (complete, view[0])
 
     @property
     def ref(self) -> int | str:
         """The call's reference as reports write it: its native slot key, or ``text-B.N``."""
-        return self._head[0].slot
+        return self._state[0][0].slot
 
     @property
     def call_ref(self) -> CallRef:
         """The call's typed reference: a :class:`~callgate.gate.refs.NativeRef` or ``TextRef``."""
-        return self._head[0]
+        return self._state[0][0]
 
     @property
     def id(self) -> str | None:
         """The call's id, if it has one (yet)."""
-        return self._head[1]
+        return self._state[0][1]
 
     @property
     def name(self) -> str | None:
         """The tool's name once it has streamed whole (None before)."""
-        return self._head[2]
+        return self._state[0][2]
 
     @property
     def source(self) -> str:
         """``native``, or the text format the call is written in."""
-        return self._head[3]
+        return self._state[0][3]
 
     @property
     def complete(self) -> bool:
         """Whether the arguments are whole (no more argument text will change them)."""
-        view = self._view
+        view = self._state[1]
         return len(view) == 2 and bool(view[0])
 
     @property
@@ -106,7 +108,7 @@ class PartialCall:
         Values that were whole when the record was taken may be shared with later
         records: copy before changing them.
         """
-        view = self._view
+        view = self._state[1]
         if len(view) == 2:
             shot: Shot = view[1]
         else:  # an open string value read plainly: its length follows the text's
@@ -124,13 +126,13 @@ class PartialCall:
         writer that keeps how much it sent asks for ``text(sent)``: the new argument text,
         in O(new).
         """
-        return self._head[4].since(start, self.text_length)
+        return self._state[0][4].since(start, self.text_length)
 
     def _key(self) -> tuple[Any, ...]:
-        return (*self._head[:4], self.complete, self.text_length)
+        return (*self._state[0][:4], self.complete, self.text_length)
 
     def __repr__(self) -> str:
-        ref, id_, name, source = self._head[:4]
+        ref, id_, name, source = self._state[0][:4]
         return (
             f"PartialCall(ref={ref!r}, id={id_!r}, name={name!r}, source={source!r}, "
             f"complete={self.complete!r}, text_length={self.text_length!r})"
@@ -150,7 +152,15 @@ _Head = tuple[CallRef, str | None, str | None, str, TextLog]
 _View = tuple[bool, Shot] | tuple[Spine, list[str], str | None, int]
 """Whether the arguments are whole and their shot; or, while a string value is read
 plainly, its spine, pieces and key, and how much longer the text is than the string."""
+_State = tuple[_Head, _View]
 _record = object.__new__
+
+class TurnHolder(Protocol):
+    """What :class:`PartialCalls` reads the turn from (a buffer): its gate and text queue."""
+
+    gate: TurnGate | None
+    text_queue: TextQueue
+
 
 Whole = Callable[[int], object]
 """A call's arguments by slot key, as a wire that sends them whole holds them (or None)."""
@@ -160,8 +170,8 @@ class _Native:
     """A native slot's reader: where it is in the slot's fragments, and its last record."""
 
     __slots__ = (
-        "folds", "forming", "given", "head", "index", "log", "offset", "plain", "reader", "record",
-        "slot",
+        "changes", "folds", "forming", "given", "head", "index", "log", "offset", "pieces",
+        "plain", "put", "put_text", "reader", "record", "slot", "state", "synced",
     )  # fmt: skip
 
     def __init__(self, slot: BaseSlot, max_depth: int) -> None:
@@ -181,6 +191,16 @@ class _Native:
         """How many characters were read in all."""
         self.folds = 0
         self.record: PartialCall | None = None
+        # While the hot path is armed (see arm): what it reads the slot with.
+        self.changes = Changes()
+        """The gate's change count."""
+        self.state: _State = (self.head, self.plain)
+        """The records' shared state: the head and the open string's view."""
+        self.pieces: list[str] = []
+        """The open string's pieces (``put`` appends to them, ``put_text`` to the log's)."""
+        self.put = self.put_text = self.pieces.append
+        self.synced = 0
+        """The text's length when the reader's counts were last brought up to date."""
 
     def current(self, whole: Whole | None = None) -> PartialCall:
         """The slot's record now: the last one, unless fragments or its identity came.
@@ -206,48 +226,78 @@ class _Native:
             return record
         return self._record()
 
-    def grown(self) -> PartialCall:
-        """The record after fragments came (nothing else changed): the hot path.
+    def arm(self, record: PartialCall, changes: Changes) -> bool:
+        """Whether the hot path may take this slot's next fragments, and ready it if so.
 
-        The common fragment (more of an open string, no quote or forbidden character in
-        it, any escape whole) is read here without the reader's general loop, and
-        its record shares the string's view: O(1) beyond the fragment's own length.
+        It may while a string value is open with no escape pending, in arguments that
+        stream as text, and ``record`` is the slot's last. The hot path then appends the
+        fragments to the string and the text alone; :meth:`settle` counts them in.
         """
-        slot, reader, log = self.slot, self.reader, self.log
-        parts = slot.parts
-        if slot.folds == self.folds and len(parts) == self.index + 1:
-            text = parts[-1]
-            size = len(text)
-            self.index += 1
-            self.offset += size
-            plain = reader.plain
-            head = self.head
-            if (
-                plain is not None
-                and (STRING_STOP(text) is None or PLAIN_RUN(text))
-                and head[1] is slot.id
-                and head[2] is slot.name
-                and slot.arguments is None
-            ):
-                reader.plain_piece(text)
-                length = log.length = log.length + size
-                log.pieces.append(text)
-                view = self.plain
-                if view[1] is not plain[1] or view[0] is not plain[0]:
-                    view = self.plain = (*plain, length - reader.string_size)
-                record = self.record = _record(PartialCall)
-                record._head = head
-                record.text_length = length
-                record._view = view
-                return record
-            if not reader.broken:
-                valid = reader.take(text)
-                if valid:
-                    log.length += valid
-                    log.pieces.append(text if valid == size else text[:valid])
+        reader, slot = self.reader, self.slot
+        plain = reader.plain
+        if (
+            plain is None
+            or record is not self.record
+            or self.given is not None
+            or slot.arguments is not None
+            or self.folds != slot.folds
+        ):
+            return False
+        log = self.log
+        length = self.synced = log.length
+        view = self.plain
+        offset = length - reader.string_size
+        if view[0] is not plain[0] or view[1] is not plain[1] or view[3] != offset:
+            view = self.plain = (*plain, offset)
+        state = self.state
+        if state[0] is not self.head or state[1] is not view:
+            self.state = (self.head, view)
+        pieces = self.pieces = plain[1]
+        self.put = pieces.append
+        self.put_text = log.pieces.append
+        self.changes = changes
+        return True
+
+    def settle(self, record: PartialCall, split: bool = False) -> None:
+        """Count in what the hot path read since :meth:`arm` (``record``: its last).
+
+        ``split``: the last fragment ended in a backslash whose escape is still to come;
+        the reader reads that backslash itself, as it would have.
+        """
+        log, reader = self.log, self.reader
+        grew = log.length - self.synced
+        self.synced = log.length
+        if split:
+            pieces = self.pieces
+            last = pieces[-1][:-1]
+            if last:
+                pieces[-1] = last
+            else:
+                pieces.pop()
+            grew -= 1
+        reader.string_size += grew
+        reader.valid += grew
+        self.offset += grew + split
+        self.record = record
+        if split:
+            reader.take("\\")
+
+    def more(self, text: str, split: bool) -> PartialCall:
+        """A record after the hot path took ``text`` (``split``: it ends in half an escape)."""
+        self.index += 1
+        self.put(text)
+        self.put_text(text)
+        log = self.log
+        length = log.length = log.length + len(text)
+        state = self.state
+        record = _record(PartialCall)
+        record.text_length = length
+        if split:  # the string stops before the half escape
+            view = self.plain
+            record._state = (state[0], (view[0], view[1], view[2], view[3] + 1))
         else:
-            self._read(parts, slot.folds)
-        return self._record()
+            record._state = state
+        return record
 
     def _given(self, value: object) -> bool:
         """Read arguments given whole; whether they changed since the last read."""
@@ -278,10 +328,9 @@ class _Native:
         if head[1] is not slot.id or head[2] is not slot.name or head[4] is not self.log:
             head = self.head = (slot.ref, slot.id, slot.name, "native", self.log)
         record = self.record = _record(PartialCall)
-        record._head = head
         record.text_length = self.log.length
         whole = reader.complete and not self.forming
-        record._view = (whole or slot.arguments is not None, reader.shot())
+        record._state = (head, (whole or slot.arguments is not None, reader.shot()))
         return record
 
     def _read(self, parts: list[str], folds: int) -> None:
@@ -315,9 +364,14 @@ class _Block:
 class PartialCalls:
     """The turn's calls while they form (one per buffer turn; see the module's notes)."""
 
-    __slots__ = ("_block", "_fast", "_native", "_records", "_text", "_version", "whole")
+    __slots__ = (
+        "_block", "_fast", "_hot", "_native", "_owner", "_records", "_split", "_text", "_version",
+        "whole",
+    )  # fmt: skip
 
-    def __init__(self) -> None:
+    def __init__(self, owner: TurnHolder) -> None:
+        self._owner = weakref.ref(owner)
+        """Weakly: an owner that holds :meth:`now` is freed as soon as it is dropped."""
         self.whole: Whole | None = None
         """Where a wire that sends arguments whole holds them (the buffer sets it)."""
         self._native: dict[CallRef, _Native] = {}
@@ -327,62 +381,109 @@ class PartialCalls:
         self._fast: list[_Native] | None = None
         """The native slots' readers, when they are all the turn has (no text call)."""
         self._records: tuple[PartialCall, ...] = ()
+        self._hot: _Native | None = None
+        """The one native slot whose open string the hot path reads (see :meth:`read`)."""
+        self._split: _Native | None = None
+        """That slot, while its last fragment ended in half an escape (see :meth:`_rejoin`)."""
 
-    def read(self, gate: TurnGate | None, queue: TextQueue) -> tuple[PartialCall, ...]:
-        """Every call of the turn now: native slots, text calls in the gate, the open block's."""
-        if gate is None:
+    def now(self) -> tuple[PartialCall, ...]:
+        """Every call of the turn now: native slots, text calls in the gate, the open block's.
+
+        The owner's ``partial_calls`` (a buffer installs this bound method as its own,
+        one call less on the path taken after every delta).
+
+        The hottest path first: the turn's one native call, its string value open, one new
+        fragment that is more of that string (nothing else changed since the last read,
+        which the gate's change count vouches for). Its record shares the string's view:
+        O(1) beyond the fragment's own length. Anything else reads the general way.
+        """
+        hot = self._hot
+        if hot is not None and hot.changes.n == self._version:
+            slot = hot.slot
+            parts = slot.parts
+            index = hot.index
+            if slot.folds == hot.folds:
+                if len(parts) == index + 1:
+                    text = parts[index]
+                    if STRING_STOP(text) is None or (
+                        (run := PLAIN_SPLIT(text)) is not None and run.lastindex is None
+                    ):
+                        hot.index = index + 1
+                        hot.put(text)
+                        hot.put_text(text)
+                        record = _record(PartialCall)
+                        record._state = hot.state
+                        log = hot.log
+                        record.text_length = log.length = log.length + len(text)
+                        records = self._records = (record,)
+                        return records
+                    if run is not None:  # an escape cut in two: its backslash ends the text
+                        self._hot, self._split = None, hot
+                        records = self._records = (hot.more(text, True),)
+                        return records
+                elif len(parts) == index:
+                    return self._records
+        elif self._split is not None:
+            split = self._rejoin(self._split)
+            if split is not None:
+                return split
+        owner = self._owner()
+        if owner is None:
             return ()
-        fast = self._fast
-        if fast is not None and gate.changes.n == self._version and self.whole is None:
-            if len(fast) == 1:
-                return self._one(fast[0])
-            self._records = tuple([native.current() for native in fast])
-            return self._records
-        return self._read(gate, queue)
+        return self._cold(owner.gate, owner.text_queue)
 
-    def _one(self, native: _Native) -> tuple[PartialCall, ...]:
-        """The one native call's record after fragments came: the hottest path.
+    def _rejoin(self, native: _Native) -> tuple[PartialCall, ...] | None:
+        """The fragment after an escape cut in two: its rest and more plain text, if so.
 
-        :meth:`_Native.grown`'s common case inlined (more of an open string read plainly,
-        one new fragment, nothing else changed); anything else goes to it.
+        None: not so (the split is still to settle, see :meth:`_cold`).
         """
         slot = native.slot
         parts = slot.parts
         index = native.index
-        if slot.folds == native.folds:
-            if len(parts) == index:
-                return self._records
-            if len(parts) == index + 1:
-                text = parts[index]
-                reader = native.reader
-                plain = reader.plain
-                head = native.head
-                if (
-                    plain is not None
-                    and (STRING_STOP(text) is None or PLAIN_RUN(text))
-                    and slot.arguments is None
-                    and head[1] is slot.id
-                    and head[2] is slot.name
-                ):
-                    size = len(text)
-                    native.index = index + 1
-                    native.offset += size
-                    plain[1].append(text)  # reader.plain_piece(text), inlined
-                    reader.string_size += size
-                    reader.valid += size
-                    log = native.log
-                    length = log.length = log.length + size
-                    log.pieces.append(text)
-                    view = native.plain
-                    if view[1] is not plain[1] or view[0] is not plain[0]:
-                        view = native.plain = (*plain, length - reader.string_size)
-                    record = native.record = _record(PartialCall)
-                    record._head = head
-                    record.text_length = length
-                    record._view = view
-                    records = self._records = (record,)
-                    return records
-        records = self._records = (native.grown(),)
+        if native.changes.n != self._version or slot.folds != native.folds:
+            return None
+        if len(parts) == index:
+            return self._records
+        if len(parts) != index + 1:
+            return None
+        text = parts[index]
+        run = REJOINED(text)
+        if run is None:
+            return None
+        split = run.lastindex is not None
+        if split:
+            self._split = native
+        else:
+            self._split, self._hot = None, native
+        records = self._records = (native.more(text, split),)
+        return records
+
+    def _cold(self, gate: TurnGate | None, queue: TextQueue) -> tuple[PartialCall, ...]:
+        """Every call the general way, then the hot path armed again if it now applies."""
+        split = self._split
+        if split is not None:
+            self._split = None
+            split.settle(self._records[0], split=True)
+        hot = self._hot
+        if hot is not None:
+            hot.settle(self._records[0])
+            self._hot = None
+        if gate is None:
+            return ()
+        fast = self._fast
+        if fast is not None and gate.changes.n == self._version and self.whole is None:
+            records = self._records = tuple([native.current() for native in fast])
+        else:
+            records = self._read(gate, queue)
+        if (
+            len(records) == 1
+            and self._fast is not None
+            and self.whole is None
+            and len(self._fast) == 1
+        ):
+            native = self._fast[0]
+            if gate is not None and native.arm(records[0], gate.changes):
+                self._hot = native
         return records
 
     def _read(self, gate: TurnGate, queue: TextQueue) -> tuple[PartialCall, ...]:

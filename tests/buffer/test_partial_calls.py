@@ -23,6 +23,14 @@ from callgate.cli.capture import load_capture
 from callgate.gate.partialjson import PartialJSON, is_prefix, value_at
 from callgate.partial import PartialCall
 from callgate.strategies import WIRE_STRATEGIES
+from callgate.strategies.text.markup_payloads import (
+    CALL_BEGIN,
+    CALL_END,
+    CALLS_BEGIN,
+    CALLS_END,
+    GEMMA_STRING,
+    SEP,
+)
 from callgate.testing.cuts import splits
 from callgate.testing.wire_streams import StreamExample, compiled, streams
 from callgate.testing.wires import WIRES, WireCall, encoder
@@ -147,8 +155,10 @@ def test_records_read_in_any_order_keep_the_value_they_were_taken_with(
     """Escapes cut anywhere: each record, read before or after later ones, shows its prefix."""
     text = json.dumps({"content": content, "n": 1})
     chunks = [_openai_call(text[i : i + size]) for i in range(0, len(text), size)]
+    chunks[1::3] = [[chunk, _openai_call("")] for chunk in chunks[1::3]]  # empty deltas between
+    flat = [c for chunk in chunks for c in (chunk if isinstance(chunk, list) else [chunk])]
     buffer = LLMStreamBuffer(tool_schemas={"write": {"type": "object"}})
-    records = [r[0] for r in play([_openai_open(), *chunks], buffer) if r]
+    records = [r[0] for r in play([_openai_open(), *flat], buffer) if r]
     inside = 0
     shuffled = list(enumerate(records))
     order.shuffle(shuffled)
@@ -160,6 +170,32 @@ def test_records_read_in_any_order_keep_the_value_they_were_taken_with(
         assert value == value_at(fresh.shot()), (n, record.text(0))
         inside += "content" in value and not record.complete
     assert inside  # some records were taken inside the string
+
+
+def test_a_long_string_with_escapes_cut_in_two_is_read_without_the_general_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """4-character deltas of a string whose newline escapes fall across deltas: the general
+    reader runs for the text around the string, not once per cut escape (O(1) per delta)."""
+    content = "def f(x):\n    return x  # \u00e9\n" * 200
+    text = json.dumps({"path": "a.py", "content": content}, ensure_ascii=False)
+    feeds: list[str] = []
+    feed = PartialJSON.feed
+
+    def counted(reader: PartialJSON, piece: str) -> None:
+        feeds.append(piece)
+        feed(reader, piece)
+
+    monkeypatch.setattr(PartialJSON, "feed", counted)
+    chunks = [_openai_call(text[i : i + 4]) for i in range(0, len(text), 4)]
+    cut = sum(text[i + 3] == "\\" for i in range(0, len(text) - 4, 4))
+    assert cut >= 100  # the stream does cut escapes in two
+    buffer = LLMStreamBuffer(tool_schemas={"write": {"type": "object"}})
+    seen = play([_openai_open(), *chunks, _openai_finish("tool_calls")], buffer)
+    assert len(feeds) < 20, feeds[:30]
+    check_prefixes(seen, {0: {"path": "a.py", "content": content}})
+    shown = [r[0].arguments.get("content", "") for r in seen if r]
+    assert all(not s.endswith("\\") for s in shown) and len(set(shown)) > len(chunks) - 20
 
 
 GEMINI_STREAMED = sorted(
@@ -339,7 +375,58 @@ def mistral_array(calls: list[dict[str, Any]]) -> str:
     return "[TOOL_CALLS]" + json.dumps([{"name": "write", "arguments": calls[0]}])
 
 
+def gemma_value(value: Any) -> str:
+    """A value as Gemma 4 writes it: strings between ``<|"|>`` tokens, keys too."""
+    if isinstance(value, str):
+        return f"{GEMMA_STRING}{value}{GEMMA_STRING}"
+    if isinstance(value, dict):
+        items = (f"{GEMMA_STRING}{k}{GEMMA_STRING}:{gemma_value(v)}" for k, v in value.items())
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(map(gemma_value, value)) + "]"
+    return json.dumps(value)
+
+
+def gemma(calls: list[dict[str, Any]]) -> str:
+    pairs = ",".join(f"{k}:{gemma_value(v)}" for k, v in calls[0].items())
+    return f"<|tool_call>call:write{{{pairs}}}<tool_call|>"
+
+
+def deepseek(calls: list[dict[str, Any]]) -> str:
+    """DeepSeek V3.1: ``NAME<sep>{json}`` per entry."""
+    entries = "".join(
+        f"{CALL_BEGIN}write{SEP}{json.dumps(args, ensure_ascii=False)}{CALL_END}" for args in calls
+    )
+    return f"{CALLS_BEGIN}{entries}{CALLS_END}"
+
+
+def deepseek_v3(calls: list[dict[str, Any]]) -> str:
+    """DeepSeek V3: ``function<sep>NAME`` then the arguments in a json fence, per entry."""
+    entries = "".join(
+        f"{CALL_BEGIN}function{SEP}write\n```json\n{json.dumps(args)}\n```{CALL_END}\n"
+        for args in calls
+    )
+    return f"{CALLS_BEGIN}{entries}{CALLS_END}"
+
+
+def pythonic(calls: list[dict[str, Any]]) -> str:
+    """Python source: each value as ``repr`` writes it (quotes and escapes its own way)."""
+    body = ", ".join(
+        "write(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")" for args in calls
+    )
+    return f"[{body}]"
+
+
+def llama4(calls: list[dict[str, Any]]) -> str:
+    return f"<|python_start|>{pythonic(calls)}<|python_end|>"
+
+
 RENDER = {
+    "pythonic": pythonic,
+    "llama4_python": llama4,
+    "gemma_special": gemma,
+    "deepseek": deepseek,
+    "deepseek ": deepseek_v3,
     "qwen3_coder_xml": qwen,
     "glm45": glm,
     "minimax_m2": minimax,
@@ -349,13 +436,25 @@ RENDER = {
     "bracket_tool_calls": mistral,
     "bracket_tool_calls ": mistral_array,  # the format before v11 (the key told apart by a space)
 }
-ONE_CALL = ("glm45", "tool_call_tag", "fenced_json", "bracket_tool_calls", "bracket_tool_calls ")
+ONE_CALL = (
+    "gemma_special", "glm45", "tool_call_tag", "fenced_json", "bracket_tool_calls",
+    "bracket_tool_calls ",
+)  # fmt: skip
 """Formats rendered here with one call per block."""
+
+
+PROSE = st.text(alphabet="ab .,\né:", max_size=12)
+"""Text with no markup of any format."""
 
 
 @st.composite
 def text_turns(draw: st.DrawFn) -> tuple[str, str, list[str]]:
+    """A format, a content in it (or prose alone, no markup at all), and its deltas (empty
+    ones included)."""
     fmt = draw(st.sampled_from(sorted(RENDER)))
+    if draw(st.integers(0, 5)) == 0:
+        content = draw(PROSE)
+        return fmt, content, draw(splits(content))
     calls = draw(st.lists(text_arguments(), min_size=1, max_size=1 if fmt in ONE_CALL else 2))
     content = draw(st.sampled_from(["", "Sure. "])) + RENDER[fmt](calls)
     return fmt, content, draw(splits(content))
@@ -376,7 +475,10 @@ def test_text_call_arguments_grow_as_prefixes_at_every_split(
     seen = play(chunks, buffer)
     finals = {call.slot: call.arguments for call in buffer.calls}
     check_prefixes(seen, finals)
-    if fmt in ("qwen3_coder_xml", "glm45", "minimax_m2", "tool_call_tag"):  # the text too
+    if fmt in (
+        "qwen3_coder_xml", "glm45", "minimax_m2", "tool_call_tag", "gemma_special", "pythonic",
+        "llama4_python",
+    ):  # the text too  # fmt: skip
         for records in seen:
             for record in records:
                 if record.ref in finals:
@@ -388,6 +490,41 @@ def test_text_call_arguments_grow_as_prefixes_at_every_split(
     quiet = text_buffer(fmt)
     play(chunks, quiet, read=False)
     assert outcome(buffer) == outcome(quiet)
+
+
+@settings(max_examples=300)
+@given(text_turns(), st.data())
+def test_a_text_turn_cut_anywhere_runs_nothing_and_shows_only_prefixes(
+    turn: tuple[str, str, list[str]], data: st.DataObject
+) -> None:
+    """Cut at any character (deltas of every shape, empty ones included; prose with no
+    markup too): no call runs, every record is a prefix of the uncut call's arguments, and
+    prose with no markup is shown whole with no record at all."""
+    fmt, content, _ = turn
+    whole = text_buffer(fmt)
+    play([_openai_text(content), _openai_finish("stop")], whole)
+    finals = {call.slot: call.arguments for call in whole.calls}
+    cut = content[: data.draw(st.integers(0, len(content)))]
+    deltas = data.draw(splits(cut))
+    buffer = text_buffer(fmt)
+    shown: list[str] = []
+    seen = []
+    for delta in deltas:
+        buffer.add(_openai_text(delta))
+        shown.append(buffer.text())
+        seen.append(buffer.partial_calls())
+    buffer.add(_openai_finish("length"))
+    buffer.end()
+    shown.append(buffer.text())
+    seen.append(buffer.partial_calls())
+    assert not buffer.calls and buffer.verdict != "pass"
+    for records in seen:
+        for record in records:
+            assert record.ref in finals or not whole.calls, (record, finals)
+            if record.ref in finals:
+                assert is_prefix(record.arguments, finals[record.ref]), (record, finals)
+    if not any(opener in content for opener in ("<", "[", "{", "`")):  # no markup at all
+        assert "".join(shown) == cut and all(records == () for records in seen)
 
 
 @pytest.mark.parametrize("fmt", sorted(RENDER))
@@ -467,6 +604,20 @@ BAD_TEXT = {
         "<tool_call>write\n<arg_key>path</arg_key>\n<arg_value>ab\ud800cd</arg_value>\n"
         "</tool_call>",
         "<tool_call>write\n<arg_key>count</arg_key>\n<arg_value>3}</arg_value>\n</tool_call>",
+    ],
+    "gemma_special": [
+        f"<|tool_call>call:write{{path:{GEMMA_STRING}ab{GEMMA_STRING}}}}}cd<tool_call|>",
+        f"<|tool_call>call:write{{path:{GEMMA_STRING}ab\ud800cd{GEMMA_STRING}}}<tool_call|>",
+        f"<|tool_call>call:write{{path:{GEMMA_STRING}ab{GEMMA_STRING},count:3x}}cd<tool_call|>",
+    ],
+    "deepseek": [
+        f'{CALLS_BEGIN}{CALL_BEGIN}write{SEP}{{"path": "ab"}}}}cd{CALL_END}{CALLS_END}',
+        f'{CALLS_BEGIN}{CALL_BEGIN}write{SEP}{{"path": "ab\\ud800cd"}}{CALL_END}{CALLS_END}',
+    ],
+    "pythonic": [
+        "[write(path='ab')) cd]",
+        "[write(path='ab\\ud800cd')]",
+        "[write(path='ab' + 'cd')]",
     ],
     "minimax_m2": [
         '<minimax:tool_call>\n<invoke name="write">\n<parameter name="path">ab\ud800cd'

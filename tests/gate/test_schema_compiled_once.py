@@ -16,17 +16,24 @@ from callgate.gate import schema as schema_module
 from callgate.gate.schema import ToolSchemas
 
 
+def counted(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Any]:
+    """Every argument the schema module's function ``name`` is called with, from now on."""
+    seen: list[Any] = []
+    real = getattr(schema_module, name)
+
+    def counting(value: Any) -> Any:
+        seen.append(value)
+        return real(value)
+
+    monkeypatch.setattr(schema_module, name, counting)
+    return seen
+
+
 @pytest.fixture
 def audits(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    seen: list[Any] = []
-    real = schema_module._audit
-
-    def counted(schema: Any) -> Any:
-        seen.append(schema)
-        return real(schema)
-
-    monkeypatch.setattr(schema_module, "_audit", counted)
+    seen = counted(monkeypatch, "_audit")
     monkeypatch.setattr(schema_module, "_COMPILED", type(schema_module._COMPILED)())
+    monkeypatch.setattr(schema_module, "_TOOLS", type(schema_module._TOOLS)())
     return seen
 
 
@@ -87,3 +94,23 @@ def test_the_reported_error_follows_the_schema_as_written_not_a_reordered_twin(
     written, twin = findings[id(STRICT)], findings[id(reordered)]
     assert written is not None and twin is not None
     assert "city" in written.message and "town" in twin.message
+
+
+def test_a_turns_tools_from_an_equal_mapping_are_made_once(
+    audits: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A buffer built per turn from the same tool mapping skips the dialect rewrite and the
+    lookups; each turn still gets tables of its own, and a changed mapping is made anew."""
+    made = counted(monkeypatch, "_tools")
+    gemini = {"type": "OBJECT", "properties": {"q": {"type": "STRING", "nullable": True}}}
+    turns = [ToolSchemas({"find": gemini, "other": schema(3)}) for _ in range(3)]
+    assert len(made) == 1
+    assert turns[0]._validators is not turns[1]._validators
+    for tools in turns:
+        assert tools.raw["find"] == {
+            "type": "object",
+            "properties": {"q": {"type": ["string", "null"]}},
+        }
+        assert tools.check("other", {"q": "abcd"}) is not None
+    ToolSchemas({"other": schema(3), "find": gemini})  # another order: another mapping
+    assert len(made) == 2

@@ -11,16 +11,21 @@ block closes, gets its deltas but never ``finish_reason: "tool_calls"``.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
 import openai
 import pytest
 
+from callgate.proxy.audit import AUDIT_FILE, load_records
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
-from callgate.proxy.wires.forming import remainder
+from callgate.proxy.wires.forming import STRANDED, remainder
+from callgate.testing.builders import openai_chunks
+from callgate.testing.wires import WireCall
 from proxy_cases import proxy_process, text_turn
 
 CONTENT = "".join(f"line {n}: print('é\\t{n}')  # \"quoted\"\n" for n in range(1400))
@@ -136,18 +141,66 @@ def test_a_call_cut_before_its_block_closes_never_finishes_as_a_call(
     assert streamed.startswith('{"path": "app.py", "content": "line 0')
 
 
+def test_a_withheld_streamed_call_never_comes_with_tool_calls_beside_a_passed_one(
+    proxy: tuple[Upstream, openai.OpenAI],
+) -> None:
+    """A text call set aside for the native call after it: its entry is in the client's
+    message, so the turn sends no call and does not end ``tool_calls``; the two calls'
+    entries keep indices of their own."""
+    written = {"path": "a.py", "content": "x"}
+    native = {"path": "n.py", "content": "z"}
+    call = WireCall("call_n", "write_file", (json.dumps(native),), arguments=native)
+    got = run(proxy, openai_chunks([call], [0, 0], text=pieces(qwen_block(written))))
+    by_index: dict[int, str] = {}
+    for index, _, piece in got["deltas"]:
+        by_index[index] = by_index.get(index, "") + piece
+    assert by_index == {0: json.dumps(written), 1: json.dumps(native)}
+    assert got["finish"] == "stop" and got["content"].endswith(STRANDED)
+
+
 # -- the Messages and Responses clients, the upstream on Chat Completions ------------------
 
 
 @pytest.fixture(scope="module")
-def translated() -> Iterator[tuple[Upstream, str]]:
+def audit_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("audit")
+
+
+@pytest.fixture(scope="module")
+def translated(audit_dir: Path) -> Iterator[tuple[Upstream, str]]:
     upstream = Upstream()
     args = ["--text-formats", "qwen3_coder_xml", "--stream-args", "--on-blocked", "notice"]
+    args += ["--audit", str(audit_dir)]
     with (
         ServerThread(upstream.app) as server,
         proxy_process(["--upstream", server.url, "--upstream-wire", "chat", *args]) as (_, url, _),
     ):
         yield upstream, url
+
+
+def audited_ids(audit_dir: Path, turns: int) -> list[str]:
+    """The ids of the calls the proxy's engine sent in its ``turns``-th recorded turn
+    (written once the response ended: waited for)."""
+    deadline = time.monotonic() + 10
+    while True:
+        path = audit_dir / AUDIT_FILE
+        records = load_records(path.read_text(encoding="utf-8")) if path.exists() else []
+        if len(records) >= turns or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    record = records[turns - 1]
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            calls = value.get("calls")
+            if isinstance(calls, list) and all(isinstance(c, dict) and "id" in c for c in calls):
+                found.extend(c["id"] for c in calls)
+            for item in value.values():
+                walk(item)
+
+    walk(record)
+    return found
 
 
 def messages_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -171,7 +224,9 @@ def messages_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]])
                 deltas.append(event.partial_json)
         final = stream.get_final_message()
     uses = [b for b in final.content if b.type == "tool_use"]
-    return {"deltas": deltas, "stop": final.stop_reason, "uses": uses, "blocks": blocks}
+    text = "".join(b.text for b in final.content if b.type == "text")
+    stop = final.stop_reason
+    return {"deltas": deltas, "stop": stop, "uses": uses, "blocks": blocks, "text": text}
 
 
 def responses_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -237,3 +292,79 @@ def test_a_call_finishes_on_its_sent_text_only_when_that_text_is_its_arguments()
     assert remainder('{"a": 1}', ['{"a":1}']) == ""  # the model's spelling, the same value
     assert remainder('{"a": 1}', ['{"a":2}']) is None
     assert remainder('{"a": 1}', ['{"a" :']) is None  # neither its start nor whole
+
+
+# -- one id: the deltas', the call's, the engine's ------------------------------------------
+
+
+def test_a_streamed_text_call_keeps_one_id_on_every_client_wire(
+    translated: tuple[Upstream, str], audit_dir: Path
+) -> None:
+    """The id the forming deltas carry is the released call's and the engine's own."""
+    upstream, url = translated
+    path = audit_dir / AUDIT_FILE
+    before = len(load_records(path.read_text(encoding="utf-8"))) if path.exists() else 0
+    arguments = {"path": "app.py", "content": CONTENT[:4000].rstrip("\n")}
+    upstream.chunks = text_turn(pieces(qwen_block(arguments)))
+    client = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+    ids: set[str] = set()
+    with client.chat.completions.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        messages=[{"role": "user", "content": "Write app.py."}],
+        tools=TOOLS,  # type: ignore[arg-type]
+    ) as stream:
+        for event in stream:
+            if event.type == "chunk":
+                for choice in event.chunk.choices:
+                    ids.update(c.id for c in choice.delta.tool_calls or () if c.id)
+        final = stream.get_final_completion().choices[0].message.tool_calls or []
+    assert len(ids) == 1
+    assert [c.id for c in final] == list(ids) == audited_ids(audit_dir, before + 1)
+
+    anthropic_client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+    tools = [{"name": "write_file", "description": "Write a file.", "input_schema": SCHEMA}]
+    started: list[str] = []
+    with anthropic_client.messages.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        max_tokens=8192,
+        messages=[{"role": "user", "content": "Write app.py."}],
+        tools=tools,  # type: ignore[arg-type]
+    ) as events:
+        for event in events:
+            if event.type == "content_block_start" and event.content_block.type == "tool_use":
+                started.append(event.content_block.id)
+        uses = [b for b in events.get_final_message().content if b.type == "tool_use"]
+    assert started[0].startswith("toolu_")
+    assert [u.id for u in uses] == started == audited_ids(audit_dir, before + 2)
+
+    items: set[tuple[str, str]] = set()
+    with client.responses.stream(
+        model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        input="Write app.py.",
+        tools=[{"type": "function", "name": "write_file", "parameters": SCHEMA, "strict": False}],
+    ) as responses:
+        for event in responses:
+            if event.type == "response.output_item.added" and event.item.type == "function_call":
+                items.add((event.item.id or "", event.item.call_id))
+            elif event.type == "response.function_call_arguments.delta":
+                assert event.item_id in {item for item, _ in items}
+        output = responses.get_final_response().output
+    calls = [(c.id or "", c.call_id) for c in output if c.type == "function_call"]
+    assert len(items) == 1 and calls == list(items)
+    assert [call_id for _, call_id in calls] == audited_ids(audit_dir, before + 3)
+
+
+def test_a_withheld_streamed_block_never_comes_with_tool_use_beside_a_passed_call(
+    translated: tuple[Upstream, str],
+) -> None:
+    """On Messages too: the set-aside text call's tool_use block is in the message the
+    anthropic SDK rebuilds, so the turn sends no call and does not stop ``tool_use``."""
+    written = {"path": "a.py", "content": "x"}
+    native = {"path": "n.py", "content": "z"}
+    call = WireCall("call_n", "write_file", (json.dumps(native),), arguments=native)
+    got = messages_run(translated, openai_chunks([call], [0, 0], text=pieces(qwen_block(written))))
+    assert got["stop"] == "end_turn"
+    assert [u.input for u in got["uses"]] == [written]  # what was shown, never finished
+    assert got["text"].endswith(STRANDED)
+    got = responses_run(translated, openai_chunks([call], [0, 0], text=pieces(qwen_block(written))))
+    assert [json.loads(c.arguments) for c in got["calls"]] == [native]  # its item ended incomplete

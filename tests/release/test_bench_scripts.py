@@ -42,6 +42,7 @@ def test_every_benchmark_is_listed() -> None:
         "bench_extproc.py",
         "bench_gateway.py",
         "bench_growth.py",
+        "bench_guardrail.py",
         "bench_integrations.py",
         "bench_ledger.py",
         "bench_partial.py",

@@ -57,10 +57,10 @@ class _Mutmut:
         self.verdicts: dict[str, int] = {}
         self.during: Callable[[], None] = lambda: None
         self.runs: list[tuple[list[str], list[str]]] = []
-        self.real: Callable[[Path, list[str], bool], None] = self
+        self.real: Callable[[Path, list[str], bool, int], None] = self
         """The tool's own ``mutmut()``, which runs the program, for a test that wants it."""
 
-    def __call__(self, workdir: Path, names: list[str], quiet: bool) -> None:
+    def __call__(self, workdir: Path, names: list[str], quiet: bool, children: int = 1) -> None:
         tests = _test_list(workdir)
         self.runs.append((list(names), tests))
         meta = _meta(workdir)
@@ -204,19 +204,30 @@ def test_rerun_without_a_run_of_the_mapped_file_says_so(
     assert len(fake.runs) == 1
 
 
+def _run_program(
+    tool: tuple[ModuleType, _Mutmut, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    body: str,
+) -> None:
+    """Make the tool run a stand-in mutmut program that does ``body`` and fails to start."""
+    mutation, fake, _ = tool
+    program = tmp_path / "mutmut"
+    program.write_text(f"#!/bin/sh\n{body}\nexit 1\n")
+    program.chmod(0o755)
+    monkeypatch.setattr(mutation, "_MUTMUT", str(program))
+    monkeypatch.setattr(mutation, "mutmut", fake.real)
+    monkeypatch.setattr(mutation, "missing", list)
+
+
 def test_a_mutmut_that_cannot_start_gives_no_score_and_exit_2(
     tool: tuple[ModuleType, _Mutmut, Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    mutation, fake, root = tool
-    failing = tmp_path / "mutmut"
-    failing.write_text("#!/bin/sh\necho 'Failed to run clean test'\nexit 1\n")
-    failing.chmod(0o755)
-    monkeypatch.setattr(mutation, "_MUTMUT", str(failing))
-    monkeypatch.setattr(mutation, "mutmut", fake.real)
-    monkeypatch.setattr(mutation, "missing", list)
+    mutation, _, root = tool
+    _run_program(tool, tmp_path, monkeypatch, "echo 'Failed to run clean test'")
 
     assert mutation.main(["-q", "run", "tiny"]) == 2
 
@@ -224,3 +235,30 @@ def test_a_mutmut_that_cannot_start_gives_no_score_and_exit_2(
     assert "mutmut stopped before testing the mutants (exit 1)" in err
     assert "no score is given" in err
     assert not (root / "build" / "mutation" / "tiny" / "survivors.txt").exists()
+
+
+def test_the_sample_tests_as_many_mutants_at_once_as_it_is_told(
+    tool: tuple[ModuleType, _Mutmut, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    mutation, _, _ = tool
+    seen = tmp_path / "argv"
+    _run_program(tool, tmp_path, monkeypatch, f'echo "$@" > {seen}')
+    monkeypatch.setattr(mutation, "mutant_names", lambda module: [ONE, TWO, THREE])
+    monkeypatch.setattr(mutation, "MODULES", {"tiny": mutation.MODULES["tiny"]})
+
+    assert mutation.main(["-q", "sample", "--children", "2", "--per-module", "1"]) == 2
+
+    argv = seen.read_text().split()
+    assert argv[:3] == ["run", "--max-children", "2"]
+    assert len(argv) == 4 and argv[3] in (ONE, TWO, THREE)
+
+
+def test_a_sample_on_no_worker_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        _tool().main(["sample", "--children", "0"])
+
+    assert stopped.value.code == 2
+    assert "--children must be at least 1" in capsys.readouterr().err

@@ -661,8 +661,9 @@ class Counting(AnthropicStrategy):
         return super().accumulate(acc, chunk)
 
 
-def test_the_reader_takes_a_tool_blocks_argument_delta_in_place() -> None:
-    """The common event never reaches accumulate(); every other one does, once.
+def test_the_reader_takes_argument_and_text_deltas_in_place() -> None:
+    """The common events (a block's argument or text delta) never reach accumulate();
+    every other one does, once.
 
     The first event is read before the stream is resolved, so accumulate() reads it too.
     """
@@ -683,7 +684,6 @@ def test_the_reader_takes_a_tool_blocks_argument_delta_in_place() -> None:
     assert strategy.whole == [
         "message_start",
         "content_block_start",
-        "content_block_delta",
         "content_block_stop",
         "message_delta",
         "message_stop",

@@ -49,6 +49,7 @@ def bent(draw: st.DrawFn, event: dict[str, Any]) -> dict[str, Any]:
     delta = event.get("delta")
     if isinstance(delta, dict):
         places += [(event, "delta"), (delta, "type"), (delta, "partial_json")]
+        places += [(delta, "text")] if "text" in delta else []
     where, key = draw(st.sampled_from(places))
     choice = draw(st.sampled_from(["drop", "odd", "wide"]))
     if choice == "drop":
@@ -61,13 +62,14 @@ def bent(draw: st.DrawFn, event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _argument_delta(event: Any) -> bool:
+    """An argument or text delta: the events the wire's fast paths read."""
     delta = event.get("delta") if isinstance(event, dict) else None
-    return isinstance(delta, dict) and delta.get("type") == "input_json_delta"
+    return isinstance(delta, dict) and delta.get("type") in ("input_json_delta", "text_delta")
 
 
 @st.composite
 def events(draw: st.DrawFn) -> list[Any]:
-    """A kit stream of the wire, a few of its events bent (mostly argument deltas)."""
+    """A kit stream of the wire, a few of its events bent (mostly argument and text deltas)."""
     example = draw(streams("anthropic", faults=draw(st.booleans())))
     chunks = [copy.deepcopy(c) for c in example.chunks]
     if draw(st.booleans()):

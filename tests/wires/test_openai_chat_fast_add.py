@@ -174,3 +174,29 @@ def test_a_text_chunk_passes_the_wires_add_without_raising() -> None:
     assert raised == []
     buffer.end()
     assert buffer.as_dict()["content"] == "Hello there"
+
+
+@pytest.mark.parametrize("delta", ["arguments", "content"])
+def test_usage_on_every_chunk_is_read_where_it_comes(delta: str) -> None:
+    """vLLM's continuous usage puts a count on every chunk: the one that reaches
+    ``max_tokens`` cuts the turn there, on a settled buffer's fast path as on the checked one.
+    """
+
+    def counted(piece: dict[str, Any], tokens: int | None) -> dict[str, Any]:
+        usage = None if tokens is None else {"prompt_tokens": 3, "completion_tokens": tokens}
+        return {**piece, "usage": usage}
+
+    pieces = [
+        '{"q": ',
+        '"a',
+        'b"}',
+    ]
+    opening, *rest = turn(*pieces)
+    if delta == "content":
+        rest = [chunk({"content": p}) for p in pieces]
+    for strategy in (OpenAIStrategy(), CheckedOnly()):
+        buffer = LLMStreamBuffer(strategy=strategy, max_tokens=3, text_formats=None)
+        buffer.add(counted(opening, None))  # include_usage's null count on every other chunk
+        buffer.add(counted(rest[0], 1))
+        buffer.add(counted(rest[1], 3))
+        assert [f.code for f in buffer.findings] == ["token_limit"], strategy

@@ -31,12 +31,17 @@ _STRING_STOP = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
 """Inside a string: its end, an escape, or a character strict JSON refuses there."""
 STRING_STOP = _STRING_STOP.search
 """Where in a piece an open string's plain run stops (None: the whole piece is plain)."""
-_PLAIN_RUN = re.compile(
-    '[^"\\\\\x00-\x1f\ud800-\udfff]*(?:\\\\["\\\\/bfnrt][^"\\\\\x00-\x1f\ud800-\udfff]*)*'
-)
-PLAIN_RUN = _PLAIN_RUN.fullmatch
+_RUN = '[^"\\\\\x00-\x1f\ud800-\udfff]*+(?:\\\\["\\\\/bfnrt][^"\\\\\x00-\x1f\ud800-\udfff]*+)*+'
+"""Plain characters and whole two-character escapes (possessive: nothing to try again)."""
+PLAIN_RUN = re.compile(_RUN).fullmatch
 """Whether a piece :data:`STRING_STOP` stops in is still more of an open string: its only
 stops are whole two-character escapes (None: it is not)."""
+PLAIN_SPLIT = re.compile(_RUN + "(\\\\)?").fullmatch
+"""The same, or such a run then a backslash whose escape is in the next piece (the match's
+``lastindex`` is then 1)."""
+REJOINED = re.compile('["\\\\/bfnrt]' + _RUN + "(\\\\)?").fullmatch
+"""A piece after one that ended in a backslash: the escape's character, then as
+:data:`PLAIN_SPLIT`."""
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _WORDS: dict[str, Any] = {"true": True, "false": False, "null": None}

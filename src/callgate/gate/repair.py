@@ -99,29 +99,28 @@ def _untoken(text: str, edits: list[str]) -> str:
 def _outside_strings(text: str, edits: list[str]) -> str | None:
     """Trailing commas dropped and Python literals marked, outside JSON strings only.
 
-    None when a literal's mark could be mistaken for text the model wrote.
+    None when the text already holds the mark (a literal's mark would be mistaken for it)
+    or a string never closes (the arguments were cut short: no edit may close it).
     """
     if _MARK in text:
         return None
     pieces: list[str] = []
-    commas = literals = 0
+    commas = 0
     at = 0
     for match in _STRING.finditer(text):
-        n, k = _code(text[at : match.start()], pieces)
-        commas, literals = commas + n, literals + k
+        commas += _code(text[at : match.start()], pieces)
         pieces.append(match.group())
         at = match.end()
-    if text.count('"', at) % 2:  # an unclosed string: cut short, nothing to repair
+    if text.find('"', at) >= 0:  # a string that never closes, escaped quotes or not
         return None
-    n, k = _code(text[at:], pieces)
-    commas, literals = commas + n, literals + k
+    commas += _code(text[at:], pieces)
     if commas:
         edits.append(f"removed {commas} trailing comma{'s' if commas > 1 else ''}")
     return "".join(pieces)
 
 
-def _code(code: str, pieces: list[str]) -> tuple[int, int]:
-    """One stretch of text between strings, edited into ``pieces``; its edit counts."""
+def _code(code: str, pieces: list[str]) -> int:
+    """One stretch of text between strings, edited into ``pieces``; the commas it dropped."""
     commas = 0
     kept: list[str] = []
     last = 0
@@ -133,9 +132,8 @@ def _code(code: str, pieces: list[str]) -> tuple[int, int]:
         commas += 1
     kept.append(code[last:])
     joined = "".join(kept)
-    marked, literals = _PYTHON.subn(lambda m: f'"{_MARK}{m.group()}"', joined)
-    pieces.append(marked)
-    return commas, literals
+    pieces.append(_PYTHON.sub(lambda m: f'"{_MARK}{m.group()}"', joined))
+    return commas
 
 
 def _before(code: str, at: int, pieces: list[str]) -> str:

@@ -333,6 +333,41 @@ def _compiled(schema: Any) -> _Compiled:
     return made
 
 
+_Tools: TypeAlias = tuple[
+    dict[str, Mapping[str, Any]], dict[str, str], dict[str, Any], dict[str, Acceptor]
+]
+"""A tool mapping made ready: its schemas in JSON Schema's dialect, why a tool cannot be
+enforced, its validators and its quick acceptors, by tool name."""
+_TOOLS: OrderedDict[str, _Tools] = OrderedDict()
+"""What :func:`_tools` made of the last tool mappings seen, by their JSON text: a buffer
+built per turn from the same mapping skips the dialect rewrite and the schema lookups."""
+
+
+def _tools_key(schemas: Mapping[str, Any] | None) -> str | None:
+    """A tool mapping as JSON text (names and schemas in their order), or None if it is none."""
+    try:
+        return json.dumps([[name, schema] for name, schema in (schemas or {}).items()])
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _tools(schemas: Mapping[str, Mapping[str, Any]] | None) -> _Tools:
+    """Every tool's schema rewritten from Gemini's dialect, checked and compiled."""
+    with contextlib.suppress(RecursionError):  # too deep to rewrite: the audit refuses it
+        schemas = {name: from_gemini_dialect(schema) for name, schema in (schemas or {}).items()}
+    made: _Tools = (dict(schemas or {}), {}, {}, {})
+    _, unsupported, validators, accept = made
+    for name, schema in (schemas or {}).items():
+        problem, acceptor, validator = _compiled(schema)
+        if problem is not None:
+            unsupported[name] = problem
+        else:
+            if acceptor is not None:
+                accept[name] = acceptor
+            validators[name] = validator
+    return made
+
+
 _GEMINI_TYPES = {
     "STRING": "string",
     "NUMBER": "number",
@@ -388,24 +423,22 @@ class ToolSchemas:
     ) -> None:
         """Check and compile the schema of every tool in schemas."""
         self._any = False
-        with contextlib.suppress(RecursionError):  # too deep to rewrite: the audit refuses it
-            schemas = {
-                name: from_gemini_dialect(schema) for name, schema in (schemas or {}).items()
-            }
         self._max_steps = Limits().max_schema_steps if max_steps is None else max_steps
-        self._raw: dict[str, Mapping[str, Any]] = dict(schemas or {})
-        self._unsupported: dict[str, str] = {}
-        self._validators: dict[str, Any] = {}
-        self._accept: dict[str, Acceptor] = {}
+        key = _tools_key(schemas)
+        made = _TOOLS.get(key) if key is not None else None
+        if made is None:
+            made = _tools(schemas)
+            if key is not None:
+                with _COMPILED_LOCK:
+                    _TOOLS[key] = made
+                    if len(_TOOLS) > _COMPILED_MAX:
+                        _TOOLS.popitem(last=False)
+        raw, unsupported, validators, accept = made  # its own tables (the schemas are shared)
+        self._raw: dict[str, Mapping[str, Any]] = dict(raw)
+        self._unsupported: dict[str, str] = dict(unsupported)
+        self._validators: dict[str, Any] = dict(validators)
+        self._accept: dict[str, Acceptor] = dict(accept)
         """Quick checks that accept valid arguments of the simplest schemas (schema_fast)."""
-        for name, schema in (schemas or {}).items():
-            problem, accept, validator = _compiled(schema)
-            if problem is not None:
-                self._unsupported[name] = problem
-            else:
-                if accept is not None:
-                    self._accept[name] = accept
-                self._validators[name] = validator
 
     @classmethod
     def any_tool(cls) -> ToolSchemas:

@@ -40,7 +40,7 @@ from typing import Any
 import litellm
 from litellm.integrations.custom_guardrail import CustomGuardrail
 from litellm.types.guardrails import GuardrailEventHooks
-from litellm.types.utils import ModelResponse, ModelResponseStream
+from litellm.types.utils import Delta, ModelResponse, ModelResponseStream, StreamingChoices
 
 from callgate.integrations.common import (
     LOG,
@@ -101,6 +101,54 @@ def _as_chunk(response: Mapping[str, Any]) -> dict[str, Any]:
     calls = message.get("tool_calls") or []
     message["tool_calls"] = [{**c, "index": n} for n, c in enumerate(calls)]
     return {"choices": [{"index": 0, "delta": message, "finish_reason": None}]}
+
+
+_PLAIN = (str, int, float, bool)
+"""Values a plain chunk's fields hold (a model's own JSON dump is then the value itself)."""
+
+
+def _plain_fields(model: Any, into: dict[str, Any], nested: str) -> Any:
+    """Copy ``model``'s set fields into ``into`` when each is plain; its ``nested`` field back.
+
+    False when some other field holds anything but a plain value.
+    """
+    inner: Any = None
+    extra = model.__pydantic_extra__
+    for fields in (model.__dict__, extra) if extra else (model.__dict__,):
+        for key, value in fields.items():
+            if key == nested:
+                inner = value
+            elif value is None:
+                continue
+            elif type(value) in _PLAIN:
+                into[key] = value
+            else:
+                return False
+    return inner
+
+
+def lean_chunk(chunk: ModelResponseStream) -> dict[str, Any] | None:
+    """A plain text chunk as ``model_dump(exclude_none=True)`` gives it, read off its fields.
+
+    Plain: one choice, and no field but plain values (text, numbers, the role, ids); its
+    choice's null finish reason is kept as ``None``. Any other chunk (calls, usage, several
+    choices, a nested object) is None: dump it. Dumping a LiteLLM chunk costs more than
+    gating it.
+    """
+    out: dict[str, Any] = {}
+    choices = _plain_fields(chunk, out, "choices")
+    if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not StreamingChoices:
+        return None
+    choice: dict[str, Any] = {"finish_reason": None}
+    delta = _plain_fields(choices[0], choice, "delta")
+    if type(delta) is not Delta:
+        return None
+    written: dict[str, Any] = {}
+    if _plain_fields(delta, written, "") is False:
+        return None
+    choice["delta"] = written
+    out["choices"] = [choice]
+    return out
 
 
 class CallgateGuardrail(CustomGuardrail):
@@ -218,8 +266,15 @@ class CallgateGuardrail(CustomGuardrail):
     def _fed(self, turn: GatedTurn, chunk: Any) -> list[ModelResponseStream]:
         """What ``turn`` releases of one chunk, LiteLLM's own object where it came out as is.
 
-        See :mod:`~callgate.integrations.released`; any other chunk is built anew.
+        See :mod:`~callgate.integrations.released`; any other chunk is built anew. A plain
+        text chunk is read off its fields (:func:`lean_chunk`) and the engine says whether
+        it goes on as it came.
         """
+        if type(chunk) is ModelResponseStream:
+            lean = lean_chunk(chunk)
+            if lean is not None:
+                released = turn.feed_unchanged(lean)
+                return [chunk] if released is None else list(self._out(released))
         dumped = as_dict(chunk)
         released = turn.feed(dumped)
         if not released:

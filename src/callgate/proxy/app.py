@@ -34,7 +34,7 @@ from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blo
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
 from callgate.proxy.requests import RequestBodyError, read_request
-from callgate.proxy.sse import SSEReader, encode
+from callgate.proxy.sse import encode
 from callgate.proxy.wire_errors import error_body, json_or_none, upstream_error_json
 from callgate.proxy.wires.translate import upstream_wire
 
@@ -429,7 +429,6 @@ class _Exchange:
 
     async def _play_turn(self, upstream: httpx.Response, turn: Engine, emit: Emit) -> None:
         """One upstream response through one turn: each read's events played, sent at once."""
-        reader = SSEReader()
         sse = "event-stream" in upstream.headers.get("content-type", "")
         whole = bytearray()
         audit = self.proxy.audit is not None
@@ -444,11 +443,11 @@ class _Exchange:
                 if not sse:
                     whole += data
                     continue
-                out = b"".join([turn.play(event) for event in reader.events(data)])
+                out = turn.play_bytes(data)
                 if out:
                     await emit(out)
             if sse:
-                out = b"".join([turn.play(event) for event in reader.close()])
+                out = turn.close_bytes()
                 if out:
                     await emit(out)
         except httpx.HTTPError as exc:  # the upstream stopped mid-stream: end the turn cleanly

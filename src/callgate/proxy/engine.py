@@ -17,7 +17,8 @@ The API the proxy, the Envoy processor and the framework integrations drive:
 - ``Engine(request, options, client=..., upstream=...)``, or the one-wire names
   :class:`GatedTurn` (Chat Completions), ``GatedMessages`` (Anthropic Messages) and
   ``GatedResponses`` (OpenAI Responses); ``RequestError`` for a request it cannot gate;
-- ``feed(chunk)``, ``feed_event(event)``, ``play(event)``, ``finish()``;
+- ``feed(chunk)``, ``feed_event(event)``, ``play(event)``, ``play_bytes(data)`` and
+  ``close_bytes()``, ``finish()``;
   ``whole(response)`` for a stream=false response;
 - after ``finish()``: ``status``, ``findings``, ``calls``, ``withheld``, ``formats``,
   ``held``, ``audit()``;
@@ -45,11 +46,11 @@ from callgate.proxy.core import (
     fresh_id,
     on_blocked,
 )
-from callgate.proxy.fastjson import strict_loads
+from callgate.proxy.fastjson import fast_object, strict_loads
 from callgate.proxy.gate import GateCore
 from callgate.proxy.normalize import Rewrite
 from callgate.proxy.pinning import pin_failed_tool
-from callgate.proxy.sse import DONE, SSEEvent
+from callgate.proxy.sse import DONE, SSEEvent, SSEReader, event_of
 from callgate.proxy.wires import READERS, WIRES, WRITERS, notices
 from callgate.proxy.wires.base import Reader, Writer
 from callgate.proxy.wires.events import Event, Native, Text, Usage
@@ -134,6 +135,8 @@ class Engine(GateCore):
         """What the answer this one repairs showed: its repeat is not shown again."""
         self._echo_at: int | None = 0 if self._echo else None
         self._released: list[str] = []
+        self._sse = SSEReader()
+        """The upstream's event stream as :meth:`play_bytes` reads it."""
 
     # -- the stream -------------------------------------------------------------------
 
@@ -152,6 +155,27 @@ class Engine(GateCore):
             out += self.finish()
         return out
 
+    def feed_unchanged(self, chunk: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """:meth:`feed`, or None when the one chunk to send now is ``chunk`` itself.
+
+        None: the client's chunk equals the upstream's (as JSON), so a caller holding its
+        own object of that chunk (a framework's) hands that on instead of building one.
+        """
+        if self.finished:
+            return []
+        started = time.perf_counter_ns()
+        text = self.writer.echoes(chunk) if self._echo_at is None else None
+        if text is not None:
+            played = self._echoed(chunk, text)
+            out = None if played is None else self.writer.write_unchanged(played, chunk)
+            self.cpu_ns += time.perf_counter_ns() - started
+            return out
+        out = self.writer.write_unchanged(self._read(chunk), chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
+        if self.reader.ends(chunk):
+            return [chunk, *self.finish()] if out is None else out + self.finish()
+        return out
+
     def play(self, event: SSEEvent) -> bytes:
         """One server-sent event of the upstream as the bytes to send the client now."""
         if event.broken is not None or self.finished:
@@ -166,6 +190,63 @@ class Engine(GateCore):
         if self.reader.ends(chunk):
             out += b"".join(self.encode(c) for c in self.finish())
         return out
+
+    def play_bytes(self, data: bytes) -> bytes:
+        """One read of the upstream's event stream (cut anywhere) as the bytes to send now.
+
+        An event the client receives exactly as the upstream wrote it (equal as JSON: on
+        one wire, a chunk the display released unchanged) goes out as the upstream's own
+        bytes, and a read made only of such events goes out as it came.
+        """
+        sse = self._sse
+        frames = sse.frames(data)
+        if frames is None:
+            return b"".join([self.play(event) for event in sse.events(data)])
+        played = [self.play_frame(frame) for frame in frames]
+        if played.count(None) == len(played):
+            return data
+        return b"".join(
+            [f + b"\n\n" if p is None else p for f, p in zip(frames, played, strict=True)]
+        )
+
+    def close_bytes(self) -> bytes:
+        """The end of the upstream's event stream: an event it left open, played."""
+        return b"".join([self.play(event) for event in self._sse.close()])
+
+    def play_frame(self, frame: bytes) -> bytes | None:
+        """One event of one ``data:`` line (without its empty line): the bytes to send.
+
+        None: send ``frame`` as it came, for the client's event is the upstream's own
+        (see :meth:`play_bytes`). Anything but a JSON object goes through :meth:`play`.
+        """
+        chunk = None if self.finished else fast_object(frame[6:])
+        if chunk is None:
+            return self.play(event_of(frame[6:]))
+        started = time.perf_counter_ns()
+        text = self.writer.echoes(chunk) if self._echo_at is None else None
+        if text is not None:
+            played = self._echoed(chunk, text)
+            out = None if played is None else self.writer.play_unchanged(played, chunk)
+            self.cpu_ns += time.perf_counter_ns() - started
+            return out
+        out = self.writer.play_unchanged(self._read(chunk), chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
+        if self.reader.ends(chunk):
+            end = b"".join(self.encode(c) for c in self.finish())
+            out = (frame + b"\n\n" if out is None else out) + end
+        return out
+
+    def _echoed(self, chunk: dict[str, Any], text: str) -> list[Event] | None:
+        """A chunk the writer echoes (its only piece ``text``) through the gate.
+
+        None when the display released ``text`` as it came (the chunk goes back as it
+        is), else the pieces the reader reads of it. Such a chunk never ends a stream.
+        """
+        shown = self.step(chunk)
+        if shown is None:
+            return []
+        self._released.append(shown)
+        return None if shown == text else [Text(shown)]
 
     def _read(self, chunk: object) -> list[Event]:
         events = self.reader.read(chunk)

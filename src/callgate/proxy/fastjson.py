@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FAST", "loads", "strict_loads"]
+__all__ = ["FAST", "fast_object", "loads", "strict_loads"]
 
 
 def _fast() -> Callable[[bytes | bytearray | str], Any] | None:
@@ -63,6 +63,21 @@ def strict_loads(data: bytes | bytearray | str) -> Any:
         return json.loads(data, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
         raise ValueError("the JSON nests too deep to read") from None
+
+
+def fast_object(data: bytes) -> dict[str, Any] | None:
+    """The JSON object ``data`` holds, read by msgspec alone; None for anything else.
+
+    None also when msgspec is not installed or refuses the text: :func:`strict_loads`
+    then decides, so a caller that falls back to it reads every text as it does.
+    """
+    if _fast_loads is None:
+        return None
+    try:
+        value = _fast_loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value if type(value) is dict else None
 
 
 def _no_constant(name: str) -> Any:

@@ -78,6 +78,8 @@ class GateCore:
         """Why the upstream's stream broke off (a dropped connection, a timeout), else None."""
         self.raw: list[bytes] = []
         """The upstream's bytes of this turn, as they came (kept for the audit log)."""
+        self.text_ids: dict[CallRef | None, str] = {}
+        """Each text call's id by its reference, made once (see :meth:`text_call_id`)."""
         self._dead = False
 
     # -- the loop ---------------------------------------------------------------------
@@ -253,7 +255,20 @@ class GateCore:
         arguments = json.dumps(result.call.arguments, ensure_ascii=False)
         text = self._text_slot(ref)
         source = text.source if text is not None else "text"
-        return Call(core.fresh_id(), result.call.name, arguments, source, ref)
+        return Call(self.text_call_id(ref), result.call.name, arguments, source, ref)
+
+    def text_call_id(self, ref: CallRef | None) -> str:
+        """The id of the text call ``ref``, made once on first asking.
+
+        The argument deltas a writer streams while the call forms and the call released
+        carry the same one, prefixed as the client's wire writes ids (its writer's
+        ``text_id_prefix``).
+        """
+        found = self.text_ids.get(ref)
+        if found is None:
+            prefix = getattr(getattr(self, "writer", None), "text_id_prefix", "call_")
+            found = self.text_ids[ref] = core.fresh_id(prefix)
+        return found
 
     def _blocked_call(self, result: ToolResult) -> Call:
         """A refused call as it arrived (for ``pass``): its own arguments, not the refusal's."""
@@ -265,7 +280,7 @@ class GateCore:
         given = text.given if text is not None else {}
         arguments = json.dumps(given, ensure_ascii=False)
         source = text.source if text is not None else "text"
-        return Call(core.fresh_id(), result.call.name, arguments, source, ref)
+        return Call(self.text_call_id(ref), result.call.name, arguments, source, ref)
 
     def annotation(self) -> dict[str, Any]:
         """The ``callgate`` field of the final chunk (SDKs ignore unknown fields)."""

@@ -100,6 +100,35 @@ class SSEReader:
                 self._line(line)
         return out
 
+    def frames(self, data: bytes) -> list[bytes] | None:
+        r"""``data``'s events as their ``data: `` lines, when that is all it holds; else None.
+
+        The common read of a model server: whole events of one ``data: `` line each, ended
+        by an empty line, nothing left over from the read before. The lines are returned
+        without their line ends (``data`` is those lines each followed by ``\n\n``) and the
+        reader stays where it was; any other read (a cut event, a comment, an ``event:``
+        line, a carriage return) is None: read it with :meth:`events`.
+        """
+        if (
+            self._pending
+            or self._data
+            or self._name
+            or self._cr
+            or data[-2:] != b"\n\n"
+            or b"\r" in data
+        ):
+            return None
+        if not self._started:
+            if data[:1] == b"\xef":  # perhaps a BOM: feed() drops it
+                return None
+            self._started = True
+        frames = data.split(b"\n\n")
+        frames.pop()
+        for frame in frames:
+            if frame[:6] != b"data: " or b"\n" in frame:
+                return None
+        return frames
+
     def close(self) -> Iterator[SSEEvent]:
         """The end of the stream: an event still open without its empty line is dispatched."""
         if self._pending:
@@ -127,10 +156,15 @@ class SSEReader:
         raw = b"\n".join(self._data)
         name = self._name
         self._data, self._name = [], b""
-        try:
-            return SSEEvent(name.decode("utf-8") or "message", raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            return SSEEvent(name.decode("utf-8", "replace") or "message", "", f"not UTF-8: {exc}")
+        return event_of(raw, name)
+
+
+def event_of(data: bytes, name: bytes = b"") -> SSEEvent:
+    """The event whose data is ``data`` (named ``name``, else ``message``), decoded as UTF-8."""
+    try:
+        return SSEEvent(name.decode("utf-8") or "message", data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return SSEEvent(name.decode("utf-8", "replace") or "message", "", f"not UTF-8: {exc}")
 
 
 def encode(chunk: Any, event: str | None = None) -> bytes:

@@ -168,18 +168,38 @@ class AnthropicStrategy(ExtractionStrategy):
         return ""
 
     def reader(self, acc: _Accumulator) -> Callable[[Shape], str | None]:
-        """:meth:`accumulate`, with a tool block's argument delta read first and in place."""
-        tools, fragment, accumulate = acc.tools, acc.gate.fragment, self.accumulate
+        """:meth:`accumulate`, with a block's argument or text delta read first and in place.
+
+        An argument delta of a tool block goes straight to the gate; a text delta of a
+        started block is counted and kept as :meth:`accumulate` keeps it; anything else
+        is :meth:`accumulate`'s.
+        """
+        tools, blocks, gate, accumulate = acc.tools, acc.blocks, acc.gate, self.accumulate
+        fragment, text_kept = gate.fragment, gate.text
+        shown: dict[int, list[str]] = {}
+        """Each text block's list of pieces in ``acc.parts``, by block index."""
 
         def read(chunk: Shape) -> str | None:
-            index = text = None
+            index: Any = None
+            text = None
             try:
                 if chunk["type"] == "content_block_delta":
                     delta = chunk["delta"]
-                    if delta["type"] == "input_json_delta":
+                    kind = delta["type"]
+                    if kind == "input_json_delta":
                         index = chunk["index"]
                         if index in tools:
                             text = delta["partial_json"]
+                    elif kind == "text_delta":
+                        index, piece = chunk["index"], delta["text"]
+                        if type(index) is int and type(piece) is str and index in blocks:
+                            if not text_kept(piece):
+                                return ""
+                            pieces = shown.get(index)
+                            if pieces is None:
+                                pieces = shown[index] = acc.parts.setdefault((index, "text"), [])
+                            pieces.append(piece)
+                            return piece or None
             except (KeyError, TypeError):
                 pass  # a field missing or of another type: accumulate() reads and reports it
             if text is None:
@@ -192,17 +212,18 @@ class AnthropicStrategy(ExtractionStrategy):
     def fast_add(
         self, acc: _Accumulator, steady: Steady, rest: Callable[[object], None]
     ) -> Callable[[object], None]:
-        """The buffer's ``add`` for a tool block's ASCII argument delta within its grant.
+        """The buffer's ``add`` for a tool block's argument delta within its grant.
 
         Most of a turn with calls is such deltas: each is appended to its slot in place,
         the way :meth:`TurnGate.fragment <callgate.gate.turn.TurnGate.fragment>` appends
-        within a grant; anything else, and everything once ``steady`` is dropped, is
-        ``rest``'s (the buffer's own path, which reads it with :meth:`reader`).
+        within a grant (its UTF-8 bytes counted); anything else, and everything once
+        ``steady`` is dropped, is ``rest``'s (the buffer's own path, which reads it with
+        :meth:`reader`).
         """
         tools = acc.tools
 
         def add(chunk: object) -> None:
-            if steady.live and type(chunk) is dict:
+            if type(chunk) is dict and steady.live:
                 try:
                     if chunk["type"] == "content_block_delta":
                         delta = chunk["delta"]
@@ -211,9 +232,13 @@ class AnthropicStrategy(ExtractionStrategy):
                             slot = tools.get(index) if type(index) is int else None
                             if slot is not None:
                                 text = delta["partial_json"]
-                                if type(text) is str and text.isascii():
-                                    room = slot.room - len(text)
-                                    if room >= 0 and text:
+                                if type(text) is str and text:
+                                    room = slot.room - (
+                                        len(text)
+                                        if text.isascii()
+                                        else len(text.encode("utf-8", "surrogatepass"))
+                                    )
+                                    if room >= 0:
                                         slot.parts.append(text)
                                         slot.room = room
                                         return

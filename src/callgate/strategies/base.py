@@ -307,9 +307,9 @@ def not_text_arguments(value: object, slot: object = None) -> Finding:
 def arguments_text(value: object) -> str:
     """A call's arguments as the text a stream carries them in (for ``replay``).
 
-    A string is the text as received; None is no text; anything else is written as JSON
-    (``NaN`` included, so the gate refuses it would in a stream). A value JSON
-    cannot write gives text that is no JSON at all: the gate refuses it too.
+    A string is the text as received; None is no text; anything else is written as JSON,
+    ``NaN`` included, so that the gate refuses a non-finite number here as in a stream. A
+    value JSON cannot write gives text that is no JSON at all, which the gate refuses too.
     """
     if value is None:
         return ""

@@ -198,8 +198,8 @@ class OpenAIStrategy(ExtractionStrategy):
 
         Those are a delta of the chosen choice holding only ``content`` text, or only one
         ``tool_calls`` entry that carries nothing but an ``index`` and an arguments
-        fragment, with no ``finish_reason`` and no ``error``; any other chunk (or a field of
-        another type) goes to :meth:`accumulate`, which reads and reports it.
+        fragment, with no ``finish_reason``, ``error`` or ``usage``; any other chunk (or a
+        field of another type) goes to :meth:`accumulate`, which reads and reports it.
         """
         fragment, text_kept, accumulate = acc.gate.fragment, acc.gate.text, self.accumulate
         chosen = acc.chosen
@@ -218,6 +218,7 @@ class OpenAIStrategy(ExtractionStrategy):
                         and choice.get("index", 0) == chosen
                         and "error" not in chunk
                         and "error" not in choice
+                        and chunk.get("usage") is None
                     ):
                         content = delta.get(_DISPLAY)
                         if type(content) is str and acc.blocks is None:

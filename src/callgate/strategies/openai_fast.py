@@ -35,48 +35,44 @@ def fast_add(
     slots, chosen = acc.gate.slots, acc.chosen
 
     def add(chunk: object) -> None:
-        if steady.live and type(chunk) is dict:
+        if type(chunk) is dict and steady.live:
             try:
                 choices = chunk["choices"]
                 if type(choices) is list:
                     [choice] = choices
                     delta = choice["delta"]
-                    # a text chunk (no tool_calls) goes on without raising a KeyError here
-                    if type(delta) is dict and len(delta) == 1 and "tool_calls" in delta:
+                    # a text chunk (no tool_calls) goes on without raising a KeyError here;
+                    # a delta, entry or function that is no mapping raises a TypeError below
+                    if len(delta) == 1 and "tool_calls" in delta:
                         entries = delta["tool_calls"]
                         if type(entries) is list:
                             [entry] = entries
-                            function = entry["function"]
                             # two keys, index and function; the function's one: no id, no name
-                            if (
-                                type(entry) is dict
-                                and len(entry) == 2
-                                and type(function) is dict
-                                and len(function) == 1
-                            ):
-                                index = entry["index"]
-                                text = function["arguments"]
-                                slot = slots.get(index) if type(index) is int else None
-                                if (
-                                    slot is not None
-                                    and type(text) is str
-                                    and text
-                                    and choice.get("finish_reason") is None
-                                    and choice.get("index", 0) == chosen
-                                    and "error" not in chunk
-                                    and "error" not in choice
-                                ):
-                                    size = (
-                                        len(text)
-                                        if text.isascii()
-                                        else len(text.encode("utf-8", "surrogatepass"))
-                                    )
-                                    room = slot.room - size
-                                    if room >= 0:
-                                        slot.parts.append(text)
-                                        slot.room = room
-                                        acc.last = index
-                                        return
+                            if len(entry) == 2:
+                                function = entry["function"]
+                                if len(function) == 1:
+                                    index = entry["index"]
+                                    text = function["arguments"]
+                                    if type(index) is int and type(text) is str and text:
+                                        slot = slots.get(index)
+                                        if (
+                                            slot is not None
+                                            and choice.get("finish_reason") is None
+                                            and "error" not in chunk
+                                            and "error" not in choice
+                                            and chunk.get("usage") is None
+                                            and choice.get("index", 0) == chosen
+                                        ):
+                                            room = slot.room - (
+                                                len(text)
+                                                if text.isascii()
+                                                else len(text.encode("utf-8", "surrogatepass"))
+                                            )
+                                            if room >= 0:
+                                                slot.parts.append(text)
+                                                slot.room = room
+                                                acc.last = index
+                                                return
             except (KeyError, TypeError, IndexError, ValueError):
                 pass  # a field missing or of another type: the buffer reads and reports it
         rest(chunk)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from callgate.driver.drivers import Driver
+from callgate.gate.turn import CallRef
 from callgate.proxy.core import Call, Options
 from callgate.proxy.sse import encode
 from callgate.proxy.wires.events import Event, Native, Usage
@@ -48,6 +49,9 @@ class Host(Protocol):
 
     def annotation(self) -> dict[str, Any]:
         """The ``callgate`` field of the turn's end."""
+
+    def text_call_id(self, ref: CallRef | None) -> str:
+        """The one id of a text call, its forming deltas' and its release's alike."""
 
 
 CUT = frozenset({"length", "content_filter", "refusal"})
@@ -109,6 +113,8 @@ class Writer:
     """The wire's finish of a turn the upstream broke off."""
     kinds: ClassVar[Mapping[str, str]] = {}
     """Neutral finish kinds as the wire's own (any other: :attr:`plain_end`)."""
+    text_id_prefix = "call_"
+    """How the wire's ids of calls begin (a text call's id is made in this form)."""
 
     def __init__(self, engine: Host) -> None:
         self.engine = engine
@@ -120,6 +126,35 @@ class Writer:
     def play(self, events: Sequence[Event]) -> bytes:
         """:meth:`write` as the bytes of the client's events (a wire may write them faster)."""
         return b"".join(self.encode(c) for c in self.write(events))
+
+    def echoes(self, chunk: Mapping[str, Any]) -> str | None:
+        """The text of an upstream ``chunk`` this writer sends back as it came, if shown as is.
+
+        A chunk of one wire that carries nothing but text, on a turn where the writer adds
+        nothing to such a chunk; None for any other (the reader and writer then play it).
+        """
+        del chunk
+        return None
+
+    def write_unchanged(
+        self, events: Sequence[Event], chunk: Mapping[str, Any]
+    ) -> list[dict[str, Any]] | None:
+        """:meth:`write`, or None when the one chunk to send is the upstream's ``chunk`` itself.
+
+        None: equal as JSON, so a caller may hand on its own object of it. A wire whose
+        writer cannot tell gives :meth:`write`'s chunks.
+        """
+        del chunk
+        return self.write(events)
+
+    def play_unchanged(self, events: Sequence[Event], chunk: Mapping[str, Any]) -> bytes | None:
+        """:meth:`play`, or None when the client's event is the upstream's ``chunk`` itself.
+
+        None: equal as JSON, so it is sent as the upstream wrote it. A wire whose writer
+        cannot tell gives :meth:`play`'s bytes.
+        """
+        del chunk
+        return self.play(events)
 
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, and any reasoning tail held back."""

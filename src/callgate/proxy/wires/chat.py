@@ -14,7 +14,7 @@ import copy
 import json
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 from callgate.gate.turn import NativeRef, TextRef
 from callgate.proxy import core
@@ -32,7 +32,8 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
-from callgate.proxy.wires.forming import FormingReader, remainder
+from callgate.proxy.wires.forming import STRANDED, FormingReader, remainder, stranded_refs
+from callgate.strategies.openai import OPENAI
 
 __all__ = ["ChatReader", "ChatWriter"]
 
@@ -49,7 +50,12 @@ class ChatReader(Reader):
     """Reads an upstream's Chat Completions chunks (see the module)."""
 
     wire = WIRE
-    finishes: ClassVar[Mapping[str, str]] = {"function_call": "tool_calls"}
+    finishes: ClassVar[Mapping[str, str]] = {
+        "function_call": "tool_calls",
+        **dict.fromkeys(OPENAI.terminal.length, "length"),
+        **dict.fromkeys(OPENAI.terminal.filtered, "content_filter"),
+    }
+    """The cuts are the wire record's (:data:`~callgate.strategies.openai.OPENAI`)."""
 
     def __init__(self, engine: Host) -> None:
         super().__init__(engine)
@@ -60,39 +66,41 @@ class ChatReader(Reader):
     def read(self, chunk: object) -> list[Event]:
         """One chunk: its kept delta fields, its streamed arguments, its released text."""
         engine = self.engine
-        choice: Mapping[str, Any] = {}
+        choice: Mapping[str, Any] = _NONE
         error: object = None
         if isinstance(chunk, dict):
             if engine.head is None:
                 engine.head = Native(WIRE, {k: chunk[k] for k in _ENVELOPE if k in chunk})
             usage = chunk.get("usage")
             choices = chunk.get("choices")
-            if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+            if isinstance(choices, list) and choices and _is_mapping(choices[0]):
                 choice = choices[0]
             if usage is not None:
                 engine.usage = _usage(usage)
                 engine.usage_alone = engine.usage_alone or not choice
             reason = choice.get("finish_reason")
-            if isinstance(reason, str):
+            if reason is not None and isinstance(reason, str):
                 self.finish_as(reason)
             error = chunk.get("error")
         text = engine.step(chunk)
         out: list[Event] = []
         if text is not None:
+            stream_args = engine.options.stream_args
             delta = choice.get("delta")
-            if isinstance(delta, Mapping):
+            if _is_mapping(delta):
                 if not delta.keys() <= _DELTA_GATED:
                     kept = {
                         k: v for k, v in delta.items() if k not in _DELTA_GATED and v is not None
                     }
                     if kept:
                         out.append(Native(WIRE, kept, _reasoning(kept)))
-                if engine.options.stream_args:
+                if stream_args:
                     out += self._stream_args(delta.get("tool_calls"))
-            out.append(Text(text))  # even empty: a live chunk (the first carries the role)
-            if engine.options.stream_args:
+            # even empty: a live chunk (the first carries the role)
+            out.append(Text(text) if text else _NO_TEXT)
+            if stream_args:
                 out += self._forming.read()
-        if isinstance(error, Mapping):
+        if error is not None and isinstance(error, Mapping):
             out.append(UpstreamError(error))
         return out
 
@@ -138,6 +146,16 @@ class ChatReader(Reader):
             "choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason")}],
         }
         return [chunk]
+
+
+_NONE: Mapping[str, Any] = {}
+_NO_TEXT = Text("")
+"""One empty text piece for every chunk that released none (pieces are frozen)."""
+
+
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, a plain dict told without the ABC's check."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _usage(raw: object) -> Usage:
@@ -194,10 +212,14 @@ class ChatWriter(Writer):
         """The next ``tool_calls`` index of the client's message."""
         self._streamed: set[int] = set()
         """Native slots whose deltas were forwarded (``stream_args``)."""
+        self._native_index: dict[object, int] = {}
+        """The client's ``tool_calls`` index of each of them, by its slot."""
         self._formed: dict[TextRef, tuple[int, str, list[str]]] = {}
         """Text calls whose argument deltas were sent: their index, id and text sent."""
         self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
         self._head: bytes | None = None
+        self._echoing = False
+        """Whether :meth:`echoes` may answer (the turn's role sent, nothing moved or streamed)."""
         """The encoded start of every plain chunk up to its delta (b"": not encodable so)."""
 
     # -- the stream -------------------------------------------------------------------
@@ -219,7 +241,7 @@ class ChatWriter(Writer):
             elif type(event) is StreamedArgs:
                 if event.wire == WIRE:
                     self._streamed.add(event.slot)
-                    delta.setdefault("tool_calls", []).append(event.payload)
+                    delta.setdefault("tool_calls", []).append(self._native_entry(event))
             elif type(event) is FormingArgs:
                 delta.setdefault("tool_calls", []).append(self._forming(event))
             elif type(event) is UpstreamError:
@@ -229,13 +251,22 @@ class ChatWriter(Writer):
         self._text_into(delta, text)
         return self._ready(delta), errors
 
+    def _native_entry(self, event: StreamedArgs) -> dict[str, Any]:
+        """A native call's delta at the client's index for it (text calls take indices too)."""
+        index = self._native_index.get(event.slot)
+        if index is None:
+            index = self._native_index[event.slot] = self._index
+            self._index += 1
+        return {**event.payload, "index": index}
+
     def _forming(self, event: FormingArgs) -> dict[str, Any]:
         """A text call's new argument text as a ``tool_calls`` entry (the first names it)."""
         formed = self._formed.get(event.ref)
         if formed is not None:
             formed[2].append(event.text)
             return {"index": formed[0], "function": {"arguments": event.text}}
-        formed = self._formed[event.ref] = (self._index, core.fresh_id(), [event.text])
+        call_id = self.engine.text_call_id(event.ref)
+        formed = self._formed[event.ref] = (self._index, call_id, [event.text])
         self._index += 1
         function = {"name": event.name, "arguments": event.text}
         return {"index": formed[0], "id": formed[1], "type": "function", "function": function}
@@ -247,13 +278,92 @@ class ChatWriter(Writer):
         delta, errors = self._delta(events)
         return ([] if delta is None else [self._chunk(delta)]) + errors
 
+    def echoes(self, chunk: Mapping[str, Any]) -> str | None:
+        """The content of a plain text chunk on this turn's envelope (see :class:`Writer`).
+
+        Once the role was sent, with neither reasoning moved nor arguments streamed, the
+        Chat reader reads such a chunk as its text alone and this writer writes the text
+        released as that same chunk.
+        """
+        if not self._echoing:
+            if not self._role_sent or self.splitter is not None:
+                return None
+            engine = self.engine
+            if engine.options.stream_args or engine.reader.wire != WIRE:
+                return None
+            self._echoing = True
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if (
+            type(choice) is not dict
+            or len(choice) != 3
+            or choice.get("finish_reason", 0) is not None
+        ):
+            return None
+        index, delta = choice.get("index"), choice.get("delta")
+        if type(index) is not int or index != 0 or type(delta) is not dict or len(delta) != 1:
+            return None
+        text = delta.get("content")
+        envelope = self.envelope
+        if (
+            type(text) is not str
+            or not text
+            or len(chunk) != len(envelope) + 1
+            or not envelope.items() <= chunk.items()
+        ):
+            return None
+        return text
+
+    def write_unchanged(
+        self, events: Sequence[Event], chunk: Mapping[str, Any]
+    ) -> list[dict[str, Any]] | None:
+        """:meth:`write`'s chunks, or None when the chunk to send is the upstream's ``chunk``."""
+        if not events:
+            return []
+        delta, errors = self._delta(events)
+        if delta is None:
+            return errors
+        if not errors and self._as_sent(chunk, delta):
+            return None
+        return [self._chunk(delta), *errors]
+
     def play(self, events: Sequence[Event]) -> bytes:
         """:meth:`write`'s bytes, the chunk's fixed part encoded once per turn."""
+        return self._played(events, None) or b""
+
+    def play_unchanged(self, events: Sequence[Event], chunk: Mapping[str, Any]) -> bytes | None:
+        """:meth:`play`'s bytes, or None when the chunk to send is the upstream's ``chunk``."""
+        return self._played(events, chunk)
+
+    def _played(self, events: Sequence[Event], upstream: Mapping[str, Any] | None) -> bytes | None:
         if not events:
             return b""
         delta, errors = self._delta(events)
-        out = b"" if delta is None else self._encoded(delta)
-        return out + b"".join(self.encode(e) for e in errors)
+        if delta is None:
+            return b"".join(self.encode(e) for e in errors)
+        if not errors and upstream is not None and self._as_sent(upstream, delta):
+            return None
+        out = self._encoded(delta)
+        return out + b"".join(self.encode(e) for e in errors) if errors else out
+
+    def _as_sent(self, upstream: Mapping[str, Any], delta: dict[str, Any]) -> bool:
+        """Whether the chunk sent for ``delta`` is ``upstream`` itself, equal as JSON.
+
+        Its envelope, one choice at index 0 (an integer), ``delta`` and a null finish
+        reason, and no other field.
+        """
+        envelope = self._envelope()
+        choices = upstream.get("choices")
+        return (
+            len(upstream) == len(envelope) + 1
+            and type(choices) is list
+            and len(choices) == 1
+            and choices[0] == {"index": 0, "delta": delta, "finish_reason": None}
+            and type(choices[0]["index"]) is int
+            and envelope.items() <= upstream.items()
+        )
 
     def _text_into(self, delta: dict[str, Any], text: str) -> None:
         if self.splitter is not None and text:
@@ -335,7 +445,8 @@ class ChatWriter(Writer):
         """The calls, the notice, the final chunk, then usage if the upstream sent it alone."""
         engine = self.engine
         out: list[dict[str, Any]] = []
-        for call in self._unstreamed(engine.calls):
+        stranded = bool(stranded_refs(self._formed, engine.calls, 2)) and bool(engine.calls)
+        for call in [] if stranded else self._unstreamed(engine.calls):
             formed = self._formed.get(call.slot) if isinstance(call.slot, TextRef) else None
             rest = remainder(call.arguments, formed[2]) if formed is not None else None
             if formed is not None and rest is not None:  # its deltas were sent: the rest
@@ -353,9 +464,11 @@ class ChatWriter(Writer):
             self._index += 1
             out += self._emit({"tool_calls": [entry]})
         notice = engine.notice()
+        if stranded:  # a Chat message cannot drop an entry it got: no call of the turn goes
+            notice = f"{notice}\n\n{STRANDED}" if notice else STRANDED
         if notice:
             out += self._emit({"content": notice})
-        final = self._chunk({}, self.finish_reason())
+        final = self._chunk({}, self.plain_end if stranded else self.finish_reason())
         final["callgate"] = engine.annotation()
         if engine.broken is not None:  # OpenRouter's mid-stream error: the SDKs raise it
             final["error"] = notices.stream_error(engine.broken)

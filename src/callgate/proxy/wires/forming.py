@@ -14,12 +14,21 @@ finish.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from callgate.gate.turn import TextRef
 from callgate.proxy.wires.events import FormingArgs
 
-__all__ = ["FormingReader", "remainder"]
+__all__ = ["STRANDED", "FormingReader", "remainder", "stranded_refs"]
+
+STRANDED = (
+    "No call of this answer was sent: a call shown while it formed was not accepted, "
+    "and what was shown of it cannot be taken back."
+)
+"""The line a Chat Completions turn ends with when a call streamed as it formed was
+withheld while others passed (the message the client rebuilds keeps every entry it got,
+so none of the turn's calls is sent and the turn does not end ``"tool_calls"``)."""
 
 
 class FormingReader:
@@ -53,6 +62,23 @@ class FormingReader:
             self._length[ref] = record.text_length
             out.append(FormingArgs(ref, name, text))
         return out
+
+
+def stranded_refs(
+    formed: Mapping[TextRef, Sequence[Any]], calls: Sequence[Any], sent: int
+) -> list[TextRef]:
+    """The text calls streamed as they formed that no released call finishes.
+
+    ``formed``: each such call's record, whose item ``sent`` holds the pieces sent;
+    ``calls``: the calls released (one finishes its formed entry when its arguments
+    continue the text sent).
+    """
+    finished = set()
+    for call in calls:
+        entry = formed.get(call.slot) if isinstance(call.slot, TextRef) else None
+        if entry is not None and remainder(call.arguments, entry[sent]) is not None:
+            finished.add(call.slot)
+    return [ref for ref in formed if ref not in finished]
 
 
 def remainder(arguments: str, sent: list[str]) -> str | None:

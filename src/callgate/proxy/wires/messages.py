@@ -34,7 +34,7 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
-from callgate.proxy.wires.forming import FormingReader, remainder
+from callgate.proxy.wires.forming import STRANDED, FormingReader, remainder, stranded_refs
 from callgate.strategies.anthropic import ANTHROPIC
 
 __all__ = ["MessagesReader", "MessagesWriter", "message_start"]
@@ -177,6 +177,7 @@ class MessagesWriter(Writer):
 
     wire = WIRE
     call_end, plain_end = "tool_use", "end_turn"
+    text_id_prefix = "toolu_"
     kinds: ClassVar[Mapping[str, str]] = {
         "length": "max_tokens",
         "refusal": "refusal",
@@ -234,7 +235,8 @@ class MessagesWriter(Writer):
             formed = self._formed[event.ref] = (self._next, [])
             self._open = ("tool_use", self._next)
             self._next += 1
-            block = {"type": "tool_use", "id": core.fresh_id("toolu_"), "name": event.name}
+            call_id = self.engine.text_call_id(event.ref)
+            block = {"type": "tool_use", "id": call_id, "name": event.name}
             start = {"type": "content_block_start", "index": formed[0]}
             out.append({**start, "content_block": {**block, "input": {}}})
         if self._open != ("tool_use", formed[0]):
@@ -347,12 +349,15 @@ class MessagesWriter(Writer):
         """The notice, the tool_use blocks, then message_delta and message_stop."""
         engine = self.engine
         out: list[dict[str, Any]] = []
-        finished = self._finish_formed(out)
+        stranded = bool(engine.calls) and bool(stranded_refs(self._formed, engine.calls, 1))
+        finished = [] if stranded else self._finish_formed(out)
         notice = engine.notice()
+        if stranded:  # the client's message keeps the block it got: no call of the turn goes
+            notice = f"{notice}\n\n{STRANDED}" if notice else STRANDED
         if notice:
             out += self._text(notice)
         out += self._close_text()
-        for call in engine.calls:
+        for call in [] if stranded else engine.calls:
             streamed = isinstance(call.slot, NativeRef) and call.slot.index in self._streamed
             if streamed or call in finished:
                 continue
@@ -362,7 +367,8 @@ class MessagesWriter(Writer):
         if engine.broken is not None:  # the turn ends in error, as Anthropic ends one
             error = {"type": "api_error", "message": notices.broken_line(engine.broken)}
             return [*out, {"type": "error", "error": error, "callgate": engine.annotation()}]
-        stop = {"stop_reason": self.finish_reason(), "stop_sequence": engine.stop_sequence}
+        reason = self.plain_end if stranded else self.finish_reason()
+        stop = {"stop_reason": reason, "stop_sequence": engine.stop_sequence}
         delta: dict[str, Any] = {
             "type": "message_delta",
             "delta": stop,
@@ -398,8 +404,7 @@ class MessagesWriter(Writer):
     def _tool_use(self, call: Call) -> list[dict[str, Any]]:
         index = self._next
         self._next += 1
-        call_id = call.id if call.source == "native" else core.fresh_id("toolu_")
-        block = {"type": "tool_use", "id": call_id, "name": call.name, "input": {}}
+        block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
         delta = {"type": "input_json_delta", "partial_json": call.arguments}
         return [
             {"type": "content_block_start", "index": index, "content_block": block},

@@ -34,7 +34,7 @@ from callgate.proxy.wires.events import (
     tokens,
 )
 from callgate.proxy.wires.forming import FormingReader, remainder
-from callgate.strategies.responses import ResponsesStrategy
+from callgate.strategies.responses import RESPONSES, ResponsesStrategy
 
 __all__ = ["ResponsesReader", "ResponsesWriter"]
 
@@ -54,16 +54,22 @@ _DELTA_HEAD = (
 """A string as JSON without ASCII escapes (what ``json.dumps(s, ensure_ascii=False)`` writes)."""
 
 
+def _incomplete(reasons: frozenset[str]) -> list[str]:
+    """The record's ``incomplete: <reason>`` spellings as the event's own reasons."""
+    return [r.removeprefix("incomplete: ") for r in sorted(reasons)]
+
+
 class ResponsesReader(Reader):
     """Reads an upstream's Responses events (see the module)."""
 
     wire = WIRE
     finishes: ClassVar[Mapping[str, str]] = {
         "completed": "stop",
-        "max_output_tokens": "length",
-        "content_filter": "content_filter",
+        **dict.fromkeys(_incomplete(RESPONSES.terminal.length), "length"),
+        **dict.fromkeys(_incomplete(RESPONSES.terminal.filtered), "content_filter"),
         "failed": "failed",
     }
+    """The cuts are the wire record's (:data:`~callgate.strategies.responses.RESPONSES`)."""
 
     def __init__(self, engine: Host) -> None:
         super().__init__(engine)
@@ -372,7 +378,7 @@ class ResponsesWriter(Writer):
                 "id": core.fresh_id("fc_"),
                 "type": "function_call",
                 "status": "in_progress",
-                "call_id": core.fresh_id(),
+                "call_id": self.engine.text_call_id(event.ref),
                 "name": event.name,
                 "arguments": "",
             }

@@ -28,12 +28,14 @@ from callgate.strategies.text.base import Schemas
 from callgate.strategies.text.coerce import coerce_types, property_types, strict_json_value
 from callgate.strategies.text.forming_call import (
     FormingCall,
+    _held,
     _Reader,
     _skip,
     _undecided,
     _valid_name,
 )
 from callgate.strategies.text.forming_json import JSON_READERS
+from callgate.strategies.text.forming_markup import MARKUP_READERS
 from callgate.strategies.text.token_payloads import (
     KIMI_ARGUMENTS,
     KIMI_CALL_BEGIN,
@@ -364,14 +366,6 @@ class _Kimi(_Reader):
         return True
 
 
-def _held(buf: str, token: str) -> int:
-    """How many characters at the end of ``buf`` may begin ``token``."""
-    for keep in range(min(len(buf), len(token) - 1), 0, -1):
-        if token.startswith(buf[-keep:]):
-            return keep
-    return 0
-
-
 _READERS: dict[str, type[_Reader]] = {
     "qwen3_coder_xml": _Qwen,
     "glm45": _Glm,
@@ -379,6 +373,7 @@ _READERS: dict[str, type[_Reader]] = {
     "kimi_k2": _Kimi,
     "kimi_k2_singular": _Kimi,
     **JSON_READERS,
+    **MARKUP_READERS,
 }
 
 READABLE_FORMATS = frozenset(_READERS)

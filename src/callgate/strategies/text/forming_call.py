@@ -192,6 +192,14 @@ class _Reader:
             self.broken = True
 
 
+def _held(buf: str, token: str) -> int:
+    """How many characters at the end of ``buf`` may begin ``token``."""
+    for keep in range(min(len(buf), len(token) - 1), 0, -1):
+        if token.startswith(buf[-keep:]):
+            return keep
+    return 0
+
+
 def _skip(text: str, at: int) -> int:
     match = _WS.match(text, at)
     return match.end() if match else at
