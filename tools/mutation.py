@@ -153,6 +153,7 @@ MODULES = {
     ),
     "gate": Module("src/callgate/gate/turn.py", _GATE),
     "gate_slots": Module("src/callgate/gate/_slots.py", _GATE),
+    "gate_refs": Module("src/callgate/gate/refs.py", (*_GATE, "tests/gate/test_call_refs.py")),
     "gate_text": Module("src/callgate/gate/_textcalls.py", _GATE),
     "gate_release": Module("src/callgate/gate/_release.py", _GATE),
     "gate_verdict": Module("src/callgate/gate/_verdict.py", _GATE),

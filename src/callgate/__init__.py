@@ -42,7 +42,7 @@ from callgate.errors import (
 from callgate.gate.findings import Finding
 from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
-from callgate.gate.turn import TurnGate
+from callgate.gate.turn import NativeRef, TextRef, TurnGate
 from callgate.ledger import Ledger
 from callgate.partial import PartialCall
 from callgate.strategies import (
@@ -108,6 +108,7 @@ __all__ = [
     "LedgerUnavailable",
     "Limits",
     "MistralStrategy",
+    "NativeRef",
     "OllamaStrategy",
     "OpenAIStrategy",
     "Orchestrator",
@@ -115,6 +116,7 @@ __all__ = [
     "ResponsesStrategy",
     "SupportsNativeTools",
     "SupportsStreaming",
+    "TextRef",
     "Tool",
     "ToolResult",
     "ToolSchemas",

@@ -205,7 +205,7 @@ def _runs(gate: TurnGate | None, verdict: Verdict) -> list[ExtractedCall]:
         return []
     decided = TurnGate.releases(gate, release_policy("turn"))  # read, not recorded
     return [
-        ExtractedCall(slot.id, slot.name or "", slot.arguments or {}, slot.key)
+        ExtractedCall.from_ref(slot.ref, slot.id, slot.name or "", slot.arguments or {})
         for slot, outcome in decided
         if outcome in _RUNS
     ]

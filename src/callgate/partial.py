@@ -30,7 +30,7 @@ from callgate.gate.partialjson import (
     TextLog,
     value_at,
 )
-from callgate.gate.turn import BaseSlot, CallRef, Changes, TextRef, TextSlot, TurnGate
+from callgate.gate.turn import BaseSlot, CallRef, Changes, NativeRef, TextRef, TextSlot, TurnGate
 from callgate.strategies.text.detector import Detector
 from callgate.strategies.text.forming import BlockReader, FormingCall
 from callgate.textqueue import TextQueue
@@ -71,8 +71,13 @@ class PartialCall:
         """How long the arguments' JSON text is so far (see :meth:`text`)."""
 
     @property
-    def ref(self) -> CallRef:
-        """The call's reference: a native slot key, or a :class:`~callgate.gate.turn.TextRef`."""
+    def ref(self) -> int | str:
+        """The call's reference as reports write it: its native slot key, or ``text-B.N``."""
+        return self._state[0][0].slot
+
+    @property
+    def call_ref(self) -> CallRef:
+        """The call's typed reference: a :class:`~callgate.gate.refs.NativeRef` or ``TextRef``."""
         return self._state[0][0]
 
     @property
@@ -177,7 +182,7 @@ class _Native:
         """Whether those arguments still stream (:class:`StillForming`)."""
         self.reader = PartialJSON(max_depth=max_depth)
         self.log = TextLog()
-        self.head: _Head = (slot.key, slot.id, slot.name, "native", self.log)
+        self.head: _Head = (slot.ref, slot.id, slot.name, "native", self.log)
         self.plain: tuple[Any, ...] = ((), [], None, 0)
         """The view of the open string read plainly, for records while it grows."""
         self.index = 0
@@ -209,8 +214,8 @@ class _Native:
         grew = len(slot.parts) != self.index or slot.folds != self.folds
         if grew:
             self._read(slot.parts, slot.folds)
-        elif whole is not None and not slot.parts and isinstance(slot.key, int):
-            grew = self._given(whole(slot.key))
+        elif whole is not None and not slot.parts and isinstance(slot.ref, NativeRef):
+            grew = self._given(whole(slot.ref.index))
         if (
             not grew
             and record is not None
@@ -321,7 +326,7 @@ class _Native:
     def _record(self) -> PartialCall:
         slot, reader, head = self.slot, self.reader, self.head
         if head[1] is not slot.id or head[2] is not slot.name or head[4] is not self.log:
-            head = self.head = (slot.key, slot.id, slot.name, "native", self.log)
+            head = self.head = (slot.ref, slot.id, slot.name, "native", self.log)
         record = self.record = _record(PartialCall)
         record.text_length = self.log.length
         whole = reader.complete and not self.forming
@@ -499,9 +504,9 @@ class PartialCalls:
         return self._records
 
     def _native_of(self, gate: TurnGate, slot: BaseSlot) -> _Native:
-        native = self._native.get(slot.key)
+        native = self._native.get(slot.ref)
         if native is None or native.slot is not slot:
-            native = self._native[slot.key] = _Native(slot, gate.limits.max_depth)
+            native = self._native[slot.ref] = _Native(slot, gate.limits.max_depth)
         return native
 
     def _forming(self, gate: TurnGate, detector: Detector, index: int) -> list[PartialCall]:

@@ -13,7 +13,7 @@ from typing import Any
 from callgate import Limits, ToolSchemas, TurnGate
 from callgate.cli.replay import replay
 from callgate.fsm.release import policy
-from callgate.gate.turn import TextRef, call_order
+from callgate.gate.turn import NativeRef, TextRef, call_order
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires import WireCall
 
@@ -55,7 +55,8 @@ def test_a_text_call_is_a_call_of_the_turn_with_its_place_format_and_arguments()
     slot = gate.text_call(ref, TAG, "call_9", "get_weather", PARIS)
     assert gate.evidence
     assert gate.calls() == [slot] and gate.text_slots == {ref: slot}
-    assert (slot.key, slot.key.block, slot.key.n, slot.source) == ("text-2.1", 2, 1, TAG)
+    assert (slot.ref, slot.key, slot.ref.block, slot.ref.n) == (ref, "text-2.1", 2, 1)
+    assert slot.source == TAG
     assert (slot.id, slot.name, slot.state) == ("call_9", "get_weather", "validated")
     assert slot.arguments == PARIS and slot.given == PARIS
     assert gate.findings == []
@@ -220,11 +221,12 @@ def test_per_call_a_set_aside_call_waits_while_the_native_calls_stream() -> None
 # The order of calls: native ones by slot, then text ones by block and place.
 
 
-def test_native_calls_come_before_text_calls_and_anything_else_after_both() -> None:
-    keys: list[object] = ["other", TextRef(1, 0), 7, TextRef(0, 2), 2, TextRef(0, 1)]
-    assert sorted(keys, key=call_order) == [2, 7, "text-0.1", "text-0.2", "text-1.0", "other"]
-    first_text_then_other: list[object] = ["other", TextRef(0, 0)]
-    assert sorted(first_text_then_other, key=call_order) == ["text-0.0", "other"]
+def test_native_calls_come_before_text_calls_and_no_reference_after_both() -> None:
+    refs = [None, TextRef(1, 0), NativeRef(7), TextRef(0, 2), NativeRef(2), TextRef(0, 1)]
+    ordered = sorted(refs, key=call_order)
+    expected = [2, 7, "text-0.1", "text-0.2", "text-1.0", None]
+    assert [r.slot if r is not None else None for r in ordered] == expected
+    assert sorted([None, TextRef(0, 0)], key=call_order) == [TextRef(0, 0), None]
 
 
 # The same turns through replay.

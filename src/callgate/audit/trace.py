@@ -125,7 +125,7 @@ class RecordingTurnGate(TurnGate):
         first has evidence, and ends with the evidence that released, blocked or set it aside.
         """
         for slot, event in self.release_evidence(rule):
-            state = self._release.get(slot.key)
+            state = self._release.get(slot.ref)
             if state is None:
                 state = self._step_release(slot, _RELEASE.initial, rule.name)
             if not _RELEASE.is_final(state):
@@ -135,7 +135,7 @@ class RecordingTurnGate(TurnGate):
     def _step_release(self, slot: BaseSlot, state: ReleaseState, event: str) -> ReleaseState:
         target = _RELEASE.step(state, event)
         self.recorder.record("release", f"call {slot.key}", state, event, target, output=None)
-        self._release[slot.key] = target
+        self._release[slot.ref] = target
         return target
 
     def fragment(self, key: object, text: str) -> None:

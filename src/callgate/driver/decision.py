@@ -120,7 +120,7 @@ class Decision:
         answered = view.answered
         ours = forming = foreign = False
         for slot in calls:
-            if slot.key in answered or (slot.state in _SLOT_BLOCKS and not slot.name):
+            if slot.ref in answered or (slot.state in _SLOT_BLOCKS and not slot.name):
                 continue
             if slot.name is None:
                 forming = True
@@ -158,20 +158,20 @@ class Decision:
         blocked: list[BaseSlot] = []
         asides: dict[object, Finding] | None = None
         for slot, outcome in decided:
-            key = slot.key
+            key = slot.ref
             if key in answered or not driver.owns(slot.name):
                 continue
             name = cast(str, slot.name)
             if outcome in _RUNS:
                 arguments = slot.arguments if slot.arguments is not None else slot.early
                 if isinstance(arguments, dict):
-                    call = ExtractedCall(slot.id, name, arguments, key)
+                    call = ExtractedCall.from_ref(key, slot.id, name, arguments)
                     answers.append((key, driver.prepare(call, buffer.ledger, checked=checked)))
             elif outcome in _ASIDE:
                 if asides is None:
                     asides = _first_by_call(buffer.findings, _set_aside)
-                call = ExtractedCall(slot.id, name, _given(slot), key)
-                answers.append((key, refusal(call, asides.get(key) or _not_run(key))))
+                call = ExtractedCall.from_ref(key, slot.id, name, _given(slot))
+                answers.append((key, refusal(call, asides.get(slot.key) or _not_run(key))))
             else:
                 blocked.append(slot)
         if blocked:
@@ -180,9 +180,9 @@ class Decision:
             errors = _first_by_call(findings, _error)
             for slot in blocked:
                 own = errors.get(slot.key)
-                call = ExtractedCall(slot.id, cast(str, slot.name), _given(slot), slot.key)
+                call = ExtractedCall.from_ref(slot.ref, slot.id, cast(str, slot.name), _given(slot))
                 problem = own or first or finding("malformed_chunk", "the turn was blocked")
-                answers.append((slot.key, refusal(call, problem, sibling=own is None)))
+                answers.append((slot.ref, refusal(call, problem, sibling=own is None)))
         return answers
 
 

@@ -56,7 +56,7 @@ def turn_history(
     unanswered = _answer_text_calls(buffer, results)
     if strategy is not None and placed:
         native = _answer_every_call(buffer, results, placed)
-        text = [r for r in results if isinstance(r.call.slot, TextRef)] + unanswered
+        text = [r for r in results if isinstance(r.call.ref, TextRef)] + unanswered
         history += shaped(strategy, native, TEXT_RESULTS, text)
         return native + text, history
     history += answers
@@ -117,14 +117,14 @@ def _history_calls(
 
 def _answer_text_calls(buffer: LLMStreamBuffer, results: Sequence[ToolResult]) -> list[ToolResult]:
     """An answer for each call of the text that no driver answered (nobody here owns it)."""
-    answered = {r.call.slot for r in results}
+    answered = {r.call.ref for r in results}
     return [
         refusal(
-            ExtractedCall(slot.id, slot.name or NO_NAME, {}, slot.key),
+            ExtractedCall.from_ref(slot.ref, slot.id, slot.name or NO_NAME, {}),
             _why_text(buffer, slot),
         )
         for slot in buffer.text_calls
-        if slot.key not in answered
+        if slot.ref not in answered
     ]
 
 
@@ -153,13 +153,17 @@ def _answer_every_call(
 ) -> list[ToolResult]:
     """One result per call of the message, in its order, with the ids the history carries."""
     slots = {slot.key: slot for slot in buffer.slots}
-    by_slot = {r.call.slot: r for r in reversed(results) if r.call.slot in slots}
+    by_ref = {r.call.ref: r for r in reversed(results)}
     answered = []
     for call in placed:
         slot = slots.get(call.slot) if call.slot is not None else None
-        result = by_slot.get(call.slot) if call.slot is not None else None
+        result = by_ref.get(slot.ref) if slot is not None else None
         if result is None:
-            unanswered = ExtractedCall(call.id, call.name, {}, call.slot)
+            unanswered = (
+                ExtractedCall.from_ref(slot.ref, call.id, call.name, {})
+                if slot is not None
+                else ExtractedCall(call.id, call.name, {})
+            )
             result = refusal(unanswered, _why(buffer, call, slot))
         if result.call.id != call.id:
             result = evolve(result, call=evolve(result.call, id=call.id))

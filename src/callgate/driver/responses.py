@@ -92,9 +92,9 @@ def merge(
     messages = answering[0].messages if len(answering) == 1 else ()
     if strategy is not None and len(answering) > 1:
         results = list({r.call.slot: r for r in reversed(results)}.values())
-        results.sort(key=lambda r: call_order(r.call.slot))
-        native = [r for r in results if not isinstance(r.call.slot, TextRef)]
-        text = [r for r in results if isinstance(r.call.slot, TextRef)]
+        results.sort(key=lambda r: call_order(r.call.ref))
+        native = [r for r in results if not isinstance(r.call.ref, TextRef)]
+        text = [r for r in results if isinstance(r.call.ref, TextRef)]
         answers = shaped(strategy, native, TEXT_RESULTS, text)
     return DriverResponse(
         status,

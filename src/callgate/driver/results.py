@@ -42,7 +42,7 @@ the call, was at fault, the advice says so: a model told its call was wrong retr
 
 def corrective_result(slot: Slot, finding: Finding) -> ToolResult:
     """An error result for a blocked call, stating what was wrong and how to retry."""
-    return refusal(ExtractedCall(slot.id, slot.name or "(no name)", {}, slot.key), finding)
+    return refusal(ExtractedCall.from_ref(slot.ref, slot.id, slot.name or "(no name)", {}), finding)
 
 
 def refusal(call: ExtractedCall, finding: Finding, *, sibling: bool = False) -> ToolResult:

@@ -1,7 +1,8 @@
-"""The gate's calls: their references, the small per-call state, and the change count.
+"""The gate's calls: the small per-call state, and the change count.
 
-A native call is a :class:`Slot`, keyed by the provider's own slot; a call read from the
-turn's text is a :class:`TextSlot`, keyed by its :class:`TextRef`. The tags the gate's
+A native call is a :class:`Slot`, kept under the provider's own slot and referred to by a
+:class:`NativeRef`; a call read from the turn's text is a :class:`TextSlot`, referred to by
+its :class:`TextRef` (:mod:`callgate.gate.refs`). The tags the gate's
 parts read off the slot and turn tables are named here once.
 """
 
@@ -17,39 +18,12 @@ from callgate.fsm.turn import TURN, TurnState
 from callgate.gate.findings import Finding
 from callgate.gate.jsonscan import StructureScanner
 from callgate.gate.limits import Limits
+from callgate.gate.refs import CallRef, NativeRef, TextRef
 from callgate.gate.schema import ToolSchemas
 
 SlotKey = int
-"""A native call's key: the provider's own slot (index, output index, block index, position)."""
-
-
-class TextRef(str):
-    """Where a call read from the turn's text sits: its block, and its place in the block.
-
-    A string (``text-B.N``), so that reports, findings and ``ExtractedCall.slot`` hold it
-    unchanged; only this module builds one, and readers use ``block`` and ``n``, never the text.
-    """
-
-    block: int
-    n: int
-
-    def __new__(cls, block: int, n: int) -> TextRef:
-        ref = super().__new__(cls, f"text-{block}.{n}")
-        ref.block, ref.n = block, n
-        return ref
-
-
-CallRef = SlotKey | TextRef
-"""A call of the turn, native or read from its text."""
-
-
-def call_order(ref: object) -> tuple[int, int, int]:
-    """Native calls by slot, then text calls by block and place; anything else last."""
-    if isinstance(ref, TextRef):
-        return (1, ref.block, ref.n)
-    if isinstance(ref, int):
-        return (0, ref, 0)
-    return (2, 0, 0)
+"""A native call's key in the gate's table: the provider's own slot (index, output index,
+block index, position); the call's reference is the :class:`NativeRef` made from it."""
 
 
 _SLOTS = Interpreter[SlotState](SLOT)
@@ -79,7 +53,9 @@ class BaseSlot:
     """The small per-call state: the machine's state plus what the call has carried.
 
     A native call is a :class:`Slot`, keyed by the provider's slot; a call read from the
-    turn's text is a :class:`TextSlot`, keyed by its :class:`TextRef`.
+    turn's text is a :class:`TextSlot`, keyed by its :class:`TextRef`. ``ref`` is the
+    call's typed reference, what code tells calls apart by; ``key`` is its report form
+    (the provider's index, or ``text-B.N``), as findings and reports carry it.
     """
 
     __slots__ = (
@@ -92,6 +68,7 @@ class BaseSlot:
         "name",
         "nbytes",
         "parts",
+        "ref",
         "rejected",
         "replay",
         "replay_pos",
@@ -102,10 +79,12 @@ class BaseSlot:
         "whole",
     )
 
-    key: CallRef
+    key: int | str
+    ref: CallRef
 
-    def __init__(self, key: CallRef, source: str = "native") -> None:
-        self.key = key
+    def __init__(self, ref: CallRef, source: str = "native") -> None:
+        self.ref = ref
+        self.key = ref.slot
         self.source = source
         """``native``, or the text format a call read from the turn's text was written in."""
         self.aside = False
@@ -140,20 +119,22 @@ class BaseSlot:
 
 
 class Slot(BaseSlot):
-    """A native call: keyed by the provider's own slot."""
+    """A native call: kept under the provider's own slot, referred to by its :class:`NativeRef`."""
 
     __slots__ = ()
-    key: SlotKey
+    key: int
+    ref: NativeRef
 
 
 class TextSlot(BaseSlot):
     """A call read from the turn's text, entered whole once its block closed."""
 
     __slots__ = ("given",)
-    key: TextRef
+    key: str
+    ref: TextRef
 
-    def __init__(self, key: TextRef, source: str, given: dict[str, Any]) -> None:
-        super().__init__(key, source)
+    def __init__(self, ref: TextRef, source: str, given: dict[str, Any]) -> None:
+        super().__init__(ref, source)
         self.given = given
         """The arguments as the text gave them, whether or not they validated."""
 

@@ -19,10 +19,10 @@ from callgate.gate._slots import (
     _VALID,
     BaseSlot,
     GateParts,
-    TextRef,
     TextSlot,
 )
 from callgate.gate.findings import finding
+from callgate.gate.refs import TextRef
 
 
 class TextCalls(GateParts):
@@ -42,7 +42,7 @@ class TextCalls(GateParts):
         slot.id, slot.name = call_id or None, name
         self._fire(slot, "identity", "")
         self._fire(slot, "close", "")
-        problem = self.schemas.check(name, arguments, ref)
+        problem = self.schemas.check(name, arguments, ref.slot)
         if problem is None:
             slot.arguments = arguments
             self._fire(slot, "accept", "")

@@ -36,19 +36,17 @@ from callgate.gate._slots import (
     _TURN,
     _VALID,
     BaseSlot,
-    CallRef,
     Changes,
     Slot,
     SlotKey,
-    TextRef,
     TextSlot,
-    call_order,
 )
 from callgate.gate._textcalls import TextCalls
 from callgate.gate._verdict import TurnVerdict, turn_events
 from callgate.gate.findings import Finding, finding
 from callgate.gate.jsonscan import StructureScanner
 from callgate.gate.limits import Limits
+from callgate.gate.refs import CallRef, NativeRef, TextRef, call_order
 from callgate.gate.repair import REPAIRABLE, repair_arguments
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.strictjson import is_complete_object, parse_arguments
@@ -58,6 +56,7 @@ __all__ = [
     "BaseSlot",
     "CallRef",
     "Changes",
+    "NativeRef",
     "Slot",
     "SlotKey",
     "TextRef",
@@ -209,7 +208,7 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
             return
         if call_id is not None and slot.id is None:
             slot.id = call_id
-            self._ids[call_id] = slot.key
+            self._ids[call_id] = slot.ref
         if name is not None and slot.name is None:
             slot.name = name
         self._fire(slot, "identity", "")
@@ -459,7 +458,7 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
                 reason = f"more than {self.limits.max_slots} tool calls in one turn"
                 code = "limit_exceeded"
             else:
-                slot = self.slots[key] = Slot(key)
+                slot = self.slots[key] = Slot(NativeRef(key))
                 self._ordered = None
                 if len(self.slots) == 1:
                     for text in self.text_slots.values():
@@ -483,7 +482,7 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
             return f"slot {slot.key} has name {slot.name!r}, then {name!r}"
         if call_id is not None and slot.id is None:
             owner = self._ids.get(call_id)
-            if owner is not None and owner != slot.key:
+            if owner is not None and owner != slot.ref:
                 return f"id {call_id!r} of slot {slot.key} is already slot {owner}'s"
         return ""
 
@@ -620,7 +619,7 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
         if (
             transition.target in _SLOT_BLOCKS
             and transition.source not in _SLOT_BLOCKS
-            and type(slot.key) is int
+            and slot.ref.native
         ):
             self._fire_turn("block")
 

@@ -74,7 +74,11 @@ def stream_identity(shape: Mapping[str, Any]) -> str | None:
 
 
 def call_key(call: ExtractedCall, turn: str) -> str:
-    """What makes ``call`` the same call: its id (or ``turn`` and slot), tool and arguments."""
+    """What makes ``call`` the same call: its id (or ``turn`` and slot), tool and arguments.
+
+    The slot is the call's reference as reports write it (``ExtractedCall.slot``: the
+    provider's index, or ``text-B.N``), the form stored records were always keyed by.
+    """
     arguments = json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=repr)
     where: list[Any] = ["id", call.id] if call.id else ["turn", turn, call.slot]
     text = json.dumps([*where, call.name, arguments], ensure_ascii=False, default=repr)

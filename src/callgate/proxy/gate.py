@@ -19,7 +19,7 @@ from callgate.buffer import UnreadableChunk
 from callgate.driver.loop import Turn, TurnStep, finish_turn
 from callgate.fsm.verdict import VERDICT
 from callgate.gate.findings import Finding, finding
-from callgate.gate.turn import TextRef, TextSlot, call_order
+from callgate.gate.turn import CallRef, NativeRef, TextRef, TextSlot, call_order
 from callgate.proxy import core
 from callgate.proxy.core import PASS, PASSABLE, REPAIR, Call, Options, driver_for
 from callgate.proxy.requests import output_token_limit
@@ -78,7 +78,7 @@ class GateCore:
         """Why the upstream's stream broke off (a dropped connection, a timeout), else None."""
         self.raw: list[bytes] = []
         """The upstream's bytes of this turn, as they came (kept for the audit log)."""
-        self.text_ids: dict[object, str] = {}
+        self.text_ids: dict[CallRef | None, str] = {}
         """Each text call's id by its reference, made once (see :meth:`text_call_id`)."""
         self._dead = False
 
@@ -152,7 +152,7 @@ class GateCore:
             found += detector.findings
         found += self.extra_findings
         for result in self.withheld:
-            if isinstance(result.call.slot, TextRef):
+            if isinstance(result.call.ref, TextRef):
                 problem = self.driver.schemas.check(
                     result.call.name, result.call.arguments, result.call.slot
                 )
@@ -195,7 +195,7 @@ class GateCore:
     def settle(self) -> None:
         """After :meth:`end`: the calls to send, those withheld, and a repair if it applies."""
         results = [r for step in self.steps for r in step.response.results]
-        answered = {r.call.slot: r for r in results}
+        answered = {r.call.ref: r for r in results}
         accepted = [r for r in answered.values() if not r.refused]
         refused = [r for r in answered.values() if r.refused]
         verdict = self.turn.status if self.turn is not None else None
@@ -242,36 +242,36 @@ class GateCore:
         before = list(messages) if isinstance(messages, list) else []
         return {**self.request, "messages": [*before, *history]}
 
-    def _native_raw(self, slot: int, default: str) -> str:
-        found = next((s for s in self.buffer.slots if s.key == slot), None)
+    def _native_raw(self, ref: NativeRef, default: str) -> str:
+        found = next((s for s in self.buffer.slots if s.ref == ref), None)
         return found.raw_arguments if found is not None else default
 
-    def _repaired(self, slot: int) -> bool:
+    def _repaired(self, ref: NativeRef) -> bool:
         """Whether the slot's arguments were repaired (``repair_json``).
 
         Its raw text is not what the gate accepted, so the call carries the repaired value.
         """
         found = self.turn.findings if self.turn is not None else []
-        return any(f.code == "repaired_arguments" and f.slot == slot for f in found)
+        return any(f.code == "repaired_arguments" and f.slot == ref.slot for f in found)
 
-    def _text_slot(self, ref: object) -> TextSlot | None:
+    def _text_slot(self, ref: CallRef | None) -> TextSlot | None:
         gate = self.buffer.gate
         return gate.text_slots.get(ref) if gate is not None and isinstance(ref, TextRef) else None
 
     def _call(self, result: ToolResult) -> Call:
-        slot = result.call.slot
-        if isinstance(slot, int):
-            raw = self._native_raw(slot, "")
-            kept = raw.strip() and not self._repaired(slot)
+        ref = result.call.ref
+        if isinstance(ref, NativeRef):
+            raw = self._native_raw(ref, "")
+            kept = raw.strip() and not self._repaired(ref)
             arguments = raw if kept else json.dumps(result.call.arguments)
             call_id = result.call.id or core.fresh_id()
-            return Call(call_id, result.call.name, arguments, "native", slot)
+            return Call(call_id, result.call.name, arguments, "native", ref)
         arguments = json.dumps(result.call.arguments, ensure_ascii=False)
-        text = self._text_slot(slot)
+        text = self._text_slot(ref)
         source = text.source if text is not None else "text"
-        return Call(self.text_call_id(slot), result.call.name, arguments, source, _ref(slot))
+        return Call(self.text_call_id(ref), result.call.name, arguments, source, ref)
 
-    def text_call_id(self, ref: object) -> str:
+    def text_call_id(self, ref: CallRef | None) -> str:
         """The id of the text call ``ref``, made once on first asking.
 
         The argument deltas a writer streams while the call forms and the call released
@@ -286,15 +286,15 @@ class GateCore:
 
     def _blocked_call(self, result: ToolResult) -> Call:
         """A refused call as it arrived (for ``pass``): its own arguments, not the refusal's."""
-        slot = result.call.slot
-        if isinstance(slot, int):
-            raw = self._native_raw(slot, "{}")
-            return Call(result.call.id or core.fresh_id(), result.call.name, raw, "native", slot)
-        text = self._text_slot(slot)
+        ref = result.call.ref
+        if isinstance(ref, NativeRef):
+            raw = self._native_raw(ref, "{}")
+            return Call(result.call.id or core.fresh_id(), result.call.name, raw, "native", ref)
+        text = self._text_slot(ref)
         given = text.given if text is not None else {}
         arguments = json.dumps(given, ensure_ascii=False)
         source = text.source if text is not None else "text"
-        return Call(self.text_call_id(slot), result.call.name, arguments, source, _ref(slot))
+        return Call(self.text_call_id(ref), result.call.name, arguments, source, ref)
 
     def annotation(self) -> dict[str, Any]:
         """The ``callgate`` field of the final chunk (SDKs ignore unknown fields)."""
@@ -313,10 +313,6 @@ class GateCore:
         return note
 
 
-def _ref(slot: object) -> TextRef | None:
-    return slot if isinstance(slot, TextRef) else None
-
-
 def _withheld(result: ToolResult, why: Finding) -> ToolResult:
     """A call the gate let through that the proxy does not send, with why."""
     content = f"The call to {result.call.name} was not run: {why.message} ({why.code})."
@@ -325,4 +321,4 @@ def _withheld(result: ToolResult, why: Finding) -> ToolResult:
 
 def _order(result: ToolResult) -> tuple[int, int, int]:
     """Native calls by slot, then text calls by block and position."""
-    return call_order(result.call.slot)
+    return call_order(result.call.ref)

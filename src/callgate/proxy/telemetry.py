@@ -125,7 +125,7 @@ class TurnSpans:
         for call in turn.calls:
             span.add_event("callgate.tool_call", self._call(call, "sent"))
         for result in getattr(turn, "withheld", []):
-            refused = Call(result.call.id or "", result.call.name, "", "", result.call.slot)
+            refused = Call(result.call.id or "", result.call.name, "", "", result.call.ref)
             event = self._call(refused, "withheld")
             if self.record_arguments:
                 event["gen_ai.tool.call.arguments"] = json.dumps(result.call.arguments)

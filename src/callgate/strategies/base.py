@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from attrs import evolve, field, frozen
 
 from callgate.gate.findings import Finding, finding
+from callgate.gate.refs import CallRef
 from callgate.gate.strictjson import parse_arguments
 
 if TYPE_CHECKING:
@@ -31,12 +32,25 @@ Shape = Mapping[str, Any]
 
 @frozen
 class ExtractedCall:
-    """One tool call read from an assembled message."""
+    """One tool call read from an assembled message.
+
+    ``slot`` is where the call sits as reports write it (the provider's index, or
+    ``text-B.N`` for a call of the text); ``ref`` is the gate's typed reference of the call
+    (None for a call a format expert read from a whole message on its own).
+    """
 
     id: str | None
     name: str
     arguments: dict[str, Any]
     slot: int | str | None = None
+    ref: CallRef | None = field(default=None, eq=False, repr=False)
+
+    @classmethod
+    def from_ref(
+        cls, ref: CallRef, call_id: str | None, name: str, arguments: dict[str, Any]
+    ) -> ExtractedCall:
+        """The call the gate refers to by ``ref``, its ``slot`` written from it."""
+        return cls(call_id, name, arguments, ref.slot, ref)
 
 
 @frozen

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from callgate.driver.drivers import Driver
+from callgate.gate.turn import CallRef
 from callgate.proxy.core import Call, Options
 from callgate.proxy.sse import encode
 from callgate.proxy.wires.events import Event, Native, Usage
@@ -49,7 +50,7 @@ class Host(Protocol):
     def annotation(self) -> dict[str, Any]:
         """The ``callgate`` field of the turn's end."""
 
-    def text_call_id(self, ref: object) -> str:
+    def text_call_id(self, ref: CallRef | None) -> str:
         """The one id of a text call, its forming deltas' and its release's alike."""
 
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeGuard
 
-from callgate.gate.turn import TextRef
+from callgate.gate.turn import NativeRef, TextRef
 from callgate.proxy import core
 from callgate.proxy.core import Call, ThinkSplitter
 from callgate.proxy.sse import DONE_EVENT
@@ -489,7 +489,11 @@ class ChatWriter(Writer):
 
     def _unstreamed(self, calls: list[Call]) -> list[Call]:
         """The accepted calls not already forwarded delta by delta."""
-        return [c for c in calls if not (isinstance(c.slot, int) and c.slot in self._streamed)]
+        return [
+            c
+            for c in calls
+            if not (isinstance(c.slot, NativeRef) and c.slot.index in self._streamed)
+        ]
 
     # -- stream=false -----------------------------------------------------------------
 

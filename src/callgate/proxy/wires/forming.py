@@ -45,7 +45,7 @@ class FormingReader:
         engine = self.engine
         out: list[FormingArgs] = []
         for record in engine.buffer.partial_calls():
-            ref = record.ref
+            ref = record.call_ref
             if record.source == "native" or not isinstance(ref, TextRef):
                 continue
             name = record.name

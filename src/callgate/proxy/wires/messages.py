@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from callgate.gate.turn import TextRef
+from callgate.gate.turn import NativeRef, TextRef
 from callgate.proxy import core
 from callgate.proxy.core import Call, ThinkSplitter
 from callgate.proxy.sse import encode
@@ -362,7 +362,8 @@ class MessagesWriter(Writer):
             out += self._text(notice)
         out += self._close_text()
         for call in [] if stranded else engine.calls:
-            if (isinstance(call.slot, int) and call.slot in self._streamed) or call in finished:
+            streamed = isinstance(call.slot, NativeRef) and call.slot.index in self._streamed
+            if streamed or call in finished:
                 continue
             out += self._tool_use(call)
         if not self._started:

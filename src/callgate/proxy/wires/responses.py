@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from callgate.gate.turn import TextRef
+from callgate.gate.turn import NativeRef, TextRef
 from callgate.proxy import core
 from callgate.proxy.core import Call
 from callgate.proxy.sse import encode
@@ -484,7 +484,7 @@ class ResponsesWriter(Writer):
         index = len(self.output)
         reader = self.engine.reader
         ids = reader.item_ids if isinstance(reader, ResponsesReader) else {}
-        item_id = ids.get(call.slot) if isinstance(call.slot, int) else None
+        item_id = ids.get(call.slot.index) if isinstance(call.slot, NativeRef) else None
         item = {
             "id": item_id or core.fresh_id("fc_"),
             "type": "function_call",
