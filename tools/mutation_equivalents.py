@@ -600,6 +600,10 @@ EQUIVALENT: dict[str, str] = {
         "the chunk's own 'choices' comes after the copied fields in the same dict display, "
         "so a copied 'choices' is always replaced"
     ),
+    "callgate.proxy.wires.chat.xǁChatWriterǁechoes__mutmut_38": (
+        "reading no index, echoes() declines the chunk, and the general path writes the same "
+        "chunk (the echo only saves time; tests/proxy/test_proxy_forwarded_bytes.py)"
+    ),
     **{
         f"callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_{n}": (
             "final() always follows flush(), whose first chunk carries the role, so the role "

@@ -16,6 +16,7 @@ arguments are the ones sent; each Responses item ends where it was added.
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -429,3 +430,14 @@ def test_a_whole_answer_translated_carries_no_field_of_the_upstreams_wire(client
     assert body["object" if client == "responses" else "type"] in ("response", "message")
     blocks = body["content"] if client == "messages" else body["output"][0]["content"]
     assert blocks[0]["text"] == "Mild."
+
+
+def test_every_chunk_a_framework_hands_on_counts_its_time() -> None:
+    engine = Engine(CHAT, Options(on_blocked="notice"), client="chat", upstream="chat")
+    spent = [engine.cpu_ns]
+    for chunk in text_turn(pieces("Mild in Paris, and dry all week.")):
+        for choice in chunk["choices"]:
+            del choice["logprobs"]  # a plain chunk, which the engine hands back as it came
+        engine.feed_unchanged(chunk)
+        spent.append(engine.cpu_ns)
+    assert all(later > earlier for earlier, later in pairwise(spent))

@@ -209,6 +209,14 @@ def test_effort_and_structured_output_are_carried_to_every_wire(client: str, ups
     assert settings_of(client, back) == ("medium", SCHEMA)
 
 
+@pytest.mark.parametrize("client", ["chat", "responses"])
+def test_structured_output_without_an_effort_reaches_a_messages_upstream(client: str) -> None:
+    body = settings_body(client, "medium", SCHEMA_FORMAT)
+    body.pop("reasoning_effort" if client == "chat" else "reasoning")
+    sent = translate(client, "messages", body)
+    assert sent["output_config"] == {"format": {"type": "json_schema", "schema": SCHEMA}}
+
+
 @pytest.mark.parametrize(
     ("client", "upstream", "given", "sent"),
     [
