@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from callgate import LLMStreamBuffer
 from callgate.cli.capture import load_capture
 from callgate.gate.partialjson import PartialJSON, is_prefix, value_at
+from callgate.partial import PartialCalls
 from callgate.strategies import WIRE_STRATEGIES
 from callgate.testing.wire_streams import StreamExample, compiled, streams
 from callgate.testing.wires import WIRES, WireCall, encoder
@@ -147,6 +148,31 @@ def test_a_long_string_with_escapes_cut_in_two_is_read_without_the_general_reade
     check_prefixes(seen, {0: {"path": "a.py", "content": content}})
     shown = [r[0].arguments.get("content", "") for r in seen if r]
     assert all(not s.endswith("\\") for s in shown) and len(set(shown)) > len(chunks) - 20
+
+
+def test_characters_json_allows_but_python_does_not_print_stay_on_the_short_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """U+2028, a no-break space, DEL, a zero-width space: strict JSON takes them raw in a
+    string, so each delta is more of it (the general way is not taken for it); a raw tab
+    is not, and the string stops growing before it."""
+    content = "ab\u2028cd\u00a0ef\x7fgh\u200bij" * 40
+    text = json.dumps({"content": content}, ensure_ascii=False)
+    assert text.count("\u2028") == 40  # written raw, not escaped
+    general: list[object] = []
+    cold = PartialCalls._cold
+    monkeypatch.setattr(PartialCalls, "_cold", lambda s, *a: (general.append(a), cold(s, *a))[1])
+    chunks = [openai_call(text[i : i + 4]) for i in range(0, len(text), 4)]
+    buffer = LLMStreamBuffer(tool_schemas={"write": {"type": "object"}})
+    seen = play([openai_open(), *chunks, openai_finish("tool_calls")], buffer)
+    assert len(general) < 10 < len(chunks)
+    check_prefixes(seen, {0: {"content": content}})
+    tabbed = text[:-6] + "\t" + text[-6:]
+    chunks = [openai_call(tabbed[i : i + 4]) for i in range(0, len(tabbed), 4)]
+    buffer = LLMStreamBuffer(tool_schemas={"write": {"type": "object"}})
+    seen = play([openai_open(), *chunks, openai_finish("tool_calls")], buffer)
+    assert not buffer.calls
+    assert seen[-1][0].arguments == {"content": content[: len(content) - 4]}
 
 
 GEMINI_STREAMED = sorted(
