@@ -202,6 +202,9 @@ class Engine(GateCore):
         frames = sse.frames(data)
         if frames is None:
             return b"".join([self.play(event) for event in sse.events(data)])
+        if len(frames) == 1:  # one event per read, as a model server writes them
+            one = self.play_frame(frames[0])
+            return data if one is None else one
         played = [self.play_frame(frame) for frame in frames]
         if played.count(None) == len(played):
             return data
@@ -242,7 +245,7 @@ class Engine(GateCore):
         None when the display released ``text`` as it came (the chunk goes back as it
         is), else the pieces the reader reads of it. Such a chunk never ends a stream.
         """
-        shown = self.step(chunk)
+        shown = self.step_text(chunk, text)
         if shown is None:
             return []
         self._released.append(shown)
