@@ -114,17 +114,17 @@ class GateCore:
         return text
 
     def step_text(self, chunk: dict[str, Any], text: str) -> str | None:
-        """:meth:`step` for a Chat chunk whose only piece is the content ``text``.
+        """:meth:`step` for an upstream chunk whose only piece is the text ``text``.
 
-        The writer's ``echoes`` said so: one choice at index 0, no finish reason, a delta
-        of ``content`` alone, no other field. When the turn is in its common state (an
-        OpenAI stream whose content came as strings, the display quiet since the last
+        The writer's ``echoes`` said so. On Chat Completions (one choice at index 0, no
+        finish reason, a delta of ``content`` alone, no other field), when the turn is in
+        its common state (content that came as strings, the display quiet since the last
         step, the text within its limit) and ``text`` can start no markup the detector
         watches (one scan, :meth:`~callgate.strategies.text.detector.Detector.plain`),
         the text is counted where :meth:`step` counts it and released as it came;
-        otherwise :meth:`step` plays the chunk.
+        otherwise (and on every other wire) :meth:`step` plays the chunk.
         """
-        if self.plain_path and self._plain(text):
+        if self.plain_path and self.wire == "openai" and self._plain(text):
             self.chunks += 1
             return text
         return self.step(chunk)
