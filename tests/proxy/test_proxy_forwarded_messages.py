@@ -25,24 +25,14 @@ from callgate.proxy.engine import Engine, Options
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.sse import SSEReader
 from callgate.proxy.upstream import ReplayUpstream, Script
+from callgate.testing.wires.anthropic import message_start
 from proxy_cases import QWEN, QWEN_MODEL, WEATHER
 
 REQUEST = {"model": QWEN_MODEL, "max_tokens": 99, "messages": [{"role": "user", "content": "go"}]}
 TOOLS = [
     {"name": name, "description": "d", "input_schema": schema} for name, schema in WEATHER.items()
 ]
-START = {
-    "type": "message_start",
-    "message": {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": QWEN_MODEL,
-        "content": [],
-        "stop_reason": None,
-        "usage": {"input_tokens": 3, "output_tokens": 1},
-    },
-}
+START = message_start("msg_1")
 
 
 def _named(chunk: dict[str, Any], name: str | None = None) -> bytes:
