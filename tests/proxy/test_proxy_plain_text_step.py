@@ -19,7 +19,10 @@ from hypothesis import strategies as st
 
 from callgate.proxy import core
 from callgate.proxy.engine import Engine, Options
+from callgate.proxy.sse import SSEReader
+from callgate.proxy.wires.chat import ChatReader
 from proxy_cases import QWEN, QWEN_MODEL, WEATHER, openai_tools
+from test_proxy_play_bytes import REQUESTS
 
 ENVELOPE = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "q"}
 CALL = "<tool_call>\n" + json.dumps({"name": "get_weather", "arguments": {"city": "Oslo"}})
@@ -42,6 +45,12 @@ PIECES = [
     '{"name": "get_weather", "arguments": {"city": "Rome"}}',
     "<tool_call>\n" + json.dumps({"name": "no_such_tool", "arguments": {}}) + "\n</tool_call>",
 ]
+TOOLS = {
+    "messages": [{"name": n, "input_schema": schema} for n, schema in WEATHER.items()],
+    "responses": [
+        {"type": "function", "name": n, "parameters": schema} for n, schema in WEATHER.items()
+    ],
+}
 REQUEST = {
     "model": QWEN_MODEL,
     "messages": [{"role": "user", "content": "go"}],
@@ -141,3 +150,98 @@ def test_plain_prose_takes_the_short_step_and_markup_does_not(
     stepped.clear()
     turn.play_bytes(_event({"content": "<tool"}))
     assert len(stepped) == 1  # a possible marker: the full step
+
+
+def _chat_event(delta: dict[str, Any], **extra: Any) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": None, **extra.pop("choice", {})}
+    chunk = {**ENVELOPE, "choices": [choice], **extra}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+@pytest.mark.parametrize("client", ["messages", "responses"])
+def test_a_translated_turn_plays_plain_text_without_the_reader(
+    client: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[object] = []
+    full_read = ChatReader.read
+
+    def counted(self: ChatReader, chunk: object) -> list[Any]:
+        read.append(chunk)
+        return full_read(self, chunk)
+
+    monkeypatch.setattr(ChatReader, "read", counted)
+    turn = Engine(REQUESTS[client], Options(on_blocked="notice"), client=client, upstream="chat")
+    sent = b"".join(turn.play_bytes(r) for r in _reads("Plain prose only.", [6, 12])[:-2])
+    assert len(read) == 1 and b"prose " in sent  # the role chunk alone was read in full
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        _chat_event({"content": "x"}, choice={"finish_reason": ""}),
+        _chat_event({"content": "x"}, choice={"finish_reason": "stop"}),
+        _chat_event({"content": "x"}, usage={"prompt_tokens": 1, "completion_tokens": 2}),
+        _chat_event({"content": "x"}, error={"message": "overloaded"}),
+        _chat_event({"content": "x"}, choice={"index": 1}),
+        _chat_event({"content": "x"}, choice={"logprobs": None}),
+        _chat_event({"content": "x", "reasoning_content": "hm"}),
+        _chat_event({"content": ["x"]}),
+        _chat_event({"content": ""}),
+    ],
+)
+@pytest.mark.parametrize("client", ["chat", "messages", "responses"])
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("options", [Options(), Options(stream_args=True)])
+def test_a_chunk_with_more_than_text_plays_as_the_general_path_plays_it(
+    event: bytes, client: str, first: bool, options: Options, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``first``: a plain chunk opens the stream (no role chunk before it)."""
+    head = [_event({"content": "Hi "})] if first else _reads("Hi ", [])[:2]
+    reads = [*head, event, _event({"content": "more"}), *_reads("", [])[1:]]
+    fast, general = _both(reads, client, options, monkeypatch)
+    assert fast == general
+
+
+def _both(
+    reads: list[bytes],
+    client: str,
+    options: Options,
+    monkeypatch: pytest.MonkeyPatch,
+    request: dict[str, Any] | None = None,
+) -> list[Any]:
+    """What a ``client`` receives of ``reads`` by ``play_bytes``, then by ``feed_event``."""
+    played = []
+    monkeypatch.setattr("time.time", lambda: 1700000000.0)
+    for fast in (True, False):
+        monkeypatch.setattr(core, "fresh_id", lambda prefix="call_": f"{prefix}0")
+        turn = Engine(request or REQUESTS[client], options, client=client, upstream="chat")
+        if fast:
+            sent = b"".join(turn.play_bytes(r) for r in reads) + turn.close_bytes()
+        else:
+            reader = SSEReader()
+            events = [*reader.feed(b"".join(reads)), *reader.close()]
+            sent = b"".join(turn.encode(c) for e in events for c in turn.feed_event(e))
+        sent += b"".join(turn.encode(c) for c in turn.finish())
+        played.append((_parsed(sent), turn.upstream_finish, turn.usage, turn.status))
+    return played
+
+
+@pytest.mark.parametrize("client", ["messages", "responses"])
+def test_a_call_forming_in_the_text_streams_its_arguments_on_a_translated_wire(
+    client: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under ``stream_args`` every chunk is read in full: its text may carry a forming call."""
+    pieces = ["Sure. ", *(QWEN[i : i + 3] for i in range(0, len(QWEN), 3))]
+    request = {**REQUESTS[client], "model": QWEN_MODEL, "tools": TOOLS[client]}
+    reads = _reads("".join(pieces), list(range(0, 200, 3)))
+    fast, general = _both(reads, client, Options(stream_args=True), monkeypatch, request)
+    assert fast == general
+
+
+def _parsed(data: bytes) -> list[Any]:
+    out = []
+    for event in data.split(b"\n\n"):
+        head, _, payload = event.rpartition(b"data: ")
+        if payload:
+            out.append((head, payload if payload == b"[DONE]" else json.loads(payload)))
+    return out

@@ -76,6 +76,10 @@ __all__ = [
 ]
 
 
+_NO_TEXT = Text("")
+"""The piece of a chunk that released no text (the Chat reader gives one too)."""
+
+
 class Engine(GateCore):
     """One turn through the gate, upstream wire in, client wire out (see the module)."""
 
@@ -240,6 +244,14 @@ class Engine(GateCore):
         if text is not None:
             played = self._echoed(chunk, text)
             out = None if played is None else self.writer.play_unchanged(played, chunk)
+            self.cpu_ns += time.perf_counter_ns() - started
+            return out
+        plain = self.reader.plain(chunk) if self._echo_at is None else None
+        if plain is not None:  # text alone, which the writer writes its own way
+            shown = self.step_text(chunk, plain)
+            if shown is not None:
+                self._released.append(shown)
+            out = self.writer.play([] if shown is None else [Text(shown) if shown else _NO_TEXT])
             self.cpu_ns += time.perf_counter_ns() - started
             return out
         out = self.writer.play_unchanged(self._read(chunk), chunk)
