@@ -169,6 +169,15 @@ def _json_type(value: Any) -> str:
     return "array"
 
 
+def _encodes(text: str) -> bool:
+    """Whether ``text`` holds no surrogate code point: it encodes to UTF-8 (half a search)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _decode(text: str) -> tuple[Any, Finding | None]:
     """Decode exactly one JSON value filling text, or say why not."""
     start = _WHITESPACE.match(text, 0)
@@ -226,7 +235,7 @@ def parse_arguments(
         return None, finding(
             "limit_exceeded", f"arguments nest deeper than the limit of {max_depth} levels"
         )
-    raw = None if text.isascii() else _SURROGATE.search(text)
+    raw = None if text.isascii() or _encodes(text) else _SURROGATE.search(text)
     if raw is not None:
         return None, finding(
             "lone_surrogate",
