@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
 
 from callgate.gate.findings import Finding, finding
@@ -92,6 +93,28 @@ _DECODER = json.JSONDecoder(
     parse_float=_float_hook,
     parse_int=_int_hook,
 )
+
+_NATIVE_INTS = json.JSONDecoder(
+    object_pairs_hook=_pairs_hook, parse_constant=_constant_hook, parse_float=_float_hook
+)
+"""The strict decoder less its integer hook: the interpreter's own digit limit refuses."""
+
+
+def _raw_decode(text: str, index: int) -> tuple[Any, int]:
+    """The strict decoder's ``raw_decode``, integers parsed natively where that is as strict.
+
+    A hook per integer costs a Python call each; while the interpreter's digit limit is
+    :data:`MAX_INT_DIGITS` or lower, its own parse raises on every integer the hook would
+    refuse (or the limit refuses), and the strict read then names what it was.
+    """
+    if 0 < sys.get_int_max_str_digits() <= MAX_INT_DIGITS:
+        try:
+            return _NATIVE_INTS.raw_decode(text, index)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:
+            pass  # an integer past the interpreter's limit: the strict read says so
+    return _DECODER.raw_decode(text, index)
 
 
 def _exceeds_depth(text: str, max_depth: int) -> bool:
@@ -183,7 +206,7 @@ def _decode(text: str) -> tuple[Any, Finding | None]:
     start = _WHITESPACE.match(text, 0)
     index = start.end() if start else 0
     try:
-        value, end = _DECODER.raw_decode(text, index)
+        value, end = _raw_decode(text, index)
     except json.JSONDecodeError as error:
         if not text.strip(" \t\n\r"):
             return None, finding(
