@@ -137,8 +137,22 @@ EQUIVALENT: dict[str, str] = {
     "callgate.gate.strictjson.x_parse_arguments__mutmut_13": (
         "ASCII text holds no raw surrogate: the search only finds none"
     ),
-    "callgate.gate.strictjson.x_parse_arguments__mutmut_32": (
+    "callgate.gate.strictjson.x_parse_arguments__mutmut_34": (
         "without a backslash-u escape no decoded string holds a surrogate: the walk finds none"
+    ),
+    "callgate.gate.strictjson.x_parse_arguments__mutmut_15": (
+        "text that encodes holds no surrogate: the search it then takes finds none"
+    ),
+    "callgate.gate.strictjson.x__encodes__mutmut_3": "Python's codec names ignore case",
+    "callgate.gate.strictjson.x__encodes__mutmut_5": (
+        "text said not to encode only takes the surrogate search, which finds none"
+    ),
+    "callgate.gate.strictjson.x__raw_decode__mutmut_1": (
+        "the interpreter's digit limit is 0 or at least 640, never 1"
+    ),
+    "callgate.gate.strictjson.x__raw_decode__mutmut_3": (
+        "at a limit equal to callgate's both decoders refuse the same integers: the strict "
+        "hook's path gives the same value or finding, only slower"
     ),
     "callgate.gate.strictjson.x__decode__mutmut_5": "re.match with no pos starts at 0",
     "callgate.gate.strictjson.x__decode__mutmut_9": _WHITESPACE_MATCHES,

@@ -101,7 +101,7 @@ def test_an_integer_past_the_limit_is_refused_whatever_the_interpreters_own_limi
     sys.set_int_max_str_digits(limit)
     try:
         problem = refused('{"a": [1.5, 2], "n": ' + "7" * 5000 + "}")
-        fine, none = parse_arguments('{"n": ' + "7" * MAX_INT_DIGITS + "}")
+        fine, none = parse_arguments(' \n {"n": ' + "7" * MAX_INT_DIGITS + "}")
     finally:
         sys.set_int_max_str_digits(previous)
     assert (
