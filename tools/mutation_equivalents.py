@@ -569,9 +569,6 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
         "the list is empty there, so adding to it is the same as assigning it"
     ),
-    "callgate.proxy.gate.xǁGateCoreǁend__mutmut_1": (
-        "its one caller, Engine.finish, always passes clean, so the default is never used"
-    ),
     "callgate.proxy.gate.xǁGateCoreǁ_native_raw__mutmut_4": (
         "every native call's slot, accepted or refused, is among the buffer's slots, so "
         "next() always finds one and its default is never needed"
@@ -582,12 +579,6 @@ EQUIVALENT: dict[str, str] = {
             "notices, pinning and the integrations read only its call and content"
         )
         for n in (4, 5, 8, 9, 10, 11)
-    },
-    **{
-        f"callgate.proxy.gate.xǁGateCoreǁrepair_request__mutmut_{n}": (
-            "never called: Engine, the only GateCore there is, overrides repair_request"
-        )
-        for n in range(1, 11)
     },
     "callgate.proxy.wires.responses.xǁResponsesWriterǁencode__mutmut_7": (
         "every event the Responses writer makes has a type, so the default is never used"
@@ -604,12 +595,5 @@ EQUIVALENT: dict[str, str] = {
         "reading no index, echoes() declines the chunk, and the general path writes the same "
         "chunk (the echo only saves time; tests/proxy/test_proxy_forwarded_bytes.py)"
     ),
-    **{
-        f"callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_{n}": (
-            "final() always follows flush(), whose first chunk carries the role, so the role "
-            "is always sent by then and the branch that sends it never runs"
-        )
-        for n in range(84, 99)
-    },
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

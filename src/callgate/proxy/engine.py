@@ -30,8 +30,8 @@ The API the proxy, the Envoy processor and the framework integrations drive:
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any, Self
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Self, TypeVar
 
 from callgate.buffer import UnreadableChunk
 from callgate.proxy.core import (
@@ -54,6 +54,7 @@ from callgate.proxy.sse import DONE, SSEEvent, SSEReader, event_of
 from callgate.proxy.wires import READERS, WIRES, WRITERS, notices
 from callgate.proxy.wires.base import Reader, Writer
 from callgate.proxy.wires.events import Event, Native, Text, Usage
+from callgate.proxy.wires.forming import STRANDED_WHY
 from callgate.proxy.wires.translate import PATHS, translate
 
 __all__ = [
@@ -74,6 +75,10 @@ __all__ = [
     "fresh_id",
     "on_blocked",
 ]
+
+
+_Out = TypeVar("_Out")
+"""What a writer puts a chunk out as: its chunks, or its bytes."""
 
 
 class Engine(GateCore):
@@ -163,15 +168,7 @@ class Engine(GateCore):
         """
         if self.finished:
             return []
-        started = time.perf_counter_ns()
-        text = self.writer.echoes(chunk) if self._echo_at is None else None
-        if text is not None:
-            played = self._echoed(chunk, text)
-            out = None if played is None else self.writer.write_unchanged(played, chunk)
-            self.cpu_ns += time.perf_counter_ns() - started
-            return out
-        out = self.writer.write_unchanged(self._read(chunk), chunk)
-        self.cpu_ns += time.perf_counter_ns() - started
+        out = self._unchanged(chunk, self.writer.write_unchanged)
         if self.reader.ends(chunk):
             return [chunk, *self.finish()] if out is None else out + self.finish()
         return out
@@ -222,18 +219,27 @@ class Engine(GateCore):
         chunk = None if self.finished else fast_object(frame[6:])
         if chunk is None:
             return self.play(event_of(frame[6:]))
-        started = time.perf_counter_ns()
-        text = self.writer.echoes(chunk) if self._echo_at is None else None
-        if text is not None:
-            played = self._echoed(chunk, text)
-            out = None if played is None else self.writer.play_unchanged(played, chunk)
-            self.cpu_ns += time.perf_counter_ns() - started
-            return out
-        out = self.writer.play_unchanged(self._read(chunk), chunk)
-        self.cpu_ns += time.perf_counter_ns() - started
+        out = self._unchanged(chunk, self.writer.play_unchanged)
         if self.reader.ends(chunk):
             end = b"".join(self.encode(c) for c in self.finish())
             out = (frame + b"\n\n" if out is None else out) + end
+        return out
+
+    def _unchanged(
+        self, chunk: dict[str, Any], put: Callable[[Sequence[Event], dict[str, Any]], _Out | None]
+    ) -> _Out | None:
+        """One chunk read (or echoed) and ``put`` by the writer; None: send ``chunk`` as is.
+
+        ``put`` is the writer's ``write_unchanged`` or ``play_unchanged``.
+        """
+        started = time.perf_counter_ns()
+        text = self.writer.echoes(chunk) if self._echo_at is None else None
+        if text is None:
+            out = put(self._read(chunk), chunk)
+        else:
+            played = self._echoed(chunk, text)
+            out = None if played is None else put(played, chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
         return out
 
     def _echoed(self, chunk: dict[str, Any], text: str) -> list[Event] | None:
@@ -320,7 +326,7 @@ class Engine(GateCore):
         self.settle()
         out = self.writer.flush(text)
         if self.repair is None:
-            out += self.writer.final()
+            out += self._final()
         self.cpu_ns += time.perf_counter_ns() - started
         return out
 
@@ -389,7 +395,15 @@ class Engine(GateCore):
     def give_up(self) -> list[dict[str, Any]]:
         """The final chunks after a repair that could not be asked (a notice, no call)."""
         self.repair = None
-        return self.writer.final()
+        return self._final()
+
+    def _final(self) -> list[dict[str, Any]]:
+        """The writer's final chunks; calls it could not send then count as withheld."""
+        stranded = self.writer.stranded()
+        out = self.writer.final()
+        if stranded:
+            self.unsent(STRANDED_WHY)
+        return out
 
     def follow_up(self) -> Self:
         """The turn that plays the upstream's answer to :attr:`repair`, continuing this one."""
