@@ -134,6 +134,7 @@ _GATEWAY = (
     "tests/proxy/test_gateway_edges.py",
     "tests/proxy/test_gateway_corners.py",
     "tests/proxy/test_gateway_stranded.py",
+    "tests/proxy/test_gateway_turn_ends.py",
 )
 """The gateway's behaviour tests, in process (the engine driven as a client sees it); the
 tests that start a proxy process import the project outside mutmut's copy."""

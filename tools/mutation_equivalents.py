@@ -591,9 +591,13 @@ EQUIVALENT: dict[str, str] = {
         "the chunk's own 'choices' comes after the copied fields in the same dict display, "
         "so a copied 'choices' is always replaced"
     ),
-    "callgate.proxy.wires.chat.xǁChatWriterǁechoes__mutmut_38": (
-        "reading no index, echoes() declines the chunk, and the general path writes the same "
-        "chunk (the echo only saves time; tests/proxy/test_proxy_forwarded_bytes.py)"
-    ),
+    **{
+        f"callgate.proxy.wires.chat.xǁChatWriterǁechoes__mutmut_{n}": (
+            "reading no index (38) or no delta (39), echoes() declines the chunk, and the "
+            "general path writes the same chunk (the echo only saves time; "
+            "tests/proxy/test_proxy_forwarded_bytes.py)"
+        )
+        for n in (38, 39)
+    },
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)
