@@ -6,7 +6,8 @@ upstream cut at its output limit ends a Chat client's turn ``length``; every eve
 through :meth:`~callgate.proxy.engine.Engine.play` counts its time; under
 ``--stream-args`` only a declared tool's text call streams its arguments, the calls after
 an undeclared one too; a native call sent beside a set-aside text call comes with the
-notice; a forming call finishes on its sent text only when that text is its arguments.
+notice; a forming call finishes on its sent text only when that text is its arguments; a
+repair's answer that repeats the text shown and goes on in the same chunk shows the rest.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ from callgate.proxy.engine import Engine, GatedTurn, Options, RequestError
 from callgate.proxy.sse import SSEReader
 from callgate.proxy.upstream import sse_body
 from callgate.proxy.wires.forming import remainder
+from callgate.testing.builders import openai_chunks
+from callgate.testing.wires import WireCall
 from proxy_cases import chat_chunk, text_turn
 from test_gateway_behaviours import CALL
 from test_gateway_corners import REQUESTS, pieces, sent_arguments
 from test_gateway_edges import TAG, leaked
 from test_gateway_turn_ends import responses_stream
+from test_proxy_engine import _invalid_call_turn, rebuilt
 
 
 def test_a_tool_that_is_not_an_object_and_an_unknown_wire_are_refused_by_name() -> None:
@@ -116,3 +120,19 @@ def test_a_call_finishes_on_its_sent_text_only_when_that_text_is_its_arguments()
     assert remainder('{"a": 1}', ['{"a":1}']) == ""  # the model's spelling, the same value
     assert remainder('{"a": 1}', ['{"a":2}']) is None
     assert remainder('{"a": 1}', ['{"a" :']) is None  # neither its start nor whole
+
+
+def test_a_repairs_answer_that_repeats_the_text_shown_and_goes_on_shows_the_rest() -> None:
+    first = GatedTurn(_invalid_call_turn().request, Options(on_blocked="repair", repairs=1))
+    out: list[dict[str, Any]] = []
+    for chunk in _invalid_call_turn().chunks:
+        out += first.feed(chunk)
+    out += first.finish()
+    second = first.follow_up()
+    good = WireCall("call_8", "get_weather", ('{"city": "Paris"}',))
+    for chunk in openai_chunks([good], [0, 0], text=["Checking. Now for Paris."]):
+        out += second.feed(chunk)
+    out += second.finish()
+    got = rebuilt(out)
+    assert got["content"] == "Checking. Now for Paris."
+    assert got["calls"] == [("get_weather", {"city": "Paris"})]
