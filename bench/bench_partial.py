@@ -12,19 +12,21 @@ long string and arrive in 4-character ``input_json_delta`` events. Per delta:
 - **callgate + value**: the same, and each record's ``arguments`` read as plain data too
   (the open string is joined when read, so this read is O(size));
 - **sdk accumulator**: anthropic-python's own ``accumulate_event`` (what its
-  ``MessageStream`` runs on every event) on the SDK's event objects, built beforehand as
-  its stream builds them from the server's events: it appends the delta to the call's
-  bytes buffer, runs ``jiter.from_json(buffer, partial_mode=True)`` and sets the block's
-  ``input``;
+  ``MessageStream`` runs on every event, before making the events it hands on) on the
+  SDK's event objects, built beforehand as its stream builds them from the server's
+  events, over every event of the stream as callgate runs: it appends the delta to the
+  call's bytes buffer, runs ``jiter.from_json(buffer, partial_mode=True)`` and sets the
+  block's ``input``;
 - **sdk (jiter)**: the bare core of that: the bytes append and the ``jiter`` call
   (which drops a string still open);
 - **jiter trailing-strings**: the same with ``partial_mode="trailing-strings"`` (the open
   string kept, as callgate shows it);
 - **partial-json-parser**: ``partial_json_parser.loads(text so far)`` on each delta.
 
-callgate runs over every delta. The others re-read the whole buffer on every delta, so
-they are timed at 400 evenly spaced deltas of the same stream (their cost grows with the
-position; the mean over evenly spaced positions is their mean per delta). Times are the
+callgate and the SDK's accumulator run over every delta, timed as a whole. The bare
+parsers re-read the whole buffer on every delta, so they are timed at 400 evenly spaced
+deltas of the same stream (their cost grows with the position; the mean over evenly
+spaced positions is their mean per delta). Times are the
 best of the rounds' CPU time, in microseconds per delta; ``200K/20K`` is each one's cost
 at the large size over the small (linear work per stream, constant work per delta: about
 1.0x), and ``x callgate`` how many times callgate's per-delta cost each one takes.
@@ -129,26 +131,25 @@ def sampled(text: str, parse: Callable[[bytes, str], object]) -> float:
     return total / len(chosen)
 
 
-def sampled_sdk(stream: list[dict[str, Any]]) -> float:
-    """Mean CPU seconds of the SDK's ``accumulate_event`` per delta, at evenly spaced deltas.
+def run_sdk(stream: list[dict[str, Any]]) -> float:
+    """CPU seconds per delta of the SDK's ``accumulate_event`` over every delta of the stream.
 
-    The snapshot and the call's bytes buffer are set to where the stream stood before each
-    chosen delta (the SDK keeps both between events), then the delta's event is accumulated.
+    Its event objects are built beforehand (its stream builds them from the server's
+    events before accumulating); then each event is accumulated in turn, the snapshot and
+    the call's bytes buffer carried from one to the next as its ``MessageStream`` carries
+    them, and the whole run is timed like callgate's.
     """
     objects = [construct_type(type_=RawMessageStreamEvent, value=event) for event in stream]
-    snapshot = accumulate_event(event=objects[0], current_snapshot=None, json_bufs={})
-    snapshot = accumulate_event(event=objects[1], current_snapshot=snapshot, json_bufs={})
-    deltas = objects[2:-3]
-    step = max(1, len(deltas) // SAMPLES)
-    text = "".join(event["delta"]["partial_json"] for event in stream[2:-3])
-    total, count = 0.0, 0
-    for n in range(0, len(deltas), step):
-        json_bufs = {0: text[: n * DELTA].encode("utf-8")}
-        start = time.process_time()
-        accumulate_event(event=deltas[n], current_snapshot=snapshot, json_bufs=json_bufs)
-        total += time.process_time() - start
-        count += 1
-    return total / count
+    json_bufs: dict[int, bytes] = {}
+    snapshot = None
+    start = time.process_time()
+    for event in objects:
+        snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
+    elapsed = time.process_time() - start
+    whole = json.loads("".join(e["delta"]["partial_json"] for e in stream[2:-3]))
+    read = getattr(snapshot.content[0], "input", None) if snapshot is not None else None
+    assert read == whole, "the SDK's accumulator did not read the call"
+    return elapsed / len(stream)
 
 
 def sdk(buffer: bytes, _: str) -> object:
@@ -175,7 +176,7 @@ def measure(size: int, rounds: int) -> dict[str, float]:
             times[name] = seconds / count
         seconds, count = run_callgate(stream, "value")
         times["callgate + value"] = seconds / count
-        times["sdk accumulator"] = sampled_sdk(stream)
+        times["sdk accumulator"] = run_sdk(stream)
         times["sdk (jiter)"] = sampled(text, sdk)
         times["jiter trailing-strings"] = sampled(text, trailing)
         times["partial-json-parser"] = sampled(text, pjp)

@@ -71,14 +71,25 @@ class _Strayed(Exception):
 class _Steady:
     """What the common path reads a chunk with, once the stream is resolved."""
 
-    __slots__ = ("gate", "live", "read", "strategy")
+    __slots__ = ("fast", "gate", "live", "read", "show", "strategy")
 
-    def __init__(self, strategy: ExtractionStrategy, gate: TurnGate, acc: Any) -> None:
+    def __init__(
+        self,
+        strategy: ExtractionStrategy,
+        gate: TurnGate,
+        acc: Any,
+        show: Callable[[str], None],
+    ) -> None:
         self.strategy = strategy
         self.gate = gate
         self.read = strategy.reader(acc)
+        self.show = show
+        """Where a chunk's shown text goes when the chunk does not end the stream."""
         self.live = True
         """False once the buffer dropped it: a wire's installed ``add`` then asks the buffer."""
+        self.fast: Callable[[object], None] | None = None
+        """The wire's own ``add`` (installed on the buffer too): an ``add`` looked up before
+        the stream settled reaches it through :meth:`TurnReader.add`."""
 
 
 @runtime_checkable
@@ -295,13 +306,13 @@ class TurnReader:
             or self._ended
         ):
             return
-        steady = self._steady = _Steady(strategy, gate, self._acc)
+        steady = self._steady = _Steady(strategy, gate, self._acc, self._show)
         if type(self).add is TurnReader.add and gate.appends_in_place:
             # (a subclass's own add() stays in charge, and a recording gate sees each append)
-            rest = functools.partial(TurnReader.add, self)
+            rest = functools.partial(TurnReader._common, self)
             fast = strategy.fast_add(self._acc, steady, rest)
             if fast is not None:
-                self.__dict__["add"] = fast
+                steady.fast = self.__dict__["add"] = fast
 
     def _unsettle(self) -> None:
         """Close the common path (the gate's ``on_text_over`` hook too): chunks take _add().
@@ -312,11 +323,20 @@ class TurnReader:
         steady = self._steady
         if steady is not None:
             steady.live = False
+            steady.fast = None  # (the wire's add holds the steady: no cycle through it)
             self.__dict__.pop("add", None)
             self._steady = None
 
     def add(self, chunk: object) -> None:
         """Accumulate one raw chunk or event (a dict or an SDK object)."""
+        steady = self._steady
+        if steady is not None and steady.fast is not None:
+            steady.fast(chunk)  # (an add looked up before the wire's own was installed)
+        else:
+            self._common(chunk)
+
+    def _common(self, chunk: object) -> None:
+        """:meth:`add` once the stream settled: the strategy's reader, else every check."""
         steady = self._steady
         if steady is None or type(chunk) is not dict:
             self._add(chunk)
@@ -403,6 +423,11 @@ class TurnReader:
                 self._awaits_usage = True
                 return
             self._finish(gate)
+
+    def _show(self, shown: str) -> None:
+        """Text shown by a chunk that does not end the stream (what :meth:`_take` does)."""
+        self._content.append(shown)
+        self.text_queue.feed(shown)
 
     def _finish(self, gate: TurnGate) -> None:
         """The stream's own completion signal: the turn ends and its text is settled."""

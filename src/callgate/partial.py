@@ -170,12 +170,14 @@ class _Native:
     """A native slot's reader: where it is in the slot's fragments, and its last record."""
 
     __slots__ = (
-        "changes", "folds", "forming", "given", "head", "index", "log", "offset", "pieces",
-        "plain", "put", "put_text", "reader", "record", "slot", "state", "synced",
+        "changes", "folds", "forming", "given", "head", "index", "log", "offset", "parts",
+        "pieces", "plain", "put", "put_text", "reader", "record", "slot", "state", "synced",
     )  # fmt: skip
 
     def __init__(self, slot: BaseSlot, max_depth: int) -> None:
         self.slot = slot
+        self.parts = slot.parts
+        """The slot's fragments (the same list for the slot's life; a fold joins it in place)."""
         self.given: str | None = None
         """The JSON text of arguments the wire gave whole (before the gate had them)."""
         self.forming = False
@@ -398,31 +400,40 @@ class PartialCalls:
         O(1) beyond the fragment's own length. Anything else reads the general way.
         """
         hot = self._hot
-        if hot is not None and hot.changes.n == self._version:
-            slot = hot.slot
-            parts = slot.parts
+        if hot is not None:
+            parts = hot.parts
             index = hot.index
-            if slot.folds == hot.folds:
-                if len(parts) == index + 1:
-                    text = parts[index]
-                    if STRING_STOP(text) is None or (
-                        (run := PLAIN_SPLIT(text)) is not None and run.lastindex is None
-                    ):
-                        hot.index = index + 1
-                        hot.put(text)
-                        hot.put_text(text)
-                        record = _record(PartialCall)
-                        record._state = hot.state
-                        log = hot.log
-                        record.text_length = log.length = log.length + len(text)
-                        records = self._records = (record,)
-                        return records
-                    if run is not None:  # an escape cut in two: its backslash ends the text
+            if (
+                len(parts) == index + 1
+                and hot.changes.n == self._version
+                and hot.slot.folds == hot.folds
+            ):
+                text = parts[index]
+                if "\\" in text:  # whole escapes, or a backslash whose escape comes next
+                    run = PLAIN_SPLIT(text)
+                    plain = run is not None
+                    if plain and run.lastindex is not None:  # type: ignore[union-attr]
                         self._hot, self._split = None, hot
                         records = self._records = (hot.more(text, True),)
                         return records
-                elif len(parts) == index:
-                    return self._records
+                else:  # no quote, no control character, no lone surrogate
+                    plain = ('"' not in text and text.isprintable()) or STRING_STOP(text) is None
+                if plain:
+                    hot.index = index + 1
+                    hot.put(text)
+                    hot.put_text(text)
+                    record = _record(PartialCall)
+                    record._state = hot.state
+                    log = hot.log
+                    record.text_length = log.length = log.length + len(text)
+                    records = self._records = (record,)
+                    return records
+            elif (
+                len(parts) == index
+                and hot.changes.n == self._version
+                and hot.slot.folds == hot.folds
+            ):
+                return self._records
         elif self._split is not None:
             split = self._rejoin(self._split)
             if split is not None:

@@ -123,6 +123,24 @@ def test_at_every_split_the_client_gets_what_the_engine_gives_the_whole_stream(
     assert b"tool_calls" in _engine_alone() and exchange.ended
 
 
+def test_a_text_event_the_client_receives_unchanged_goes_on_as_the_upstreams_bytes() -> None:
+    """Plain text events pass as they were written (spaced, keys reordered), not re-encoded."""
+    envelope = {"id": "c-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4.1"}
+    loose = [
+        {"choices": [{"finish_reason": None, "delta": {"content": t}, "index": 0}], **envelope}
+        for t in ("Plain ", "prose, ", "as it came.")
+    ]
+    first = {**envelope, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+    events = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in loose]
+    exchange = _open(MODE.FULL_DUPLEX_STREAMED)
+    sent = _sent(_body(exchange, sse_body([first], done=False), end=False))
+    for event in events:
+        assert _sent(_body(exchange, event, end=False)) == event
+    assert b'"finish_reason":"stop"' in _sent(_body(exchange, DONE_EVENT, end=True))
+    assert exchange.gated is not None and exchange.gated.turn.status == "not_applicable"
+    assert sent.startswith(b"data: ") and b"role" in sent
+
+
 def test_the_call_is_held_until_the_stream_ends() -> None:
     exchange = _open(MODE.FULL_DUPLEX_STREAMED)
     before_end = _sent(_body(exchange, BODY[: BODY.rindex(b"data: [DONE]")], end=False))

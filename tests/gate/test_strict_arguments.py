@@ -412,3 +412,43 @@ def test_never_raises_on_json_ish_text(text: str, max_depth: int) -> None:
     check_total(text, max_depth=max_depth)
     check_total("{" + text, max_depth=max_depth)
     check_total('{"k": ' + text + "}")
+
+
+_NUMBERS = st.one_of(
+    st.integers(min_value=-(10**60), max_value=10**60),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["9" * 4301, "-" + "9" * 4300, "1e400", "-1e999", "NaN", "1.5e308"]),
+)
+
+
+@st.composite
+def _json_texts(draw: st.DrawFn) -> str:
+    """Objects of numbers (some past the limits, as literals), a key repeated now and then."""
+    keys = draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=5))
+    values = [draw(_NUMBERS) for _ in keys]
+    body = ", ".join(
+        f"{json.dumps(k)}: {v if isinstance(v, str) else json.dumps(v)}"
+        for k, v in zip(keys, values, strict=True)
+    )
+    return "{" + body + ', "inner": {' + body + "}}"
+
+
+@settings(max_examples=200)
+@given(_json_texts())
+def test_integers_parsed_natively_read_as_the_strict_hooks_read_them(text: str) -> None:
+    from callgate.gate import strictjson
+
+    value, problem = parse_arguments(text)
+    try:
+        expected: Any = strictjson._DECODER.decode(text)
+    except Exception as error:  # the strict hooks refused: the same refusal, by its kind
+        assert value is None and problem is not None
+        kinds = {
+            "_DuplicateKey": "duplicate_key",
+            "_NonFinite": "non_finite_number",
+            "_IntTooLong": "limit_exceeded",
+        }
+        assert problem.code == kinds.get(type(error).__name__, "limit_exceeded")
+        return
+    assert problem is None
+    assert value == expected

@@ -93,6 +93,24 @@ def test_a_lower_interpreter_digit_limit_becomes_a_finding() -> None:
     assert "1000" in problem.message
 
 
+@pytest.mark.parametrize("limit", [0, MAX_INT_DIGITS, 5 * MAX_INT_DIGITS])
+def test_an_integer_past_the_limit_is_refused_whatever_the_interpreters_own_limit(
+    limit: int,
+) -> None:
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(limit)
+    try:
+        problem = refused('{"a": [1.5, 2], "n": ' + "7" * 5000 + "}")
+        fine, none = parse_arguments('{"n": ' + "7" * MAX_INT_DIGITS + "}")
+    finally:
+        sys.set_int_max_str_digits(previous)
+    assert (
+        problem.message == f"integer with 5000 digits exceeds the limit of {MAX_INT_DIGITS} digits"
+    )
+    assert none is None
+    assert fine == {"n": int("7" * MAX_INT_DIGITS)}
+
+
 # Nesting depth counts only open brackets outside strings, closing brackets included.
 
 

@@ -13,6 +13,7 @@ import asyncio
 import json
 import socket
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -173,3 +174,35 @@ def test_a_one_chunk_request_costs_what_a_pass_through_costs(loop: str) -> None:
     assert ratio < 4, f"proxy {statistics.median(gated) * 1e3:.1f} ms, pass-through " + (
         f"{statistics.median(through) * 1e3:.1f} ms: {ratio:.1f}x"
     )
+
+
+class _Searches:
+    """A finder first on ``sys.meta_path`` that finds nothing and notes every name searched."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        """Note ``name``; another finder answers."""
+        del path, target
+        self.names.append(name)
+
+
+def test_a_request_searches_for_no_module() -> None:
+    """Once warm, a proxied request imports nothing: a module missing from the install
+    would be searched for on ``sys.path`` again at every import (httpcore asks for sniffio
+    several times per upstream request; the proxy extra installs it)."""
+    searches = _Searches()
+    with (
+        _model_server() as model,
+        ServerThread(create_app(ProxyConfig(upstream=model))) as proxy,
+        httpx.Client(timeout=30) as client,
+    ):
+        _one(client, proxy.url)
+        sys.meta_path.insert(0, searches)
+        try:
+            for _ in range(3):
+                _one(client, proxy.url)
+        finally:
+            sys.meta_path.remove(searches)
+    assert searches.names == []

@@ -4,8 +4,9 @@ they form, its finish only when the gate passes it.
 A real ``callgate proxy`` process on loopback in front of a replaying upstream (uvicorn),
 the real openai client: a 50 KB Qwen3-Coder ``write_file`` call written in the content
 reaches the client as tens of ``tool_calls[].function.arguments`` deltas while the block
-is still open; the same call when it breaks its schema, or when the turn is cut before the
-block closes, gets its deltas but never ``finish_reason: "tool_calls"``.
+is still open (a DeepSeek DSML one too); the same call when it breaks its schema, or when
+the turn is cut before the block closes, gets its deltas but never
+``finish_reason: "tool_calls"``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from callgate.proxy.audit import AUDIT_FILE, load_records
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from callgate.proxy.wires.forming import STRANDED
+from callgate.strategies.text.invoke_payloads import DSML
 from callgate.testing.builders import openai_chunks
 from callgate.testing.wires import WireCall
 from proxy_cases import proxy_process, text_turn
@@ -56,15 +58,20 @@ class Upstream:
         self.app = ReplayUpstream(lambda path, body: Script(sse_body(self.chunks)))
 
 
-@pytest.fixture(scope="module")
-def proxy() -> Iterator[tuple[Upstream, openai.OpenAI]]:
+def serve(formats: str) -> Iterator[tuple[Upstream, openai.OpenAI]]:
+    """A proxy reading ``formats`` in the text, with ``--stream-args``, and its client."""
     upstream = Upstream()
-    args = ["--text-formats", "qwen3_coder_xml", "--stream-args", "--on-blocked", "notice"]
+    args = ["--text-formats", formats, "--stream-args", "--on-blocked", "notice"]
     with (
         ServerThread(upstream.app) as server,
         proxy_process(["--upstream", server.url, *args]) as (_, url, _),
     ):
         yield upstream, openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+
+
+@pytest.fixture(scope="module")
+def proxy() -> Iterator[tuple[Upstream, openai.OpenAI]]:
+    yield from serve("qwen3_coder_xml")
 
 
 def run(proxy: tuple[Upstream, openai.OpenAI], chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -156,6 +163,45 @@ def test_a_withheld_streamed_call_never_comes_with_tool_calls_beside_a_passed_on
         by_index[index] = by_index.get(index, "") + piece
     assert by_index == {0: json.dumps(written), 1: json.dumps(native)}
     assert got["finish"] == "stop" and got["content"].endswith(STRANDED)
+
+
+# -- DeepSeek's DSML: the same, with every tag prefixed ----------------------------------------
+
+
+def dsml_block(parameters: dict[str, str]) -> str:
+    body = "".join(
+        f'<{DSML}parameter name="{k}" string="true">{v}</{DSML}parameter>\n'
+        for k, v in parameters.items()
+    )
+    invoke = f'<{DSML}invoke name="write_file">\n{body}</{DSML}invoke>\n'
+    return f"I'll write it.\n\n<{DSML}function_calls>\n{invoke}</{DSML}function_calls>"
+
+
+@pytest.fixture(scope="module")
+def dsml_proxy() -> Iterator[tuple[Upstream, openai.OpenAI]]:
+    yield from serve("deepseek_v32")
+
+
+def test_a_50_kb_dsml_call_streams_its_arguments_while_it_forms_and_finishes_only_if_valid(
+    dsml_proxy: tuple[Upstream, openai.OpenAI],
+) -> None:
+    """A DeepSeek V3.2 call: tens of argument deltas before its block closes; the finish
+    only for the valid call, never for one that breaks its schema or is cut."""
+    arguments = {"path": "app.py", "content": CONTENT}
+    got = run(dsml_proxy, text_turn(pieces(dsml_block(arguments))))
+    assert forming(got["deltas"]) >= 30
+    assert got["finish"] == "tool_calls" and got["deltas"][0][1] == "write_file"
+    assert json.loads("".join(piece for _, _, piece in got["deltas"])) == arguments
+    bad = run(dsml_proxy, text_turn(pieces(dsml_block({**arguments, "mode": "0644"}))))
+    assert forming(bad["deltas"]) >= 30
+    assert bad["finish"] != "tool_calls" and "write_file" in bad["content"]
+    text = dsml_block(arguments)
+    cut = run(dsml_proxy, text_turn(pieces(text[: len(text) // 2]), finish="length"))
+    assert forming(cut["deltas"]) >= 30 and cut["finish"] == "length"
+    streamed = "".join(piece for _, _, piece in cut["deltas"])
+    with pytest.raises(ValueError):
+        json.loads(streamed)
+    assert streamed.startswith('{"path": "app.py", "content": "line 0')
 
 
 # -- the Messages and Responses clients, the upstream on Chat Completions ------------------

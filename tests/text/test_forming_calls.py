@@ -1,7 +1,7 @@
 """The readers of an open text block: which format reads it, and where each stops.
 
 The property that every split gives prefixes of the parser's calls is in
-tests/buffer/test_partial_calls.py; here are the readers' own decisions.
+tests/buffer/test_partial_text_calls.py; here are the readers' own decisions.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Everything the processor needs of the engine goes through :class:`GatedExchange`, so a
 new engine is re-pointed here alone. It plays the engine exactly as ``callgate proxy``
-does (:mod:`callgate.proxy.app`): the upstream's server-sent events through
-:meth:`feed_event`, then :meth:`finish`; ``[DONE]`` after an OpenAI stream; a stream=true
+does (:mod:`callgate.proxy.app`): each piece of the upstream's event stream through
+``play_bytes`` (an event the client receives unchanged goes on as the upstream's own
+bytes), then ``close_bytes`` and :meth:`finish`; ``[DONE]`` after an OpenAI stream; a stream=true
 request answered with one JSON body through ``whole_chunks``; a stream=false response
 through ``whole_chunks`` and ``assemble``; an engine failure ends the stream with the
 wire's error event. The processor cannot ask the upstream again, so a turn that would be
@@ -20,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from callgate.proxy.engine import ENGINES, BlockedMode, GatedCore, Options, RequestError
-from callgate.proxy.sse import DONE_EVENT, SSEReader, encode
+from callgate.proxy.sse import DONE_EVENT, encode
 from callgate.proxy.wire_errors import error_body, error_json, json_or_none, upstream_error_json
 
 __all__ = ["WIRES", "BlockedMode", "GatedExchange", "Options", "RequestError", "error_json"]
@@ -63,7 +64,6 @@ class GatedExchange:
         self.streaming = request.get("stream") is True
         self.keep_raw = keep_raw
         self.started = time.perf_counter()
-        self._reader = SSEReader()
         self._sse = True
         self._whole = bytearray()
         self._failed = False
@@ -79,14 +79,14 @@ class GatedExchange:
         if not self._sse:
             self._whole += data
             return b""
-        return self._guarded(lambda: b"".join(self.turn.play(e) for e in self._reader.feed(data)))
+        return self._guarded(lambda: self.turn.play_bytes(data))
 
     def end(self) -> bytes:
         """The upstream's body ended: what is left to send (held text, calls, the end)."""
 
         def closing() -> bytes:
             if self._sse:
-                out = b"".join(self.turn.play(e) for e in self._reader.close())
+                out = self.turn.close_bytes()
                 chunks = self.turn.finish()
             else:  # a server that answered stream=true with one JSON body
                 out = b""

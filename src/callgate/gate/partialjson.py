@@ -183,11 +183,15 @@ class TextLog:
 
     def since(self, start: int, end: int | None = None) -> str:
         """The text from ``start`` to ``end`` (default: all of it so far)."""
-        stop = self.length if end is None else min(end, self.length)
+        length = self.length
+        stop = length if end is None or end > length else end
+        pieces = self.pieces
+        if stop == length and pieces and start == length - len(pieces[-1]):
+            return pieces[-1]  # the last piece, as a writer reading on asks for it
         start = max(start, 0)
         if start >= stop:
             return ""
-        pieces, index, at = self.pieces, self._index, self._at
+        index, at = self._index, self._at
         if start < at:
             index = at = 0
         while at + len(pieces[index]) <= start:

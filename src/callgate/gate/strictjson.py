@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
 
 from callgate.gate.findings import Finding, finding
@@ -93,6 +94,28 @@ _DECODER = json.JSONDecoder(
     parse_int=_int_hook,
 )
 
+_NATIVE_INTS = json.JSONDecoder(
+    object_pairs_hook=_pairs_hook, parse_constant=_constant_hook, parse_float=_float_hook
+)
+"""The strict decoder less its integer hook: the interpreter's own digit limit refuses."""
+
+
+def _raw_decode(text: str, index: int) -> tuple[Any, int]:
+    """The strict decoder's ``raw_decode``, integers parsed natively where that is as strict.
+
+    A hook per integer costs a Python call each; while the interpreter's digit limit is
+    :data:`MAX_INT_DIGITS` or lower, its own parse raises on every integer the hook would
+    refuse (or the limit refuses), and the strict read then names what it was.
+    """
+    if 0 < sys.get_int_max_str_digits() <= MAX_INT_DIGITS:
+        try:
+            return _NATIVE_INTS.raw_decode(text, index)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:
+            pass  # an integer past the interpreter's limit: the strict read says so
+    return _DECODER.raw_decode(text, index)
+
 
 def _exceeds_depth(text: str, max_depth: int) -> bool:
     """Tell whether brackets outside strings nest deeper than max_depth.
@@ -169,12 +192,21 @@ def _json_type(value: Any) -> str:
     return "array"
 
 
+def _encodes(text: str) -> bool:
+    """Whether ``text`` holds no surrogate code point: it encodes to UTF-8 (half a search)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _decode(text: str) -> tuple[Any, Finding | None]:
     """Decode exactly one JSON value filling text, or say why not."""
     start = _WHITESPACE.match(text, 0)
     index = start.end() if start else 0
     try:
-        value, end = _DECODER.raw_decode(text, index)
+        value, end = _raw_decode(text, index)
     except json.JSONDecodeError as error:
         if not text.strip(" \t\n\r"):
             return None, finding(
@@ -226,7 +258,7 @@ def parse_arguments(
         return None, finding(
             "limit_exceeded", f"arguments nest deeper than the limit of {max_depth} levels"
         )
-    raw = None if text.isascii() else _SURROGATE.search(text)
+    raw = None if text.isascii() or _encodes(text) else _SURROGATE.search(text)
     if raw is not None:
         return None, finding(
             "lone_surrogate",

@@ -30,8 +30,8 @@ The API the proxy, the Envoy processor and the framework integrations drive:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Self, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Self
 
 from callgate.buffer import UnreadableChunk
 from callgate.proxy.core import (
@@ -77,8 +77,8 @@ __all__ = [
 ]
 
 
-_Out = TypeVar("_Out")
-"""What a writer puts a chunk out as: its chunks, or its bytes."""
+_NO_TEXT = Text("")
+"""The piece of a chunk that released no text (the Chat reader gives one too)."""
 
 
 class Engine(GateCore):
@@ -142,6 +142,8 @@ class Engine(GateCore):
         self._released: list[str] = []
         self._sse = SSEReader()
         """The upstream's event stream as :meth:`play_bytes` reads it."""
+        self._named = client != "chat"
+        """Whether the client's events are named (an upstream event's name may go with it)."""
 
     # -- the stream -------------------------------------------------------------------
 
@@ -168,7 +170,15 @@ class Engine(GateCore):
         """
         if self.finished:
             return []
-        out = self._unchanged(chunk, self.writer.write_unchanged)
+        started = time.perf_counter_ns()
+        text = self.writer.echoes(chunk) if self._echo_at is None else None
+        if text is not None:
+            played = self._echoed(chunk, text)
+            out = None if played is None else self.writer.write_unchanged(played, chunk)
+            self.cpu_ns += time.perf_counter_ns() - started
+            return out
+        out = self.writer.write_unchanged(self._read(chunk), chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
         if self.reader.ends(chunk):
             return [chunk, *self.finish()] if out is None else out + self.finish()
         return out
@@ -196,9 +206,12 @@ class Engine(GateCore):
         bytes, and a read made only of such events goes out as it came.
         """
         sse = self._sse
-        frames = sse.frames(data)
+        frames = sse.frames(data, named=self._named)
         if frames is None:
             return b"".join([self.play(event) for event in sse.events(data)])
+        if len(frames) == 1:  # one event per read, as a model server writes them
+            one = self.play_frame(frames[0])
+            return data if one is None else one
         played = [self.play_frame(frame) for frame in frames]
         if played.count(None) == len(played):
             return data
@@ -213,33 +226,40 @@ class Engine(GateCore):
     def play_frame(self, frame: bytes) -> bytes | None:
         """One event of one ``data:`` line (without its empty line): the bytes to send.
 
+        The line may follow an ``event:`` line naming the event (:meth:`SSEReader.frames`).
         None: send ``frame`` as it came, for the client's event is the upstream's own
         (see :meth:`play_bytes`). Anything but a JSON object goes through :meth:`play`.
         """
-        chunk = None if self.finished else fast_object(frame[6:])
+        name = b""
+        payload = frame[6:]
+        if frame[:1] == b"e":  # event: NAME, then the data line
+            cut = frame.index(b"\n")
+            name, payload = frame[7:cut], frame[cut + 7 :]
+        chunk = None if self.finished else fast_object(payload)
         if chunk is None:
-            return self.play(event_of(frame[6:]))
-        out = self._unchanged(chunk, self.writer.play_unchanged)
+            return self.play(event_of(payload, name))
+        started = time.perf_counter_ns()
+        text = None
+        if self._echo_at is None and (not self._named or name == _name_of(chunk)):
+            text = self.writer.echoes(chunk)
+        if text is not None:
+            played = self._echoed(chunk, text)
+            out = None if played is None else self.writer.play_unchanged(played, chunk)
+            self.cpu_ns += time.perf_counter_ns() - started
+            return out
+        plain = self.reader.plain(chunk) if self._echo_at is None else None
+        if plain is not None:  # text alone, which the writer writes its own way
+            shown = self.step_text(chunk, plain)
+            if shown is not None:
+                self._released.append(shown)
+            out = self.writer.play([] if shown is None else [Text(shown) if shown else _NO_TEXT])
+            self.cpu_ns += time.perf_counter_ns() - started
+            return out
+        out = self.writer.play_unchanged(self._read(chunk), chunk)
+        self.cpu_ns += time.perf_counter_ns() - started
         if self.reader.ends(chunk):
             end = b"".join(self.encode(c) for c in self.finish())
             out = (frame + b"\n\n" if out is None else out) + end
-        return out
-
-    def _unchanged(
-        self, chunk: dict[str, Any], put: Callable[[Sequence[Event], dict[str, Any]], _Out | None]
-    ) -> _Out | None:
-        """One chunk read (or echoed) and ``put`` by the writer; None: send ``chunk`` as is.
-
-        ``put`` is the writer's ``write_unchanged`` or ``play_unchanged``.
-        """
-        started = time.perf_counter_ns()
-        text = self.writer.echoes(chunk) if self._echo_at is None else None
-        if text is None:
-            out = put(self._read(chunk), chunk)
-        else:
-            played = self._echoed(chunk, text)
-            out = None if played is None else put(played, chunk)
-        self.cpu_ns += time.perf_counter_ns() - started
         return out
 
     def _echoed(self, chunk: dict[str, Any], text: str) -> list[Event] | None:
@@ -248,7 +268,7 @@ class Engine(GateCore):
         None when the display released ``text`` as it came (the chunk goes back as it
         is), else the pieces the reader reads of it. Such a chunk never ends a stream.
         """
-        shown = self.step(chunk)
+        shown = self.step_text(chunk, text)
         if shown is None:
             return []
         self._released.append(shown)
@@ -465,6 +485,12 @@ def _check_request(client: str, request: Mapping[str, Any]) -> None:
             f"this is a {_NAMES[other]} request body, sent to the {_NAMES[client]} path; "
             f"send it to {PATHS[other]}"
         )
+
+
+def _name_of(chunk: Mapping[str, Any]) -> bytes | None:
+    """The event name a named wire gives ``chunk``: its ``type`` (None: it has none)."""
+    kind = chunk.get("type")
+    return kind.encode("utf-8", "surrogatepass") if type(kind) is str else None
 
 
 _NAMES = {"chat": "Chat Completions", "messages": "Anthropic Messages", "responses": "Responses"}

@@ -121,6 +121,47 @@ class GateCore(ABC):
         self.held = max(self.held, held)
         return text
 
+    def step_text(self, chunk: dict[str, Any], text: str) -> str | None:
+        """:meth:`step` for an upstream chunk whose only piece is the text ``text``.
+
+        The writer's ``echoes`` said so. On Chat Completions (one choice at index 0, no
+        finish reason, a delta of ``content`` alone, no other field), when the turn is in
+        its common state (content that came as strings, the display quiet since the last
+        step, the text within its limit) and ``text`` can start no markup the detector
+        watches (one scan, :meth:`~callgate.strategies.text.detector.Detector.plain`),
+        the text is counted where :meth:`step` counts it and released as it came;
+        otherwise (and on every other wire) :meth:`step` plays the chunk.
+        """
+        if self.plain_path and self.wire == "openai" and self._plain(text):
+            self.chunks += 1
+            return text
+        return self.step(chunk)
+
+    plain_path = True
+    """Whether :meth:`step_text` may take its short path (the tests compare both)."""
+
+    def _plain(self, text: str) -> bool:
+        """Take ``text`` as the general path would, if it is plain text on a quiet turn."""
+        buffer = self.buffer
+        acc = buffer._acc
+        queue = buffer.text_queue
+        gate = buffer.gate
+        view = queue.views.get(self.driver)
+        if gate is None or acc.blocks is not None or view is None or view.reply is None:
+            return False
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if gate.text_bytes + size > gate.limits.max_text_bytes:
+            return False
+        detector = queue.detector
+        if detector is not None and not detector.plain(text):  # also: its state passes text
+            return False
+        gate.text(text)
+        acc.content.append(text)
+        buffer._content.append(text)
+        queue._fed += len(text)
+        queue._shown += len(text)
+        return True
+
     def end(self, *, clean: bool) -> str:
         """End the stream: the text released at the end (the calls answered then are kept).
 

@@ -100,14 +100,16 @@ class SSEReader:
                 self._line(line)
         return out
 
-    def frames(self, data: bytes) -> list[bytes] | None:
+    def frames(self, data: bytes, *, named: bool = False) -> list[bytes] | None:
         r"""``data``'s events as their ``data: `` lines, when that is all it holds; else None.
 
         The common read of a model server: whole events of one ``data: `` line each, ended
         by an empty line, nothing left over from the read before. The lines are returned
         without their line ends (``data`` is those lines each followed by ``\n\n``) and the
         reader stays where it was; any other read (a cut event, a comment, an ``event:``
-        line, a carriage return) is None: read it with :meth:`events`.
+        line, a carriage return) is None: read it with :meth:`events`. ``named``: an event
+        may also be an ``event: `` line and then its one ``data: `` line (Anthropic's and
+        the Responses API's shape), returned as those two lines.
         """
         if (
             self._pending
@@ -125,7 +127,15 @@ class SSEReader:
         frames = data.split(b"\n\n")
         frames.pop()
         for frame in frames:
-            if frame[:6] != b"data: " or b"\n" in frame:
+            if frame[:6] == b"data: ":
+                if b"\n" in frame:
+                    return None
+            elif (
+                not named
+                or frame[:7] != b"event: "
+                or frame.count(b"\n") != 1
+                or b"\ndata: " not in frame
+            ):
                 return None
         return frames
 

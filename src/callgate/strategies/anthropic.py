@@ -212,15 +212,20 @@ class AnthropicStrategy(ExtractionStrategy):
     def fast_add(
         self, acc: _Accumulator, steady: Steady, rest: Callable[[object], None]
     ) -> Callable[[object], None]:
-        """The buffer's ``add`` for a tool block's argument delta within its grant.
+        """The buffer's ``add`` for a tool block's argument delta within its grant, and text.
 
         Most of a turn with calls is such deltas: each is appended to its slot in place,
         the way :meth:`TurnGate.fragment <callgate.gate.turn.TurnGate.fragment>` appends
-        within a grant (its UTF-8 bytes counted); anything else, and everything once
-        ``steady`` is dropped, is ``rest``'s (the buffer's own path, which reads it with
-        :meth:`reader`).
+        within a grant (its UTF-8 bytes counted); a text delta of a started block is counted,
+        kept and shown as :meth:`reader` and the buffer would. Anything else, and everything
+        once ``steady`` is dropped, is ``rest``'s (the buffer's own path, which reads it
+        with :meth:`reader`).
         """
         tools = acc.tools
+        shown: dict[int, list[str]] = {}
+        """Each text block's list of pieces in ``acc.parts``, by block index."""
+        text_side = (acc.blocks, acc.parts, acc.gate.text, steady.show, shown)
+        """What a text delta needs, in one cell (each cell is copied on every call)."""
 
         def add(chunk: object) -> None:
             if type(chunk) is dict and steady.live:
@@ -242,6 +247,26 @@ class AnthropicStrategy(ExtractionStrategy):
                                         slot.parts.append(text)
                                         slot.room = room
                                         return
+                        elif delta["type"] == "text_delta":
+                            # kept as the reader keeps it (counted, or past the limit, not),
+                            # and shown as the buffer shows a chunk's text
+                            index, piece = chunk["index"], delta["text"]
+                            blocks, parts, text_kept, show, shown = text_side
+                            if (
+                                type(index) is int
+                                and type(piece) is str
+                                and piece
+                                and index in blocks
+                            ):
+                                if text_kept(piece):
+                                    pieces = shown.get(index)
+                                    if pieces is None:
+                                        pieces = shown[index] = parts.setdefault(
+                                            (index, "text"), []
+                                        )
+                                    pieces.append(piece)
+                                    show(piece)
+                                return
                 except (KeyError, TypeError):
                     pass  # a field missing or of another type: the buffer reads and reports it
             rest(chunk)

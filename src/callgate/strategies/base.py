@@ -457,6 +457,10 @@ class Steady(Protocol):
 
     live: bool
 
+    def show(self, shown: str) -> None:
+        """Hand the buffer text a chunk shows, one that does not end the stream."""
+        ...
+
 
 Acc = TypeVar("Acc")
 """A stream reader's own accumulator type (one per wire)."""

@@ -73,6 +73,16 @@ class Reader:
         """Play one upstream chunk through the gate: the pieces to send for it."""
         raise NotImplementedError
 
+    def plain(self, chunk: dict[str, Any]) -> str | None:
+        """The text of ``chunk`` when :meth:`read` would read it as that text alone.
+
+        Such a chunk is played by the gate's text step and handed to the writer as one
+        :class:`~callgate.proxy.wires.events.Text`; None (a wire without the shortcut, or
+        any other chunk): :meth:`read` plays it.
+        """
+        del chunk
+        return None
+
     def ends(self, chunk: object) -> bool:
         """Whether ``chunk`` ends the stream by itself (no ``[DONE]`` follows on its wire)."""
         del chunk

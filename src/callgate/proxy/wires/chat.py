@@ -104,6 +104,33 @@ class ChatReader(Reader):
             out.append(UpstreamError(error))
         return out
 
+    def plain(self, chunk: dict[str, Any]) -> str | None:
+        """The content of a chunk that carries nothing :meth:`read` records but its text.
+
+        One choice at index 0 with no finish reason and a delta of ``content`` alone, no
+        usage and no error, once the turn's head is known and no arguments are streamed.
+        """
+        engine = self.engine
+        if engine.head is None or engine.options.stream_args:
+            return None
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason") is not None:
+            return None
+        index, delta = choice.get("index"), choice.get("delta")
+        if type(index) is not int or index != 0 or type(delta) is not dict or len(delta) != 1:
+            return None
+        text = delta.get("content")
+        if (
+            type(text) is not str
+            or chunk.get("usage") is not None
+            or chunk.get("error") is not None
+        ):
+            return None
+        return text
+
     def _stream_args(self, calls: object) -> list[Event]:
         """Native argument deltas of a declared tool's calls, as they come."""
         if not isinstance(calls, list):

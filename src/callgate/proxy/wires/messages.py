@@ -245,6 +245,34 @@ class MessagesWriter(Writer):
         delta = {"type": "input_json_delta", "partial_json": event.text}
         return [*out, {"type": "content_block_delta", "index": formed[0], "delta": delta}]
 
+    def echoes(self, chunk: Mapping[str, Any]) -> str | None:
+        """The text of an upstream text delta this writer sends back as it came.
+
+        On one wire, with the writer's text block open at the upstream block's own index
+        and neither reasoning moved nor arguments streamed, the reader reads such a delta
+        as its text alone and this writer writes the text released as that same event.
+        """
+        opened = self._open
+        if opened is None or opened[0] != "text" or self.splitter is not None:
+            return None
+        engine = self.engine
+        if engine.options.stream_args or engine.reader.wire != WIRE:
+            return None
+        index, delta = chunk.get("index"), chunk.get("delta")
+        if (
+            len(chunk) != 3
+            or chunk.get("type") != "content_block_delta"
+            or type(index) is not int
+            or index != opened[1]
+            or index in self._given
+            or type(delta) is not dict
+            or len(delta) != 2
+            or delta.get("type") != "text_delta"
+        ):
+            return None
+        text = delta.get("text")
+        return text if type(text) is str and text else None
+
     def play(self, events: Sequence[Event]) -> bytes:
         """:meth:`write`'s bytes; released text in the open text block is written directly."""
         if len(events) == 1 and type(events[0]) is Text and self._open is not None:

@@ -36,6 +36,7 @@ from callgate.strategies.text.forming_call import (
 )
 from callgate.strategies.text.forming_json import JSON_READERS
 from callgate.strategies.text.forming_markup import MARKUP_READERS
+from callgate.strategies.text.invoke_payloads import INVOKE_TAGS
 from callgate.strategies.text.token_payloads import (
     KIMI_ARGUMENTS,
     KIMI_CALL_BEGIN,
@@ -252,33 +253,41 @@ class _Glm(_Tagged):
         return "content"
 
 
-_INVOKE = re.compile(r'<invoke\s+name="([^"<>]*)"\s*>')
-_PARAMETER = re.compile(r'<parameter\s+name="([^"<>]*)"\s*>')
-_INVOKE_CLOSE = "</invoke>"
-
-
 class _MiniMax(_Tagged):
-    """``<invoke name="NAME"><parameter name="KEY">value</parameter></invoke>``, in a row."""
+    """``<invoke name="NAME"><parameter name="KEY">value</parameter></invoke>``, in a row.
 
-    value_close = _PARAMETER_CLOSE
+    The tags are the format parser's own (:mod:`~callgate.strategies.text.invoke_payloads`).
+    """
+
+    tags = INVOKE_TAGS["minimax_m2"]
+    value_close = tags.parameter_close
+
+    def __init__(self, schemas: Schemas | None, close: str) -> None:
+        super().__init__(schemas, close)
+        tags = self.tags
+        self.words = tuple("<" + close[2:-1] for close in (tags.invoke_close, tags.parameter_close))
+        """How an invoke tag and a parameter tag begin (``<invoke``, ``<parameter``)."""
+        self.flag = ""
+        """The open value's ``string=`` flag (DSML's; empty where the format has none)."""
 
     def step(self) -> bool:
         state = self.state
         if state == "value":
             return self.value()
+        tags = self.tags
         buf = self.buf[_skip(self.buf, 0) :]
         self.buf = buf
-        if state == "body" and buf.startswith(_INVOKE_CLOSE):
-            self.buf = buf[len(_INVOKE_CLOSE) :]
+        if state == "body" and buf.startswith(tags.invoke_close):
+            self.buf = buf[len(tags.invoke_close) :]
             self.current.finish()
             self.state = "head"
             return True
-        pattern = _PARAMETER if state == "body" else _INVOKE
-        word = "<parameter" if state == "body" else "<invoke"
+        pattern = tags.parameter if state == "body" else tags.invoke
+        word = self.words[state == "body"]
         end = buf.find(">", self.searched)
         if end < 0:
             self.searched = len(buf)
-            tokens = (word, _INVOKE_CLOSE if state == "body" else "", self.close)
+            tokens = (word, tags.invoke_close if state == "body" else "", self.close)
             if buf and not (buf.startswith(word) or _undecided(buf, tokens)):
                 self.broken = True
             return False
@@ -289,6 +298,7 @@ class _MiniMax(_Tagged):
             return False
         self.buf = buf[end + 1 :]
         if state == "body":
+            self.flag = match.group(2)
             self.start_value(match.group(1))
         elif _valid_name(match.group(1)):
             self.calls.append(FormingCall(match.group(1)))
@@ -297,20 +307,42 @@ class _MiniMax(_Tagged):
             self.broken = True
         return True
 
+    def raw_text(self, key: str) -> bool:
+        """A ``string="false"`` value is JSON (whole at its close), any other as the base's."""
+        return self.flag != "false" and super().raw_text(key)
+
+    def typed(self, key: str, raw: str) -> tuple[bool, Any]:
+        """As the parser types it: ``string="false"`` strict JSON, else by the schema."""
+        if self.flag == "false":
+            return strict_json_value(raw.strip(" \t\n\r"))
+        return super().typed(key, raw)
+
     def tag_in_value(self, buf: str, at: int) -> str | None:
         rest = buf[at:]
-        if rest.startswith(_PARAMETER_CLOSE):
+        tags = self.tags
+        if rest.startswith(tags.parameter_close):
             return "end"
-        if rest.startswith(("<parameter", "<invoke")):
+        if rest.startswith(self.words):
             end = rest.find(">")
             if end < 0:
                 return None
             markup = rest[: end + 1]
-            opens = _PARAMETER.fullmatch(markup) or _INVOKE.fullmatch(markup)
+            opens = tags.parameter.fullmatch(markup) or tags.invoke.fullmatch(markup)
             return "broken" if opens else "content"
-        if _undecided(rest, (_PARAMETER_CLOSE, "<parameter", "<invoke", self.close)):
+        if _undecided(rest, (tags.parameter_close, *self.words, self.close)):
             return None
         return "content"
+
+
+class _Dsml(_MiniMax):
+    """DeepSeek V3.2 / V4: MiniMax's invokes, each tag prefixed, each value flagged.
+
+    The prefix is ``|DSML|`` (full-width bars); ``string="true"`` is raw text typed by the
+    schema, ``string="false"`` strict JSON.
+    """
+
+    tags = INVOKE_TAGS["deepseek_v32"]
+    value_close = tags.parameter_close
 
 
 class _Kimi(_Reader):
@@ -370,6 +402,8 @@ _READERS: dict[str, type[_Reader]] = {
     "qwen3_coder_xml": _Qwen,
     "glm45": _Glm,
     "minimax_m2": _MiniMax,
+    "deepseek_v32": _Dsml,
+    "deepseek_v4": _Dsml,
     "kimi_k2": _Kimi,
     "kimi_k2_singular": _Kimi,
     **JSON_READERS,

@@ -166,11 +166,15 @@ class _Reader:
         if not key or "<" in key or ">" in key or key in call.arguments:
             self.broken = True
             return False
-        types = property_types(call.name, key, self.schemas)
-        if types == ("string",) or (types is None and self.untyped_text):
+        if self.raw_text(key):
             call.open_string(key)
             return True
         return False
+
+    def raw_text(self, key: str) -> bool:
+        """Whether the parser keeps the value under ``key`` as the text written (it grows)."""
+        types = property_types(self.current.name, key, self.schemas)
+        return types == ("string",) or (types is None and self.untyped_text)
 
     untyped_text = True
     """Whether the parser keeps a value the schema gives no type as its raw text."""

@@ -28,7 +28,7 @@ from attrs import frozen
 from callgate.strategies.text.base import Parser, Schemas, TextCall
 from callgate.strategies.text.coerce import coerce, strict_json_value
 
-__all__ = ["DSML", "INVOKE_PARSERS", "parse_dsml", "parse_minimax_m2"]
+__all__ = ["DSML", "INVOKE_PARSERS", "INVOKE_TAGS", "parse_dsml", "parse_minimax_m2"]
 
 DSML = "\uff5cDSML\uff5c"
 """DeepSeek's markup prefix: ``DSML`` between two U+FF5C FULLWIDTH VERTICAL LINE bars."""
@@ -63,6 +63,8 @@ def _tags(prefix: str, *, typed_flag: bool) -> _Tags:
 
 _MINIMAX = _tags("", typed_flag=False)
 _DSML = _tags(DSML, typed_flag=True)
+INVOKE_TAGS = {"minimax_m2": _MINIMAX, "deepseek_v32": _DSML, "deepseek_v4": _DSML}
+"""Each format's tags by its contract name (the forming calls' reader reads the same ones)."""
 
 
 def _skip(text: str, pos: int) -> int:
