@@ -619,5 +619,22 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (11, 15)
     },
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁechoes__mutmut_17": (
+        "reading no delta, echoes() declines the event, and the general path writes the same "
+        "event (the echo only saves time)"
+    ),
+    "callgate.proxy.wires.forming.x_stranded_refs__mutmut_4": (
+        "formed is keyed by text references only, so a native call's slot is never found in "
+        "it either way"
+    ),
+    "callgate.proxy.sse.xǁSSEReaderǁ_line__mutmut_5": (
+        "a comment line read as a field has the empty name, which is neither data nor event, "
+        "so it is skipped either way"
+    ),
+    "callgate.proxy.wires.chat.xǁChatReaderǁ_stream_args__mutmut_20": (
+        "a nameless entry at an index not streamed then asks owns(None), which is False (no "
+        "tool has an empty name), and a named one at a streamed index is added again to the "
+        "set it is in: the same deltas either way"
+    ),
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

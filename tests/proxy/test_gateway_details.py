@@ -1,13 +1,14 @@
 """Details of the gateway a client or an operator can tell apart, driven through the engine.
 
-A request's tools that are not objects, and a wire the engine does not know, are refused
-with words that say so; a client's ``max_tokens`` reaches a Messages upstream; a Responses
-upstream cut at its output limit ends a Chat client's turn ``length``; every event played
-through :meth:`~callgate.proxy.engine.Engine.play` counts its time; under
-``--stream-args`` only a declared tool's text call streams its arguments, the calls after
-an undeclared one too; a native call sent beside a set-aside text call comes with the
-notice; a forming call finishes on its sent text only when that text is its arguments; a
-repair's answer that repeats the text shown and goes on in the same chunk shows the rest.
+A request's tools that are not objects or have no name, a text format or a wire the engine
+does not know, and a Messages body on the Chat path are refused with words that say so; a
+client's ``max_tokens`` reaches a Messages upstream; a Responses upstream cut at its output
+limit ends a Chat client's turn ``length``; every event played through
+:meth:`~callgate.proxy.engine.Engine.play` counts its time; under ``--stream-args`` only a
+declared tool's text call streams its arguments, the calls after an undeclared one too; a
+native call sent beside a set-aside text call comes with the notice; a forming call finishes
+on its sent text only when that text is its arguments; a repair's answer that repeats the
+text shown and goes on in the same chunk shows the rest.
 """
 
 from __future__ import annotations
@@ -37,6 +38,18 @@ def test_a_tool_that_is_not_an_object_and_an_unknown_wire_are_refused_by_name() 
         GatedTurn({**REQUESTS["chat"], "tools": ["get_weather"]}, Options())
     with pytest.raises(ValueError, match=r"^unknown wire 'grpc'; one of: chat, messages, resp"):
         Engine(REQUESTS["chat"], Options(), client="chat", upstream="grpc")
+
+
+def test_a_nameless_tool_an_unknown_format_and_a_foreign_body_are_refused_by_name() -> None:
+    nameless = [{"type": "function", "function": {"parameters": {"type": "object"}}}]
+    with pytest.raises(RequestError, match=r"^each tool needs a name$"):
+        GatedTurn({**REQUESTS["chat"], "tools": nameless}, Options())
+    with pytest.raises(ValueError, match=r"^unknown text format 'hermes'; one of: tool_call_tag, "):
+        Options(text_formats=("hermes",))
+    used = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+    body = {"model": "m", "messages": [{"role": "assistant", "content": [used]}]}
+    with pytest.raises(RequestError, match=r"^this is a Anthropic Messages request body, sent"):
+        GatedTurn(body, Options())
 
 
 def test_a_clients_max_tokens_reaches_a_messages_upstream() -> None:
