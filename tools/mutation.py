@@ -133,6 +133,11 @@ _GATEWAY = (
     "tests/proxy/test_proxy_repair_ends.py",
     "tests/proxy/test_gateway_edges.py",
     "tests/proxy/test_gateway_corners.py",
+    "tests/proxy/test_gateway_stranded.py",
+    "tests/proxy/test_gateway_turn_ends.py",
+    "tests/proxy/test_gateway_details.py",
+    "tests/proxy/test_proxy_forwarded_bytes.py",
+    "tests/proxy/test_proxy_play_bytes.py",
 )
 """The gateway's behaviour tests, in process (the engine driven as a client sees it); the
 tests that start a proxy process import the project outside mutmut's copy."""

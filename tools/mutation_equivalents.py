@@ -583,9 +583,6 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
         "the list is empty there, so adding to it is the same as assigning it"
     ),
-    "callgate.proxy.gate.xǁGateCoreǁend__mutmut_1": (
-        "its one caller, Engine.finish, always passes clean, so the default is never used"
-    ),
     "callgate.proxy.gate.xǁGateCoreǁ_native_raw__mutmut_4": (
         "every native call's slot, accepted or refused, is among the buffer's slots, so "
         "next() always finds one and its default is never needed"
@@ -597,33 +594,61 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (4, 5, 8, 9, 10, 11)
     },
-    **{
-        f"callgate.proxy.gate.xǁGateCoreǁrepair_request__mutmut_{n}": (
-            "never called: Engine, the only GateCore there is, overrides repair_request"
-        )
-        for n in range(1, 11)
-    },
     "callgate.proxy.wires.responses.xǁResponsesWriterǁencode__mutmut_7": (
         "every event the Responses writer makes has a type, so the default is never used"
-    ),
-    "callgate.proxy.gate.x__ref__mutmut_2": (
-        "it is only given the slot of a call that is not native, which is always a TextRef "
-        "(or None), and both are returned the same either way"
     ),
     "callgate.proxy.wires.chat.xǁChatReaderǁwhole__mutmut_49": (
         "the chunk's own 'choices' comes after the copied fields in the same dict display, "
         "so a copied 'choices' is always replaced"
     ),
-    "callgate.proxy.wires.chat.xǁChatWriterǁechoes__mutmut_38": (
-        "reading no index, echoes() declines the chunk, and the general path writes the same "
-        "chunk (the echo only saves time; tests/proxy/test_proxy_forwarded_bytes.py)"
+    **{
+        f"callgate.proxy.wires.chat.xǁChatWriterǁechoes__mutmut_{n}": (
+            "reading no index (38) or no delta (39), echoes() declines the chunk, and the "
+            "general path writes the same chunk (the echo only saves time; "
+            "tests/proxy/test_proxy_forwarded_bytes.py)"
+        )
+        for n in (38, 39)
+    },
+    "callgate.proxy.core.x__tool_list__mutmut_76": (
+        "the driver's tool descriptions are read only by Driver.tool_specs, which the "
+        "gateway never calls: a request carries the client's own tools upstream"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁsettle__mutmut_27": (
+        "unreachable: a turn whose verdict fails holds an error finding (past the findings "
+        "limit, limit_exceeded), so the fallback finding is never made"
+    ),
+    "callgate.proxy.wires.chat.xǁChatWriterǁ_played__mutmut_7": (
+        "a chunk the gate could not read gives one upstream error (each reader makes at most "
+        "one per chunk), so the separator of the errors joined is never written"
+    ),
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁ__init____mutmut_1": (
+        "the engine sets writer.engine itself right after making its writer (and again for "
+        "each repair's turn), so the engine given to the base constructor is never read"
     ),
     **{
-        f"callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_{n}": (
-            "final() always follows flush(), whose first chunk carries the role, so the role "
-            "is always sent by then and the branch that sends it never runs"
+        f"callgate.proxy.wires.forming.xǁFormingReaderǁread__mutmut_{n}": (
+            "the buffer's partial_calls() lists only text calls of declared tools, each with "
+            "its name read, so the check never skips one "
+            "(tests/proxy/test_gateway_details.py states the behaviour)"
         )
-        for n in range(84, 99)
+        for n in (11, 15)
     },
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁechoes__mutmut_17": (
+        "reading no delta, echoes() declines the event, and the general path writes the same "
+        "event (the echo only saves time)"
+    ),
+    "callgate.proxy.wires.forming.x_stranded_refs__mutmut_4": (
+        "formed is keyed by text references only, so a native call's slot is never found in "
+        "it either way"
+    ),
+    "callgate.proxy.sse.xǁSSEReaderǁ_line__mutmut_5": (
+        "a comment line read as a field has the empty name, which is neither data nor event, "
+        "so it is skipped either way"
+    ),
+    "callgate.proxy.wires.chat.xǁChatReaderǁ_stream_args__mutmut_20": (
+        "a nameless entry at an index not streamed then asks owns(None), which is False (no "
+        "tool has an empty name), and a named one at a streamed index is added again to the "
+        "set it is in: the same deltas either way"
+    ),
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

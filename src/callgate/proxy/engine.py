@@ -54,6 +54,7 @@ from callgate.proxy.sse import DONE, SSEEvent, SSEReader, event_of
 from callgate.proxy.wires import READERS, WIRES, WRITERS, notices
 from callgate.proxy.wires.base import Reader, Writer
 from callgate.proxy.wires.events import Event, Native, Text, Usage
+from callgate.proxy.wires.forming import STRANDED_WHY
 from callgate.proxy.wires.translate import PATHS, translate
 
 __all__ = [
@@ -345,7 +346,7 @@ class Engine(GateCore):
         self.settle()
         out = self.writer.flush(text)
         if self.repair is None:
-            out += self.writer.final()
+            out += self._final()
         self.cpu_ns += time.perf_counter_ns() - started
         return out
 
@@ -414,7 +415,15 @@ class Engine(GateCore):
     def give_up(self) -> list[dict[str, Any]]:
         """The final chunks after a repair that could not be asked (a notice, no call)."""
         self.repair = None
-        return self.writer.final()
+        return self._final()
+
+    def _final(self) -> list[dict[str, Any]]:
+        """The writer's final chunks; calls it could not send then count as withheld."""
+        stranded = self.writer.stranded()
+        out = self.writer.final()
+        if stranded:
+            self.unsent(STRANDED_WHY)
+        return out
 
     def follow_up(self) -> Self:
         """The turn that plays the upstream's answer to :attr:`repair`, continuing this one."""

@@ -12,6 +12,7 @@ wires' readers feed it; the wires' writers read what it decided.
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,8 +33,13 @@ _APPLICABLE = VERDICT.tagged("applicable")
 """Verdicts under which every call ran, and verdicts of a turn that had a call."""
 
 
-class GateCore:
-    """One turn's loop over buffer and driver, and what it decided (see the module)."""
+class GateCore(ABC):
+    """One turn's loop over buffer and driver, and what it decided (see the module).
+
+    Abstract: the engine (:class:`~callgate.proxy.engine.Engine`) gives it the client's
+    writer and the upstream's reader, which answer :meth:`arguments_shown` and
+    :meth:`repair_request`.
+    """
 
     wire = "openai"
     """The upstream's wire, as the library's strategy names it."""
@@ -67,6 +73,8 @@ class GateCore:
         """The calls the client received, in order."""
         self.withheld: list[ToolResult] = []
         """The refused answers of calls the client did not receive, with why."""
+        self._accepted: list[ToolResult] = []
+        """The gate's answers of the calls in :attr:`calls` that it accepted."""
         self.passed = False
         """Whether ``pass`` forwarded calls the gate refused."""
         self.repair: dict[str, Any] | None = None
@@ -154,7 +162,7 @@ class GateCore:
         queue._shown += len(text)
         return True
 
-    def end(self, *, clean: bool = False) -> str:
+    def end(self, *, clean: bool) -> str:
         """End the stream: the text released at the end (the calls answered then are kept).
 
         ``clean``: the transport saw the stream's own end (``[DONE]``, a whole response).
@@ -249,7 +257,8 @@ class GateCore:
         if self.extra_findings:
             refused = [*refused, *(_withheld(r, self.extra_findings[0]) for r in accepted)]
             accepted = []
-        self.calls = [self._call(r) for r in sorted(accepted, key=_order)]
+        self._accepted = sorted(accepted, key=_order)
+        self.calls = [self._call(r) for r in self._accepted]
         self.withheld = sorted(refused, key=_order)
         if not self.withheld or self.truncated:
             return
@@ -273,15 +282,29 @@ class GateCore:
         """
         return self.attempt < self.options.repairs and not self.arguments_shown()
 
+    @abstractmethod
     def arguments_shown(self) -> bool:
         """Whether the client was sent argument deltas of this turn's calls (the writer knows)."""
-        return False
 
+    @abstractmethod
     def repair_request(self, history: list[dict[str, Any]]) -> dict[str, Any]:
         """The upstream request that re-asks: the request with the turn's history after it."""
-        messages = self.request.get("messages")
-        before = list(messages) if isinstance(messages, list) else []
-        return {**self.request, "messages": [*before, *history]}
+
+    def unsent(self, why: str) -> None:
+        """The client's writer sent none of the calls it was given: none counts as sent.
+
+        Each goes to :attr:`withheld` with ``why`` (the audit record, the metrics and the
+        span then count what the client received); calls ``pass`` forwarded were not sent
+        either.
+        """
+        unsent = [
+            ToolResult(r.call, f"The call to {r.call.name} was not sent: {why}", True, True)
+            for r in self._accepted
+        ]
+        self.withheld = sorted([*self.withheld, *unsent], key=_order)
+        self.calls = []
+        self._accepted = []
+        self.passed = False
 
     def _native_raw(self, ref: NativeRef, default: str) -> str:
         found = next((s for s in self.buffer.slots if s.ref == ref), None)

@@ -170,6 +170,14 @@ class Writer:
         """Whether this turn sent the client argument deltas of a call (``stream_args``)."""
         return False
 
+    def stranded(self) -> bool:
+        """Whether :meth:`final` sends none of the turn's calls, though the gate accepted some.
+
+        A wire whose message keeps every argument delta it got cannot finish the calls
+        beside one shown as it formed and then withheld.
+        """
+        return False
+
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, and any reasoning tail held back."""
         raise NotImplementedError

@@ -460,6 +460,11 @@ class ChatWriter(Writer):
         """Whether a native call's or a forming text call's deltas were sent."""
         return bool(self._streamed or self._formed)
 
+    def stranded(self) -> bool:
+        """Whether a call shown as it formed is not among the calls released beside others."""
+        calls = self.engine.calls
+        return bool(calls) and bool(stranded_refs(self._formed, calls, 2))
+
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, with the reasoning splitter's held tail."""
         delta: dict[str, Any] = {}
@@ -473,10 +478,13 @@ class ChatWriter(Writer):
         return self._emit(delta)
 
     def final(self) -> list[dict[str, Any]]:
-        """The calls, the notice, the final chunk, then usage if the upstream sent it alone."""
+        """The calls, the notice, the final chunk, then usage if the upstream sent it alone.
+
+        :meth:`flush` always comes first, and its chunk carries the role.
+        """
         engine = self.engine
         out: list[dict[str, Any]] = []
-        stranded = bool(stranded_refs(self._formed, engine.calls, 2)) and bool(engine.calls)
+        stranded = self.stranded()
         for call in [] if stranded else self._unstreamed(engine.calls):
             formed = self._formed.get(call.slot) if isinstance(call.slot, TextRef) else None
             rest = remainder(call.arguments, formed[2]) if formed is not None else None
@@ -506,9 +514,6 @@ class ChatWriter(Writer):
         usage = engine.usage
         if usage is not None and not engine.usage_alone:
             final["usage"] = usage_object(usage)
-        if not self._role_sent:
-            final["choices"][0]["delta"] = {"role": "assistant", "content": ""}
-            self._role_sent = True
         out.append(final)
         if usage is not None and engine.usage_alone:
             out.append({**self._chunk({}), "choices": [], "usage": usage_object(usage)})

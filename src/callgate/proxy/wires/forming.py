@@ -20,12 +20,14 @@ from typing import Any
 from callgate.gate.turn import TextRef
 from callgate.proxy.wires.events import FormingArgs
 
-__all__ = ["STRANDED", "FormingReader", "remainder", "stranded_refs"]
+__all__ = ["STRANDED", "STRANDED_WHY", "FormingReader", "remainder", "stranded_refs"]
 
-STRANDED = (
-    "No call of this answer was sent: a call shown while it formed was not accepted, "
-    "and what was shown of it cannot be taken back."
+STRANDED_WHY = (
+    "a call shown while it formed was not accepted, and what was shown of it cannot be "
+    "taken back"
 )
+"""Why a stranded turn's calls were not sent (each one's withheld answer says it)."""
+STRANDED = f"No call of this answer was sent: {STRANDED_WHY}."
 """The line a Chat Completions turn ends with when a call streamed as it formed was
 withheld while others passed (the message the client rebuilds keeps every entry it got,
 so none of the turn's calls is sent and the turn does not end ``"tool_calls"``)."""

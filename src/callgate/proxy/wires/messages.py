@@ -366,6 +366,11 @@ class MessagesWriter(Writer):
         """Whether a native call's or a forming text call's deltas were sent."""
         return bool(self._streamed or self._formed)
 
+    def stranded(self) -> bool:
+        """Whether a call shown as it formed is not among the calls released beside others."""
+        calls = self.engine.calls
+        return bool(calls) and bool(stranded_refs(self._formed, calls, 1))
+
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, in the open block; the splitter's held tail."""
         out = self._released(text) if text else []
@@ -381,7 +386,7 @@ class MessagesWriter(Writer):
         """The notice, the tool_use blocks, then message_delta and message_stop."""
         engine = self.engine
         out: list[dict[str, Any]] = []
-        stranded = bool(engine.calls) and bool(stranded_refs(self._formed, engine.calls, 1))
+        stranded = self.stranded()
         finished = [] if stranded else self._finish_formed(out)
         notice = engine.notice()
         if stranded:  # the client's message keeps the block it got: no call of the turn goes

@@ -1,0 +1,151 @@
+"""Details of the gateway a client or an operator can tell apart, driven through the engine.
+
+A request's tools that are not objects or have no name, a text format or a wire the engine
+does not know, and a Messages body on the Chat path are refused with words that say so; a
+client's ``max_tokens`` reaches a Messages upstream; a Responses upstream cut at its output
+limit ends a Chat client's turn ``length``; every event played through
+:meth:`~callgate.proxy.engine.Engine.play` counts its time; under ``--stream-args`` only a
+declared tool's text call streams its arguments, the calls after an undeclared one too; a
+native call sent beside a set-aside text call comes with the notice; a forming call finishes
+on its sent text only when that text is its arguments; a repair's answer that repeats the
+text shown and goes on in the same chunk shows the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+from typing import Any
+
+import pytest
+
+from callgate.proxy.engine import Engine, GatedTurn, Options, RequestError
+from callgate.proxy.sse import SSEReader
+from callgate.proxy.upstream import sse_body
+from callgate.proxy.wires.forming import remainder
+from callgate.testing.builders import openai_chunks
+from callgate.testing.wires import WireCall
+from proxy_cases import chat_chunk, text_turn
+from test_gateway_behaviours import CALL
+from test_gateway_corners import REQUESTS, pieces, sent_arguments
+from test_gateway_edges import TAG, leaked
+from test_gateway_turn_ends import responses_stream
+from test_proxy_engine import _invalid_call_turn, rebuilt
+
+
+def test_a_tool_that_is_not_an_object_and_an_unknown_wire_are_refused_by_name() -> None:
+    with pytest.raises(RequestError, match=r"^each tool must be an object$"):
+        GatedTurn({**REQUESTS["chat"], "tools": ["get_weather"]}, Options())
+    with pytest.raises(ValueError, match=r"^unknown wire 'grpc'; one of: chat, messages, resp"):
+        Engine(REQUESTS["chat"], Options(), client="chat", upstream="grpc")
+
+
+def test_a_nameless_tool_an_unknown_format_and_a_foreign_body_are_refused_by_name() -> None:
+    nameless = [{"type": "function", "function": {"parameters": {"type": "object"}}}]
+    with pytest.raises(RequestError, match=r"^each tool needs a name$"):
+        GatedTurn({**REQUESTS["chat"], "tools": nameless}, Options())
+    with pytest.raises(ValueError, match=r"^unknown text format 'hermes'; one of: tool_call_tag, "):
+        Options(text_formats=("hermes",))
+    used = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+    body = {"model": "m", "messages": [{"role": "assistant", "content": [used]}]}
+    with pytest.raises(RequestError, match=r"^this is a Anthropic Messages request body, sent"):
+        GatedTurn(body, Options())
+
+
+def test_a_clients_max_tokens_reaches_a_messages_upstream() -> None:
+    request = {**REQUESTS["chat"], "max_tokens": 77}
+    engine = Engine(request, Options(), client="chat", upstream="messages")
+    assert engine.request["max_tokens"] == 77
+
+
+def test_a_responses_upstream_cut_at_its_output_limit_ends_a_chat_turn_length() -> None:
+    events = responses_stream("Mild in Par")
+    ended = events[-1]["response"]
+    events[-1] = {
+        "type": "response.incomplete",
+        "response": {
+            **ended,
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+        },
+    }
+    engine = Engine(REQUESTS["chat"], Options(), client="chat", upstream="responses")
+    out: list[dict[str, Any]] = []
+    for event in events:
+        out += engine.feed(event)
+    assert engine.cut and engine.finish_kind == "length"
+    assert out[-1]["choices"][0]["finish_reason"] == "length"
+
+
+def test_every_event_played_counts_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each event through ``play`` adds its time to the turn's (a clock that ticks 1 µs
+    a reading): the time never falls back to one event's."""
+    ticks = iter(range(0, 10**12, 1000))
+    monkeypatch.setattr("callgate.proxy.engine.time.perf_counter_ns", lambda: next(ticks))
+    engine = Engine(REQUESTS["chat"], Options(), client="chat", upstream="chat")
+    spent = [engine.cpu_ns]
+    for event in SSEReader().events(sse_body(text_turn(pieces("Mild in Paris, and dry.")))):
+        engine.play(event)
+        spent.append(engine.cpu_ns)
+    assert all(later > earlier for earlier, later in pairwise(spent[:-1]))
+
+
+def test_only_a_declared_tools_text_call_streams_and_the_next_one_still_does() -> None:
+    """Under ``--stream-args``: a text call of an undeclared tool streams no argument
+    delta, and the declared tool's call after it streams its own before the turn ends."""
+    options = Options(on_blocked="notice", text_formats=TAG, stream_args=True)
+    engine = Engine(REQUESTS["chat"], options, client="chat", upstream="chat")
+    unknown = leaked("Paris").replace("get_weather", "delete_files")
+    out: list[dict[str, Any]] = []
+    for chunk in text_turn(pieces("Both. " + unknown + leaked("Oslo"), 7))[:-1]:
+        out += engine.feed(chunk)
+    names = [
+        call["function"].get("name")
+        for chunk in out
+        for call in chunk["choices"][0]["delta"].get("tool_calls") or ()
+    ]
+    assert [n for n in names if n] == ["get_weather"]
+    (streamed,) = sent_arguments("chat", out).values()
+    assert json.loads(streamed) == {"city": "Oslo"}
+
+
+def test_a_native_call_sent_beside_a_set_aside_text_call_comes_with_the_notice() -> None:
+    engine = GatedTurn(REQUESTS["chat"], Options(on_blocked="notice", text_formats=TAG))
+    out: list[dict[str, Any]] = []
+    for chunk in [
+        chat_chunk({"role": "assistant", "content": "Both. " + leaked("Oslo")}),
+        chat_chunk({"tool_calls": [CALL]}),
+        chat_chunk({}, "tool_calls"),
+    ]:
+        out += engine.feed(chunk)
+    out += engine.finish(clean=True)
+    deltas = [c["choices"][0]["delta"] for c in out if c.get("choices")]
+    calls = [call for d in deltas for call in d.get("tool_calls") or ()]
+    assert [(c["id"], c["function"]["arguments"]) for c in calls] == [
+        ("call_up", '{"city": "Paris"}')
+    ]
+    assert engine.notice() and deltas[-2]["content"] == engine.notice()
+    assert out[-1]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_a_call_finishes_on_its_sent_text_only_when_that_text_is_its_arguments() -> None:
+    assert remainder('{"a": 1, "b": 2}', ['{"a": 1', ", "]) == '"b": 2}'
+    assert remainder('{"a": 1}', ['{"a":1}']) == ""  # the model's spelling, the same value
+    assert remainder('{"a": 1}', ['{"a":2}']) is None
+    assert remainder('{"a": 1}', ['{"a" :']) is None  # neither its start nor whole
+
+
+def test_a_repairs_answer_that_repeats_the_text_shown_and_goes_on_shows_the_rest() -> None:
+    first = GatedTurn(_invalid_call_turn().request, Options(on_blocked="repair", repairs=1))
+    out: list[dict[str, Any]] = []
+    for chunk in _invalid_call_turn().chunks:
+        out += first.feed(chunk)
+    out += first.finish()
+    second = first.follow_up()
+    good = WireCall("call_8", "get_weather", ('{"city": "Paris"}',))
+    for chunk in openai_chunks([good], [0, 0], text=["Checking. Now for Paris."]):
+        out += second.feed(chunk)
+    out += second.finish()
+    got = rebuilt(out)
+    assert got["content"] == "Checking. Now for Paris."
+    assert got["calls"] == [("get_weather", {"city": "Paris"})]
