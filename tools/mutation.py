@@ -180,6 +180,7 @@ MODULES = {
             "tests/wires/test_anthropic.py",
             "tests/wires/test_stray_chunks.py",
             "tests/wires/test_anthropic_fast_add.py",
+            "tests/buffer/test_add_bound_early.py",
         ),
     ),
     "detector": Module("src/callgate/strategies/text/detector.py", _DETECTOR),

@@ -264,7 +264,7 @@ def test_a_chat_body_with_a_developer_message_on_the_messages_path_is_refused() 
             {"role": "user", "content": "hi"},
         ],
     }
-    with pytest.raises(RequestError, match=r"Chat Completions request body.*/v1/chat/completions"):
+    with pytest.raises(RequestError, match=r"the Chat Completions API.*/v1/chat/completions"):
         GatedMessages(body)
 
 

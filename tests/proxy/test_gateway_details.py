@@ -48,7 +48,7 @@ def test_a_nameless_tool_an_unknown_format_and_a_foreign_body_are_refused_by_nam
         Options(text_formats=("hermes",))
     used = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
     body = {"model": "m", "messages": [{"role": "assistant", "content": [used]}]}
-    with pytest.raises(RequestError, match=r"^this is a Anthropic Messages request body, sent"):
+    with pytest.raises(RequestError, match=r"^this body is a request of the Anthropic Messages"):
         GatedTurn(body, Options())
 
 

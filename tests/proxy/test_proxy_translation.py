@@ -323,13 +323,13 @@ def test_responses_previous_response_id_is_refused_across_wires() -> None:
 @pytest.mark.parametrize(
     ("engine", "body", "says"),
     [
-        (GatedTurn, MESSAGES_BODY, "Anthropic Messages request body, sent to the Chat Completions"),
-        (GatedTurn, {"model": "m", "input": "hi"}, "Responses request body"),
+        (GatedTurn, MESSAGES_BODY, "Anthropic Messages API, sent to the Chat Completions"),
+        (GatedTurn, {"model": "m", "input": "hi"}, "a request of the Responses API"),
         (GatedMessages, {"model": "m", "input": "hi"}, "send it to /v1/responses"),
         (
             GatedResponses,
             {"model": "m", "messages": [{"role": "system", "content": "x"}]},
-            "Chat Completions request body",
+            "a request of the Chat Completions API",
         ),
     ],
 )

@@ -482,8 +482,8 @@ def _check_request(client: str, request: Mapping[str, Any]) -> None:
     other = _wire_of(request)
     if other is not None and other != client:
         raise RequestError(
-            f"this is a {_NAMES[other]} request body, sent to the {_NAMES[client]} path; "
-            f"send it to {PATHS[other]}"
+            f"this body is a request of the {_NAMES[other]} API, sent to the "
+            f"{_NAMES[client]} path; send it to {PATHS[other]}"
         )
 
 
