@@ -34,10 +34,6 @@ _OPENAI_FAST = (
 )
 _A = "callgate.strategies.anthropic.xǁAnthropicStrategyǁ"
 _DISAGREE = "disagree() reads only whether 'what' is 'identity'; any other value is a mismatch"
-_RESTS = (
-    "the fast path is only not taken: the buffer's own path appends the delta to the same "
-    "slot within the same grant (or refuses it) as the fast path would"
-)
 _D = "callgate.strategies.text.detector.xǁDetectorǁ"
 _HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
 _NO_TOKEN = "a tail of characters that no token contains completes none"
@@ -294,26 +290,22 @@ EQUIVALENT: dict[str, str] = {
     f"{_A}_delta__mutmut_89": (
         "past the text limit the buffer keeps none of the text a chunk returns"
     ),
-    **{f"{_A}fast_add__mutmut_{n}": _RESTS for n in (5, 20, 23, 24, 26, 27, 30, 34)},
-    **{
-        f"{_A}fast_add__mutmut_{n}": (
-            "a key or event name that never matches, or a None read as a field, raises "
-            "KeyError or TypeError or falls through: the event only takes the buffer's "
-            "path, which reads it alike"
-        )
-        for n in (7, 8, 10, 11, 12, 13, 14, 15, 16, 18, 19, 21, 22, 31, 32, 36)
-    },
-    f"{_A}fast_add__mutmut_6": (
-        "a chunk that is not a dict only changes which path reads it: a string key raises "
-        "TypeError on a non-mapping (the buffer's path), and a mapping's argument delta "
-        "within the grant is appended there alike"
+    f"{_A}fast_add__mutmut_38": (
+        "an ASCII delta's UTF-8 byte count is its length: encoding it counts the same"
     ),
     **{
         f"{_A}fast_add__mutmut_{n}": (
             "a delta that fills its grant exactly takes the buffer's path, whose "
             "TurnGate.fragment appends it within the grant all the same"
         )
-        for n in (39, 40)
+        for n in (40, 41)
+    },
+    **{
+        f"{_A}fast_add__mutmut_{n}": (
+            "the cache of a text block's pieces only saves a lookup: setdefault gives the "
+            "same list of acc.parts"
+        )
+        for n in (64, 65)
     },
     **{f"{_A}{fn}__mutmut_{n}": _CAST for fn, n in (("accumulate", 69), ("message", 46))},
     **{
