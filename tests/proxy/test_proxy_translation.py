@@ -119,6 +119,20 @@ def test_an_empty_assistant_turn_keeps_its_place_as_an_empty_chat_message() -> N
     ]
 
 
+def test_an_empty_text_piece_adds_no_message_item_on_a_responses_upstream() -> None:
+    used = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Rome"}}
+    body = {
+        **MESSAGES_BODY,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": ""}, used]},
+        ],
+    }
+    items = translate("messages", "responses", body)["input"]
+    assert [item.get("type", "message") for item in items] == ["message", "function_call"]
+    assert items[0]["content"] == [{"type": "input_text", "text": "hi"}]
+
+
 def test_images_are_carried_between_wires() -> None:
     image = {
         "type": "image",
