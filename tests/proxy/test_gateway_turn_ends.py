@@ -23,7 +23,7 @@ from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.engine import Engine, GatedResponses, GatedTurn, Options
 from callgate.proxy.serving import ServerThread
 from proxy_cases import chat_chunk, scripted_upstream, text_turn
-from test_gateway_behaviours import chat_calls, end, start, text_block
+from test_gateway_behaviours import CALL, chat_calls, end, start, text_block
 from test_gateway_corners import GLM_CUT, REQUESTS, pieces, sent_arguments
 from test_gateway_edges import RESPONSES, leaked
 
@@ -178,3 +178,20 @@ def test_a_forming_call_completed_only_by_the_streams_end_gets_its_rest_then(
         json.loads(streamed)  # not yet whole
     (ended,) = sent_arguments(client, out + end).values()
     assert ended.startswith(streamed) and json.loads(ended) == {"city": "Paris"}
+
+
+def test_a_call_withheld_after_a_broken_chunk_past_the_finish_quotes_that_chunk() -> None:
+    """A whole valid call, its finish, then a chunk the reader refuses: the call is withheld
+    and its line names the broken chunk's own finding, not a generic failure."""
+    engine = GatedTurn(REQUESTS["chat"], Options())
+    engine.feed(chat_chunk({"role": "assistant", "content": "Hi"}))
+    engine.feed(chat_chunk({"tool_calls": [CALL]}))
+    engine.feed(chat_chunk({}, "tool_calls"))
+    engine.feed({"choices": "broken"})
+    engine.finish(clean=True)
+    record = engine.audit()
+    assert not engine.passed
+    assert record["calls"] == []
+    assert record["withheld"] == [
+        "The call to get_weather was not run: choices is not a list: 'broken' (malformed_chunk)."
+    ]
