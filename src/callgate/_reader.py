@@ -424,6 +424,26 @@ class TurnReader:
                 return
             self._finish(gate)
 
+    def _take_plain(self, text: str, quiet: bool) -> bool:
+        """Take a Chat Completions content delta shown as it came, if it is plain text.
+
+        ``quiet``: the caller's view of the text queue is settled since its last read. The delta is
+        counted against the text limit, kept and shown as a chunk of it alone would be;
+        False (nothing taken): the chunk needs the general path.
+        """
+        gate = self.gate
+        if gate is None or not quiet or self._acc.blocks is not None:
+            return False
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if gate.text_bytes + size > gate.limits.max_text_bytes:
+            return False
+        if not self.text_queue.pass_plain(text):
+            return False
+        gate.text(text)
+        self._acc.content.append(text)
+        self._content.append(text)
+        return True
+
     def _show(self, shown: str) -> None:
         """Text shown by a chunk that does not end the stream (what :meth:`_take` does)."""
         self._content.append(shown)

@@ -98,6 +98,19 @@ class TextQueue:
         else:
             self._take(detector.feed(delta))
 
+    def pass_plain(self, delta: str) -> bool:
+        """Feed ``delta`` and count it shown at once, if no marker can start in it.
+
+        For a reader whose view is quiet (nothing waits in the queue for it): the delta is
+        then what :meth:`feed` and that view's read would give, with nothing queued.
+        """
+        detector = self.detector
+        if detector is not None and not detector.plain(delta):
+            return False
+        self._fed += len(delta)
+        self._shown += len(delta)
+        return True
+
     def end(self, *, cut: bool = False) -> None:
         """The stream ended (``cut``: short of its normal end); the detector settles its text.
 

@@ -142,25 +142,9 @@ class GateCore(ABC):
 
     def _plain(self, text: str) -> bool:
         """Take ``text`` as the general path would, if it is plain text on a quiet turn."""
-        buffer = self.buffer
-        acc = buffer._acc
-        queue = buffer.text_queue
-        gate = buffer.gate
-        view = queue.views.get(self.driver)
-        if gate is None or acc.blocks is not None or view is None or view.reply is None:
-            return False
-        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-        if gate.text_bytes + size > gate.limits.max_text_bytes:
-            return False
-        detector = queue.detector
-        if detector is not None and not detector.plain(text):  # also: its state passes text
-            return False
-        gate.text(text)
-        acc.content.append(text)
-        buffer._content.append(text)
-        queue._fed += len(text)
-        queue._shown += len(text)
-        return True
+        view = self.buffer.text_queue.views.get(self.driver)
+        quiet = view is not None and view.reply is not None
+        return self.buffer._take_plain(text, quiet)
 
     def end(self, *, clean: bool) -> str:
         """End the stream: the text released at the end (the calls answered then are kept).
