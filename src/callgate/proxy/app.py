@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 from attrs import field, frozen
 from starlette.requests import Request
@@ -33,6 +32,7 @@ from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
+from callgate.proxy.outflow import Emit, stream_out
 from callgate.proxy.requests import RequestBodyError, read_request
 from callgate.proxy.sse import encode
 from callgate.proxy.wire_errors import error_body, json_or_none, upstream_error_json
@@ -42,8 +42,6 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-Emit = Callable[[bytes], Awaitable[None]]
-"""Sends one piece of the response body to the client."""
 
 __all__ = ["ProxyConfig", "create_app", "from_env"]
 
@@ -281,7 +279,7 @@ class Proxy:
                 "status": upstream.status_code,
                 "headers": _relayed(upstream.headers, decoded=False),
             }
-            await _stream_out(receive, send, start, lambda emit: _relay(upstream, emit))
+            await stream_out(receive, send, start, lambda emit: _relay(upstream, emit))
         finally:
             await upstream.aclose()
 
@@ -371,7 +369,7 @@ class _Exchange:
         start = {"type": "http.response.start", "status": 200, "headers": headers}
         turns = [turn]
         try:
-            await _stream_out(receive, send, start, lambda emit: self._pump(upstream, turns, emit))
+            await stream_out(receive, send, start, lambda emit: self._pump(upstream, turns, emit))
         finally:
             for played in turns:
                 self._record(played, "streamed")
@@ -567,36 +565,6 @@ def _unreached(wire: str, exc: Exception, read_timeout: float) -> tuple[int, dic
 
 def _headers(pairs: list[tuple[bytes, bytes]]) -> dict[str, str]:
     return {k.decode("latin-1"): v.decode("latin-1") for k, v in pairs}
-
-
-async def _stream_out(
-    receive: Receive, send: Send, start: Message, pump: Callable[[Emit], Awaitable[None]]
-) -> None:
-    """Send ``start``, then what ``pump`` emits; a client that disconnects cancels it.
-
-    A listener waits for ``http.disconnect`` beside the pump, so an upstream that is
-    silent is still cancelled the moment its client goes away.
-    """
-    async with anyio.create_task_group() as group:
-
-        async def listen() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    group.cancel_scope.cancel()
-                    return
-
-        async def emit(piece: bytes) -> None:
-            await send({"type": "http.response.body", "body": piece, "more_body": True})
-
-        group.start_soon(listen)
-        try:
-            await send(start)
-            await pump(emit)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except OSError:  # the client went away while we wrote
-            pass
-        group.cancel_scope.cancel()
 
 
 async def _relay(upstream: httpx.Response, emit: Emit) -> None:
