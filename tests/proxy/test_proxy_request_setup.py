@@ -150,3 +150,17 @@ def test_a_cancellation_from_outside_is_not_taken_for_a_client_leaving() -> None
         return sent
 
     assert asyncio.run(run()) == ["http.response.start", b"a"]
+
+
+def test_a_cookie_an_upstream_sets_never_goes_with_another_request() -> None:
+    """The one upstream client serves every user: it keeps no cookie; a client's own goes."""
+    answer = Script(sse_body(TURN), headers=(("set-cookie", "__cf_bm=user-a; Path=/"),))
+    upstream = ReplayUpstream(lambda path, body: answer)
+    with ServerThread(upstream) as up, ServerThread(create_app(ProxyConfig(up.url))) as proxy:
+        url = proxy.url + "/v1/chat/completions"
+        first = httpx.post(url, json=REQUEST, timeout=30)
+        assert "__cf_bm=user-a" in first.headers["set-cookie"]  # relayed to its own client
+        httpx.post(url, json=REQUEST, timeout=30)
+        httpx.post(url, json=REQUEST, headers={"cookie": "mine=1"}, timeout=30)
+    sent = [headers for _, _, headers in upstream.requests]
+    assert [h.get("cookie") for h in sent] == [None, None, "mine=1"]

@@ -32,7 +32,14 @@ from starlette.responses import JSONResponse, Response
 
 from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
-from callgate.proxy.forwarding import forwarded, header_dict, relayed, target, unreached
+from callgate.proxy.forwarding import (
+    UpstreamClient,
+    forwarded,
+    header_dict,
+    relayed,
+    target,
+    unreached,
+)
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
 from callgate.proxy.requests import RequestBodyError, read_request, request_bytes
@@ -139,7 +146,7 @@ class Proxy:
         """Open the shared upstream client (the ASGI lifespan's startup calls this)."""
         if self.client is None:
             config = self.config
-            self.client = httpx.AsyncClient(
+            self.client = UpstreamClient(
                 timeout=httpx.Timeout(config.read_timeout, connect=config.connect_timeout),
                 limits=httpx.Limits(
                     max_connections=config.max_connections, max_keepalive_connections=100

@@ -2,7 +2,8 @@
 
 Headers that belong to one connection (hop-by-hop) never cross the proxy; a gated
 request asks the upstream for no compression (the engine reads its bytes). An upstream
-that gave no response is answered with :func:`unreached`'s status and error body.
+that gave no response is answered with :func:`unreached`'s status and error body. The
+one upstream client (:class:`UpstreamClient`) serves every user, so it keeps no cookies.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import httpx
 
 from callgate.proxy.wire_errors import error_body
 
-__all__ = ["forwarded", "header_dict", "relayed", "target", "unreached"]
+__all__ = ["UpstreamClient", "forwarded", "header_dict", "relayed", "target", "unreached"]
 
 _HOP = frozenset(
     {
@@ -86,3 +87,34 @@ def unreached(wire: str, exc: Exception, read_timeout: float) -> tuple[int, dict
         return 504, error_body(wire, 504, message, "upstream_timeout")
     message = f"the upstream cannot be reached: {type(exc).__name__}: {exc}".rstrip(": ")
     return 502, error_body(wire, 502, message, "upstream_unreachable")
+
+
+class _NoCookies(httpx.Cookies):
+    """A cookie jar that keeps nothing a response sets."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        """Keep none of ``response``'s cookies."""
+        del response
+
+
+class UpstreamClient(httpx.AsyncClient):
+    """The proxy's shared upstream client: it keeps no cookies.
+
+    It serves every client of the proxy at once: a cookie one upstream answer sets (a load
+    balancer's, a CDN's) must not go with the next user's request. A client's own
+    ``Cookie`` header is forwarded as it is. Keeping none also spares reading each
+    response's headers for cookies.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self._none = _NoCookies()
+        super().__init__(**options)
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        """An empty jar that stays empty."""
+        return self._none
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        del cookies
