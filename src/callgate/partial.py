@@ -406,30 +406,30 @@ class PartialCalls:
         if hot is not None:
             parts = hot.parts
             index = hot.index
+            after = index + 1
             if (
-                len(parts) == index + 1
+                len(parts) == after
                 and hot.changes.n == self._version
                 and hot.slot.folds == hot.folds
             ):
                 text = parts[index]
-                if "\\" in text:  # whole escapes, or a backslash whose escape comes next
-                    if (
-                        '"' not in text
-                        and "\\" not in text.replace("\\n", "")
-                        and text.isprintable()
-                    ):
-                        plain = True  # its escapes are all newlines: no need of the regex
-                    else:
-                        run = PLAIN_SPLIT(text)
-                        plain = run is not None
-                        if plain and run.lastindex is not None:  # type: ignore[union-attr]
-                            self._hot, self._split = None, hot
-                            records = self._records = (hot.more(text, True),)
-                            return records
-                else:  # no quote, no control character, no lone surrogate
-                    plain = ('"' not in text and text.isprintable()) or STRING_STOP(text) is None
+                if (
+                    '"' not in text
+                    and text.isprintable()
+                    and ("\\" not in text or "\\" not in text.replace("\\n", ""))
+                ):
+                    plain = True  # no stop, or only newline escapes: no need of the regex
+                elif "\\" in text:  # whole escapes, or a backslash whose escape comes next
+                    run = PLAIN_SPLIT(text)
+                    plain = run is not None
+                    if plain and run.lastindex is not None:  # type: ignore[union-attr]
+                        self._hot, self._split = None, hot
+                        records = self._records = (hot.more(text, True),)
+                        return records
+                else:  # a quote, a control character, a lone surrogate, or what JSON allows
+                    plain = STRING_STOP(text) is None
                 if plain:
-                    hot.index = index + 1
+                    hot.index = after
                     hot.pieces.append(text)
                     log = hot.log
                     log.pieces.append(text)
