@@ -53,22 +53,9 @@ class PartialCall:
 
     __slots__ = ("_state", "text_length")
 
-    def __init__(
-        self,
-        ref: CallRef,
-        identity: tuple[str | None, str | None],
-        state: tuple[str, bool, int],
-        view: tuple[Shot, TextLog],
-    ) -> None:
-        """A record from its parts, grouped.
-
-        ``identity``: (id, name); ``state``: (source, complete, text length); ``view``:
-        (the arguments' shot, their JSON text).
-        """
-        source, complete, length = state
-        self._state: _State = ((ref, *identity, source, view[1]), (complete, view[0]))
-        self.text_length = length
-        """How long the arguments' JSON text is so far (see :meth:`text`)."""
+    _state: _State
+    text_length: int
+    """How long the arguments' JSON text is so far (see :meth:`text`)."""
 
     @property
     def ref(self) -> int | str:
@@ -153,7 +140,26 @@ _View = tuple[bool, Shot] | tuple[Spine, list[str], str | None, int]
 """Whether the arguments are whole and their shot; or, while a string value is read
 plainly, its spine, pieces and key, and how much longer the text is than the string."""
 _State = tuple[_Head, _View]
-_record = object.__new__
+
+
+def _made(
+    ref: CallRef,
+    identity: tuple[str | None, str | None],
+    state: tuple[str, bool, int],
+    view: tuple[Shot, TextLog],
+) -> PartialCall:
+    """A record from its parts: ``identity`` (id, name), ``state`` (source, complete, length).
+
+    ``view``: the arguments' shot and their JSON text. The class takes no arguments: the
+    hot path makes a record with a bare call and sets its two fields, cheaper than an
+    ``__init__`` call.
+    """
+    record = PartialCall()
+    source, complete, length = state
+    record._state = ((ref, *identity, source, view[1]), (complete, view[0]))
+    record.text_length = length
+    return record
+
 
 class TurnHolder(Protocol):
     """What :class:`PartialCalls` reads the turn from (a buffer): its gate and text queue."""
@@ -171,7 +177,7 @@ class _Native:
 
     __slots__ = (
         "changes", "folds", "forming", "given", "head", "index", "log", "offset", "parts",
-        "pieces", "plain", "put", "put_text", "reader", "record", "slot", "state", "synced",
+        "pieces", "plain", "reader", "record", "slot", "state", "synced",
     )  # fmt: skip
 
     def __init__(self, slot: BaseSlot, max_depth: int) -> None:
@@ -199,8 +205,7 @@ class _Native:
         self.state: _State = (self.head, self.plain)
         """The records' shared state: the head and the open string's view."""
         self.pieces: list[str] = []
-        """The open string's pieces (``put`` appends to them, ``put_text`` to the log's)."""
-        self.put = self.put_text = self.pieces.append
+        """The open string's pieces (the hot path appends to them and to the log's)."""
         self.synced = 0
         """The text's length when the reader's counts were last brought up to date."""
 
@@ -254,9 +259,7 @@ class _Native:
         state = self.state
         if state[0] is not self.head or state[1] is not view:
             self.state = (self.head, view)
-        pieces = self.pieces = plain[1]
-        self.put = pieces.append
-        self.put_text = log.pieces.append
+        self.pieces = plain[1]
         self.changes = changes
         return True
 
@@ -287,12 +290,12 @@ class _Native:
     def more(self, text: str, split: bool) -> PartialCall:
         """A record after the hot path took ``text`` (``split``: it ends in half an escape)."""
         self.index += 1
-        self.put(text)
-        self.put_text(text)
+        self.pieces.append(text)
         log = self.log
+        log.pieces.append(text)
         length = log.length = log.length + len(text)
         state = self.state
-        record = _record(PartialCall)
+        record = PartialCall()
         record.text_length = length
         if split:  # the string stops before the half escape
             view = self.plain
@@ -329,7 +332,7 @@ class _Native:
         slot, reader, head = self.slot, self.reader, self.head
         if head[1] is not slot.id or head[2] is not slot.name or head[4] is not self.log:
             head = self.head = (slot.ref, slot.id, slot.name, "native", self.log)
-        record = self.record = _record(PartialCall)
+        record = self.record = PartialCall()
         record.text_length = self.log.length
         whole = reader.complete and not self.forming
         record._state = (head, (whole or slot.arguments is not None, reader.shot()))
@@ -403,28 +406,35 @@ class PartialCalls:
         if hot is not None:
             parts = hot.parts
             index = hot.index
+            after = index + 1
             if (
-                len(parts) == index + 1
+                len(parts) == after
                 and hot.changes.n == self._version
                 and hot.slot.folds == hot.folds
             ):
                 text = parts[index]
-                if "\\" in text:  # whole escapes, or a backslash whose escape comes next
+                if (
+                    '"' not in text
+                    and text.isprintable()
+                    and ("\\" not in text or "\\" not in text.replace("\\n", ""))
+                ):
+                    plain = True  # no stop, or only newline escapes: no need of the regex
+                elif "\\" in text:  # whole escapes, or a backslash whose escape comes next
                     run = PLAIN_SPLIT(text)
                     plain = run is not None
                     if plain and run.lastindex is not None:  # type: ignore[union-attr]
                         self._hot, self._split = None, hot
                         records = self._records = (hot.more(text, True),)
                         return records
-                else:  # no quote, no control character, no lone surrogate
-                    plain = ('"' not in text and text.isprintable()) or STRING_STOP(text) is None
+                else:  # a quote, a control character, a lone surrogate, or what JSON allows
+                    plain = STRING_STOP(text) is None
                 if plain:
-                    hot.index = index + 1
-                    hot.put(text)
-                    hot.put_text(text)
-                    record = _record(PartialCall)
-                    record._state = hot.state
+                    hot.index = after
+                    hot.pieces.append(text)
                     log = hot.log
+                    log.pieces.append(text)
+                    record = PartialCall()
+                    record._state = hot.state
                     record.text_length = log.length = log.length + len(text)
                     records = self._records = (record,)
                     return records
@@ -546,7 +556,7 @@ class PartialCalls:
 
 
 def _forming_record(ref: TextRef, call: FormingCall, source: str) -> PartialCall:
-    return PartialCall(
+    return _made(
         ref, (call.id, call.name), (source, call.complete, call.log.length), (call.shot(), call.log)
     )
 
@@ -557,4 +567,4 @@ def _whole(ref: TextRef, slot: TextSlot) -> PartialCall:
     log = TextLog()
     log.append(json.dumps(given, ensure_ascii=False))
     shot: Shot = (((given, len(given)),), None)
-    return PartialCall(ref, (slot.id, slot.name), (slot.source, True, log.length), (shot, log))
+    return _made(ref, (slot.id, slot.name), (slot.source, True, log.length), (shot, log))

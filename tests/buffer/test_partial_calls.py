@@ -175,6 +175,50 @@ def test_characters_json_allows_but_python_does_not_print_stay_on_the_short_path
     assert seen[-1][0].arguments == {"content": content[: len(content) - 4]}
 
 
+def writer() -> LLMStreamBuffer:
+    return LLMStreamBuffer(tool_schemas={"write": {"type": "object"}})
+
+
+def test_deltas_whose_escapes_are_newlines_are_read_without_the_escape_regex(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A delta whose only escapes are newlines is more of the open string without the
+    escape regex; an escaped backslash before an ``n``, or a tab, still goes through it."""
+    from callgate import partial
+
+    matched: list[str] = []
+    split = partial.PLAIN_SPLIT
+    monkeypatch.setattr(partial, "PLAIN_SPLIT", lambda t: (matched.append(t), split(t))[1])
+    content = "abc\nxyz" * 60  # each newline's escape whole in one 4-character delta
+    text = json.dumps({"content": content})
+    chunks = [openai_call(text[i : i + 4]) for i in range(0, len(text), 4)]
+    seen = play([openai_open(), *chunks, openai_finish("tool_calls")], writer())
+    check_prefixes(seen, {0: {"content": content}})
+    assert sum("\\n" in text[i : i + 4] for i in range(0, len(text), 4)) > 50
+    assert matched == []
+    content = "a\\nb\tc\\\n" * 30  # a backslash then n; a tab; a backslash, a newline
+    text = json.dumps({"content": content})
+    chunks = [openai_call(text[i : i + 4]) for i in range(0, len(text), 4)]
+    seen = play([openai_open(), *chunks, openai_finish("tool_calls")], writer())
+    check_prefixes(seen, {0: {"content": content}})
+    assert len(matched) > 30
+    assert seen[-1][0].arguments == {"content": content}
+
+
+@settings(max_examples=200)
+@given(
+    st.text(alphabet=["a", "n", "\\", "\n", "\t", '"', "\u00e9", "\x01"], max_size=60),
+    st.integers(1, 7),
+)
+def test_a_string_of_escapes_grows_as_prefixes_at_any_delta_size(content: str, size: int) -> None:
+    """Newlines, backslashes before an ``n``, quotes, tabs, control characters: every
+    record is a prefix of the final arguments, whichever delta the escapes fall in."""
+    text = json.dumps({"content": content, "n": 1}, ensure_ascii=False)
+    chunks = [openai_call(text[i : i + size]) for i in range(0, len(text), size)]
+    seen = play([openai_open(), *chunks, openai_finish("tool_calls")], writer())
+    check_prefixes(seen, {0: {"content": content, "n": 1}})
+
+
 GEMINI_STREAMED = sorted(
     path
     for path in (Path(__file__).parents[1] / "captures" / "gemini").glob("*.jsonl")
