@@ -141,14 +141,15 @@ def test_a_repairs_answer_read_unchanged_does_not_repeat_the_text_shown() -> Non
     assert got["calls"] == [("get_weather", {"city": "Paris"})]
 
 
-def test_every_chunk_fed_unchanged_counts_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("method", ["feed", "feed_unchanged"])
+def test_every_chunk_counts_its_time(monkeypatch: pytest.MonkeyPatch, method: str) -> None:
     """A clock far from zero that ticks 1 µs a reading: each call adds a few ticks."""
     ticks = iter(range(10**15, 10**16, 1000))
     monkeypatch.setattr("callgate.proxy.engine.time.perf_counter_ns", lambda: next(ticks))
     engine = GatedTurn(REQUESTS["chat"], Options())
     spent = [engine.cpu_ns]
     for chunk in chat_text("Mild in Paris, and dry all day.", 4)[:-1]:
-        engine.feed_unchanged(chunk)
+        getattr(engine, method)(chunk)
         spent.append(engine.cpu_ns)
     steps = [later - earlier for earlier, later in itertools.pairwise(spent)]
     assert all(0 < step <= 10_000 for step in steps), steps
@@ -236,18 +237,6 @@ def test_a_whole_answer_of_another_shape_is_refused_with_why() -> None:
     said = [(f["code"], f["message"]) for f in out[-1]["callgate"]["findings"]]
     assert said == [("malformed_chunk", "the upstream's response is not a chat answer")]
     assert engine.status == "fail"
-
-
-def test_every_chunk_fed_counts_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    ticks = iter(range(10**15, 10**16, 1000))
-    monkeypatch.setattr("callgate.proxy.engine.time.perf_counter_ns", lambda: next(ticks))
-    engine = GatedTurn(REQUESTS["chat"], Options())
-    spent = [engine.cpu_ns]
-    for chunk in chat_text("Mild in Paris, and dry all day.", 4)[:-1]:
-        engine.feed(chunk)
-        spent.append(engine.cpu_ns)
-    steps = [later - earlier for earlier, later in itertools.pairwise(spent)]
-    assert all(0 < step <= 10_000 for step in steps), steps
 
 
 def test_events_after_done_are_counted_and_unreadable_ones_say_why() -> None:

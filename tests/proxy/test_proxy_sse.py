@@ -111,7 +111,9 @@ def test_only_the_streams_first_bytes_may_be_a_bom() -> None:
     assert list(reader.feed(b'data: "d"\n\n')) == [SSEEvent("message", '"d"')]
 
 
-def test_an_empty_line_without_data_is_no_event_and_an_unnamed_broken_one_is_a_message() -> None:
+def test_an_empty_line_without_data_is_no_event_and_a_broken_events_name_is_read() -> None:
     assert read([b": ping\n\n\n\ndata: 1\n\n"]) == [SSEEvent("message", "1")]
     [broken] = read([b"data: \xff\n\n"])
     assert (broken.name, broken.data) == ("message", "")
+    [named] = read([b"event: \xffend\ndata: \xff\n\n"])
+    assert (named.name, named.data) == ("\ufffdend", "") and named.broken is not None
