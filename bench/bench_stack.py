@@ -1,7 +1,8 @@
 """The proxy's server stack chosen by measurement: uvicorn's HTTP parser and event loop.
 
-Run: ``python bench/bench_stack.py [--rounds 5]`` (needs ``uvloop`` and ``httptools`` for
-their rows; a missing one is skipped and named).
+Run: ``python bench/bench_stack.py [--rounds 5] [--beside OLD/src]`` (needs ``uvloop`` and
+``httptools`` for their rows; a missing one is skipped and named). ``--beside`` serves the
+proxy of another checkout's ``src`` too (rows ``beside``), in the same run.
 
 For every stack (``h11`` or ``httptools``, ``asyncio`` or ``uvloop``) two servers, each its
 own process on 127.0.0.1, in front of one raw asyncio model server that writes one HTTP
@@ -99,8 +100,9 @@ def _cpu_ns(pid: int) -> int:
     return sum(int((t / "schedstat").read_text().split()[0]) for t in tasks.iterdir())
 
 
-def _start(argv: list[str], port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen([sys.executable, __file__, *argv])
+def _start(argv: list[str], port: int, source: str = "") -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": source} if source else None
+    process = subprocess.Popen([sys.executable, __file__, *argv], env=env)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -141,6 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--ones", type=int, default=40, help="one-chunk requests per round")
     parser.add_argument("--longs", type=int, default=2, help="1000-chunk requests per round")
+    parser.add_argument(
+        "--beside",
+        default="",
+        help="a src folder of another callgate (an older checkout): its proxy is served too",
+    )
     parser.add_argument("role", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.role and args.role[0] == "model":
@@ -156,11 +163,16 @@ def main(argv: list[str] | None = None) -> int:
     processes = [_start(["model", str(model_port)], model_port)]
     servers: dict[str, tuple[str, int]] = {}
     try:
+        kinds = [("bytes", ""), ("callgate", "")]
+        if args.beside:
+            kinds.append(("beside", args.beside))
         for http, loop in stacks:
-            for kind in ("bytes", "callgate"):
+            for kind, source in kinds:
                 port = _free()
                 upstream = f"http://127.0.0.1:{model_port}"
-                process = _start(["serve", kind, http, loop, str(port), upstream], port)
+                serve = "callgate" if kind == "beside" else kind
+                argv = ["serve", serve, http, loop, str(port), upstream]
+                process = _start(argv, port, source)
                 processes.append(process)
                 name = f"{kind:<8} {http:<9} {loop:<7}"
                 servers[name] = (f"http://127.0.0.1:{port}", process.pid)

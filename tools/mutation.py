@@ -126,6 +126,7 @@ _GATEWAY = (
     "tests/proxy/test_proxy_engine.py",
     "tests/proxy/test_proxy_translation.py",
     "tests/proxy/test_gateway_behaviours.py",
+    "tests/proxy/test_gateway_forms.py",
     "tests/proxy/test_gateway_reasoning.py",
     "tests/proxy/test_gateway_records.py",
     "tests/proxy/test_proxy_anthropic_wire.py",

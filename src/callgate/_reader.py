@@ -71,7 +71,7 @@ class _Strayed(Exception):
 class _Steady:
     """What the common path reads a chunk with, once the stream is resolved."""
 
-    __slots__ = ("fast", "gate", "live", "read", "show", "strategy")
+    __slots__ = ("cut", "fast", "gate", "live", "read", "show", "strategy")
 
     def __init__(
         self,
@@ -90,6 +90,8 @@ class _Steady:
         self.fast: Callable[[object], None] | None = None
         """The wire's own ``add`` (installed on the buffer too): an ``add`` looked up before
         the stream settled reaches it through :meth:`TurnReader.add`."""
+        self.cut: Callable[[], None] | None = None
+        """The wire's own ``add`` stops taking chunks itself when this is called (it sets it)."""
 
 
 @runtime_checkable
@@ -323,7 +325,9 @@ class TurnReader:
         steady = self._steady
         if steady is not None:
             steady.live = False
-            steady.fast = None  # (the wire's add holds the steady: no cycle through it)
+            if steady.cut is not None:
+                steady.cut()
+            steady.fast = steady.cut = None  # (the wire's add holds the steady: no cycle)
             self.__dict__.pop("add", None)
             self._steady = None
 

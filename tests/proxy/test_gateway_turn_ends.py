@@ -23,9 +23,10 @@ from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.engine import Engine, GatedResponses, GatedTurn, Options
 from callgate.proxy.serving import ServerThread
 from proxy_cases import chat_chunk, scripted_upstream, text_turn
-from test_gateway_behaviours import CALL, chat_calls, end, start, text_block
+from test_gateway_behaviours import CALL, end, start, text_block
 from test_gateway_corners import GLM_CUT, REQUESTS, pieces, sent_arguments
 from test_gateway_edges import RESPONSES, leaked
+from test_gateway_forms import chat_calls
 
 TAG = ("tool_call_tag",)
 

@@ -153,10 +153,11 @@ def test_an_accepted_connection_has_no_nagle(loop: str) -> None:
 
 @pytest.mark.parametrize("loop", LOOPS)
 def test_a_one_chunk_request_costs_what_a_pass_through_costs(loop: str) -> None:
-    """Interleaved, in one run: the proxy's median is within 4x a byte pass-through's.
+    """Interleaved, in one run: the proxy's median is within 2.5x a byte pass-through's.
 
     A stall would make it 40 ms against about 2 ms (20x and more); the proxy's own work on
-    one chunk is a fraction of the pass-through's.
+    one chunk is a fraction of the pass-through's (about 1.1x to 1.4x it, up to 1.7x on a
+    machine running three times as many processes as it has cores).
     """
     with (
         _model_server() as model,
@@ -171,7 +172,7 @@ def test_a_one_chunk_request_costs_what_a_pass_through_costs(loop: str) -> None:
             through.append(_one(client, bare))
             gated.append(_one(client, proxy.url))
     ratio = statistics.median(gated) / statistics.median(through)
-    assert ratio < 4, f"proxy {statistics.median(gated) * 1e3:.1f} ms, pass-through " + (
+    assert ratio < 2.5, f"proxy {statistics.median(gated) * 1e3:.1f} ms, pass-through " + (
         f"{statistics.median(through) * 1e3:.1f} ms: {ratio:.1f}x"
     )
 

@@ -363,3 +363,116 @@ def test_any_history_is_accepted_once_normalized_and_keeps_every_result(
         for _, result in results:
             assert json.dumps(result)[1:-1] in text
     assert normalize(wire, fixed) == (fixed, [])
+
+
+IDS = st.sampled_from(["a", "b", "", "c d"])
+BLOCKS = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=3)}),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("tool_use"),
+            "id": IDS,
+            "name": st.just("f"),
+            "input": st.one_of(st.just({"x": [1]}), st.text(max_size=3), st.none()),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("tool_result"),
+            "tool_use_id": IDS,
+            "content": st.one_of(st.text(max_size=3), st.just([{"type": "text", "text": "r"}])),
+        }
+    ),
+)
+CHAT_CALLS = st.fixed_dictionaries(
+    {
+        "id": IDS,
+        "type": st.just("function"),
+        "function": st.fixed_dictionaries(
+            {"name": st.just("f"), "arguments": st.sampled_from(['{"x": 1}', "[1]", "{", ""])}
+        ),
+    }
+)
+MESSAGES = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["user", "assistant", "system", "developer", "tool"]),
+        "content": st.one_of(st.text(max_size=3), st.lists(BLOCKS, max_size=3)),
+    },
+    optional={"tool_calls": st.lists(CHAT_CALLS, max_size=2), "tool_call_id": IDS},
+)
+SCHEMAS = st.sampled_from([None, {"type": "object", "properties": {}}, {"properties": {}}, []])
+TOOLS = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "type": st.just("function"),
+            "function": st.fixed_dictionaries({"name": st.just("f"), "parameters": SCHEMAS}),
+        }
+    ),
+    st.fixed_dictionaries({"name": st.just("g"), "input_schema": SCHEMAS}),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["function", "custom", "local_shell"]), "name": st.just("h")},
+        optional={"parameters": SCHEMAS},
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("namespace"),
+            "name": st.just("ns"),
+            "tools": st.just([{"type": "function", "name": "i", "parameters": {}}]),
+        }
+    ),
+    st.just({"type": "web_search"}),
+)
+ITEMS = st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.just("message"), "role": st.sampled_from(["user", "assistant"])},
+        optional={"content": st.text(max_size=3)},
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["function_call", "custom_tool_call", "local_shell_call"]),
+            "call_id": IDS,
+            "name": st.just("f"),
+        },
+        optional={
+            "arguments": st.sampled_from(["{}", "[1]", ""]),
+            "action": st.just({"command": ["ls"]}),
+            "input": st.just("x"),
+        },
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["function_call_output", "custom_tool_call_output"]),
+            "call_id": IDS,
+            "output": st.one_of(st.text(max_size=3), st.just([{"type": "input_text"}])),
+        }
+    ),
+    st.just({"type": "reasoning", "summary": []}),
+)
+BODIES = st.fixed_dictionaries(
+    {"model": st.just("m")},
+    optional={
+        "messages": st.lists(MESSAGES, max_size=6),
+        "tools": st.lists(TOOLS, max_size=4),
+        "input": st.lists(ITEMS, max_size=6),
+        "system": st.one_of(st.text(max_size=3), st.just([{"type": "text", "text": "s"}])),
+    },
+)
+"""Request bodies of every wire's shapes at once: odd roles, ids, arguments, tools, items."""
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@given(body=BODIES)
+def test_normalizing_changes_no_part_of_the_body_it_reads(wire: str, body: dict[str, Any]) -> None:
+    """The result shares the parts left as they were, and every rewrite copies what it
+    changes: the body read is equal to itself before, however much was rewritten."""
+    sent = copy.deepcopy(body)
+    normalize(wire, body)
+    assert body == sent
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_a_recorded_request_is_left_as_it_was_sent(name: str) -> None:
+    body = RECORDED[name]
+    sent = copy.deepcopy(body)
+    normalize(WIRE_OF[path_of(name)], body)
+    assert body == sent

@@ -14,12 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from callgate.proxy import requests
 from callgate.proxy.engine import RequestError
 from callgate.proxy.requests import (
     MAX_REQUEST_DEPTH,
     RequestBodyError,
     output_token_limit,
     read_request,
+    request_bytes,
 )
 
 TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
@@ -216,3 +218,41 @@ def test_any_field_of_any_wire_replaced_by_anything_is_read_or_a_400(
         assert str(exc) and exc.status == 400
         return
     assert json.loads(json.dumps(read, allow_nan=False)) == read  # strict JSON writes it back
+
+
+def httpx_json(body: Any) -> bytes:
+    """What httpx's ``json=`` sends for ``body`` (its own encoder's arguments)."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8")
+
+
+def written(encode: Any, body: Any) -> Any:
+    """The JSON ``encode`` writes for ``body`` read back in order, or the error it raised."""
+    try:
+        data = encode(body)
+    except ValueError as exc:  # a lone surrogate is no UTF-8
+        return type(exc)
+    return json.loads(data, object_pairs_hook=list)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(REQUESTS)), st.data(), st.booleans())
+def test_a_request_read_is_written_upstream_as_httpx_json_writes_it(
+    wire: str, data: st.DataObject, fast: bool
+) -> None:
+    """The same members in the same order with the same values, msgspec or not."""
+    request = REQUESTS[wire]
+    field = data.draw(st.sampled_from([*request, "extra"]))
+    value = data.draw(HOSTILE)
+    members = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in request.items() if k != field]
+    try:
+        read = read_request(raw("{" + ", ".join([*members, f"{json.dumps(field)}: {value}"]) + "}"))
+    except RequestBodyError:
+        return
+    encoder = requests._encode
+    try:
+        if not fast:  # an install without msgspec
+            requests._encode = None
+        assert written(request_bytes, read) == written(httpx_json, read)
+    finally:
+        requests._encode = encoder

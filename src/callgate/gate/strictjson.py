@@ -10,6 +10,7 @@ import json
 import math
 import re
 import sys
+from itertools import accumulate
 from typing import Any
 
 from callgate.gate.findings import Finding, finding
@@ -21,6 +22,10 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _STRUCTURAL = re.compile(r'[\[\]{}"]')
 _STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRING_TO_END = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+"""A string as :data:`_STRING_REST` reads it, or, unterminated, the rest of the text."""
+_BRACKET = re.compile(r"[\[\]{}]")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _SNIPPET = 60
 
 
@@ -120,11 +125,22 @@ def _raw_decode(text: str, index: int) -> tuple[Any, int]:
 def _exceeds_depth(text: str, max_depth: int) -> bool:
     """Tell whether brackets outside strings nest deeper than max_depth.
 
-    Counting brackets is a cheap upper bound; only when it is over the limit are the brackets
-    scanned for real, skipping string contents and stopping at the first excess.
+    Counting brackets is a cheap upper bound; only when it is over the limit are the
+    strings cut out and the depth summed over the brackets left, in the regex engine and
+    ``itertools`` (no Python step per bracket). A close bracket with none open (text that
+    is no JSON) takes :func:`_scan_depth`, whose count stays at zero there.
     """
     if text.count("[") + text.count("{") <= max_depth:
         return False
+    brackets = _BRACKET.findall(_STRING_TO_END.sub("", text))
+    depths = list(accumulate(map(_STEP.__getitem__, brackets)))
+    if min(depths, default=0) >= 0:
+        return max(depths, default=0) > max_depth
+    return _scan_depth(text, max_depth)
+
+
+def _scan_depth(text: str, max_depth: int) -> bool:
+    """:func:`_exceeds_depth` one structural character at a time, stopping at the first excess."""
     depth = 0
     pos = 0
     while True:

@@ -23,17 +23,25 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 from attrs import field, frozen
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from callgate.proxy.audit import AuditLog
 from callgate.proxy.engine import ENGINES, Engine, Options, RequestError, on_blocked
+from callgate.proxy.forwarding import (
+    UpstreamClient,
+    forwarded,
+    header_dict,
+    relayed,
+    target,
+    unreached,
+)
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
-from callgate.proxy.requests import RequestBodyError, read_request
+from callgate.proxy.outflow import Emit, stream_out
+from callgate.proxy.requests import RequestBodyError, read_request, request_bytes
 from callgate.proxy.sse import encode
 from callgate.proxy.wire_errors import error_body, json_or_none, upstream_error_json
 from callgate.proxy.wires.translate import upstream_wire
@@ -42,26 +50,8 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-Emit = Callable[[bytes], Awaitable[None]]
-"""Sends one piece of the response body to the client."""
 
 __all__ = ["ProxyConfig", "create_app", "from_env"]
-
-_HOP = frozenset(
-    {
-        "host",
-        "content-length",
-        "connection",
-        "keep-alive",
-        "transfer-encoding",
-        "te",
-        "trailer",
-        "upgrade",
-        "proxy-authorization",
-        "proxy-authenticate",
-    }
-)
-"""Headers that belong to one connection, never forwarded."""
 
 logger = logging.getLogger("callgate.proxy")
 
@@ -96,33 +86,6 @@ class ProxyConfig:
     (None: no spans)."""
 
 
-def _target(config: ProxyConfig, path: str, query: bytes) -> str:
-    """The upstream URL of a request path: ``/v1`` given twice is given once."""
-    base = config.upstream.rstrip("/")
-    if base.endswith("/v1") and (path == "/v1" or path.startswith("/v1/")):
-        path = path[3:]
-    url = base + path
-    return url + "?" + query.decode("latin-1") if query else url
-
-
-def _forwarded(headers: Mapping[str, str], *, gated: bool) -> dict[str, str]:
-    """The client's headers as the upstream gets them (gated: no compression asked)."""
-    out = {k: v for k, v in headers.items() if k.lower() not in _HOP}
-    if gated:
-        out = {k: v for k, v in out.items() if k.lower() != "accept-encoding"}
-    return out
-
-
-def _relayed(headers: httpx.Headers, *, decoded: bool) -> list[tuple[bytes, bytes]]:
-    """The upstream's response headers as the client gets them."""
-    skip = _HOP | {"content-encoding", "content-length"} if decoded else _HOP
-    return [
-        (k.encode("latin-1"), v.encode("latin-1"))
-        for k, v in headers.multi_items()
-        if k.lower() not in skip
-    ]
-
-
 class Proxy:
     """The ASGI application (see the module's docstring); made by :func:`create_app`."""
 
@@ -134,6 +97,7 @@ class Proxy:
         self.draining = False
         """Set when the server stops (SIGTERM): ``/readyz`` answers 503, requests still finish."""
         self.active = 0
+        self._urls: dict[tuple[str, bytes], httpx.URL] = {}
 
     # -- ASGI -------------------------------------------------------------------------
 
@@ -179,7 +143,7 @@ class Proxy:
         """Open the shared upstream client (the ASGI lifespan's startup calls this)."""
         if self.client is None:
             config = self.config
-            self.client = httpx.AsyncClient(
+            self.client = UpstreamClient(
                 timeout=httpx.Timeout(config.read_timeout, connect=config.connect_timeout),
                 limits=httpx.Limits(
                     max_connections=config.max_connections, max_keepalive_connections=100
@@ -205,11 +169,15 @@ class Proxy:
     # -- the gated paths --------------------------------------------------------------
 
     async def _gated(self, wire: str, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
         started = time.perf_counter()
         raw = bytearray()
-        async for piece in request.stream():
-            raw += piece
+        more = True
+        while more:
+            piece = await receive()
+            if piece["type"] == "http.disconnect":
+                raise ClientDisconnect
+            raw += piece.get("body", b"")
+            more = piece.get("more_body", False)
             if len(raw) > self.config.max_request_bytes:
                 message = f"the request body is over {self.config.max_request_bytes} bytes"
                 body = error_body(wire, 413, message, "request_too_large")
@@ -230,8 +198,9 @@ class Proxy:
             await JSONResponse(body, status_code=400)(scope, receive, send)
             return
         path = turn.upstream_path if turn.translated else scope["path"]
-        url = _target(self.config, path, scope.get("query_string", b""))
-        headers = _forwarded(request.headers, gated=True)
+        url = self._url(path, scope.get("query_string", b""))
+        headers = forwarded(scope, gated=True)
+        headers.setdefault("content-type", "application/json")
         exchange = _Exchange(self, wire, url, headers, dict(turn.request), started=started)
         exchange.translated, exchange.rewrites = turn.translated, [*rewrites, *turn.rewrites]
         self.metrics.rewrites(turn.rewrites)
@@ -239,6 +208,15 @@ class Proxy:
             await exchange.stream(turn, scope, receive, send)
         else:
             await exchange.whole(turn, scope, receive, send)
+
+    def _url(self, path: str, query: bytes) -> httpx.URL:
+        """The upstream URL of a gated path, parsed once per distinct path and query."""
+        url = self._urls.get((path, query))
+        if url is None:
+            if len(self._urls) >= 256:
+                self._urls.clear()
+            url = self._urls[path, query] = httpx.URL(target(self.config.upstream, path, query))
+        return url
 
     def _normalized(
         self, wire: str, payload: dict[str, Any]
@@ -261,8 +239,8 @@ class Proxy:
 
     async def _passthrough(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        url = _target(self.config, scope["path"], scope.get("query_string", b""))
-        headers = _forwarded(request.headers, gated=False)
+        url = target(self.config.upstream, scope["path"], scope.get("query_string", b""))
+        headers = forwarded(scope, gated=False)
         client = self._client()
         body = request.stream() if scope["method"] not in ("GET", "HEAD") else None
         try:
@@ -272,16 +250,16 @@ class Proxy:
             )
         except httpx.HTTPError as exc:
             self.metrics.upstream_error(type(exc).__name__)
-            status, reply = _unreached("chat", exc, self.config.read_timeout)
+            status, reply = unreached("chat", exc, self.config.read_timeout)
             await JSONResponse(reply, status_code=status)(scope, receive, send)
             return
         try:
             start = {
                 "type": "http.response.start",
                 "status": upstream.status_code,
-                "headers": _relayed(upstream.headers, decoded=False),
+                "headers": relayed(upstream.headers, decoded=False),
             }
-            await _stream_out(receive, send, start, lambda emit: _relay(upstream, emit))
+            await stream_out(receive, send, start, lambda emit: _relay(upstream, emit))
         finally:
             await upstream.aclose()
 
@@ -293,7 +271,7 @@ class _Exchange:
         self,
         proxy: Proxy,
         wire: str,
-        url: str,
+        url: httpx.URL,
         headers: dict[str, str],
         payload: dict[str, Any],
         *,
@@ -313,12 +291,13 @@ class _Exchange:
 
     async def _open(self, body: Mapping[str, Any]) -> httpx.Response:
         client = self.proxy._client()
-        request = client.build_request("POST", self.url, headers=self.headers, json=body)
+        content = request_bytes(body)
+        request = client.build_request("POST", self.url, headers=self.headers, content=content)
         return await client.send(request, stream=True)
 
     def _unreachable(self, scope: Scope, exc: Exception) -> JSONResponse:
         self.proxy.metrics.upstream_error(type(exc).__name__)
-        status, reply = _unreached(self.wire, exc, self.proxy.config.read_timeout)
+        status, reply = unreached(self.wire, exc, self.proxy.config.read_timeout)
         return JSONResponse(reply, status)
 
     async def _relay_error(
@@ -332,7 +311,7 @@ class _Exchange:
             body = b""
         finally:
             await upstream.aclose()
-        headers = _relayed(upstream.headers, decoded=True)
+        headers = relayed(upstream.headers, decoded=True)
         if self.translated:
             body = self._rewritten_error(upstream.status_code, body)
             headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
@@ -361,7 +340,7 @@ class _Exchange:
             await self._relay_error(upstream, scope, receive, send)
             self._record(turn, "upstream_error")
             return
-        headers = _relayed(upstream.headers, decoded=True)
+        headers = relayed(upstream.headers, decoded=True)
         headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
         headers += [
             (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -371,7 +350,7 @@ class _Exchange:
         start = {"type": "http.response.start", "status": 200, "headers": headers}
         turns = [turn]
         try:
-            await _stream_out(receive, send, start, lambda emit: self._pump(upstream, turns, emit))
+            await stream_out(receive, send, start, lambda emit: self._pump(upstream, turns, emit))
         finally:
             for played in turns:
                 self._record(played, "streamed")
@@ -489,12 +468,12 @@ class _Exchange:
                 if upstream.status_code >= 400:
                     if response is None:
                         self.proxy.metrics.upstream_error(f"http_{upstream.status_code}")
-                        headers = _relayed(upstream.headers, decoded=True)
+                        headers = relayed(upstream.headers, decoded=True)
                         if self.translated:
                             data = self._rewritten_error(upstream.status_code, data)
                             headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
                             headers.append((b"content-type", b"application/json"))
-                        await Response(data, upstream.status_code, _headers(headers))(
+                        await Response(data, upstream.status_code, header_dict(headers))(
                             scope, receive, send
                         )
                         self._record(turn, "upstream_error")
@@ -504,7 +483,7 @@ class _Exchange:
                 parsed = json_or_none(data)
                 if response is None:
                     response = parsed if isinstance(parsed, dict) else {}
-                    headers = _relayed(upstream.headers, decoded=True)
+                    headers = relayed(upstream.headers, decoded=True)
                     status = upstream.status_code
                 chunks += turn.whole_chunks(parsed)
                 if turn.repair is None:
@@ -517,7 +496,7 @@ class _Exchange:
             for played in turns:
                 self._record(played, "whole")
         headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
-        await JSONResponse(final, status, _headers(headers))(scope, receive, send)
+        await JSONResponse(final, status, header_dict(headers))(scope, receive, send)
 
     # -- after a turn -----------------------------------------------------------------
 
@@ -549,54 +528,6 @@ class _Exchange:
             self.proxy.config.spans.record_served(turn, self.started, served_by="proxy")
 
 
-def _unreached(wire: str, exc: Exception, read_timeout: float) -> tuple[int, dict[str, Any]]:
-    """The status and error body for an upstream that gave no response.
-
-    One that was reached but answered nothing within the read timeout is a 504 saying so;
-    one that could not be reached at all (refused, unresolved, no connection in time) a 502.
-    """
-    if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
-        message = (
-            f"The model did not answer in time (nothing within {read_timeout:g} s, "
-            f"{type(exc).__name__}); nothing was run."
-        )
-        return 504, error_body(wire, 504, message, "upstream_timeout")
-    message = f"the upstream cannot be reached: {type(exc).__name__}: {exc}".rstrip(": ")
-    return 502, error_body(wire, 502, message, "upstream_unreachable")
-
-
-def _headers(pairs: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    return {k.decode("latin-1"): v.decode("latin-1") for k, v in pairs}
-
-
-async def _stream_out(
-    receive: Receive, send: Send, start: Message, pump: Callable[[Emit], Awaitable[None]]
-) -> None:
-    """Send ``start``, then what ``pump`` emits; a client that disconnects cancels it.
-
-    A listener waits for ``http.disconnect`` beside the pump, so an upstream that is
-    silent is still cancelled the moment its client goes away.
-    """
-    async with anyio.create_task_group() as group:
-
-        async def listen() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    group.cancel_scope.cancel()
-                    return
-
-        async def emit(piece: bytes) -> None:
-            await send({"type": "http.response.body", "body": piece, "more_body": True})
-
-        group.start_soon(listen)
-        try:
-            await send(start)
-            await pump(emit)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except OSError:  # the client went away while we wrote
-            pass
-        group.cancel_scope.cancel()
 
 
 async def _relay(upstream: httpx.Response, emit: Emit) -> None:

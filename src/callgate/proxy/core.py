@@ -9,7 +9,6 @@ set; :class:`Call` is one call a client receives; :class:`ThinkSplitter` moves
 from __future__ import annotations
 
 import functools
-import json
 import secrets
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -155,10 +154,11 @@ def driver_for(request: Mapping[str, Any], options: Options, wire: str = "openai
 
     Under ``tool_choice: "none"`` it owns no tool and reads no format: nothing is a call.
     Drivers keep no per-stream state, so one serves every request with the same tools.
+    They are found by the tools as the request gives them (equal tools are equal text), so
+    a request whose tools were read once is not read again.
     """
     choice = request.get("tool_choice")
     none = choice == "none" or (isinstance(choice, Mapping) and choice.get("type") == "none")
-    tools = [] if none else _tool_list(request)
     formats: tuple[str, ...] | None
     if none:
         formats = ()
@@ -167,9 +167,10 @@ def driver_for(request: Mapping[str, Any], options: Options, wire: str = "openai
     else:
         model = request.get("model")
         formats = _model_formats(wire, model if isinstance(model, str) else None)
-    key = json.dumps([tools, formats], sort_keys=True, default=str)
+    key = repr((None if none else request.get("tools"), formats))
     driver = _DRIVERS.get(key)
     if driver is None:
+        tools = [] if none else _tool_list(request)
         try:
             driver = Driver(
                 [Tool(name, schema, description=text) for name, text, schema in tools],

@@ -29,6 +29,7 @@ The API the proxy, the Envoy processor and the framework integrations drive:
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
@@ -79,6 +80,8 @@ __all__ = [
 
 _NO_TEXT = Text("")
 """The piece of a chunk that released no text (the Chat reader gives one too)."""
+_PLAIN_TOKEN = re.compile(rb'"[^"\\\x00-\x1f]+"')
+"""A JSON string of one character or more that needs no escape to read."""
 
 
 class Engine(GateCore):
@@ -144,6 +147,9 @@ class Engine(GateCore):
         """The upstream's event stream as :meth:`play_bytes` reads it."""
         self._named = client != "chat"
         """Whether the client's events are named (an upstream event's name may go with it)."""
+        self._shape: tuple[bytes, bytes, bool] | None = None
+        """The bytes before and after the text of a plain text frame, and whether it was echoed
+        (see :meth:`_learn`)."""
 
     # -- the stream -------------------------------------------------------------------
 
@@ -230,6 +236,11 @@ class Engine(GateCore):
         None: send ``frame`` as it came, for the client's event is the upstream's own
         (see :meth:`play_bytes`). Anything but a JSON object goes through :meth:`play`.
         """
+        shape = self._shape
+        if shape is not None and frame.startswith(shape[0]) and frame.endswith(shape[1]):
+            text = self._shaped(frame[len(shape[0]) : len(frame) - len(shape[1])])
+            if text is not None:
+                return None if shape[2] else self.writer.play([Text(text)])
         name = b""
         payload = frame[6:]
         if frame[:1] == b"e":  # event: NAME, then the data line
@@ -246,6 +257,8 @@ class Engine(GateCore):
             played = self._echoed(chunk, text)
             out = None if played is None else self.writer.play_unchanged(played, chunk)
             self.cpu_ns += time.perf_counter_ns() - started
+            if played is None and self._shape is None and self.writer.shaped:
+                self._learn(frame, text, echoed=True)
             return out
         plain = self.reader.plain(chunk) if self._echo_at is None else None
         if plain is not None:  # text alone, which the writer writes its own way
@@ -254,6 +267,8 @@ class Engine(GateCore):
                 self._released.append(shown)
             out = self.writer.play([] if shown is None else [Text(shown) if shown else _NO_TEXT])
             self.cpu_ns += time.perf_counter_ns() - started
+            if shown == plain and self._shape is None and self.reader.shaped:
+                self._learn(frame, plain, echoed=False)
             return out
         out = self.writer.play_unchanged(self._read(chunk), chunk)
         self.cpu_ns += time.perf_counter_ns() - started
@@ -261,6 +276,59 @@ class Engine(GateCore):
             end = b"".join(self.encode(c) for c in self.finish())
             out = (frame + b"\n\n" if out is None else out) + end
         return out
+
+    shape_path = True
+    """Whether :meth:`play_frame` may read a text frame by its learned shape (the tests compare)."""
+
+    def _learn(self, frame: bytes, text: str, *, echoed: bool) -> None:
+        """Keep the bytes around ``text`` in ``frame``, a plain text frame, when they tell its text.
+
+        A later frame with the same bytes before and after a JSON string that needs no escape
+        is then the same chunk with that string as its text (a frame is tokenized from its
+        start, and a string's end is its first unescaped quote): :meth:`_shaped` takes it
+        without parsing it. The reader (or the echoing writer) must say so of two probes,
+        each read back as its own text, or nothing is kept.
+        """
+        if not self.shape_path or frame[:6] != b"data: ":
+            return
+        try:
+            token = b'"' + text.encode("utf-8") + b'"'
+        except UnicodeEncodeError:  # a lone surrogate
+            return
+        at = frame.rfind(token)
+        if at < 0 or _PLAIN_TOKEN.fullmatch(token) is None:
+            return
+        head, tail = frame[:at], frame[at + len(token) :]
+        ask = self.writer.echoes if echoed else self.reader.plain
+        for probe in ("a", "b"):
+            chunk = fast_object(head[6:] + b'"' + probe.encode() + b'"' + tail)
+            if chunk is None or ask(chunk) != probe:
+                return
+        self._shape = (head, tail, echoed)
+
+    def _shaped(self, token: bytes) -> str | None:
+        """The text of a frame of the learned shape, when the gate's text step took it as it came.
+
+        None (nothing taken): the frame goes the general way.
+        """
+        if (
+            self.finished
+            or self._echo_at is not None
+            or self.wire != "openai"
+            or _PLAIN_TOKEN.fullmatch(token) is None
+        ):
+            return None
+        started = time.perf_counter_ns()
+        try:
+            text = token[1:-1].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if not self.plain_path or not self._plain(text):
+            return None
+        self.chunks += 1
+        self._released.append(text)
+        self.cpu_ns += time.perf_counter_ns() - started
+        return text
 
     def _echoed(self, chunk: dict[str, Any], text: str) -> list[Event] | None:
         """A chunk the writer echoes (its only piece ``text``) through the gate.

@@ -7,7 +7,7 @@ kind, and the time the engine added per turn and per chunk.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import generate_latest
@@ -83,15 +83,25 @@ class Metrics:
             buckets=_PER_CHUNK,
             registry=r,
         )
+        self._children: dict[tuple[Any, ...], Any] = {}
+        """Each labelled series once looked up (``labels()`` costs more than the count)."""
+
+    def _child(self, family: Counter, *labels: str) -> Any:
+        """``family.labels(*labels)``, looked up once per distinct labels."""
+        key = (family, *labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = family.labels(*labels)
+        return child
 
     def turn(self, turn: PlayedTurn, how: str) -> None:
         """Count a finished turn (``how`` it was served is not a label: it is in the audit)."""
         del how
-        self.turns.labels(turn.wire, turn.status).inc()
+        self._child(self.turns, turn.wire, turn.status).inc()
         for call in turn.calls:
-            self.calls.labels(call.source).inc()
+            self._child(self.calls, call.source).inc()
         for code in {f.code for f in turn.findings if f.severity == "error"}:
-            self.blocked.labels(code).inc()
+            self._child(self.blocked, code).inc()
         self.added.observe(turn.cpu_ns / 1e9)
         if turn.chunks:
             self.per_chunk.observe(turn.cpu_ns / 1e9 / turn.chunks)
@@ -99,11 +109,11 @@ class Metrics:
     def rewrites(self, rewrites: list[Rewrite]) -> None:
         """Count one request's rewrites (:func:`callgate.proxy.normalize.normalize`'s)."""
         for rewrite in rewrites:
-            self.rewritten.labels(rewrite.code).inc()
+            self._child(self.rewritten, rewrite.code).inc()
 
     def upstream_error(self, kind: str) -> None:
         """Count an upstream failure (a connection error's class, or ``http_<status>``)."""
-        self.upstream.labels(kind).inc()
+        self._child(self.upstream, kind).inc()
 
     def response(self) -> Response:
         """The exposition page."""

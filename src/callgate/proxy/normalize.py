@@ -10,7 +10,8 @@ answered or results of no call, any of which fails the next turn upstream.
 :func:`normalize` takes a request body of one wire (``openai`` Chat Completions,
 ``anthropic`` Messages, ``openai-responses`` Responses) and returns the body to forward
 and the :class:`Rewrite` s made, each named by its code, so a caller can count and audit
-them. It is pure (the input is never changed) and idempotent: a normalized body has
+them. It is pure (the input is never changed: each rewrite copies what it changes, and the
+body it returns shares the parts left as they were) and idempotent: a normalized body has
 nothing left to rewrite. What has no acceptable form is never dropped silently: a tool
 without a function form is left out of the forwarded tools with a ``tool_dropped``
 rewrite naming it (a call the model still makes to it is an unknown tool for the gate).
@@ -18,7 +19,6 @@ rewrite naming it (a call the model still makes to it is an unknown tool for the
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import secrets
@@ -559,12 +559,13 @@ CLIENT_WIRES = {"chat": "openai", "messages": "anthropic", "responses": "openai-
 def normalize(wire: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], list[Rewrite]]:
     """The request ``body`` of ``wire`` as it is forwarded, and the rewrites made.
 
-    ``body`` is not changed. ValueError for a wire not in :data:`WIRES`.
+    ``body`` is not changed; the result shares its unchanged parts (copy them before
+    changing them in place). ValueError for a wire not in :data:`WIRES`.
     """
     rewrite = _WIRES.get(wire)
     if rewrite is None:
         raise ValueError(f"unknown wire {wire!r}; one of: {', '.join(WIRES)}")
-    out = copy.deepcopy(dict(body))
+    out = dict(body)
     log: Log = []
     rewrite(out, log)
     return out, log

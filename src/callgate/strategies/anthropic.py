@@ -227,14 +227,16 @@ class AnthropicStrategy(ExtractionStrategy):
         text_side = (acc.blocks, acc.parts, acc.gate.text, steady.show, shown)
         """What a text delta needs, in one cell (each cell is copied on every call)."""
 
-        def add(chunk: object) -> None:
-            if type(chunk) is dict and steady.live:
-                try:
-                    if chunk["type"] == "content_block_delta":
-                        delta = chunk["delta"]
-                        if delta["type"] == "input_json_delta":
-                            index = chunk["index"]
-                            slot = tools.get(index) if type(index) is int else None
+        def add(chunk: Any) -> None:
+            # No type test of the chunk: what is not a dict fails a step below (an SDK
+            # object cannot be indexed) or reads as the same dict would.
+            try:
+                if chunk["type"] == "content_block_delta":
+                    delta = chunk["delta"]
+                    if delta["type"] == "input_json_delta":
+                        index = chunk["index"]
+                        if type(index) is int:
+                            slot = tools[index]  # a KeyError once the path is cut
                             if slot is not None:
                                 text = delta["partial_json"]
                                 if type(text) is str and text:
@@ -247,30 +249,28 @@ class AnthropicStrategy(ExtractionStrategy):
                                         slot.parts.append(text)
                                         slot.room = room
                                         return
-                        elif delta["type"] == "text_delta":
-                            # kept as the reader keeps it (counted, or past the limit, not),
-                            # and shown as the buffer shows a chunk's text
-                            index, piece = chunk["index"], delta["text"]
-                            blocks, parts, text_kept, show, shown = text_side
-                            if (
-                                type(index) is int
-                                and type(piece) is str
-                                and piece
-                                and index in blocks
-                            ):
-                                if text_kept(piece):
-                                    pieces = shown.get(index)
-                                    if pieces is None:
-                                        pieces = shown[index] = parts.setdefault(
-                                            (index, "text"), []
-                                        )
-                                    pieces.append(piece)
-                                    show(piece)
-                                return
-                except (KeyError, TypeError):
-                    pass  # a field missing or of another type: the buffer reads and reports it
+                    elif delta["type"] == "text_delta":
+                        # kept as the reader keeps it (counted, or past the limit, not),
+                        # and shown as the buffer shows a chunk's text
+                        index, piece = chunk["index"], delta["text"]
+                        blocks, parts, text_kept, show, shown = text_side
+                        if type(index) is int and type(piece) is str and piece and index in blocks:
+                            if text_kept(piece):
+                                pieces = shown.get(index)
+                                if pieces is None:
+                                    pieces = shown[index] = parts.setdefault((index, "text"), [])
+                                pieces.append(piece)
+                                show(piece)
+                            return
+            except (KeyError, TypeError, AttributeError):
+                pass  # a field missing or of another type: the buffer reads and reports it
             rest(chunk)
 
+        def cut() -> None:
+            nonlocal tools, text_side
+            tools, text_side = {}, ({}, *text_side[1:])  # no block is started any more
+
+        steady.cut = cut
         return add
 
     def _start(self, acc: _Accumulator, chunk: Shape) -> None:

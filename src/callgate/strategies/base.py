@@ -453,9 +453,12 @@ class MessageReader(Recognizer):
 
 
 class Steady(Protocol):
-    """Whether a buffer's common path still stands: a :meth:`StreamReader.fast_add` asks."""
+    """A buffer's common path, while it stands: what a :meth:`StreamReader.fast_add` is given."""
 
     live: bool
+    cut: Callable[[], None] | None
+    """What the buffer calls when it drops the path (the wire's closure sets it): from
+    then on the closure takes no chunk itself, so it need not ask :attr:`live` per chunk."""
 
     def show(self, shown: str) -> None:
         """Hand the buffer text a chunk shows, one that does not end the stream."""
@@ -516,9 +519,10 @@ class StreamReader(Recognizer, Generic[Acc]):
         saving a call per chunk where a wire's chunks are mostly argument deltas; it asks
         only when the gate lets readers append in place (``TurnGate.appends_in_place``:
         not a recording gate) and its own class keeps :meth:`LLMStreamBuffer.add`. The
-        closure takes a chunk in place only while ``steady.live`` holds, and then only
-        within the slot's grant (``Slot.room``, see ``TurnGate.fragment``); every other
-        chunk goes to ``rest``, the buffer's own path.
+        closure takes a chunk in place only while the path stands (until ``steady.cut``,
+        which it sets, is called), and then only within the slot's grant (``Slot.room``,
+        see ``TurnGate.fragment``); every other chunk goes to ``rest``, the buffer's own
+        path.
         """
         return None
 

@@ -11,7 +11,7 @@ such a fragment to its slot in place, within the slot's grant, exactly as the ga
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from callgate.gate.turn import TurnGate
@@ -34,47 +34,52 @@ def fast_add(
     """The buffer's ``add`` for a lone argument fragment of the chosen choice (see module)."""
     slots, chosen = acc.gate.slots, acc.chosen
 
-    def add(chunk: object) -> None:
-        if type(chunk) is dict and steady.live:
-            try:
-                choices = chunk["choices"]
-                if type(choices) is list:
-                    [choice] = choices
-                    delta = choice["delta"]
-                    # a text chunk (no tool_calls) goes on without raising a KeyError here;
-                    # a delta, entry or function that is no mapping raises a TypeError below
-                    if len(delta) == 1 and "tool_calls" in delta:
-                        entries = delta["tool_calls"]
-                        if type(entries) is list:
-                            [entry] = entries
-                            # two keys, index and function; the function's one: no id, no name
-                            if len(entry) == 2:
-                                function = entry["function"]
-                                if len(function) == 1:
-                                    index = entry["index"]
-                                    text = function["arguments"]
-                                    if type(index) is int and type(text) is str and text:
-                                        slot = slots.get(index)
-                                        if (
-                                            slot is not None
-                                            and choice.get("finish_reason") is None
-                                            and "error" not in chunk
-                                            and "error" not in choice
-                                            and chunk.get("usage") is None
-                                            and choice.get("index", 0) == chosen
-                                        ):
-                                            room = slot.room - (
-                                                len(text)
-                                                if text.isascii()
-                                                else len(text.encode("utf-8", "surrogatepass"))
-                                            )
-                                            if room >= 0:
-                                                slot.parts.append(text)
-                                                slot.room = room
-                                                acc.last = index
-                                                return
-            except (KeyError, TypeError, IndexError, ValueError):
-                pass  # a field missing or of another type: the buffer reads and reports it
+    def add(chunk: Any) -> None:
+        # No type test of the chunk: what is not a dict fails a step below (an SDK object
+        # cannot be indexed, UnreadableChunk has no choices) or reads as the same dict would.
+        try:
+            choices = chunk["choices"]
+            if type(choices) is list:
+                [choice] = choices
+                delta = choice["delta"]
+                # a text chunk (no tool_calls) goes on without raising a KeyError here;
+                # a delta, entry or function that is no mapping raises a TypeError below
+                if len(delta) == 1 and "tool_calls" in delta:
+                    entries = delta["tool_calls"]
+                    if type(entries) is list:
+                        [entry] = entries
+                        # two keys, index and function; the function's one: no id, no name
+                        if len(entry) == 2:
+                            function = entry["function"]
+                            if len(function) == 1:
+                                index = entry["index"]
+                                text = function["arguments"]
+                                if type(index) is int and type(text) is str and text:
+                                    slot = slots[index]  # a KeyError once the path is cut
+                                    if (
+                                        choice.get("finish_reason") is None
+                                        and "error" not in chunk
+                                        and "error" not in choice
+                                        and chunk.get("usage") is None
+                                        and choice.get("index", 0) == chosen
+                                    ):
+                                        room = slot.room - (
+                                            len(text)
+                                            if text.isascii()
+                                            else len(text.encode("utf-8", "surrogatepass"))
+                                        )
+                                        if room >= 0:
+                                            slot.parts.append(text)
+                                            slot.room = room
+                                            acc.last = index
+                                            return
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError):
+            pass  # a field missing or of another type: the buffer reads and reports it
         rest(chunk)
 
+    def cut() -> None:
+        nonlocal slots
+        slots = {}
+
+    steady.cut = cut
     return add

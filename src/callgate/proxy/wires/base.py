@@ -66,6 +66,9 @@ class Reader:
     finishes: ClassVar[Mapping[str, str]] = {}
     """The wire's finish or stop reasons as neutral kinds (others stay as they are)."""
 
+    shaped = False
+    """Whether :meth:`plain`'s text, once given, is given of every chunk that differs only in it."""
+
     def __init__(self, engine: Host) -> None:
         self.engine = engine
 
@@ -125,6 +128,9 @@ class Writer:
     """Neutral finish kinds as the wire's own (any other: :attr:`plain_end`)."""
     text_id_prefix = "call_"
     """How the wire's ids of calls begin (a text call's id is made in this form)."""
+
+    shaped = False
+    """Whether :meth:`echoes`' text, once given, is given of every chunk that differs only in it."""
 
     def __init__(self, engine: Host) -> None:
         self.engine = engine

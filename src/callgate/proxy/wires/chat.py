@@ -56,6 +56,8 @@ class ChatReader(Reader):
         **dict.fromkeys(OPENAI.terminal.filtered, "content_filter"),
     }
     """The cuts are the wire record's (:data:`~callgate.strategies.openai.OPENAI`)."""
+    shaped = True
+    """:meth:`plain` asks the chunk, and of the turn only what stays once set (its head)."""
 
     def __init__(self, engine: Host) -> None:
         super().__init__(engine)
@@ -230,6 +232,9 @@ class ChatWriter(Writer):
         "content_filter": "content_filter",
         "refusal": "content_filter",
     }
+    shaped = True
+    """:meth:`echoes` asks the chunk, and of the turn only what stays once set (the role sent,
+    the envelope)."""
 
     def __init__(self, engine: Host) -> None:
         super().__init__(engine)

@@ -1,0 +1,148 @@
+"""A Chat text frame read by its learned shape gives exactly what the general path gives.
+
+Once a plain text frame went through (echoed to a Chat client, or its text written by a
+translating writer), the engine keeps the bytes around its text; a later frame with the
+same bytes around a JSON string that needs no escape is taken without parsing it. For any
+text (prose, markup, quotes, escapes, control characters, bytes that are not UTF-8),
+envelopes in any key order (the text's own bytes among them), frames cut anywhere, on every
+client wire, the bytes sent, the verdict, the calls and the counts are the general path's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import callgate.proxy.engine as engine_module
+from callgate.proxy import core
+from callgate.proxy.engine import Engine, Options
+from proxy_cases import QWEN_MODEL
+from test_proxy_plain_text_step import ENVELOPE, PIECES, REQUEST, TOOLS
+from test_proxy_play_bytes import REQUESTS
+
+MARK = "\x00mark\x00"
+TEXTS = [*PIECES, 'say "hi"', "back\\slash", "tab\there", "q", "m", "\u00e9t\u00e9", "\U0001f600"]
+ENVELOPES = [
+    ENVELOPE,
+    {"choices": None, "model": "q", "id": "chatcmpl-1", "object": "chat.completion.chunk"},
+    {**ENVELOPE, "model": "m"},
+    {"choices": None, "model": "zz", "id": "chatcmpl-1", "object": "chat.completion.chunk"},
+]
+RAW_TOKENS = [b'"a\x01b"', b'"\xff\xfe"', b'"\xed\xa0\x80"', b'"caf\xc3\xa9"', b'""', b'"x']
+RAW_TOKENS += [b'"y"z"', b'"q\x7f"']
+
+
+def _frame(envelope: dict[str, Any], text: str, *, ascii_only: bool, first: bool) -> bytes:
+    """A text chunk's event: ``choices`` where the envelope puts it, else last."""
+    delta: dict[str, Any] = {"role": "assistant", "content": text} if first else {"content": text}
+    choice = {"index": 0, "delta": delta, "finish_reason": None}
+    chunk = {k: ([choice] if k == "choices" else v) for k, v in envelope.items()}
+    chunk.setdefault("choices", [choice])
+    return b"data: " + json.dumps(chunk, ensure_ascii=ascii_only).encode() + b"\n\n"
+
+
+def _raw(envelope: dict[str, Any], token: bytes) -> bytes:
+    """A text frame whose content is ``token`` as raw bytes (perhaps not JSON at all)."""
+    around = _frame(envelope, MARK, ascii_only=True, first=False)
+    head, _, tail = around.partition(json.dumps(MARK).encode())
+    return head + token + tail
+
+
+frames = st.one_of(
+    st.tuples(st.sampled_from(range(len(ENVELOPES))), st.sampled_from(TEXTS), st.booleans()).map(
+        lambda t: _frame(ENVELOPES[t[0]], t[1], ascii_only=t[2], first=False)
+    ),
+    st.tuples(st.sampled_from(range(len(ENVELOPES))), st.sampled_from(RAW_TOKENS)).map(
+        lambda t: _raw(ENVELOPES[t[0]], t[1])
+    ),
+)
+
+
+def _reads(envelope: int, body: list[bytes], cuts: list[int]) -> list[bytes]:
+    """The role frame, ``body``, the finish and ``[DONE]``, cut at ``cuts``."""
+    first = _frame(ENVELOPES[envelope], "", ascii_only=True, first=True)
+    finish = {**ENVELOPE, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    data = first + b"".join(body) + b"data: " + json.dumps(finish).encode() + b"\n\n"
+    data += b"data: [DONE]\n\n"
+    edges = [0, *sorted({c for c in cuts if 0 < c < len(data)}), len(data)]
+    return [data[a:b] for a, b in itertools.pairwise(edges) if b > a]
+
+
+def _played(reads: list[bytes], client: str, shaped: bool) -> dict[str, Any]:
+    ids = iter(range(10**6))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(core, "fresh_id", lambda prefix="call_": f"{prefix}{next(ids)}")
+        monkeypatch.setattr("time.time", lambda: 1700000000.0)
+        if client == "chat":
+            request = REQUEST
+        else:
+            request = {**REQUESTS[client], "model": QWEN_MODEL, "tools": TOOLS[client]}
+        turn = Engine(request, Options(on_blocked="notice"), client=client, upstream="chat")
+        turn.shape_path = shaped
+        sent = [turn.play_bytes(read) for read in reads]
+        sent.append(turn.close_bytes())
+        sent.append(b"".join(turn.encode(c) for c in turn.finish()))
+    audit = turn.audit()
+    del audit["cpu_us"]
+    queue = turn.buffer.text_queue
+    gate = turn.buffer.gate
+    return {
+        "bytes": sent,
+        "audit": audit,
+        "released": turn.released,
+        "counts": (queue.held, queue.declined, gate.text_bytes if gate else None),
+        "message": turn.buffer.message(),
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(range(len(ENVELOPES))),
+    st.lists(frames, min_size=1, max_size=10),
+    st.lists(st.integers(0, 2000), max_size=12),
+    st.sampled_from(["chat", "messages", "responses"]),
+)
+@example(0, [_frame(ENVELOPE, t, ascii_only=False, first=False) for t in ("a ", "b ")], [], "chat")
+@example(1, [_frame(ENVELOPES[e], "q", ascii_only=True, first=False) for e in (1, 3)], [], "chat")
+@example(
+    1, [_frame(ENVELOPES[e], "q", ascii_only=True, first=False) for e in (1, 3)], [], "responses"
+)
+def test_a_shaped_frame_gives_what_the_general_path_gives_at_every_split(
+    envelope: int, body: list[bytes], cuts: list[int], client: str
+) -> None:
+    reads = _reads(envelope, body, cuts)
+    assert _played(reads, client, True) == _played(reads, client, False)
+
+
+@pytest.mark.parametrize("client", ["chat", "messages"])
+def test_plain_text_frames_after_the_first_are_not_parsed(
+    client: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the shape every text frame would be parsed as JSON."""
+    parsed: list[bytes] = []
+    parse = engine_module.fast_object
+
+    def counted(data: bytes) -> dict[str, Any] | None:
+        parsed.append(data)
+        return parse(data)
+
+    monkeypatch.setattr(engine_module, "fast_object", counted)
+    texts = ["Plain ", "prose ", "only, ", "no markup."]
+    body = [_frame(ENVELOPE, t, ascii_only=False, first=False) for t in texts]
+    reads = _reads(0, body, [])
+    chunks = [read for read in b"".join(reads).split(b"\n\n") if read]
+    request = REQUEST if client == "chat" else {**REQUESTS[client], "model": QWEN_MODEL}
+    turn = Engine(request, Options(on_blocked="notice"), client=client, upstream="chat")
+    sent = [turn.play_bytes(chunk + b"\n\n") for chunk in chunks[:5]]
+    assert len(parsed) == 2 + 2  # the role frame, the first text frame, its two probes
+    if client == "chat":
+        assert sent[1:] == [chunk + b"\n\n" for chunk in chunks[1:5]]
+    else:
+        assert all(t.encode() in s for t, s in zip(texts, sent[1:], strict=True))
+    turn.play_bytes(_frame(ENVELOPE, "<tool", ascii_only=False, first=False))
+    assert len(parsed) == 5  # a possible marker: the general path reads it
