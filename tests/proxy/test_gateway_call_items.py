@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from callgate.proxy.engine import Engine, Options
-from test_gateway_behaviours import responses_items
+from test_gateway_forms import responses_items
 
 PATCH_SCHEMA = {
     "type": "object",
