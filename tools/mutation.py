@@ -139,6 +139,11 @@ _GATEWAY = (
     "tests/proxy/test_gateway_details.py",
     "tests/proxy/test_proxy_forwarded_bytes.py",
     "tests/proxy/test_proxy_play_bytes.py",
+    "tests/proxy/test_proxy_sse.py",
+    "tests/proxy/test_gateway_call_items.py",
+    "tests/proxy/test_gateway_settle_rules.py",
+    "tests/proxy/test_gateway_engine_api.py",
+    "tests/proxy/test_gateway_settings.py",
 )
 """The gateway's behaviour tests, in process (the engine driven as a client sees it); the
 tests that start a proxy process import the project outside mutmut's copy."""

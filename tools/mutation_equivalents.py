@@ -642,5 +642,51 @@ EQUIVALENT: dict[str, str] = {
         "tool has an empty name), and a named one at a streamed index is added again to the "
         "set it is in: the same deltas either way"
     ),
+    "callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_6": (
+        "a first read shorter than three bytes completes no event (that needs a data line "
+        "and an empty line), so holding it for the next read gives the same events"
+    ),
+    **{
+        f"callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_{n}": (
+            "a first read that is exactly the BOM is held and dropped with the next read "
+            "instead of at once: the same events (and none if the stream ends there)"
+        )
+        for n in (7, 8)
+    },
+    "callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_24": (
+        "the flag is read only for its truth, and None is false like False"
+    ),
+    "callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_31": (
+        "at start == size no line end is found, so the loop breaks as it would have ended"
+    ),
+    "callgate.proxy.sse.xǁSSEReaderǁevents__mutmut_11": (
+        "an empty pending prefix joined to the read is the read itself"
+    ),
+    **{
+        f"callgate.proxy.sse.xǁSSEReaderǁevents__mutmut_{n}": (
+            "a data line not taken in place goes to _line, which appends the same value to "
+            "the same pieces (one leading space dropped): the same events"
+        )
+        for n in (17, 19, 20)
+    },
+    "callgate.proxy.core.xǁThinkSplitterǁ__init____mutmut_1": (
+        "the flag is read only for its truth and negated to a bool, and None is false like False"
+    ),
+    "callgate.proxy.core.xǁThinkSplitterǁpieces__mutmut_35": (
+        "a tail as long as the tag or longer would hold the whole tag, which find() found "
+        "first: only shorter tails can match"
+    ),
+    **{
+        f"callgate.proxy.engine.xǁEngineǁfeed_unchanged__mutmut_{n}": (
+            "with no echo asked for, the chunk takes the general path (reader, then "
+            "write_unchanged), which gives the same chunks, None when it goes as it came: "
+            "the echo only saves time"
+        )
+        for n in (2, 3)
+    },
+    "callgate.proxy.engine.xǁEngineǁ_echoed__mutmut_8": (
+        "the released text as a piece goes to write_unchanged, which answers None when the "
+        "chunk goes as it came: the same chunks, the shortcut only saves time"
+    ),
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

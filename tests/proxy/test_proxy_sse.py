@@ -43,8 +43,10 @@ def test_any_split_of_the_bytes_reads_the_same_events(pieces: list[bytes]) -> No
 
 
 def test_bad_utf8_is_an_unreadable_event_and_the_stream_goes_on() -> None:
-    events = read([b'data: {"a": "\xff"}\n\ndata: {}\n\n'])
+    """Its data is the empty string (an event's data is always a string), its name kept."""
+    events = read([b'event: delta\ndata: {"a": "\xff"}\n\ndata: {}\n\n'])
     assert events[0].broken is not None and "UTF-8" in events[0].broken
+    assert (events[0].name, events[0].data) == ("delta", "")
     assert events[1] == SSEEvent("message", "{}")
 
 
@@ -97,3 +99,21 @@ def test_the_list_reader_takes_data_lines_as_the_rules_say(pieces: list[bytes]) 
     """One space after ``data:`` dropped, a bare ``data`` line an empty piece, names kept."""
     assert read(pieces) == LF_WANT
     assert read(pieces, lists=True) == LF_WANT
+
+
+def test_only_the_streams_first_bytes_may_be_a_bom() -> None:
+    """A read that starts with U+FEFF's bytes later in the stream is data, kept."""
+    reader = SSEReader()
+    assert list(reader.feed(b'data: "a')) == []
+    assert list(reader.feed(b'\xef\xbb\xbfb"\n\n')) == [SSEEvent("message", '"a\ufeffb"')]
+    assert list(reader.feed(b"\xef\xbb")) == []
+    assert list(reader.feed(b'\xbfdata: "c"\n\n')) == []
+    assert list(reader.feed(b'data: "d"\n\n')) == [SSEEvent("message", '"d"')]
+
+
+def test_an_empty_line_without_data_is_no_event_and_a_broken_events_name_is_read() -> None:
+    assert read([b": ping\n\n\n\ndata: 1\n\n"]) == [SSEEvent("message", "1")]
+    [broken] = read([b"data: \xff\n\n"])
+    assert (broken.name, broken.data) == ("message", "")
+    [named] = read([b"event: \xffend\ndata: \xff\n\n"])
+    assert (named.name, named.data) == ("\ufffdend", "") and named.broken is not None
