@@ -56,8 +56,30 @@ def widened(draw: st.DrawFn) -> list[Any]:
     return chunks
 
 
+@st.composite
+def dressed(draw: st.DrawFn) -> list[Any]:
+    """A bent kit stream whose continuation entries carry a type, a null id or a null name."""
+    chunks = draw(bent_streams())
+    for piece in chunks:
+        try:
+            entry = piece["choices"][0]["delta"]["tool_calls"][0]
+            function = entry["function"]
+        except (KeyError, TypeError, IndexError):
+            continue
+        bare = type(entry) is dict and type(function) is dict
+        if bare and not {"id", "name"} & {*entry, *function}:
+            extra = draw(st.sets(st.sampled_from(["type", "id", "name"])))
+            if "type" in extra:
+                entry["type"] = "function"
+            if "id" in extra:
+                entry["id"] = None
+            if "name" in extra:
+                function["name"] = None
+    return chunks
+
+
 @settings(max_examples=300)
-@given(widened(), LIMITS)
+@given(st.one_of(widened(), dressed()), LIMITS)
 def test_the_buffers_add_reads_every_chunk_as_accumulate_does(
     chunks: list[Any], limits: Limits
 ) -> None:
@@ -200,3 +222,29 @@ def test_usage_on_every_chunk_is_read_where_it_comes(delta: str) -> None:
         buffer.add(counted(rest[0], 1))
         buffer.add(counted(rest[1], 3))
         assert [f.code for f in buffer.findings] == ["token_limit"], strategy
+
+
+def left_the_wires_add(chunks: list[dict[str, Any]]) -> list[int]:
+    """The positions of the chunks the wire's ``add`` handed to the buffer's own path."""
+    buffer = LLMStreamBuffer()
+    buffer.add(chunks[0])
+    fast = vars(buffer)["add"]
+    rest = dict(zip(fast.__code__.co_freevars, fast.__closure__ or (), strict=True))["rest"]
+    seen: list[int] = []
+    original = rest.cell_contents
+    rest.cell_contents = lambda piece: (seen.append(chunks.index(piece)), original(piece))
+    for piece in chunks[1:]:
+        buffer.add(piece)
+    buffer.end()
+    assert [(c.id, c.arguments) for c in buffer.calls] == [("call_1", {"q": "x"})]
+    return seen
+
+
+def test_a_fragment_whose_entry_repeats_its_type_stays_on_the_wires_add() -> None:
+    """``"type": "function"`` and ``"id": null`` on a fragment's entry keep it on the fast path."""
+    plain = turn('{"q": ', '"x', '"}')
+    dressed = turn('{"q": ', '"x', '"}')
+    for piece in dressed[1:-1]:
+        piece["choices"][0]["delta"]["tool_calls"][0].update(type="function", id=None)
+    assert left_the_wires_add(dressed) == left_the_wires_add(plain)
+    assert 2 not in left_the_wires_add(dressed)

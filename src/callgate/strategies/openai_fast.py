@@ -1,8 +1,9 @@
 """The OpenAI Chat Completions wire's ``add`` for its commonest chunk: one call per fragment.
 
 Most chunks of a turn with calls are a lone choice whose delta holds one ``tool_calls``
-entry with nothing but an ``index`` and a ``function`` holding only an arguments fragment
-(an entry with more keys, ``"id": null`` say, takes the buffer's path). :func:`fast_add` appends
+entry with an ``index`` and a ``function`` holding an arguments fragment and no id or name
+(``"type": "function"`` or ``"id": null`` beside them, which some servers repeat on every entry,
+change nothing; an entry with an id or a name takes the buffer's path). :func:`fast_add` appends
 such a fragment to its slot in place, within the slot's grant, exactly as the gate's own
 ``TurnGate.fragment`` does there; every other chunk, and each one once the buffer dropped
 ``steady``, goes to the buffer's own path (which reads it with the strategy's ``reader``).
@@ -48,10 +49,11 @@ def fast_add(
                     entries = delta["tool_calls"]
                     if type(entries) is list:
                         [entry] = entries
-                        # two keys, index and function; the function's one: no id, no name
-                        if len(entry) == 2:
+                        # index and function, or more with no id (``"type": "function"``,
+                        # ``"id": null``, which some servers repeat on every entry); no name
+                        if len(entry) == 2 or entry.get("id") is None:
                             function = entry["function"]
-                            if len(function) == 1:
+                            if len(function) == 1 or function.get("name") is None:
                                 index = entry["index"]
                                 text = function["arguments"]
                                 if type(index) is int and type(text) is str and text:
