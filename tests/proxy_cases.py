@@ -124,9 +124,7 @@ def capture_cases() -> list[StreamCase]:
         names = [c["name"] for c in entry["expect"]["calls"]]
         schemas = {name: {"type": "object"} for name in names}
         model = next((c["model"] for c in chunks if isinstance(c.get("model"), str)), "gpt-4.1")
-        cases.append(
-            StreamCase(entry["file"], chunks, schemas, model=model, ended=chunks.ended)
-        )
+        cases.append(StreamCase(entry["file"], chunks, schemas, model=model, ended=chunks.ended))
     return cases
 
 

@@ -234,9 +234,7 @@ def test_gemini_partial_args_show_a_growing_object_on_the_recorded_streams(path:
     seen = play(chunks, buffer)
     finals = {call.slot: call.arguments for call in buffer.calls}
     check_prefixes(seen, finals)
-    forming = [
-        json.dumps(r.arguments) for records in seen for r in records if not r.complete
-    ]
+    forming = [json.dumps(r.arguments) for records in seen for r in records if not r.complete]
     if finals and any(finals.values()):
         assert len({f for f in forming if f != "{}"}) >= 2, forming  # it grew while open
         assert [r.arguments for r in seen[-1]] == list(finals.values())

@@ -160,11 +160,11 @@ BAD_TEXT = {
         f'```json\n{JSON_CALL}\\udc00"}}}}\n```',
     ],
     "kimi_k2": [
-        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0"
         '<|tool_call_argument_begin|>{"path": "ab"}}<|tool_call_end|><|tool_calls_section_end|>',
-        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0"
         '<|tool_call_argument_begin|>{"path": "ab\\<|tool_call_end|><|tool_calls_section_end|>',
-        '<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0'
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.write:0"
         '<|tool_call_argument_begin|>{"path": "ab\\ud800x"}<|tool_call_end|>'
         "<|tool_calls_section_end|>",
     ],

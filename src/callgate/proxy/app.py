@@ -528,8 +528,6 @@ class _Exchange:
             self.proxy.config.spans.record_served(turn, self.started, served_by="proxy")
 
 
-
-
 async def _relay(upstream: httpx.Response, emit: Emit) -> None:
     """The upstream's body bytes as they come."""
     async for piece in upstream.aiter_raw():

@@ -23,8 +23,7 @@ from callgate.proxy.wires.events import FormingArgs
 __all__ = ["STRANDED", "STRANDED_WHY", "FormingReader", "remainder", "stranded_refs"]
 
 STRANDED_WHY = (
-    "a call shown while it formed was not accepted, and what was shown of it cannot be "
-    "taken back"
+    "a call shown while it formed was not accepted, and what was shown of it cannot be taken back"
 )
 """Why a stranded turn's calls were not sent (each one's withheld answer says it)."""
 STRANDED = f"No call of this answer was sent: {STRANDED_WHY}."

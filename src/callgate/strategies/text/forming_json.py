@@ -28,7 +28,7 @@ _HEAD = re.compile(
     r"[ \t\n\r]*:[ \t\n\r]*(?=\{)"
 )
 """A call object's head up to its arguments' opening brace."""
-_HEAD_PREFIX = re.compile(r'[ \t\n\r]*\[?[ \t\n\r]*(?:\{[^{}]*)?')
+_HEAD_PREFIX = re.compile(r"[ \t\n\r]*\[?[ \t\n\r]*(?:\{[^{}]*)?")
 """What may still grow into :data:`_HEAD` (no brace of the arguments yet)."""
 _MAX_HEAD = 512
 """A head longer than this is not the plain shape: the block shows nothing while open."""

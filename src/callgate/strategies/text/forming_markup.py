@@ -308,8 +308,6 @@ class _DeepSeek(_Reader):
         return True
 
 
-
-
 _PY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PY_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PY_ESCAPES = {
