@@ -59,18 +59,21 @@ REQUEST = {
 }
 
 
-def _event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+def _event(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
     chunk = {**ENVELOPE, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    return b"data: " + json.dumps({**chunk, **extra}).encode() + b"\n\n"
 
 
-def _reads(text: str, cuts: list[int], parts: bool = False) -> list[bytes]:
-    """The stream of ``text`` cut at ``cuts``; ``parts``: its first content as typed parts."""
+def _reads(text: str, cuts: list[int], parts: bool = False, usage: bool = False) -> list[bytes]:
+    """The stream of ``text`` cut at ``cuts``; ``parts``: its first content as typed parts;
+    ``usage``: every text chunk carries the usage so far (a server's continuous usage)."""
     edges = [0, *sorted({c for c in cuts if 0 < c < len(text)}), len(text)]
     pieces = [text[a:b] for a, b in itertools.pairwise(edges) if b > a]
     first: object = [{"type": "text", "text": "Parts. "}] if parts else ""
     events = [_event({"role": "assistant", "content": first})]
-    events += [_event({"content": piece}) for piece in pieces]
+    for n, piece in enumerate(pieces, 1):
+        tokens = {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}
+        events.append(_event({"content": piece}, **({"usage": tokens} if usage else {})))
     return [*events, _event({}, "stop"), b"data: [DONE]\n\n"]
 
 
@@ -117,12 +120,14 @@ def _played(
     st.lists(st.integers(0, 400), max_size=30),
     st.booleans(),
     st.none() | st.integers(0, 300),
+    st.booleans(),
 )
-@example(["Hello ", "world. "] * 3, [6, 13, 19, 26, 33], False, 15)  # past the limit mid-prose
+@example(["Hello ", "world. "] * 3, [6, 13, 19, 26, 33], False, 15, False)  # past the limit
+@example(["Hello ", "world. "], [3], False, None, True)  # usage on every text chunk
 def test_the_short_step_gives_what_the_full_step_gives_at_every_split(
-    pieces: list[str], cuts: list[int], parts: bool, limit: int | None
+    pieces: list[str], cuts: list[int], parts: bool, limit: int | None, usage: bool
 ) -> None:
-    reads = _reads("".join(pieces), cuts, parts)
+    reads = _reads("".join(pieces), cuts, parts, usage)
     with pytest.MonkeyPatch.context() as monkeypatch:
         short = _played(reads, True, monkeypatch, limit)
         full = _played(reads, False, monkeypatch, limit)
