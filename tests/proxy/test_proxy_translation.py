@@ -175,6 +175,47 @@ def test_what_cannot_be_translated_is_refused_by_name(
         translate(client, upstream, {**MESSAGES_BODY, **change})
 
 
+HI = [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize(
+    ("client", "upstream", "body", "carried"),
+    [
+        (
+            "messages",
+            "chat",
+            {"max_tokens": 50, "stop_sequences": ["END", "STOP"], "temperature": 0.2},
+            {"max_tokens": 50, "stop": ["END", "STOP"], "temperature": 0.2},
+        ),
+        (
+            "chat",
+            "messages",
+            {"max_completion_tokens": 40, "stop": "END", "top_p": 0.9},
+            {"max_tokens": 40, "stop_sequences": ["END"], "top_p": 0.9},
+        ),
+        (
+            "responses",
+            "chat",
+            {"max_output_tokens": 30, "temperature": 0.1},
+            {"max_tokens": 30, "temperature": 0.1},
+        ),
+        ("responses", "messages", {"max_output_tokens": 30}, {"max_tokens": 30}),
+    ],
+)
+def test_limits_stops_and_sampling_are_carried_under_the_upstreams_names(
+    client: str, upstream: str, body: dict[str, Any], carried: dict[str, Any]
+) -> None:
+    """A token limit, stop sequences and sampling reach the upstream as its wire names them."""
+    asked = {
+        "model": "m",
+        **body,
+        **({"input": "hi"} if client == "responses" else {"messages": HI}),
+    }
+    out = translate(client, upstream, asked)
+    assert {k: out[k] for k in carried} == carried
+    assert not {"stop_sequences", "stop", "max_output_tokens"} - set(carried) & set(out)
+
+
 SCHEMA_FORMAT = {"type": "json_schema", "name": "weather", "schema": SCHEMA, "strict": True}
 """A structured-output format in the neutral shape."""
 
