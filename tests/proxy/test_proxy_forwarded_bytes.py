@@ -258,3 +258,54 @@ def test_the_proxy_forwards_unchanged_text_events_byte_for_byte() -> None:
     sent = _events(reply.content)
     assert sent[:4] == upstream_events[:4]
     assert upstream_events[4] not in sent and sent[-1] == b"data: [DONE]\n\n"
+
+
+def _named(events: list[dict[str, Any]]) -> list[bytes]:
+    """Anthropic events, each an ``event:`` line and a data line no callgate encoder writes."""
+    return [
+        b"event: "
+        + e["type"].encode()
+        + b"\ndata: "
+        + json.dumps(dict(reversed(e.items()))).encode()
+        + b"\n\n"
+        for e in events
+    ]
+
+
+def test_a_named_text_event_is_sent_as_the_upstreams_own_bytes() -> None:
+    """A Messages text delta released as it came goes out as written, its name line too."""
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 3, "output_tokens": 1},
+    }
+    deltas = [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+        for t in ["Hello", " w\u00f6rld", " done."]
+    ]
+    upstream = _named(
+        [
+            {"type": "message_start", "message": message},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+            *deltas,
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 4},
+            },
+            {"type": "message_stop"},
+        ]
+    )
+    sent = _by_bytes(_turn("messages", "messages"), upstream)
+    # the block's first delta opens the writer's block; the ones after go out as they came
+    assert [e for e in upstream[3:5] if e in sent] == upstream[3:5]
