@@ -140,6 +140,7 @@ _GATEWAY = (
     "tests/proxy/test_proxy_forwarded_bytes.py",
     "tests/proxy/test_proxy_play_bytes.py",
     "tests/proxy/test_proxy_plain_text_step.py",
+    "tests/proxy/test_gateway_response_items.py",
     "tests/proxy/test_proxy_sse.py",
     "tests/proxy/test_gateway_call_items.py",
     "tests/proxy/test_gateway_settle_rules.py",

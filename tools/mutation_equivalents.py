@@ -561,6 +561,10 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.requests.x_read_request__mutmut_16": (
         "Python's codec names are case-insensitive: 'UTF-8' is the same codec as 'utf-8'"
     ),
+    "callgate.proxy.gate.xǁGateCoreǁ__init____mutmut_13": (
+        "the driver's wire only adds a wire's own leak formats, and only Cohere has any "
+        "(WIRE_LEAKS); the gateway's three wires get the same default formats as Chat's"
+    ),
     "callgate.proxy.gate.xǁGateCoreǁ_call__mutmut_4": (
         "a released native call's slot is always among the buffer's slots, so the default "
         "raw text is never returned"
