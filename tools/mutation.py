@@ -162,7 +162,11 @@ their tests (about a minute each), which a smaller share would not shorten."""
 MODULES = {
     "strictjson": Module(
         "src/callgate/gate/strictjson.py",
-        ("tests/gate/test_strict_arguments.py", "tests/gate/test_strict_arguments_messages.py"),
+        (
+            "tests/gate/test_strict_arguments.py",
+            "tests/gate/test_strict_arguments_messages.py",
+            "tests/gate/test_depth_scan.py",
+        ),
     ),
     "gate": Module("src/callgate/gate/turn.py", _GATE),
     "gate_slots": Module("src/callgate/gate/_slots.py", _GATE),

@@ -37,3 +37,9 @@ def test_an_unterminated_string_hides_the_rest() -> None:
 def test_a_close_with_nothing_open_is_read_as_the_scan_reads_it() -> None:
     text = "]]]]" + "[" * 5
     assert _exceeds_depth(text, 4) and not _exceeds_depth(text, 5)
+
+
+def test_the_scan_counts_from_nothing_open() -> None:
+    """Nesting exactly at the limit passes the scan; one more bracket is over it."""
+    assert not _scan_depth("[[1]]", 2) and not _scan_depth('{"a": [1]}', 2)
+    assert _scan_depth("[[[1]]]", 2) and _scan_depth('{"a": {"b": []}}', 2)
