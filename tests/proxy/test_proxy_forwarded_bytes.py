@@ -24,6 +24,7 @@ from callgate.proxy.serving import ServerThread
 from callgate.proxy.sse import SSEReader
 from callgate.proxy.upstream import ReplayUpstream, Script
 from proxy_cases import QWEN, QWEN_MODEL
+from test_gateway_behaviours import block, end, start
 from test_proxy_play_bytes import REQUESTS
 from test_proxy_wire_matrix import WIRES, _captures, _qwen, body, by_char
 
@@ -274,38 +275,8 @@ def _named(events: list[dict[str, Any]]) -> list[bytes]:
 
 def test_a_named_text_event_is_sent_as_the_upstreams_own_bytes() -> None:
     """A Messages text delta released as it came goes out as written, its name line too."""
-    message = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "m",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 3, "output_tokens": 1},
-    }
-    deltas = [
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
-        for t in ["Hello", " w\u00f6rld", " done."]
-    ]
-    upstream = _named(
-        [
-            {"type": "message_start", "message": message},
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
-            *deltas,
-            {"type": "content_block_stop", "index": 0},
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 4},
-            },
-            {"type": "message_stop"},
-        ]
-    )
+    pieces = [{"type": "text_delta", "text": t} for t in ["Hello", " w\u00f6rld", " done."]]
+    upstream = _named([start(), *block(0, {"type": "text", "text": ""}, *pieces), *end()])
     sent = _by_bytes(_turn("messages", "messages"), upstream)
     # the block's first delta opens the writer's block; the ones after go out as they came
     assert [e for e in upstream[3:5] if e in sent] == upstream[3:5]
