@@ -159,6 +159,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (4, 5, 6)
     },
+    "callgate.gate.refs.xǁNativeRefǁorder__mutmut_2": (
+        "the third place only breaks ties of the first two: every native key has the same one, "
+        "and against a text key (1, b, n) the first place already decides"
+    ),
     **{f"callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_{n}": _TRUTH for n in (5, 13)},
     "callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_12": (
         "folds is only compared with an earlier reading of itself, to see a reader's cursor reset"
