@@ -178,7 +178,8 @@ def run(rounds: int, python: str) -> Results:
 
 def probe_zero() -> dict[str, Any]:
     """A probe's totals before any stream."""
-    return {"hook_ns": 0, "under_ns": 0, "chunks_in": 0, "first_ns": 0, "steps": []}
+    zero = dict.fromkeys(("hook_ns", "under_ns", "chunks_in", "first_ns", "gc_ns", "gc_full"), 0)
+    return {**zero, "steps": []}
 
 
 def _probed(
@@ -189,6 +190,8 @@ def _probed(
     own = (now["hook_ns"] - then["hook_ns"]) - (now["under_ns"] - then["under_ns"])
     into.setdefault(f"own:{row}", []).append(own / 1e3 / chunks)
     into.setdefault(f"first:{row}", []).append((now["first_ns"] - then["first_ns"]) / 1e3)
+    into.setdefault(f"gc:{row}", []).append((now["gc_ns"] - then["gc_ns"]) / 1e3 / chunks)
+    into.setdefault(f"full:{row}", []).append(now["gc_full"] - then["gc_full"])
     into.setdefault(f"steps:{row}", []).extend(n / 1e3 for n in now["steps"][len(then["steps"]) :])
 
 
@@ -238,6 +241,18 @@ def report(results: Results, rounds: int) -> None:
     print("hooks: medians over rounds; own: mean [95 % interval] / median; step: callgate's own")
     print("per step of its stream, every round (a held call's step reads many chunks);")
     print("first: its first step (the turn's set-up and first chunk), µs")
+    print()
+    print("The collector's passes in each guardrail's proxy, wherever they fall")
+    head = ("stream", "pass µs/chunk", "callgate µs/chunk", "callgate - pass", "full passes")
+    print("{:<20}{:>14}{:>18}{:>32}{:>13}".format(*head))
+    for name, rows in results.items():
+        more = [c - p for c, p in zip(rows["gc:callgate"], rows["gc:pass-through"], strict=True)]
+        full = f"{sum(rows['full:pass-through']):.0f} / {sum(rows['full:callgate']):.0f}"
+        print(
+            f"{name:<20}{statistics.median(rows['gc:pass-through']):>14.1f}"
+            f"{statistics.median(rows['gc:callgate']):>18.1f}{_ci(more):>32}{full:>13}"
+        )
+    print("medians over rounds; full passes: pass / callgate, all rounds")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,12 +5,15 @@ classes there; the product carries no counter. Each stream hook's generator and 
 stream LiteLLM hands it are both wrapped in :class:`Timed`, which reads the thread's CPU
 clock around each step of the iterator only while that step runs (not while it waits
 for the upstream), so a hook's own time per chunk is its steps' CPU less the CPU spent
-inside LiteLLM's stream under it. At each stream's end the totals are written to
-``probe.json`` in the proxy's folder, where the benchmark reads them back.
+inside LiteLLM's stream under it. The collector's passes are timed too, wherever they
+fall (a hook's allocations can start a pass inside LiteLLM's code). At each stream's end
+the totals are written to ``probe.json`` in the proxy's folder, where the benchmark reads
+them back.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Generator
@@ -28,6 +31,22 @@ OUT = Path("probe.json")
 """Where the totals go: the proxy's working folder."""
 
 
+GC = {"gc_ns": 0, "gc_full": 0}
+"""The CPU of the collector's passes in this process, and how many were full ones."""
+_gc_start = [0]
+
+
+def _collecting(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _gc_start[0] = CLOCK()
+        return
+    GC["gc_ns"] += CLOCK() - _gc_start[0]
+    GC["gc_full"] += info["generation"] == 2
+
+
+gc.callbacks.append(_collecting)
+
+
 class Tally:
     """The CPU one hook spent, summed over every stream the proxy served."""
 
@@ -39,7 +58,7 @@ class Tally:
 
     def write(self) -> None:
         """Write the totals and the steps so far (the benchmark diffs successive reads)."""
-        OUT.write_text(json.dumps({**self.totals, "steps": self.steps}))
+        OUT.write_text(json.dumps({**self.totals, **GC, "steps": self.steps}))
 
 
 class _Step:
