@@ -223,10 +223,12 @@ class Engine(GateCore):
         lane = self._lane
         if lane is not None and data.startswith(lane[0]) and data.endswith(lane[1]):
             text = self._shaped(data[len(lane[0]) : len(data) - len(lane[1])])
-            if text is not None:
-                if self._shape_echoed:  # an echoing writer sends no empty delta: held, nothing
-                    return data if text else b""
-                return self.writer.play([Text(text) if text else _NO_TEXT])
+            if text is None:  # one frame (a shape holds no line end): the general way
+                one = self._unshaped(data[:-2])
+                return data if one is None else one
+            if self._shape_echoed:  # an echoing writer sends no empty delta: held, nothing
+                return data if text else b""
+            return self.writer.play([Text(text) if text else _NO_TEXT])
         sse = self._sse
         frames = sse.frames(data, named=self._named)
         if frames is None:
@@ -263,6 +265,10 @@ class Engine(GateCore):
                 return None if shape[2] else self.writer.play([Text(text)])
             if text is not None:  # held in an open call block
                 return self.writer.play([_NO_TEXT])
+        return self._unshaped(frame)
+
+    def _unshaped(self, frame: bytes) -> bytes | None:
+        """:meth:`play_frame` for a frame its learned shape did not take."""
         name = b""
         payload = frame[6:]
         if frame[:1] == b"e":  # event: NAME, then the data line

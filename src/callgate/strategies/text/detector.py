@@ -128,8 +128,7 @@ class Detector:
         self._reason_hold = scan.reason_hold
         self.findings: list[Finding] = []
         self._observed = type(self)._fire is not Detector._fire
-        """Whether a subclass watches each transition: :meth:`collect` then fires its
-        ``payload`` self-loop (which changes nothing, see :data:`_PAYLOAD`) too."""
+        """Whether a subclass watches transitions: :meth:`collect` then fires ``payload``."""
         self.reset()
 
     def reset(self) -> None:
@@ -170,10 +169,9 @@ class Detector:
     def collect(self, delta: str) -> bool:
         """Take ``delta`` into the open block if all it does is grow the payload (nothing shown).
 
-        No value is tracked, the size limit holds, one search over the tail and ``delta``
-        finds no closing delimiter or breaking marker, and within the head the payload stays
-        viable and names the same tool (or still none): :meth:`feed` would take it as this
-        ``payload`` step does, and :meth:`forming` is unchanged. False leaves it to :meth:`feed`.
+        No value tracked, the size limit kept, no close or breaking marker in the tail and
+        ``delta`` (one search), and a head still viable that names the same tool (or none):
+        :meth:`feed` would take it so, :meth:`forming` unchanged. Else False: :meth:`feed`.
         """
         block = self.block
         if (
