@@ -2,7 +2,7 @@
 
 Once a plain text frame went through (echoed to a Chat client, or its text written by a
 translating writer), the engine keeps the bytes around its text; a later frame with the
-same bytes around a JSON string that needs no escape is taken without parsing it. For any
+same bytes around a JSON string (escapes allowed) is taken without parsing the frame. For any
 text (prose, markup, quotes, escapes, control characters, bytes that are not UTF-8),
 envelopes in any key order (the text's own bytes among them), frames cut anywhere, on every
 client wire, the bytes sent, the verdict, the calls and the counts are the general path's.
@@ -73,16 +73,21 @@ def _reads(envelope: int, body: list[bytes], cuts: list[int]) -> list[bytes]:
     return [data[a:b] for a, b in itertools.pairwise(edges) if b > a]
 
 
+def request_for(client: str) -> dict[str, Any]:
+    """The Qwen request with the weather tool, on ``client``'s wire."""
+    if client == "chat":
+        return REQUEST
+    return {**REQUESTS[client], "model": QWEN_MODEL, "tools": TOOLS[client]}
+
+
 def _played(reads: list[bytes], client: str, shaped: bool) -> dict[str, Any]:
     ids = iter(range(10**6))
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(core, "fresh_id", lambda prefix="call_": f"{prefix}{next(ids)}")
         monkeypatch.setattr("time.time", lambda: 1700000000.0)
-        if client == "chat":
-            request = REQUEST
-        else:
-            request = {**REQUESTS[client], "model": QWEN_MODEL, "tools": TOOLS[client]}
-        turn = Engine(request, Options(on_blocked="notice"), client=client, upstream="chat")
+        turn = Engine(
+            request_for(client), Options(on_blocked="notice"), client=client, upstream="chat"
+        )
         turn.shape_path = shaped
         sent = [turn.play_bytes(read) for read in reads]
         sent.append(turn.close_bytes())
