@@ -323,3 +323,34 @@ def test_a_client_that_leaves_closes_its_upstream_connection(http1: bool) -> Non
         with httpx.stream("POST", url, json=REQUEST, timeout=30) as reply:
             assert next(reply.iter_raw())
         assert closed.wait(10), "the upstream connection stayed open"
+
+
+def test_a_body_not_read_yet_stops_the_reading_not_the_memory() -> None:
+    """An upstream writing faster than the client reads: the lean client buffers about 1 MB,
+    then lets the upstream wait; every byte still arrives, in order."""
+    body = bytes(range(256)) * (8 * 4096)  # 8 MiB
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _request(reader)
+        head = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body)
+        writer.write(head + body)
+        await writer.drain()
+
+    async def read(url: str) -> tuple[int, bytes]:
+        pool = Http1Pool(connect_timeout=5, read_timeout=10)
+        reply = await pool.send("POST", url + "/v1/x", {}, b"{}")
+        for _ in range(100):  # the upstream writes; nobody reads
+            if reply._connection.paused:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        held = reply._connection.buffered
+        received = await reply.aread()
+        await reply.aclose()
+        await pool.aclose()
+        return held, received
+
+    with RawServer(answer).running() as up:
+        held, received = asyncio.run(read(up.url))
+    assert 1 << 20 < held < 2 << 20
+    assert received == body

@@ -26,6 +26,9 @@ import httpx
 
 __all__ = ["Http1Pool", "Reply", "direct"]
 
+_HIGH = 1 << 20
+"""Body bytes received and not yet read past which a connection stops reading."""
+
 
 def direct(upstream: str) -> bool:
     """Whether this client serves ``upstream``: plain http, and no proxy in the environment.
@@ -49,6 +52,9 @@ class _Connection(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)
         self.headers: list[tuple[bytes, bytes]] = []
         self.pieces: deque[bytes] = deque()
+        self.buffered = 0
+        """Bytes in ``pieces``: past ``_HIGH`` the connection stops reading until they are read."""
+        self.paused = False
         self.headed = False
         self.complete = False
         self.keep = False
@@ -106,6 +112,10 @@ class _Connection(asyncio.Protocol):
     def on_body(self, body: bytes) -> None:
         """A piece of the body (chunked framing already removed)."""
         self.pieces.append(body)
+        self.buffered += len(body)
+        if self.buffered > _HIGH and not self.paused and self.transport is not None:
+            self.paused = True  # a slow client: let the upstream wait, not the memory grow
+            self.transport.pause_reading()
         self._wake()
 
     def on_message_complete(self) -> None:
@@ -149,6 +159,12 @@ class _Connection(asyncio.Protocol):
         assert self.transport is not None
         self.transport.write(head + body)
 
+    def resume(self) -> None:
+        """Read from the upstream again (its buffered body was taken)."""
+        self.paused = False
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+
     def usable(self) -> bool:
         """Whether a kept-alive connection can take another request."""
         return not self.lost and self.transport is not None and not self.transport.is_closing()
@@ -191,6 +207,9 @@ class Reply:
             pieces = connection.pieces
             if pieces:
                 data = pieces.popleft() if len(pieces) == 1 else b"".join(_drain(pieces))
+                connection.buffered = 0
+                if connection.paused:
+                    connection.resume()
                 if self._decoder is not None:
                     data = self._decoder.decompress(data)
                     if not data:
