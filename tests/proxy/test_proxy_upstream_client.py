@@ -18,9 +18,12 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from callgate.proxy.app import ProxyConfig, create_app
-from callgate.proxy.http1 import Http1Pool, direct
+from callgate.proxy.forwarding import relayed
+from callgate.proxy.http1 import Headers, Http1Pool, direct
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from proxy_cases import chat_chunk as chat
@@ -354,3 +357,19 @@ def test_a_body_not_read_yet_stops_the_reading_not_the_memory() -> None:
         held, received = asyncio.run(read(up.url))
     assert 1 << 20 < held < 2 << 20
     assert received == body
+
+
+_NAMES = st.sampled_from(["Content-Type", "content-type", "X-Id", "x-id", "Set-Cookie", "Via"])
+_VALUES = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12).map(str.strip)
+
+
+@given(st.lists(st.tuples(_NAMES, _VALUES), max_size=8), _NAMES)
+def test_the_lean_headers_read_as_httpx_reads_them(
+    pairs: list[tuple[str, str]], asked: str
+) -> None:
+    raw = [(k.encode(), v.encode()) for k, v in pairs]
+    lean, reference = Headers(raw), httpx.Headers(raw)
+    assert lean.multi_items() == reference.multi_items()
+    assert lean.get(asked, "none") == reference.get(asked, "none")
+    assert (asked in lean) == (asked in reference)
+    assert relayed(lean, decoded=True) == relayed(reference, decoded=True)
