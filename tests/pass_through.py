@@ -1,8 +1,10 @@
 """The byte pass-through proxy that the gateway's cost is measured against.
 
-Raw ASGI, one httpx client, the upstream's bytes unchanged: the least a proxy on the
-gateway's stack can do. tests/proxy/test_proxy_no_stall.py compares one chunk's cost
-through it and through the proxy; bench/bench_stack.py uses it as its baseline.
+Raw ASGI, one upstream client, the upstream's bytes unchanged: the least a proxy on the
+gateway's stack can do, on httpx (:class:`BytePassThrough`) or on the proxy's lean
+HTTP/1.1 client (:class:`LeanPassThrough`, the stack of a plain-http upstream).
+tests/proxy/test_proxy_no_stall.py compares one chunk's cost through the first and
+through the proxy; bench/bench_stack.py serves both, bench/bench_proxy.py the second.
 """
 
 from __future__ import annotations
