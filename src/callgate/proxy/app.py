@@ -87,6 +87,7 @@ class ProxyConfig:
     read_timeout: float = 600.0
     """Seconds the upstream may stay silent (between two reads) before the turn ends."""
     max_connections: int = 1000
+    """httpx's cap on concurrent upstream connections (the lean client keeps none)."""
     http1: bool = True
     """Ask a plain-http upstream through :mod:`callgate.proxy.http1` (False: httpx always)."""
     spans: Any = None
