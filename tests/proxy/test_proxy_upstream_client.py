@@ -373,3 +373,65 @@ def test_the_lean_headers_read_as_httpx_reads_them(
     assert lean.get(asked, "none") == reference.get(asked, "none")
     assert (asked in lean) == (asked in reference)
     assert relayed(lean, decoded=True) == relayed(reference, decoded=True)
+
+
+def _slow_answers(gap: float) -> Handler:
+    """A kept-alive upstream writing each answer's five bytes ``gap`` seconds apart."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await _request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n")
+            for byte in b"ok ok":
+                await writer.drain()
+                await asyncio.sleep(gap)
+                writer.write(bytes([byte]))
+            await writer.drain()
+
+    return answer
+
+
+async def _ask(pool: Http1Pool, url: str) -> bytes:
+    reply = await pool.send("POST", url + "/v1/x", {}, b"{}")
+    try:
+        return await reply.aread()
+    finally:
+        await reply.aclose()
+
+
+def test_a_full_pool_makes_a_request_wait_for_a_connection() -> None:
+    """At most ``max_connections`` open: the others wait and take the first's in turn."""
+
+    async def run(url: str) -> list[bytes]:
+        pool = Http1Pool(connect_timeout=5, read_timeout=10, max_connections=1)
+        answers = await asyncio.gather(*(_ask(pool, url) for _ in range(3)))
+        await pool.aclose()
+        return answers
+
+    with RawServer(_slow_answers(0.05)).running() as up:
+        assert asyncio.run(run(up.url)) == [b"ok ok"] * 3
+    assert up.connections == 1
+
+
+def test_a_pool_busy_past_the_read_timeout_is_a_pool_timeout() -> None:
+    """The one connection busy with an answer that trickles in: the next request gives up
+    after the read timeout with a PoolTimeout; the first still ends, and room comes back."""
+
+    async def run(url: str) -> tuple[bytes, bytes, str]:
+        pool = Http1Pool(connect_timeout=5, read_timeout=0.4, max_connections=1)
+        first = asyncio.ensure_future(_ask(pool, url))
+        await asyncio.sleep(0.05)
+        with pytest.raises(httpx.PoolTimeout) as raised:
+            await _ask(pool, url)
+        done = await first
+        again = await _ask(pool, url)
+        await pool.aclose()
+        return done, again, str(raised.value)
+
+    with RawServer(_slow_answers(0.15)).running() as up:
+        assert asyncio.run(run(up.url)) == (
+            b"ok ok",
+            b"ok ok",
+            "every upstream connection stayed busy",
+        )
+    assert up.connections == 1

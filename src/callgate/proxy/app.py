@@ -87,7 +87,7 @@ class ProxyConfig:
     read_timeout: float = 600.0
     """Seconds the upstream may stay silent (between two reads) before the turn ends."""
     max_connections: int = 1000
-    """httpx's cap on concurrent upstream connections (the lean client keeps none)."""
+    """At most this many upstream connections at once (a request past them waits)."""
     http1: bool = True
     """Ask a plain-http upstream through :mod:`callgate.proxy.http1` (False: httpx always)."""
     spans: Any = None
@@ -163,7 +163,9 @@ class Proxy:
             )
             if config.http1 and direct(config.upstream):
                 self.http1 = Http1Pool(
-                    connect_timeout=config.connect_timeout, read_timeout=config.read_timeout
+                    connect_timeout=config.connect_timeout,
+                    read_timeout=config.read_timeout,
+                    max_connections=config.max_connections,
                 )
 
     async def stop(self) -> None:

@@ -7,7 +7,7 @@ per host. Measured side by side on a one-chunk streamed request, the proxy on it
 about half the server CPU it spends on httpx's client (docs/proxy.md, Speed). Everything it
 does not cover (https, a proxy from the environment) stays with httpx (see
 :mod:`callgate.proxy.app`); its failures are httpx's exception types, so callers map both
-alike. Unlike httpx's pool it sets no cap on concurrent connections.
+alike.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Keep the transport."""
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self.pool.opened += 1
 
     def data_received(self, data: bytes) -> None:
         """Feed the parser; a malformed answer ends the connection with a protocol error."""
@@ -84,6 +85,7 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         """The connection closed: a reply still reading gets the end or an error."""
         self.lost = True
+        self.pool.closed()
         if not self.complete and self.error is None:
             if self.headed and not self.parser.should_keep_alive():
                 with suppress(httptools.HttpParserError):  # a body ended by the close
@@ -296,15 +298,41 @@ class Http1Pool:
     ``connect_timeout`` bounds opening a connection (a :class:`httpx.ConnectTimeout`),
     ``read_timeout`` each wait for the upstream (a :class:`httpx.ReadTimeout`); a refused
     or unresolved host is a :class:`httpx.ConnectError`. Up to ``keep`` idle connections
-    are kept per host. It keeps no cookies and follows no redirects.
+    are kept per host, and at most ``max_connections`` are open at once: a request past
+    them waits for one (up to ``read_timeout``, then a :class:`httpx.PoolTimeout`), as in
+    httpx's pool. It keeps no cookies and follows no redirects.
     """
 
-    def __init__(self, *, connect_timeout: float, read_timeout: float, keep: int = 100) -> None:
+    def __init__(
+        self,
+        *,
+        connect_timeout: float,
+        read_timeout: float,
+        keep: int = 100,
+        max_connections: int = 1000,
+    ) -> None:
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.keep = keep
+        self.max_connections = max_connections
+        self.opened = 0
+        """Connections open now (made and not yet lost)."""
+        self._opening = 0
+        self._waiting: deque[asyncio.Future[None]] = deque()
         self._idle: dict[tuple[str, int], list[_Connection]] = {}
         self._heads: dict[str, tuple[tuple[str, int], bytes]] = {}
+
+    def closed(self) -> None:
+        """A connection ended: a request waiting for room may open one."""
+        self.opened -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
 
     def release(self, connection: _Connection) -> None:
         """Keep ``connection`` for the next request to its host."""
@@ -312,6 +340,7 @@ class Http1Pool:
         if len(idle) < self.keep:
             connection.reused = True
             idle.append(connection)
+            self._wake()
         else:
             connection._close()
 
@@ -365,12 +394,18 @@ class Http1Pool:
         return key, method.encode("ascii") + rest
 
     async def _connection(self, key: tuple[str, int]) -> _Connection:
-        idle = self._idle.get(key)
-        while idle:
-            connection = idle.pop()
-            if connection.usable():
-                return connection
+        """An idle connection to ``key``, else a new one, waiting while the pool is full."""
         loop = asyncio.get_running_loop()
+        while True:
+            idle = self._idle.get(key)
+            while idle:
+                connection = idle.pop()
+                if connection.usable():
+                    return connection
+            if self.opened + self._opening < self.max_connections:
+                break
+            await self._room(loop)
+        self._opening += 1
         try:
             async with asyncio.timeout(self.connect_timeout):
                 _, protocol = await loop.create_connection(
@@ -380,7 +415,25 @@ class Http1Pool:
             raise httpx.ConnectTimeout(f"no connection to {key[0]}:{key[1]} in time") from exc
         except OSError as exc:
             raise httpx.ConnectError(f"{key[0]}:{key[1]}: {exc}") from exc
+        finally:
+            self._opening -= 1
         return protocol
+
+    async def _room(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Until a connection is idle again or ends (a full pool's wait)."""
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiting.append(waiter)
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                await waiter
+        except BaseException as exc:
+            if waiter.done() and not waiter.cancelled():
+                self._wake()  # woken, then stopped: the room goes to the next in line
+            else:
+                waiter.cancel()
+            if isinstance(exc, TimeoutError):
+                raise httpx.PoolTimeout("every upstream connection stayed busy") from exc
+            raise
 
     async def aclose(self) -> None:
         """Close every idle connection."""
