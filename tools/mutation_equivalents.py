@@ -291,8 +291,15 @@ EQUIVALENT: dict[str, str] = {
     f"{_A}_delta__mutmut_89": (
         "past the text limit the buffer keeps none of the text a chunk returns"
     ),
-    f"{_A}fast_add__mutmut_32": (
-        "an ASCII delta's UTF-8 byte count is its length: encoding it counts the same"
+    **{
+        f"{_A}fast_add__mutmut_{n}": (
+            "an ASCII delta's UTF-8 byte count is its length: encoding it counts the same"
+        )
+        for n in (32, 59)
+    },
+    f"{_A}fast_add__mutmut_61": (
+        "a text delta that fills the text limit exactly takes the buffer's path, whose "
+        "TurnGate.text keeps and counts it all the same"
     ),
     **{
         f"{_A}fast_add__mutmut_{n}": (
@@ -306,7 +313,7 @@ EQUIVALENT: dict[str, str] = {
             "the cache of a text block's pieces only saves a lookup: setdefault gives the "
             "same list of acc.parts"
         )
-        for n in (58, 59)
+        for n in (63, 64)
     },
     **{f"{_A}{fn}__mutmut_{n}": _CAST for fn, n in (("accumulate", 69), ("message", 46))},
     **{
