@@ -576,6 +576,10 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
         "the list is empty there, so adding to it is the same as assigning it"
     ),
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁwrite__mutmut_25": (
+        "a streamed block's event is always the first of its read's events (the reader puts "
+        "what it forwards before the released text), so nothing is written before it"
+    ),
     "callgate.proxy.gate.xǁGateCoreǁ_native_raw__mutmut_4": (
         "every native call's slot, accepted or refused, is among the buffer's slots, so "
         "next() always finds one and its default is never needed"
@@ -643,17 +647,6 @@ EQUIVALENT: dict[str, str] = {
         "tool has an empty name), and a named one at a streamed index is added again to the "
         "set it is in: the same deltas either way"
     ),
-    "callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_6": (
-        "a first read shorter than three bytes completes no event (that needs a data line "
-        "and an empty line), so holding it for the next read gives the same events"
-    ),
-    **{
-        f"callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_{n}": (
-            "a first read that is exactly the BOM is held and dropped with the next read "
-            "instead of at once: the same events (and none if the stream ends there)"
-        )
-        for n in (7, 8)
-    },
     "callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_24": (
         "the flag is read only for its truth, and None is false like False"
     ),
