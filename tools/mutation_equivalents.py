@@ -678,6 +678,21 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (2, 3)
     },
+    "callgate.proxy.engine.xǁEngineǁ_unechoed__mutmut_8": (
+        "every writer writes nothing for an empty text piece (the Chat reader makes one for "
+        "each chunk anyway), so an empty piece and none give the same output"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁ_repaired__mutmut_3": (
+        "calls are made only in settle(), which the engine calls right after end() set the "
+        "turn, so the turn is never None there"
+    ),
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁencode__mutmut_7": (
+        "every event the Messages writer makes or forwards has a type, so the default is never used"
+    ),
+    "callgate.proxy.wires.messages.x__events_of__mutmut_96": (
+        "a thinking delta of null is read as empty text by the reader and by assemble() "
+        "(_str), the same as the empty default"
+    ),
     "callgate.proxy.engine.xǁEngineǁ_echoed__mutmut_8": (
         "the released text as a piece goes to write_unchanged, which answers None when the "
         "chunk goes as it came: the same chunks, the shortcut only saves time"
