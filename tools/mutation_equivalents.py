@@ -678,6 +678,9 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (2, 3)
     },
+    "callgate.proxy.engine.xǁEngineǁplay_frame__mutmut_112": (
+        "the learned shape's echoed flag is read only for its truth, and None is false like False"
+    ),
     "callgate.proxy.engine.xǁEngineǁ_unechoed__mutmut_8": (
         "every writer writes nothing for an empty text piece (the Chat reader makes one for "
         "each chunk anyway), so an empty piece and none give the same output"
