@@ -681,6 +681,11 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.engine.xǁEngineǁplay_frame__mutmut_112": (
         "the learned shape's echoed flag is read only for its truth, and None is false like False"
     ),
+    "callgate.proxy.engine.x__name_of__mutmut_14": (
+        "the error handler is used only for a lone surrogate, which a type can hold only "
+        "through a \\u escape that fast_object (msgspec) refuses: such an event goes through "
+        "play() and is never named"
+    ),
     "callgate.proxy.engine.xǁEngineǁ_unechoed__mutmut_8": (
         "every writer writes nothing for an empty text piece (the Chat reader makes one for "
         "each chunk anyway), so an empty piece and none give the same output"
