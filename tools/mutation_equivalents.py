@@ -686,6 +686,10 @@ EQUIVALENT: dict[str, str] = {
         "through a \\u escape that fast_object (msgspec) refuses: such an event goes through "
         "play() and is never named"
     ),
+    "callgate.proxy.gate.xǁGateCoreǁstep__mutmut_29": (
+        "the gateway's steps are read only for their text and responses (finish_turn, "
+        "settle); a step's chunk position is never read"
+    ),
     "callgate.proxy.engine.xǁEngineǁ_unechoed__mutmut_8": (
         "every writer writes nothing for an empty text piece (the Chat reader makes one for "
         "each chunk anyway), so an empty piece and none give the same output"
