@@ -690,6 +690,13 @@ EQUIVALENT: dict[str, str] = {
         "the gateway's steps are read only for their text and responses (finish_turn, "
         "settle); a step's chunk position is never read"
     ),
+    **{
+        f"callgate.proxy.gate.xǁGateCoreǁsettle__mutmut_{n}": (
+            "unreachable: a turn whose verdict fails holds an error finding (past the findings "
+            "limit, limit_exceeded), so the fallback finding is never made"
+        )
+        for n in (28, 30)
+    },
     "callgate.proxy.engine.xǁEngineǁ_unechoed__mutmut_8": (
         "every writer writes nothing for an empty text piece (the Chat reader makes one for "
         "each chunk anyway), so an empty piece and none give the same output"
