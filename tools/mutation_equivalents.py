@@ -587,6 +587,10 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
         "the list is empty there, so adding to it is the same as assigning it"
     ),
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁwrite__mutmut_25": (
+        "a streamed block's event is always the first of its read's events (the reader puts "
+        "what it forwards before the released text), so nothing is written before it"
+    ),
     "callgate.proxy.gate.xǁGateCoreǁ_native_raw__mutmut_4": (
         "every native call's slot, accepted or refused, is among the buffer's slots, so "
         "next() always finds one and its default is never needed"
@@ -654,17 +658,6 @@ EQUIVALENT: dict[str, str] = {
         "tool has an empty name), and a named one at a streamed index is added again to the "
         "set it is in: the same deltas either way"
     ),
-    "callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_6": (
-        "a first read shorter than three bytes completes no event (that needs a data line "
-        "and an empty line), so holding it for the next read gives the same events"
-    ),
-    **{
-        f"callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_{n}": (
-            "a first read that is exactly the BOM is held and dropped with the next read "
-            "instead of at once: the same events (and none if the stream ends there)"
-        )
-        for n in (7, 8)
-    },
     "callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_24": (
         "the flag is read only for its truth, and None is false like False"
     ),
@@ -696,6 +689,40 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (2, 3)
     },
+    "callgate.proxy.engine.xǁEngineǁplay_frame__mutmut_112": (
+        "the learned shape's echoed flag is read only for its truth, and None is false like False"
+    ),
+    "callgate.proxy.engine.x__name_of__mutmut_14": (
+        "the error handler is used only for a lone surrogate, which a type can hold only "
+        "through a \\u escape that fast_object (msgspec) refuses: such an event goes through "
+        "play() and is never named"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁstep__mutmut_29": (
+        "the gateway's steps are read only for their text and responses (finish_turn, "
+        "settle); a step's chunk position is never read"
+    ),
+    **{
+        f"callgate.proxy.gate.xǁGateCoreǁsettle__mutmut_{n}": (
+            "unreachable: a turn whose verdict fails holds an error finding (past the findings "
+            "limit, limit_exceeded), so the fallback finding is never made"
+        )
+        for n in (28, 30)
+    },
+    "callgate.proxy.engine.xǁEngineǁ_unechoed__mutmut_8": (
+        "every writer writes nothing for an empty text piece (the Chat reader makes one for "
+        "each chunk anyway), so an empty piece and none give the same output"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁ_repaired__mutmut_3": (
+        "calls are made only in settle(), which the engine calls right after end() set the "
+        "turn, so the turn is never None there"
+    ),
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁencode__mutmut_7": (
+        "every event the Messages writer makes or forwards has a type, so the default is never used"
+    ),
+    "callgate.proxy.wires.messages.x__events_of__mutmut_96": (
+        "a thinking delta of null is read as empty text by the reader and by assemble() "
+        "(_str), the same as the empty default"
+    ),
     "callgate.proxy.engine.xǁEngineǁ_echoed__mutmut_8": (
         "the released text as a piece goes to write_unchanged, which answers None when the "
         "chunk goes as it came: the same chunks, the shortcut only saves time"
