@@ -223,12 +223,14 @@ class Engine(GateCore):
         lane = self._lane
         if lane is not None and data.startswith(lane[0]) and data.endswith(lane[1]):
             text = self._shaped(data[len(lane[0]) : len(data) - len(lane[1])])
-            if text is None:  # one frame (a shape holds no line end): the general way
+            if text is not None:
+                if self._shape_echoed:  # an echoing writer sends no empty delta: held, nothing
+                    return data if text else b""
+                return self.writer.play([Text(text) if text else _NO_TEXT])
+            end = len(data) - 2  # one data line (no line end before its own), so one frame
+            if data.find(b"\n", 0, end) < 0 and data.find(b"\r", 0, end) < 0:
                 one = self._unshaped(data[:-2])
                 return data if one is None else one
-            if self._shape_echoed:  # an echoing writer sends no empty delta: held, nothing
-                return data if text else b""
-            return self.writer.play([Text(text) if text else _NO_TEXT])
         sse = self._sse
         frames = sse.frames(data, named=self._named)
         if frames is None:
