@@ -1,0 +1,106 @@
+"""How a request of each client wire is read before it is written on another.
+
+A system or developer message anywhere in a Responses input is the upstream's system
+prompt, joined in order; a text block without its text is empty text; and a body the
+reader cannot carry is refused with a 400 whose words name the field, the message or
+the item at fault, exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from callgate.proxy.core import RequestError
+from callgate.proxy.wires.translate import translate
+
+
+def said(role: str, text: str) -> dict[str, Any]:
+    return {"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}
+
+
+@pytest.mark.parametrize("role", ["system", "developer"])
+def test_a_responses_system_message_alone_is_the_upstreams_whole_system_prompt(role: str) -> None:
+    body = {"model": "m", "input": [said(role, "Be brief."), said("user", "hi")]}
+    assert translate("responses", "messages", body)["system"] == "Be brief."
+    chat = translate("responses", "chat", body)["messages"]
+    assert chat == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+    ]
+
+
+def test_responses_instructions_and_system_messages_join_in_order() -> None:
+    body = {
+        "model": "m",
+        "instructions": "One.",
+        "input": [said("system", "Two."), said("user", "hi"), said("developer", "Three.")],
+    }
+    assert translate("responses", "messages", body)["system"] == "One.\n\nTwo.\n\nThree."
+
+
+def test_a_messages_text_block_without_its_text_is_empty_text() -> None:
+    body = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [
+            {"role": "user", "content": [{"type": "text"}, {"type": "text", "text": "hi"}]}
+        ],
+    }
+    assert translate("messages", "chat", body)["messages"] == [{"role": "user", "content": "hi"}]
+    items = translate("messages", "responses", body)["input"]
+    assert items == [said("user", "hi")]
+
+
+BAD: list[tuple[str, dict[str, Any], str]] = [
+    ("chat", {"model": "m"}, "a Chat Completions request needs a messages list"),
+    (
+        "chat",
+        {"model": "m", "messages": [{"role": "user", "content": "hi"}, "hello"]},
+        "messages[1] is not an object",
+    ),
+    ("responses", {"model": "m"}, "a Responses request needs an input"),
+    ("responses", {"model": "m", "input": 7}, "a Responses request needs an input"),
+    (
+        "responses",
+        {"model": "m", "input": "hi", "previous_response_id": "resp_1"},
+        "callgate cannot translate previous_response_id (send the input)",
+    ),
+    (
+        "responses",
+        {"model": "m", "input": "hi", "instructions": 5},
+        "callgate cannot read the content of instructions",
+    ),
+    (
+        "responses",
+        {"model": "m", "input": "hi", "instructions": [{"type": "input_image"}]},
+        "callgate cannot translate a 'input_image' part in instructions",
+    ),
+    (
+        "responses",
+        {"model": "m", "input": "hi", "text": {"format": {"type": "xml"}}},
+        "callgate cannot translate the output format {'type': 'xml'} in text.format",
+    ),
+    ("responses", {"model": "m", "input": ["hi"]}, "input[0] is not an object"),
+    (
+        "responses",
+        {"model": "m", "input": [{"type": "web_search_call"}]},
+        "callgate cannot translate a 'web_search_call' item in input[0]",
+    ),
+    (
+        "messages",
+        {"model": "m", "max_tokens": 5, "messages": [{"role": "system", "content": "x"}]},
+        "callgate cannot translate the role 'system' of messages[0]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("client", "body", "words"), BAD, ids=[w for _, _, w in BAD])
+def test_a_body_that_cannot_be_read_is_refused_in_words_that_name_its_fault(
+    client: str, body: dict[str, Any], words: str
+) -> None:
+    upstream = "messages" if client != "messages" else "chat"
+    with pytest.raises(RequestError) as refused:
+        translate(client, upstream, body)
+    assert str(refused.value) == words
