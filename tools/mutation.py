@@ -148,6 +148,8 @@ _GATEWAY = (
     "tests/proxy/test_gateway_settings.py",
     "tests/proxy/test_wire_translate_bodies.py",
     "tests/proxy/test_wire_conversation_reading.py",
+    "tests/proxy/test_wire_responses_events.py",
+    "tests/proxy/test_wire_responses_forming.py",
 )
 """The gateway's behaviour tests, in process (the engine driven as a client sees it); the
 tests that start a proxy process import the project outside mutmut's copy."""

@@ -104,3 +104,27 @@ def test_a_body_that_cannot_be_read_is_refused_in_words_that_name_its_fault(
     with pytest.raises(RequestError) as refused:
         translate(client, upstream, body)
     assert str(refused.value) == words
+
+
+def test_a_json_schema_format_keeps_its_name_on_another_wire() -> None:
+    spec = {"name": "weather", "schema": {"type": "object"}, "strict": True}
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "response_format": {"type": "json_schema", "json_schema": spec},
+    }
+    out = translate("chat", "responses", body)
+    assert out["text"] == {"format": {"type": "json_schema", **spec}}
+
+
+def test_a_free_text_custom_tool_is_refused_by_name() -> None:
+    tool = {"type": "custom", "name": "apply_patch", "description": "Patch files."}
+    body = {"model": "m", "input": "hi", "tools": [tool]}
+    with pytest.raises(RequestError) as refused:
+        translate("responses", "chat", body)
+    assert str(refused.value) == "callgate cannot translate the free-text tool 'apply_patch'"
+
+
+def test_a_model_that_is_not_a_string_is_sent_as_none_named() -> None:
+    body = {"model": 7, "messages": [{"role": "user", "content": "hi"}]}
+    assert translate("chat", "responses", body)["model"] == ""

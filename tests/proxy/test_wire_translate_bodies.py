@@ -241,3 +241,10 @@ def test_a_reasoning_item_of_the_history_is_left_out_and_logged_with_its_place()
     out = translate("responses", "chat", body, log)
     assert out == CHAT_BACK
     assert [(r.code, r.where) for r in log] == [("hint_dropped", "input[0]")]
+
+
+def test_text_pieces_of_one_message_are_one_string_on_chat() -> None:
+    pieces = [{"type": "text", "text": "Weather "}, {"type": "text", "text": "in Paris?"}]
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": pieces}]}
+    out = translate("messages", "chat", body)
+    assert out["messages"] == [{"role": "user", "content": "Weather in Paris?"}]
