@@ -722,6 +722,14 @@ EQUIVALENT: dict[str, str] = {
         "the upstream's created_at, not popped, stays in the fields spread after it and sets "
         "the same value: only the key's place differs"
     ),
+    "callgate.proxy.wires.translate.x__to_responses__mutmut_53": (
+        "a request with stop sequences is refused right after, so the body that would carry "
+        "them is never sent"
+    ),
+    "callgate.proxy.wires.responses.xǁResponsesWriterǁflush__mutmut_2": (
+        "write() of one empty Text writes nothing (it neither starts the response nor opens "
+        "a message), the same as no write"
+    ),
     "callgate.proxy.engine.xǁEngineǁ_echoed__mutmut_8": (
         "the released text as a piece goes to write_unchanged, which answers None when the "
         "chunk goes as it came: the same chunks, the shortcut only saves time"

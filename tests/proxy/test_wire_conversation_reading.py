@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from callgate.proxy.core import RequestError
+from callgate.proxy.normalize import Rewrite
 from callgate.proxy.wires.translate import translate
 
 
@@ -128,3 +129,72 @@ def test_a_free_text_custom_tool_is_refused_by_name() -> None:
 def test_a_model_that_is_not_a_string_is_sent_as_none_named() -> None:
     body = {"model": 7, "messages": [{"role": "user", "content": "hi"}]}
     assert translate("chat", "responses", body)["model"] == ""
+
+
+MORE_BAD: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "chat",
+        {"model": "m", "messages": [{"role": "assistant", "tool_calls": ["x"]}]},
+        "a tool call of messages[0] has no function",
+    ),
+    (
+        "responses",
+        {"model": "m", "input": [{"role": "user", "content": [{"type": "refusal"}]}]},
+        "callgate cannot translate a 'refusal' part in input[0]",
+    ),
+    (
+        "responses",
+        {
+            "model": "m",
+            "input": [{"type": "function_call_output", "call_id": "c", "output": [{"type": "x"}]}],
+        },
+        "callgate cannot translate a 'x' part in input[0]",
+    ),
+    (
+        "responses",
+        {"model": "m", "input": "hi", "tool_choice": {"type": "custom", "name": "apply_patch"}},
+        "callgate cannot translate the tool_choice {'type': 'custom', 'name': 'apply_patch'}",
+    ),
+    (
+        "chat",
+        {
+            "model": "m",
+            "messages": [
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{bad"}}],
+                }
+            ],
+        },
+        "callgate cannot translate the arguments of call 'c1': not JSON",
+    ),
+]
+
+
+@pytest.mark.parametrize(("client", "body", "words"), MORE_BAD, ids=[w for _, _, w in MORE_BAD])
+def test_a_part_item_or_call_that_cannot_be_read_is_refused_where_it_is(
+    client: str, body: dict[str, Any], words: str
+) -> None:
+    with pytest.raises(RequestError) as refused:
+        translate(client, "messages", body)
+    assert str(refused.value) == words
+
+
+def test_a_reasoning_summary_asked_for_is_left_out_and_logged() -> None:
+    log: list[Rewrite] = []
+    body = {"model": "m", "input": "hi", "reasoning": {"effort": "low", "summary": "auto"}}
+    translate("responses", "chat", body, log)
+    assert [(r.code, r.where) for r in log] == [("hint_dropped", "reasoning.summary")]
+
+
+def test_an_empty_responses_message_adds_no_chat_message() -> None:
+    items = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": ""},
+    ]
+    out = translate("responses", "chat", {"model": "m", "input": items})
+    assert out["messages"] == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello."},
+    ]

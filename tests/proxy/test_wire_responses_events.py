@@ -193,3 +193,23 @@ def test_text_held_to_the_end_is_released_in_the_message() -> None:
     assert said == "Hi <tool_call"
     ending = out[-1]["response"]
     assert ending["output"][0]["content"][0]["text"] == "Hi <tool_call"
+
+
+def test_a_failure_without_an_error_object_is_said_to_have_failed() -> None:
+    failed = {"type": "response.failed", "sequence_number": 1, "response": {"id": "resp_up"}}
+    engine = Engine(REQUEST, Options(), client="responses", upstream="responses")
+    ending = played(engine, [UPSTREAM_HEAD, failed])[-1]
+    assert ending["type"] == "response.failed"
+    assert ending["response"]["error"] == {"message": "failed"}
+
+
+def test_an_incomplete_upstream_answer_keeps_its_reason() -> None:
+    cut = {
+        "type": "response.incomplete",
+        "sequence_number": 1,
+        "response": {"id": "resp_up", "incomplete_details": {"reason": "content_filter"}},
+    }
+    engine = Engine(REQUEST, Options(), client="responses", upstream="responses")
+    ending = played(engine, [UPSTREAM_HEAD, cut])[-1]
+    assert ending["type"] == "response.incomplete"
+    assert ending["response"]["incomplete_details"] == {"reason": "content_filter"}
