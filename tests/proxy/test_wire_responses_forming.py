@@ -61,6 +61,9 @@ def test_a_declared_call_after_an_undeclared_one_still_streams_as_it_forms() -> 
     assert deltas(ended) == []
     done = [e for e in ended if e["type"] == "response.function_call_arguments.done"]
     assert [e["arguments"] for e in done] == ['{"city": "Paris"}']
+    finished = [e["item"] for e in ended if e["type"] == "response.output_item.done"]
+    assert finished[-1] == {**added[0], "status": "completed", "arguments": '{"city": "Paris"}'}
+    assert added[0]["call_id"].startswith("call_")
 
 
 def test_each_argument_delta_carries_new_text() -> None:
