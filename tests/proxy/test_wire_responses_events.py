@@ -213,3 +213,41 @@ def test_an_incomplete_upstream_answer_keeps_its_reason() -> None:
     ending = played(engine, [UPSTREAM_HEAD, cut])[-1]
     assert ending["type"] == "response.incomplete"
     assert ending["response"]["incomplete_details"] == {"reason": "content_filter"}
+
+
+def test_a_shell_call_item_without_a_call_id_is_called_by_its_item_id() -> None:
+    schema = {"type": "object", "properties": {"command": {"type": "array"}}}
+    request = {
+        "model": "m",
+        "input": "list",
+        "stream": True,
+        "tools": [{"type": "function", "name": "local_shell", "parameters": schema}],
+    }
+    action = {"type": "exec", "command": ["ls"]}
+    item = {"type": "local_shell_call", "id": "lsh_1", "action": action, "status": "completed"}
+    events = [
+        UPSTREAM_HEAD,
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": {"id": "resp_up", "output": [item]}},
+    ]
+    engine = Engine(request, Options(), client="responses", upstream="responses")
+    played(engine, events)
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in engine.calls] == [
+        ("lsh_1", "local_shell", {"command": ["ls"]})
+    ]
+
+
+def test_an_upstream_reasoning_item_is_forwarded_field_for_field() -> None:
+    thought = {"id": "rs_up", "type": "reasoning", "summary": []}
+    where = {"output_index": 0, "item_id": "rs_up", "summary_index": 0}
+    delta = {"type": "response.reasoning_summary_text.delta", **where, "delta": "Hmm."}
+    events = [
+        UPSTREAM_HEAD,
+        {"type": "response.output_item.added", "output_index": 0, "item": thought},
+        {**delta, "sequence_number": 7},
+    ]
+    engine = Engine(REQUEST, Options(), client="responses", upstream="responses")
+    out = played(engine, events)
+    forwarded = [e for e in out if e["type"] == delta["type"]]
+    assert forwarded == [{**delta, "sequence_number": 3}]
