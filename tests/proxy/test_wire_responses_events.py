@@ -201,6 +201,7 @@ def test_a_failure_without_an_error_object_is_said_to_have_failed() -> None:
     ending = played(engine, [UPSTREAM_HEAD, failed])[-1]
     assert ending["type"] == "response.failed"
     assert ending["response"]["error"] == {"message": "failed"}
+    assert engine.audit()["upstream_finish"] == "failed"
 
 
 def test_an_incomplete_upstream_answer_keeps_its_reason() -> None:
