@@ -5,7 +5,8 @@ Run: ``python bench/bench_proxy.py`` (the speed tables) or ``python bench/bench_
 
 Speed: one mock upstream (uvicorn, replaying OpenAI streams), and in front of it (a) the
 client straight, (b) a byte pass-through on the same stack (raw ASGI under the same
-uvicorn, one httpx client, the upstream's bytes unchanged: bench_stack.BytePassThrough),
+uvicorn, the proxy's own plain-http client, the upstream's bytes unchanged:
+bench_stack.LeanPassThrough),
 (c) callgate proxy, (d) LiteLLM's
 proxy (``--litellm-python PATH``: an interpreter that has ``litellm[proxy]``; it runs as
 a subprocess with one worker, its CPU read from /proc). Per row: the CPU spent per chunk
@@ -38,7 +39,7 @@ from typing import Any
 
 import httpx
 import openai
-from bench_stack import BytePassThrough  # beside this script
+from bench_stack import LeanPassThrough  # beside this script
 
 from callgate.proxy.app import ProxyConfig, create_app
 from callgate.proxy.engine import Options
@@ -318,7 +319,7 @@ def speed(chunks: int, requests: int, litellm_python: str | None) -> None:
     upstream = ReplayUpstream(lambda path, body: Script(streams[current["n"]]))
     skipped = LiteLLMProxy.unavailable(litellm_python)
     with ServerThread(upstream) as up:
-        bare = ServerThread(BytePassThrough(up.url))
+        bare = ServerThread(LeanPassThrough(up.url))
         gated = ServerThread(create_app(ProxyConfig(upstream=up.url)))
         litellm = LiteLLMProxy(litellm_python, up.url) if litellm_python and not skipped else None
         with bare, gated:

@@ -4,14 +4,16 @@ Run: ``python bench/bench_stack.py [--rounds 5] [--beside OLD/src]`` (needs ``uv
 ``httptools`` for their rows; a missing one is skipped and named). ``--beside`` serves the
 proxy of another checkout's ``src`` too (rows ``beside``), in the same run.
 
-For every stack (``h11`` or ``httptools``, ``asyncio`` or ``uvloop``) two servers, each its
+For every stack (``h11`` or ``httptools``, ``asyncio`` or ``uvloop``) four servers, each its
 own process on 127.0.0.1, in front of one raw asyncio model server that writes one HTTP
-chunk per event: a byte pass-through (raw ASGI and httpx, the upstream's bytes unchanged)
-and callgate proxy. Rounds interleave every server. Per server: the median wall time of a
-one-chunk streamed request, its server CPU per request, and the server CPU per chunk of a
-1000-chunk text stream (from /proc, the server's process alone). Every figure is also
-given as a ratio to the h11 + asyncio pass-through of the same run (the stack a plain
-``pip install starlette uvicorn httpx`` gets).
+chunk per event: two byte pass-throughs (raw ASGI, the upstream's bytes unchanged; one on
+httpx, ``bytes-h1`` on the lean HTTP/1.1 client of ``callgate.proxy.http1``), callgate
+proxy as it runs (the lean client for this plain-http upstream) and ``cg-httpx``, callgate
+asking the upstream through httpx. Rounds interleave every server. Per server: the
+median wall time of a one-chunk streamed request, its server CPU per request, and the
+server CPU per chunk of a 1000-chunk text stream (from /proc, the server's process
+alone). Every figure is also given as a ratio to the h11 + asyncio pass-through on httpx
+of the same run (the stack a plain ``pip install starlette uvicorn httpx`` gets).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from pass_through import BytePassThrough
+from pass_through import BytePassThrough, LeanPassThrough
 
 HTTPS = ("h11", "httptools")
 LOOPS = ("asyncio", "uvloop")
@@ -84,7 +86,13 @@ def _serve(kind: str, http: str, loop: str, port: int, upstream: str) -> None:
     from callgate.proxy.app import ProxyConfig, create_app
     from callgate.proxy.serving import bound_socket, run
 
-    app = BytePassThrough(upstream) if kind == "bytes" else create_app(ProxyConfig(upstream))
+    apps = {
+        "bytes": lambda: BytePassThrough(upstream),
+        "bytes-h1": lambda: LeanPassThrough(upstream),
+        "callgate": lambda: create_app(ProxyConfig(upstream)),
+        "cg-httpx": lambda: create_app(ProxyConfig(upstream, http1=False)),
+    }
+    app = apps[kind]()
     run(app, bound_socket("127.0.0.1", port), http=http, loop=loop)
 
 
@@ -163,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     processes = [_start(["model", str(model_port)], model_port)]
     servers: dict[str, tuple[str, int]] = {}
     try:
-        kinds = [("bytes", ""), ("callgate", "")]
+        kinds = [("bytes", ""), ("bytes-h1", ""), ("callgate", ""), ("cg-httpx", "")]
         if args.beside:
             kinds.append(("beside", args.beside))
         for http, loop in stacks:
@@ -174,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                 argv = ["serve", serve, http, loop, str(port), upstream]
                 process = _start(argv, port, source)
                 processes.append(process)
-                name = f"{kind:<8} {http:<9} {loop:<7}"
+                name = f"{kind:<9} {http:<9} {loop:<7}"
                 servers[name] = (f"http://127.0.0.1:{port}", process.pid)
         rows: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
         loads = [os.getloadavg()[0]]
@@ -199,13 +207,13 @@ def _print(rows: dict[str, list[dict[str, Any]]], missing: list[str], loads: lis
     if missing:
         print(f"skipped: the stacks with {', '.join(missing)} (not installed)")
     print(
-        f"{'server   http      loop':<27} {'1-chunk p50':>12} {'ratio':>6} {'CPU/req':>9} "
+        f"{'server   http      loop':<28} {'1-chunk p50':>12} {'ratio':>6} {'CPU/req':>9} "
         f"{'ratio':>6} {'CPU/chunk':>10} {'ratio':>6}"
     )
     for name in rows:
         wall, req, chunk = med(name, "wall"), med(name, "cpu_req"), med(name, "cpu_chunk")
         print(
-            f"{name:<27} {wall * 1e3:>10.2f}ms {wall / med(base, 'wall'):>5.2f}x "
+            f"{name:<28} {wall * 1e3:>10.2f}ms {wall / med(base, 'wall'):>5.2f}x "
             f"{req / 1e3:>7.0f}µs {req / med(base, 'cpu_req'):>5.2f}x "
             f"{chunk / 1e3:>8.1f}µs {chunk / med(base, 'cpu_chunk'):>5.2f}x"
         )

@@ -17,7 +17,8 @@ the same dict chunks.
 The tool schemas are checked and compiled once (:class:`~callgate.schema.ToolSchemas`), as
 a driver does for all its turns; that one-time cost is printed on its own line. Times are
 the best CPU time of several rounds, each round running the bare loop and callgate in
-turn, so that their ratio is taken under the same load.
+turn, so that their ratio is taken under the same load. A third table gives each turn's
+peak of traced memory (``tracemalloc``, run apart from the timed rounds), per chunk.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import argparse
 import json
 import random
 import time
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -297,6 +299,27 @@ def alternating(fns: list[Callable[[Any], object]], data: Any, repeat: int) -> l
     return results
 
 
+def peak_bytes(fns: list[Callable[[Any], object]], data: list[Chunk]) -> list[float]:
+    """Each function's peak of traced memory over one turn, in bytes per chunk.
+
+    Read with ``tracemalloc`` beside the time (not during it: tracing slows every
+    allocation): the most a turn holds at once, its message and arguments included, over
+    what was held before it; each function runs once untraced first, so that a first
+    call's caches and imports are not counted.
+    """
+    peaks = []
+    for fn in fns:
+        fn(data)
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            fn(data)
+            peaks.append((tracemalloc.get_traced_memory()[1] - before) / len(data))
+        finally:
+            tracemalloc.stop()
+    return peaks
+
+
 def set_up(chunks: list[Chunk], bare: Callable[[list[Chunk]], object]) -> tuple[float, ...]:
     """The fixed cost of a turn, in microseconds: callgate's (two ways) and the bare loop's.
 
@@ -386,6 +409,17 @@ def main() -> None:
             print(
                 f"{wire:<10}{label:<34}{n:>8}{base:>9.2f}{ours:>12.2f}{theirs:>10.2f}"
                 f"{ours / base:>9.2f}{theirs / ours:>8.1f}"
+            )
+    print()
+    print("memory: each turn's peak of traced memory (tracemalloc), bytes per chunk")
+    head = ("wire", "stream", "chunks", "bare B", "callgate B", "cg/bare")
+    print("{:<10}{:<34}{:>8}{:>9}{:>12}{:>9}".format(*head))
+    for wire, encode, bare, *_ in wires:
+        for label, fragments, _ in shapes:
+            chunks = encode(fragments)
+            base, ours = peak_bytes([bare, callgate_full], chunks)
+            print(
+                f"{wire:<10}{label:<34}{len(chunks):>8}{base:>9.1f}{ours:>12.1f}{ours / base:>9.2f}"
             )
     print()
     print("as a user meets it: a default LLMStreamBuffer() per turn against source 002's loop")

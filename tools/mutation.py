@@ -119,6 +119,7 @@ _DETECTOR = (
     "tests/fsm/test_detector_transitions.py",
     "tests/text/test_scan_tables.py",
     "tests/text/test_value_end_release.py",
+    "tests/text/test_detector_collect.py",
 )
 """The detector's behaviour tests: the detector and its scanning parts."""
 
@@ -140,6 +141,7 @@ _GATEWAY = (
     "tests/proxy/test_proxy_forwarded_bytes.py",
     "tests/proxy/test_proxy_play_bytes.py",
     "tests/proxy/test_proxy_plain_text_step.py",
+    "tests/proxy/test_proxy_held_calls.py",
     "tests/proxy/test_gateway_response_items.py",
     "tests/proxy/test_proxy_sse.py",
     "tests/proxy/test_gateway_call_items.py",
@@ -150,6 +152,11 @@ _GATEWAY = (
     "tests/proxy/test_wire_conversation_reading.py",
     "tests/proxy/test_wire_responses_events.py",
     "tests/proxy/test_wire_responses_forming.py",
+    "tests/proxy/test_wire_chat_reads.py",
+    "tests/proxy/test_gateway_engine_reads.py",
+    "tests/proxy/test_wire_chat_whole.py",
+    "tests/proxy/test_gateway_engine_requests.py",
+    "tests/proxy/test_wire_messages_ends.py",
 )
 """The gateway's behaviour tests, in process (the engine driven as a client sees it); the
 tests that start a proxy process import the project outside mutmut's copy."""

@@ -159,6 +159,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (4, 5, 6)
     },
+    "callgate.gate.refs.xǁNativeRefǁorder__mutmut_2": (
+        "the third place only breaks ties of the first two: every native key has the same one, "
+        "and against a text key (1, b, n) the first place already decides"
+    ),
     **{f"callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_{n}": _TRUTH for n in (5, 13)},
     "callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_12": (
         "folds is only compared with an earlier reading of itself, to see a reader's cursor reset"
@@ -287,8 +291,15 @@ EQUIVALENT: dict[str, str] = {
     f"{_A}_delta__mutmut_89": (
         "past the text limit the buffer keeps none of the text a chunk returns"
     ),
-    f"{_A}fast_add__mutmut_32": (
-        "an ASCII delta's UTF-8 byte count is its length: encoding it counts the same"
+    **{
+        f"{_A}fast_add__mutmut_{n}": (
+            "an ASCII delta's UTF-8 byte count is its length: encoding it counts the same"
+        )
+        for n in (32, 59)
+    },
+    f"{_A}fast_add__mutmut_61": (
+        "a text delta that fills the text limit exactly takes the buffer's path, whose "
+        "TurnGate.text keeps and counts it all the same"
     ),
     **{
         f"{_A}fast_add__mutmut_{n}": (
@@ -302,7 +313,7 @@ EQUIVALENT: dict[str, str] = {
             "the cache of a text block's pieces only saves a lookup: setdefault gives the "
             "same list of acc.parts"
         )
-        for n in (58, 59)
+        for n in (63, 64)
     },
     **{f"{_A}{fn}__mutmut_{n}": _CAST for fn, n in (("accumulate", 69), ("message", 46))},
     **{
@@ -576,6 +587,10 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
         "the list is empty there, so adding to it is the same as assigning it"
     ),
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁwrite__mutmut_25": (
+        "a streamed block's event is always the first of its read's events (the reader puts "
+        "what it forwards before the released text), so nothing is written before it"
+    ),
     "callgate.proxy.gate.xǁGateCoreǁ_native_raw__mutmut_4": (
         "every native call's slot, accepted or refused, is among the buffer's slots, so "
         "next() always finds one and its default is never needed"
@@ -643,17 +658,6 @@ EQUIVALENT: dict[str, str] = {
         "tool has an empty name), and a named one at a streamed index is added again to the "
         "set it is in: the same deltas either way"
     ),
-    "callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_6": (
-        "a first read shorter than three bytes completes no event (that needs a data line "
-        "and an empty line), so holding it for the next read gives the same events"
-    ),
-    **{
-        f"callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_{n}": (
-            "a first read that is exactly the BOM is held and dropped with the next read "
-            "instead of at once: the same events (and none if the stream ends there)"
-        )
-        for n in (7, 8)
-    },
     "callgate.proxy.sse.xǁSSEReaderǁfeed__mutmut_24": (
         "the flag is read only for its truth, and None is false like False"
     ),
@@ -685,6 +689,44 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (2, 3)
     },
+    "callgate.proxy.engine.xǁEngineǁplay_frame__mutmut_112": (
+        "the learned shape's echoed flag is read only for its truth, and None is false like False"
+    ),
+    "callgate.proxy.engine.x__name_of__mutmut_14": (
+        "the error handler is used only for a lone surrogate, which a type can hold only "
+        "through a \\u escape that fast_object (msgspec) refuses: such an event goes through "
+        "play() and is never named"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁstep__mutmut_29": (
+        "the gateway's steps are read only for their text and responses (finish_turn, "
+        "settle); a step's chunk position is never read"
+    ),
+    **{
+        f"callgate.proxy.gate.xǁGateCoreǁsettle__mutmut_{n}": (
+            "unreachable: a turn whose verdict fails holds an error finding (past the findings "
+            "limit, limit_exceeded), so the fallback finding is never made"
+        )
+        for n in (28, 30)
+    },
+    "callgate.proxy.engine.xǁEngineǁ_unechoed__mutmut_8": (
+        "every writer writes nothing for an empty text piece (the Chat reader makes one for "
+        "each chunk anyway), so an empty piece and none give the same output"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁ_repaired__mutmut_3": (
+        "calls are made only in settle(), which the engine calls right after end() set the "
+        "turn, so the turn is never None there"
+    ),
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁencode__mutmut_7": (
+        "every event the Messages writer makes or forwards has a type, so the default is never used"
+    ),
+    "callgate.proxy.wires.messages.x__events_of__mutmut_96": (
+        "a thinking delta of null is read as empty text by the reader and by assemble() "
+        "(_str), the same as the empty default"
+    ),
+    "callgate.proxy.engine.xǁEngineǁ_echoed__mutmut_8": (
+        "the released text as a piece goes to write_unchanged, which answers None when the "
+        "chunk goes as it came: the same chunks, the shortcut only saves time"
+    ),
     "callgate.proxy.wires.translate.x__sampling__mutmut_4": (
         "the stop sequences kept in the first dict get the same value from the second: only "
         "the key's place in the JSON object differs"
@@ -729,10 +771,6 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.responses.xǁResponsesWriterǁflush__mutmut_2": (
         "write() of one empty Text writes nothing (it neither starts the response nor opens "
         "a message), the same as no write"
-    ),
-    "callgate.proxy.engine.xǁEngineǁ_echoed__mutmut_8": (
-        "the released text as a piece goes to write_unchanged, which answers None when the "
-        "chunk goes as it came: the same chunks, the shortcut only saves time"
     ),
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

@@ -428,12 +428,13 @@ class TurnReader:
                 return
             self._finish(gate)
 
-    def _take_plain(self, text: str, quiet: bool) -> bool:
+    def _take_plain(self, text: str, quiet: bool, held: bool = False) -> bool:
         """Take a Chat Completions content delta shown as it came, if it is plain text.
 
         ``quiet``: the caller's view of the text queue is settled since its last read. The delta is
         counted against the text limit, kept and shown as a chunk of it alone would be;
-        False (nothing taken): the chunk needs the general path.
+        False (nothing taken): the chunk needs the general path. ``held``: the delta only
+        grows the open call block instead (:meth:`TextQueue.pass_held`), nothing shown.
         """
         gate = self.gate
         if gate is None or not quiet or self._acc.blocks is not None:
@@ -441,7 +442,8 @@ class TurnReader:
         size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         if gate.text_bytes + size > gate.limits.max_text_bytes:
             return False
-        if not self.text_queue.pass_plain(text):
+        queue = self.text_queue
+        if not (queue.pass_held(text) if held else queue.pass_plain(text)):
             return False
         gate.text(text)
         self._acc.content.append(text)

@@ -111,6 +111,18 @@ class TextQueue:
         self._shown += len(delta)
         return True
 
+    def pass_held(self, delta: str) -> bool:
+        """Feed ``delta`` into the open call block, if all it does is grow it (nothing shown).
+
+        What :meth:`feed` would do with it (:meth:`Detector.collect`): the block keeps the
+        tool it names, so no view sees a change and :meth:`text` has nothing to hand out.
+        """
+        detector = self.detector
+        if detector is None or self.ended or not detector.collect(delta):
+            return False
+        self._fed += len(delta)
+        return True
+
     def end(self, *, cut: bool = False) -> None:
         """The stream ended (``cut``: short of its normal end); the detector settles its text.
 

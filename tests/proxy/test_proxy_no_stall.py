@@ -153,11 +153,12 @@ def test_an_accepted_connection_has_no_nagle(loop: str) -> None:
 
 @pytest.mark.parametrize("loop", LOOPS)
 def test_a_one_chunk_request_costs_what_a_pass_through_costs(loop: str) -> None:
-    """Interleaved, in one run: the proxy's median is within 2.5x a byte pass-through's.
+    """Interleaved, in one run: the proxy is within 2.5x a byte pass-through on httpx.
 
-    A stall would make it 40 ms against about 2 ms (20x and more); the proxy's own work on
-    one chunk is a fraction of the pass-through's (about 1.1x to 1.4x it, up to 1.7x on a
-    machine running three times as many processes as it has cores).
+    The ratio is taken per pair of requests run back to back (the median pair), so a load
+    spike from other processes lands on both sides of a pair. A stall would make it 40 ms
+    against about 2 ms (20x and more); on its lean upstream client the proxy takes 0.7x to
+    1.0x the pass-through's time (1.0x to 1.8x on httpx), at a load five times the cores.
     """
     with (
         _model_server() as model,
@@ -168,12 +169,13 @@ def test_a_one_chunk_request_costs_what_a_pass_through_costs(loop: str) -> None:
         for url in (bare, proxy.url):  # open the keep-alive connections
             _one(client, url)
         through, gated = [], []
-        for _ in range(15):
+        for _ in range(21):
             through.append(_one(client, bare))
             gated.append(_one(client, proxy.url))
-    ratio = statistics.median(gated) / statistics.median(through)
+    # each pair ran back to back, under the same load: the median pair's ratio
+    ratio = statistics.median(g / t for g, t in zip(gated, through, strict=True))
     assert ratio < 2.5, f"proxy {statistics.median(gated) * 1e3:.1f} ms, pass-through " + (
-        f"{statistics.median(through) * 1e3:.1f} ms: {ratio:.1f}x"
+        f"{statistics.median(through) * 1e3:.1f} ms: {ratio:.1f}x the pass-through by pairs"
     )
 
 

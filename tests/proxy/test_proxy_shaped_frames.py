@@ -2,7 +2,7 @@
 
 Once a plain text frame went through (echoed to a Chat client, or its text written by a
 translating writer), the engine keeps the bytes around its text; a later frame with the
-same bytes around a JSON string that needs no escape is taken without parsing it. For any
+same bytes around a JSON string (escapes allowed) is taken without parsing the frame. For any
 text (prose, markup, quotes, escapes, control characters, bytes that are not UTF-8),
 envelopes in any key order (the text's own bytes among them), frames cut anywhere, on every
 client wire, the bytes sent, the verdict, the calls and the counts are the general path's.
@@ -73,16 +73,21 @@ def _reads(envelope: int, body: list[bytes], cuts: list[int]) -> list[bytes]:
     return [data[a:b] for a, b in itertools.pairwise(edges) if b > a]
 
 
+def request_for(client: str) -> dict[str, Any]:
+    """The Qwen request with the weather tool, on ``client``'s wire."""
+    if client == "chat":
+        return REQUEST
+    return {**REQUESTS[client], "model": QWEN_MODEL, "tools": TOOLS[client]}
+
+
 def _played(reads: list[bytes], client: str, shaped: bool) -> dict[str, Any]:
     ids = iter(range(10**6))
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(core, "fresh_id", lambda prefix="call_": f"{prefix}{next(ids)}")
         monkeypatch.setattr("time.time", lambda: 1700000000.0)
-        if client == "chat":
-            request = REQUEST
-        else:
-            request = {**REQUESTS[client], "model": QWEN_MODEL, "tools": TOOLS[client]}
-        turn = Engine(request, Options(on_blocked="notice"), client=client, upstream="chat")
+        turn = Engine(
+            request_for(client), Options(on_blocked="notice"), client=client, upstream="chat"
+        )
         turn.shape_path = shaped
         sent = [turn.play_bytes(read) for read in reads]
         sent.append(turn.close_bytes())
@@ -146,3 +151,52 @@ def test_plain_text_frames_after_the_first_are_not_parsed(
         assert all(t.encode() in s for t, s in zip(texts, sent[1:], strict=True))
     turn.play_bytes(_frame(ENVELOPE, "<tool", ascii_only=False, first=False))
     assert len(parsed) == 5  # a possible marker: the general path reads it
+
+
+def _grouped(envelope: int, body: list[bytes], sizes: list[int]) -> list[bytes]:
+    """The events of :func:`_reads` uncut, handed over ``sizes[i]`` whole events a read.
+
+    A pooled upstream client gives whatever arrived since the last read: often several
+    whole events, each read starting and ending where the learned shape does.
+    """
+    events = [e + b"\n\n" for e in b"".join(_reads(envelope, body, [])).split(b"\n\n") if e]
+    reads, at = [], 0
+    for size in itertools.cycle(sizes or [1]):
+        if at >= len(events):
+            return reads
+        reads.append(b"".join(events[at : at + size]))
+        at += size
+    return reads
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(range(len(ENVELOPES))),
+    st.lists(frames, min_size=1, max_size=10),
+    st.lists(st.integers(1, 4), min_size=1, max_size=6),
+    st.sampled_from(["chat", "messages", "responses"]),
+)
+@example(0, [_frame(ENVELOPE, t, ascii_only=False, first=False) for t in "abcdef"], [2], "chat")
+@example(
+    0, [_frame(ENVELOPE, t, ascii_only=False, first=False) for t in "abcdef"], [1, 1, 3], "messages"
+)
+def test_reads_of_several_whole_events_give_what_the_general_path_gives(
+    envelope: int, body: list[bytes], sizes: list[int], client: str
+) -> None:
+    """A read of whole events that starts and ends like one shaped frame is no one frame."""
+    reads = _grouped(envelope, body, sizes)
+    assert _played(reads, client, True) == _played(reads, client, False)
+
+
+def test_two_text_events_in_one_read_both_reach_the_client() -> None:
+    """After the shape is learned, a read of two text events sends both texts."""
+    texts = ["one ", "two ", "three ", "four ", "five"]
+    body = [_frame(ENVELOPE, t, ascii_only=False, first=False) for t in texts]
+    reads = _grouped(0, body, [1, 1, 1, 2, 1])
+    sent = b"".join(_played(reads, "chat", True)["bytes"])
+    shown = [
+        json.loads(line[6:])["choices"][0]["delta"].get("content", "")
+        for line in sent.split(b"\n\n")
+        if line.startswith(b"data: {")
+    ]
+    assert "".join(shown) == "".join(texts)

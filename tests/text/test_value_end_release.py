@@ -43,9 +43,9 @@ PYTHON_VALUES = [
 AFTER = " and more."
 
 
-def released_at_once(formats: list[str], value: str) -> None:
+def released_at_once(formats: list[str], value: str, after: str = AFTER) -> None:
     """Feed ``value`` and text after it: all is shown by the delta holding that text's start."""
-    content = value + AFTER
+    content = value + after
     start = len(value) + 1
     for size in (1, 2, 3, 5, 8):
         for phase in range(size):
@@ -69,3 +69,18 @@ def test_a_json_value_is_released_as_soon_as_text_follows_it(value: str) -> None
 @pytest.mark.parametrize("value", PYTHON_VALUES)
 def test_a_python_list_is_released_as_soon_as_text_follows_it(value: str) -> None:
     released_at_once(["pythonic"], value)
+
+
+@pytest.mark.parametrize(
+    ("formats", "value"),
+    [(["bare_json"], '{"name": "f", "arguments": {"a": "x"}}'), (["pythonic"], "[f(a='x')]")],
+)
+def test_a_backslash_in_the_text_after_the_value_is_no_escape_of_its_closing_quote(
+    formats: list[str], value: str
+) -> None:
+    """A delta that opens with the value's closing quote and holds a backslash later.
+
+    The quote closes the string at the delta's first character; the backslash is text after
+    the value and escapes nothing inside it.
+    """
+    released_at_once(formats, value, " \\ more.")

@@ -349,3 +349,37 @@ def test_an_event_of_another_type_is_never_read_as_an_argument_delta(kind: str) 
     result = played(AnthropicStrategy(), events)
     assert result == played(CheckedOnly(), events)
     assert [(c.slot, c.arguments) for c in result["calls"]] == [(0, {"q": "a"}), (1, {"q": "b"})]
+
+
+@st.composite
+def split_text(draw: st.DrawFn) -> tuple[list[Any], int]:
+    """A text block (wide characters, a lone surrogate) split at any points, then a call;
+    and a text limit drawn around the text's UTF-8 size, so that any delta may cross it."""
+    text = draw(st.text(st.sampled_from("ab é\u2603\U0001f600\ud800"), min_size=1, max_size=24))
+    cuts = sorted(draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=8)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    opening = {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}
+    deltas = [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}
+        for p in pieces
+        if p
+    ]
+    call = turn("toolu_1", '{"q": ', '"a"}')
+    for event in call[1:4]:
+        event["index"] = 1
+    chunks = [call[0], opening, *deltas, {"type": "content_block_stop", "index": 0}, *call[1:]]
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return chunks, draw(st.integers(max(1, size - 6), size + 2))
+
+
+@settings(max_examples=300)
+@given(split_text())
+def test_text_deltas_count_against_the_limit_as_the_gate_counts_them(
+    drawn: tuple[list[Any], int],
+) -> None:
+    """The wire's ``add`` counts a text delta's bytes itself: at every split and every limit
+    around the text's size it keeps, shows and refuses what the checked path does."""
+    chunks, most = drawn
+    limits = Limits(max_text_bytes=most)
+    reference = played(CheckedOnly(), chunks, limits=limits)
+    assert played(AnthropicStrategy(), chunks, limits=limits) == reference

@@ -5,7 +5,9 @@ gunicorn with uvicorn workers, hypercorn). ``POST /v1/chat/completions`` and
 ``POST /v1/messages`` go through the engine (:mod:`callgate.proxy.engine`), streaming or
 not; ``/healthz``, ``/readyz`` and ``/metrics`` are the proxy's own; every other path is
 passed to the upstream unchanged, both ways streamed. One shared ``httpx.AsyncClient``
-pools the upstream connections; a client that disconnects cancels its upstream request.
+pools the upstream connections; a plain-http upstream with no proxy in the environment
+is asked through the lean HTTP/1.1 client of :mod:`callgate.proxy.http1` instead (the
+gated paths). A client that disconnects cancels its upstream request.
 Request headers (Authorization included) go to the upstream and are never logged.
 
 Errors: an unreachable upstream is a 502 with the wire's error body; an upstream HTTP
@@ -38,6 +40,7 @@ from callgate.proxy.forwarding import (
     target,
     unreached,
 )
+from callgate.proxy.http1 import Http1Pool, Reply, direct
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
 from callgate.proxy.outflow import Emit, stream_out
@@ -54,6 +57,9 @@ Send = Callable[[Message], Awaitable[None]]
 __all__ = ["ProxyConfig", "create_app", "from_env"]
 
 logger = logging.getLogger("callgate.proxy")
+
+Answer = httpx.Response | Reply
+"""An upstream's answer, from httpx or from the lean HTTP/1.1 client (alike to read)."""
 
 _GATED = {"/v1/chat/completions": "chat", "/v1/messages": "messages", "/v1/responses": "responses"}
 """The paths callgate reads, and their client wire."""
@@ -81,6 +87,9 @@ class ProxyConfig:
     read_timeout: float = 600.0
     """Seconds the upstream may stay silent (between two reads) before the turn ends."""
     max_connections: int = 1000
+    """At most this many upstream connections at once (a request past them waits)."""
+    http1: bool = True
+    """Ask a plain-http upstream through :mod:`callgate.proxy.http1` (False: httpx always)."""
     spans: Any = None
     """A :class:`~callgate.proxy.telemetry.TurnSpans`: one OpenTelemetry span per turn
     (None: no spans)."""
@@ -94,10 +103,12 @@ class Proxy:
         self.metrics = Metrics()
         self.audit = AuditLog.configured(config)
         self.client: httpx.AsyncClient | None = None
+        self.http1: Http1Pool | None = None
+        """The lean client for the gated paths, when the upstream is plain http (see start)."""
         self.draining = False
         """Set when the server stops (SIGTERM): ``/readyz`` answers 503, requests still finish."""
         self.active = 0
-        self._urls: dict[tuple[str, bytes], httpx.URL] = {}
+        self._urls: dict[tuple[str, bytes], httpx.URL | str] = {}
 
     # -- ASGI -------------------------------------------------------------------------
 
@@ -150,6 +161,12 @@ class Proxy:
                 ),
                 follow_redirects=False,
             )
+            if config.http1 and direct(config.upstream):
+                self.http1 = Http1Pool(
+                    connect_timeout=config.connect_timeout,
+                    read_timeout=config.read_timeout,
+                    max_connections=config.max_connections,
+                )
 
     async def stop(self) -> None:
         """Close the upstream client and the audit log (the lifespan's shutdown)."""
@@ -157,6 +174,9 @@ class Proxy:
         if self.client is not None:
             await self.client.aclose()
             self.client = None
+        if self.http1 is not None:
+            await self.http1.aclose()
+            self.http1 = None
         if self.audit is not None:
             self.audit.close()
 
@@ -209,13 +229,15 @@ class Proxy:
         else:
             await exchange.whole(turn, scope, receive, send)
 
-    def _url(self, path: str, query: bytes) -> httpx.URL:
-        """The upstream URL of a gated path, parsed once per distinct path and query."""
+    def _url(self, path: str, query: bytes) -> httpx.URL | str:
+        """The upstream URL of a gated path, made once per distinct path and query."""
         url = self._urls.get((path, query))
         if url is None:
             if len(self._urls) >= 256:
                 self._urls.clear()
-            url = self._urls[path, query] = httpx.URL(target(self.config.upstream, path, query))
+            text = target(self.config.upstream, path, query)
+            self._client()
+            url = self._urls[path, query] = text if self.http1 is not None else httpx.URL(text)
         return url
 
     def _normalized(
@@ -271,7 +293,7 @@ class _Exchange:
         self,
         proxy: Proxy,
         wire: str,
-        url: httpx.URL,
+        url: httpx.URL | str,
         headers: dict[str, str],
         payload: dict[str, Any],
         *,
@@ -289,9 +311,12 @@ class _Exchange:
         self.rewrites: list[Rewrite] = []
         """What the request's normalization changed (for the audit record)."""
 
-    async def _open(self, body: Mapping[str, Any]) -> httpx.Response:
+    async def _open(self, body: Mapping[str, Any]) -> Answer:
         client = self.proxy._client()
         content = request_bytes(body)
+        fast = self.proxy.http1
+        if fast is not None:
+            return await fast.send("POST", str(self.url), self.headers, content)
         request = client.build_request("POST", self.url, headers=self.headers, content=content)
         return await client.send(request, stream=True)
 
@@ -301,7 +326,7 @@ class _Exchange:
         return JSONResponse(reply, status)
 
     async def _relay_error(
-        self, upstream: httpx.Response, scope: Scope, receive: Receive, send: Send
+        self, upstream: Answer, scope: Scope, receive: Receive, send: Send
     ) -> None:
         """An upstream HTTP error, relayed as it is (status, headers, body)."""
         self.proxy.metrics.upstream_error(f"http_{upstream.status_code}")
@@ -355,7 +380,7 @@ class _Exchange:
             for played in turns:
                 self._record(played, "streamed")
 
-    async def _pump(self, upstream: httpx.Response, turns: list[Engine], emit: Emit) -> None:
+    async def _pump(self, upstream: Answer, turns: list[Engine], emit: Emit) -> None:
         """Every byte the client receives, sent as it is ready; an engine defect ends cleanly.
 
         Should the engine itself fail, the client gets an error event (the wire's error
@@ -380,14 +405,14 @@ class _Exchange:
             await emit(encode(body, "error" if self.wire == "messages" else None))
             await emit(turns[-1].done)
 
-    async def _play(self, upstream: httpx.Response, turns: list[Engine], emit: Emit) -> None:
+    async def _play(self, upstream: Answer, turns: list[Engine], emit: Emit) -> None:
         """Every turn of a repair in order, then the end."""
         turn = turns[0]
         while True:
             await self._play_turn(upstream, turn, emit)
             if turn.repair is None:
                 break
-            again: httpx.Response | None = None
+            again: Answer | None = None
             try:
                 again = await self._open(turn.repair)
             except httpx.HTTPError as exc:
@@ -406,15 +431,15 @@ class _Exchange:
         if turn.done:
             await emit(turn.done)
 
-    async def _play_turn(self, upstream: httpx.Response, turn: Engine, emit: Emit) -> None:
+    async def _play_turn(self, upstream: Answer, turn: Engine, emit: Emit) -> None:
         """One upstream response through one turn: each read's events played, sent at once."""
         sse = "event-stream" in upstream.headers.get("content-type", "")
         whole = bytearray()
         audit = self.proxy.audit is not None
         encoded = "content-encoding" in upstream.headers
-        reads = upstream.aiter_bytes() if encoded else upstream.aiter_raw()
+        read = upstream.read if isinstance(upstream, Reply) else _reader(upstream, encoded)
         try:
-            async for data in reads:
+            while data := await read():
                 if self.first_byte is None:
                     self.first_byte = time.perf_counter()
                 if audit:
@@ -526,6 +551,19 @@ class _Exchange:
             )
         if self.proxy.config.spans is not None:
             self.proxy.config.spans.record_served(turn, self.started, served_by="proxy")
+
+
+def _reader(upstream: httpx.Response, decoded: bool) -> Callable[[], Awaitable[bytes]]:
+    """An httpx answer's body as one read per call (``b""`` at the end), as a :class:`Reply`."""
+    pieces = (upstream.aiter_bytes() if decoded else upstream.aiter_raw()).__aiter__()
+
+    async def read() -> bytes:
+        try:
+            return await pieces.__anext__()
+        except StopAsyncIteration:
+            return b""
+
+    return read
 
 
 async def _relay(upstream: httpx.Response, emit: Emit) -> None:

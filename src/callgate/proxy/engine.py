@@ -47,7 +47,7 @@ from callgate.proxy.core import (
     fresh_id,
     on_blocked,
 )
-from callgate.proxy.fastjson import fast_object, strict_loads
+from callgate.proxy.fastjson import fast_object, fast_string, strict_loads
 from callgate.proxy.gate import GateCore
 from callgate.proxy.normalize import Rewrite
 from callgate.proxy.pinning import pin_failed_tool
@@ -82,6 +82,10 @@ _NO_TEXT = Text("")
 """The piece of a chunk that released no text (the Chat reader gives one too)."""
 _PLAIN_TOKEN = re.compile(rb'"[^"\\\x00-\x1f]+"')
 """A JSON string of one character or more that needs no escape to read."""
+_STRING_TOKEN = re.compile(
+    rb'"(?=[^"])[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"'
+)
+"""A JSON string of one character or more, escapes allowed: it ends at its first unescaped quote."""
 
 
 class Engine(GateCore):
@@ -150,6 +154,11 @@ class Engine(GateCore):
         self._shape: tuple[bytes, bytes, bool] | None = None
         """The bytes before and after the text of a plain text frame, and whether it was echoed
         (see :meth:`_learn`)."""
+        self._shape_echoed = False
+        self._lane: tuple[bytes, bytes] | None = None
+        """A read that is one frame of the learned shape (its bytes before the text, and after it
+        with the empty line), while the event reader holds nothing: :meth:`play_bytes`
+        plays it without splitting it into frames."""
 
     # -- the stream -------------------------------------------------------------------
 
@@ -211,10 +220,24 @@ class Engine(GateCore):
         one wire, a chunk the display released unchanged) goes out as the upstream's own
         bytes, and a read made only of such events goes out as it came.
         """
+        lane = self._lane
+        if lane is not None and data.startswith(lane[0]) and data.endswith(lane[1]):
+            text = self._shaped(data[len(lane[0]) : len(data) - len(lane[1])])
+            if text is not None:
+                if self._shape_echoed:  # an echoing writer sends no empty delta: held, nothing
+                    return data if text else b""
+                return self.writer.play([Text(text) if text else _NO_TEXT])
+            end = len(data) - 2  # one data line (no line end before its own), so one frame
+            if data.find(b"\n", 0, end) < 0 and data.find(b"\r", 0, end) < 0:
+                one = self._unshaped(data[:-2])
+                return data if one is None else one
         sse = self._sse
         frames = sse.frames(data, named=self._named)
         if frames is None:
+            self._lane = None
             return b"".join([self.play(event) for event in sse.events(data)])
+        if lane is None and self._shape is not None:
+            self._lane = (self._shape[0], self._shape[1] + b"\n\n")
         if len(frames) == 1:  # one event per read, as a model server writes them
             one = self.play_frame(frames[0])
             return data if one is None else one
@@ -227,6 +250,7 @@ class Engine(GateCore):
 
     def close_bytes(self) -> bytes:
         """The end of the upstream's event stream: an event it left open, played."""
+        self._lane = None
         return b"".join([self.play(event) for event in self._sse.close()])
 
     def play_frame(self, frame: bytes) -> bytes | None:
@@ -239,8 +263,14 @@ class Engine(GateCore):
         shape = self._shape
         if shape is not None and frame.startswith(shape[0]) and frame.endswith(shape[1]):
             text = self._shaped(frame[len(shape[0]) : len(frame) - len(shape[1])])
-            if text is not None:
+            if text:
                 return None if shape[2] else self.writer.play([Text(text)])
+            if text is not None:  # held in an open call block
+                return self.writer.play([_NO_TEXT])
+        return self._unshaped(frame)
+
+    def _unshaped(self, frame: bytes) -> bytes | None:
+        """:meth:`play_frame` for a frame its learned shape did not take."""
         name = b""
         payload = frame[6:]
         if frame[:1] == b"e":  # event: NAME, then the data line
@@ -283,11 +313,12 @@ class Engine(GateCore):
     def _learn(self, frame: bytes, text: str, *, echoed: bool) -> None:
         """Keep the bytes around ``text`` in ``frame``, a plain text frame, when they tell its text.
 
-        A later frame with the same bytes before and after a JSON string that needs no escape
-        is then the same chunk with that string as its text (a frame is tokenized from its
-        start, and a string's end is its first unescaped quote): :meth:`_shaped` takes it
-        without parsing it. The reader (or the echoing writer) must say so of two probes,
-        each read back as its own text, or nothing is kept.
+        A later frame with the same bytes before and after a JSON string is then the same
+        chunk with that string as its text (a frame is tokenized from its start, and a
+        string's end is its first unescaped quote): :meth:`_shaped` takes it without parsing
+        the frame (a string with escapes is parsed alone, by the frame's own parser). The
+        reader (or the echoing writer) must say so of two probes, each read back as its own
+        text, or nothing is kept.
         """
         if not self.shape_path or frame[:6] != b"data: ":
             return
@@ -305,30 +336,38 @@ class Engine(GateCore):
             if chunk is None or ask(chunk) != probe:
                 return
         self._shape = (head, tail, echoed)
+        self._shape_echoed = echoed
 
     def _shaped(self, token: bytes) -> str | None:
-        """The text of a frame of the learned shape, when the gate's text step took it as it came.
+        """The text a frame of the learned shape released, when the gate's text step took it.
 
-        None (nothing taken): the frame goes the general way.
+        Its text as it came, or '' when an open call block holds it; None (nothing taken):
+        the frame goes the general way.
         """
         if (
             self.finished
             or self._echo_at is not None
             or self.wire != "openai"
-            or _PLAIN_TOKEN.fullmatch(token) is None
+            or _STRING_TOKEN.fullmatch(token) is None
         ):
             return None
         started = time.perf_counter_ns()
-        try:
-            text = token[1:-1].decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        if not self.plain_path or not self._plain(text):
+        if b"\\" in token:
+            text = fast_string(token)
+            if text is None:
+                return None
+        else:
+            try:
+                text = token[1:-1].decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        shown = self._quick(text) if self.plain_path else None
+        if shown is None:
             return None
         self.chunks += 1
-        self._released.append(text)
+        self._released.append(shown)
         self.cpu_ns += time.perf_counter_ns() - started
-        return text
+        return shown
 
     def _echoed(self, chunk: dict[str, Any], text: str) -> list[Event] | None:
         """A chunk the writer echoes (its only piece ``text``) through the gate.

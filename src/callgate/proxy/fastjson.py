@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FAST", "fast_object", "loads", "strict_loads"]
+__all__ = ["FAST", "fast_object", "fast_string", "loads", "strict_loads"]
 
 
 def _fast() -> Callable[[bytes | bytearray | str], Any] | None:
@@ -78,6 +78,21 @@ def fast_object(data: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return value if type(value) is dict else None
+
+
+def fast_string(data: bytes) -> str | None:
+    """The JSON string ``data`` holds, read by msgspec alone; None for anything else.
+
+    None also when msgspec is not installed or refuses the text (a lone surrogate), as
+    :func:`fast_object` does: the same parser reads a string alone as inside an object.
+    """
+    if _fast_loads is None:
+        return None
+    try:
+        value = _fast_loads(data)
+    except ValueError:
+        return None
+    return value if type(value) is str else None
 
 
 def _no_constant(name: str) -> Any:

@@ -9,7 +9,7 @@ one upstream client (:class:`UpstreamClient`) serves every user, so it keeps no 
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -58,7 +58,11 @@ def forwarded(scope: MutableMapping[str, Any], *, gated: bool) -> dict[str, str]
     return out
 
 
-def relayed(headers: httpx.Headers, *, decoded: bool) -> list[tuple[bytes, bytes]]:
+class _Headers(Protocol):
+    def multi_items(self) -> list[tuple[str, str]]: ...
+
+
+def relayed(headers: _Headers, *, decoded: bool) -> list[tuple[bytes, bytes]]:
     """The upstream's response headers as the client gets them."""
     skip = _HOP_DECODED if decoded else _HOP
     return [

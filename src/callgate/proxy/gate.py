@@ -129,22 +129,38 @@ class GateCore(ABC):
         its common state (content that came as strings, the display quiet since the last
         step, the text within its limit) and ``text`` can start no markup the detector
         watches (one scan, :meth:`~callgate.strategies.text.detector.Detector.plain`),
-        the text is counted where :meth:`step` counts it and released as it came;
-        otherwise (and on every other wire) :meth:`step` plays the chunk.
+        the text is counted where :meth:`step` counts it and released as it came; when
+        it only grows an open call block past its head
+        (:meth:`~callgate.strategies.text.detector.Detector.collect`), it is held and ''
+        released. Otherwise (and on every other wire) :meth:`step` plays the chunk.
         """
-        if self.plain_path and self.wire == "openai" and self._plain(text):
-            self.chunks += 1
-            return text
+        if self.plain_path and self.wire == "openai":
+            shown = self._quick(text)
+            if shown is not None:
+                self.chunks += 1
+                return shown
         return self.step(chunk)
 
     plain_path = True
     """Whether :meth:`step_text` may take its short path (the tests compare both)."""
 
-    def _plain(self, text: str) -> bool:
-        """Take ``text`` as the general path would, if it is plain text on a quiet turn."""
-        view = self.buffer.text_queue.views.get(self.driver)
+    def _quick(self, text: str) -> str | None:
+        """Take ``text`` as the general path would on a quiet turn: the text it releases.
+
+        ``text`` itself when it is plain, '' when an open call block holds it; None (nothing
+        taken) when the general path must read it.
+        """
+        buffer = self.buffer
+        queue = buffer.text_queue
+        view = queue.views.get(self.driver)
         quiet = view is not None and view.reply is not None
-        return self.buffer._take_plain(text, quiet)
+        detector = queue.detector
+        if detector is None or detector.block is None:
+            return text if buffer._take_plain(text, quiet) else None
+        if not buffer._take_plain(text, quiet, held=True):
+            return None
+        self.held = max(self.held, queue.held)
+        return ""
 
     def end(self, *, clean: bool) -> str:
         """End the stream: the text released at the end (the calls answered then are kept).

@@ -221,10 +221,10 @@ class AnthropicStrategy(ExtractionStrategy):
         once ``steady`` is dropped, is ``rest``'s (the buffer's own path, which reads it
         with :meth:`reader`).
         """
-        tools = acc.tools
+        tools, gate = acc.tools, acc.gate
         shown: dict[int, list[str]] = {}
         """Each text block's list of pieces in ``acc.parts``, by block index."""
-        text_side = (acc.blocks, acc.parts, acc.gate.text, steady.show, shown)
+        text_side = (acc.blocks, acc.parts, gate.limits.max_text_bytes, steady.show, shown)
         """What a text delta needs, in one cell (each cell is copied on every call)."""
 
         def add(chunk: Any) -> None:
@@ -250,18 +250,25 @@ class AnthropicStrategy(ExtractionStrategy):
                                         slot.room = room
                                         return
                     elif delta["type"] == "text_delta":
-                        # kept as the reader keeps it (counted, or past the limit, not),
-                        # and shown as the buffer shows a chunk's text
+                        # counted as TurnGate.text counts it, kept as the reader keeps it and
+                        # shown as the buffer shows a chunk's text; past the text limit the
+                        # buffer's path reads it (the gate refuses it there)
                         index, piece = chunk["index"], delta["text"]
-                        blocks, parts, text_kept, show, shown = text_side
+                        blocks, parts, most, show, shown = text_side
                         if type(index) is int and type(piece) is str and piece and index in blocks:
-                            if text_kept(piece):
+                            total = gate.text_bytes + (
+                                len(piece)
+                                if piece.isascii()
+                                else len(piece.encode("utf-8", "surrogatepass"))
+                            )
+                            if total <= most:
+                                gate.text_bytes = total
                                 pieces = shown.get(index)
                                 if pieces is None:
                                     pieces = shown[index] = parts.setdefault((index, "text"), [])
                                 pieces.append(piece)
                                 show(piece)
-                            return
+                                return
             except (KeyError, TypeError, AttributeError):
                 pass  # a field missing or of another type: the buffer reads and reports it
             rest(chunk)

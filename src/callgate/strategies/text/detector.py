@@ -47,6 +47,7 @@ from callgate.strategies.text.formats import (
     FORMATS,
     FormatMemory,
     TextFormat,
+    leading_name,
 )
 from callgate.strategies.text.quoting import LOOK, MARKS, Quotes
 
@@ -63,6 +64,8 @@ _PASSES = frozenset(
 )
 """States where plain text is a self-loop with no output: the fast path only shows it."""
 assert _PASSES, "the detector table has no state where plain text passes"
+_PAYLOAD = _MACHINE.transition("in_block", "payload")
+assert _PAYLOAD.target == "in_block" and _PAYLOAD.output is None, "payload is a silent self-loop"
 _COLLECTS = DETECTOR.tagged("collects")
 """States inside a block: new text is ``payload`` there, ``text`` elsewhere."""
 _QUOTE = re.compile("[" + re.escape(MARKS) + "]")
@@ -124,6 +127,8 @@ class Detector:
         self._starters = scan.starters
         self._reason_hold = scan.reason_hold
         self.findings: list[Finding] = []
+        self._observed = type(self)._fire is not Detector._fire
+        """Whether a subclass watches transitions: :meth:`collect` then fires ``payload``."""
         self.reset()
 
     def reset(self) -> None:
@@ -160,6 +165,32 @@ class Detector:
             self._content.append(delta)
             return True
         return False
+
+    def collect(self, delta: str) -> bool:
+        """Take ``delta`` into the open block if all it does is grow the payload (nothing shown).
+
+        No value tracked, the size limit kept, no close or breaking marker in the tail and
+        ``delta`` (one search), and a head still viable that names the same tool (or none):
+        :meth:`feed` would take it so, :meth:`forming` unchanged. Else False: :meth:`feed`.
+        """
+        block = self.block
+        if (
+            block is None
+            or block.value is not None
+            or not delta
+            or block.size + len(delta) > self.max_block
+            or block.stops.pattern.search(block.tail + delta) is not None
+        ):
+            return False
+        if block.size < HEAD:
+            candidate = block.head + delta[: HEAD - len(block.head)]
+            if not self._viable(block, candidate) or leading_name(candidate) != block.named():
+                return False
+            block.head = candidate
+        self._append(block, delta)
+        if self._observed:
+            self._fire("payload")
+        return True
 
     def feed(self, delta: str) -> Detected:
         """Read one content delta; return what may be shown now and any finished blocks."""
