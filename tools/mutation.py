@@ -152,6 +152,8 @@ _GATEWAY = (
     "tests/proxy/test_wire_conversation_reading.py",
     "tests/proxy/test_wire_responses_events.py",
     "tests/proxy/test_wire_responses_forming.py",
+    "tests/proxy/test_wire_conversation_tools.py",
+    "tests/proxy/test_proxy_shaped_frames.py",
     "tests/proxy/test_wire_chat_reads.py",
     "tests/proxy/test_gateway_engine_reads.py",
     "tests/proxy/test_wire_chat_whole.py",

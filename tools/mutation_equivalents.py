@@ -772,5 +772,22 @@ EQUIVALENT: dict[str, str] = {
         "write() of one empty Text writes nothing (it neither starts the response nor opens "
         "a message), the same as no write"
     ),
+    "callgate.proxy.wires.responses.xǁResponsesWriterǁ_response__mutmut_40": (
+        "the upstream's created_at, not popped, stays in the fields spread after it and sets "
+        "the same value: only the key's place differs"
+    ),
+    "callgate.proxy.engine.xǁEngineǁ_unshaped__mutmut_56": (
+        "a shape is kept only when both probes read back as their own text, so one learned "
+        "from another echoed frame is as right: it decides which frames skip parsing, not "
+        "what is sent"
+    ),
+    "callgate.proxy.engine.xǁEngineǁfeed_unchanged__mutmut_34": (
+        "only the Chat writer answers None (a chunk sent as it came), and no Chat chunk ends "
+        "a stream by itself, so an ending chunk always has chunks written"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁ_text_slot__mutmut_5": (
+        "a text reference exists only once the buffer's gate made it, so a TextRef never "
+        "meets a missing gate, and a native reference is never among the text slots"
+    ),
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

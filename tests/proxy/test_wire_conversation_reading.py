@@ -198,3 +198,21 @@ def test_an_empty_responses_message_adds_no_chat_message() -> None:
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "Hello."},
     ]
+
+
+@pytest.mark.parametrize("kind", ["thinking", "redacted_thinking"])
+def test_a_messages_reasoning_block_is_left_out_and_logged_with_its_place(kind: str) -> None:
+    block = {"type": kind, "thinking": "hmm", "signature": "s", "data": "d"}
+    said = {"type": "text", "text": "Hello."}
+    body = {
+        "model": "m",
+        "max_tokens": 5,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [block, said]},
+        ],
+    }
+    log: list[Rewrite] = []
+    out = translate("messages", "chat", body, log)
+    assert out["messages"][1] == {"role": "assistant", "content": "Hello."}
+    assert [(r.code, r.where) for r in log] == [("hint_dropped", "messages[1].content[0]")]

@@ -248,3 +248,13 @@ def test_text_pieces_of_one_message_are_one_string_on_chat() -> None:
     body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": pieces}]}
     out = translate("messages", "chat", body)
     assert out["messages"] == [{"role": "user", "content": "Weather in Paris?"}]
+
+
+def test_an_image_url_that_only_holds_base64_in_its_path_stays_a_url_on_messages() -> None:
+    url = "https://x/img;base64,abc.png"
+    content = [{"type": "image_url", "image_url": {"url": url}}]
+    body = {"model": "m", "messages": [{"role": "user", "content": content}]}
+    out = translate("chat", "messages", body)
+    assert out["messages"][0]["content"] == [
+        {"type": "image", "source": {"type": "url", "url": url}}
+    ]
