@@ -727,5 +727,67 @@ EQUIVALENT: dict[str, str] = {
         "the released text as a piece goes to write_unchanged, which answers None when the "
         "chunk goes as it came: the same chunks, the shortcut only saves time"
     ),
+    "callgate.proxy.wires.translate.x__sampling__mutmut_4": (
+        "the stop sequences kept in the first dict get the same value from the second: only "
+        "the key's place in the JSON object differs"
+    ),
+    "callgate.proxy.wires.translate.x__block__mutmut_34": (
+        "is_error is true only on a Messages client's tool result, and a Messages request is "
+        "never translated to Messages (on its own wire it goes as it came)"
+    ),
+    **{
+        f"callgate.proxy.wires.conversation.x__messages_parts__mutmut_{n}": (
+            "the is_error read from a Messages request is written only by the Messages writer, "
+            "which never gets a Messages request (Chat and Responses have no such flag)"
+        )
+        for n in (82, 85)
+    },
+    "callgate.proxy.wires.conversation.x__from_responses__mutmut_44": (
+        "_settings tells only an unknown key (refused) and 'hint' (noted) apart: any other "
+        "role carries the key the same way"
+    ),
+    "callgate.proxy.wires.conversation.x__from_responses__mutmut_227": (
+        "_text of a string is the string itself"
+    ),
+    "callgate.proxy.wires.base.xǁWriterǁarguments_shown__mutmut_1": (
+        "the Chat, Messages and Responses writers each define arguments_shown, so the base's "
+        "is never called"
+    ),
+    **{
+        f"callgate.proxy.wires.forming.xǁFormingReaderǁread__mutmut_{n}": (
+            "a native record always has a NativeRef and a text record a TextRef, so the "
+            "isinstance test alone decides which records are skipped"
+        )
+        for n in (4, 6, 7)
+    },
+    "callgate.proxy.wires.responses.xǁResponsesWriterǁ_response__mutmut_39": (
+        "the upstream's created_at, not popped, stays in the fields spread after it and sets "
+        "the same value: only the key's place differs"
+    ),
+    "callgate.proxy.wires.translate.x__to_responses__mutmut_53": (
+        "a request with stop sequences is refused right after, so the body that would carry "
+        "them is never sent"
+    ),
+    "callgate.proxy.wires.responses.xǁResponsesWriterǁflush__mutmut_2": (
+        "write() of one empty Text writes nothing (it neither starts the response nor opens "
+        "a message), the same as no write"
+    ),
+    "callgate.proxy.wires.responses.xǁResponsesWriterǁ_response__mutmut_40": (
+        "the upstream's created_at, not popped, stays in the fields spread after it and sets "
+        "the same value: only the key's place differs"
+    ),
+    "callgate.proxy.engine.xǁEngineǁ_unshaped__mutmut_56": (
+        "a shape is kept only when both probes read back as their own text, so one learned "
+        "from another echoed frame is as right: it decides which frames skip parsing, not "
+        "what is sent"
+    ),
+    "callgate.proxy.engine.xǁEngineǁfeed_unchanged__mutmut_34": (
+        "only the Chat writer answers None (a chunk sent as it came), and no Chat chunk ends "
+        "a stream by itself, so an ending chunk always has chunks written"
+    ),
+    "callgate.proxy.gate.xǁGateCoreǁ_text_slot__mutmut_5": (
+        "a text reference exists only once the buffer's gate made it, so a TextRef never "
+        "meets a missing gate, and a native reference is never among the text slots"
+    ),
 }
 EQUIVALENT.update(TABLE_EQUIVALENT)

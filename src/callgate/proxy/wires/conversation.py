@@ -444,7 +444,9 @@ def _from_messages(body: Mapping[str, Any]) -> Conversation:
 
 # -- OpenAI Responses -------------------------------------------------------------------
 
-_RESPONSES = frozenset({"input", "instructions", "max_output_tokens", "reasoning", "text"})
+_RESPONSES = frozenset(
+    {"input", "instructions", "max_output_tokens", "reasoning", "text", "previous_response_id"}
+)
 _UNSENT_ITEMS = frozenset({"reasoning"})
 """Input items of the upstream's own reasoning: not sent to another wire."""
 
