@@ -64,10 +64,10 @@ _PASSES = frozenset(
 )
 """States where plain text is a self-loop with no output: the fast path only shows it."""
 assert _PASSES, "the detector table has no state where plain text passes"
-_PAYLOAD = _MACHINE.transition("in_block", "payload")
-assert _PAYLOAD.target == "in_block" and _PAYLOAD.output is None, "payload is a silent self-loop"
 _COLLECTS = DETECTOR.tagged("collects")
 """States inside a block: new text is ``payload`` there, ``text`` elsewhere."""
+_LOOPS = [(s, _MACHINE.transition(s, "payload")) for s in _COLLECTS]
+assert all(t.target == s and t.output is None for s, t in _LOOPS), "payload: a silent self-loop"
 _QUOTE = re.compile("[" + re.escape(MARKS) + "]")
 """Where Markdown code may start (:mod:`~callgate.strategies.text.quoting`)."""
 
