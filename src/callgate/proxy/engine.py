@@ -226,7 +226,7 @@ class Engine(GateCore):
             if text is not None:
                 if self._shape_echoed:  # an echoing writer sends no empty delta: held, nothing
                     return data if text else b""
-                return self.writer.play([Text(text) if text else _NO_TEXT])
+                return self.writer.play_text(text)
             end = len(data) - 2  # one data line (no line end before its own), so one frame
             if data.find(b"\n", 0, end) < 0 and data.find(b"\r", 0, end) < 0:
                 one = self._unshaped(data[:-2])
@@ -264,9 +264,9 @@ class Engine(GateCore):
         if shape is not None and frame.startswith(shape[0]) and frame.endswith(shape[1]):
             text = self._shaped(frame[len(shape[0]) : len(frame) - len(shape[1])])
             if text:
-                return None if shape[2] else self.writer.play([Text(text)])
+                return None if shape[2] else self.writer.play_text(text)
             if text is not None:  # held in an open call block
-                return self.writer.play([_NO_TEXT])
+                return self.writer.play_text("")
         return self._unshaped(frame)
 
     def _unshaped(self, frame: bytes) -> bytes | None:

@@ -16,7 +16,7 @@ from callgate.driver.drivers import Driver
 from callgate.gate.turn import CallRef
 from callgate.proxy.core import Call, Options
 from callgate.proxy.sse import encode
-from callgate.proxy.wires.events import Event, Native, Usage
+from callgate.proxy.wires.events import Event, Native, Text, Usage
 
 __all__ = ["CUT", "Host", "Reader", "Writer"]
 
@@ -142,6 +142,10 @@ class Writer:
     def play(self, events: Sequence[Event]) -> bytes:
         """:meth:`write` as the bytes of the client's events (a wire may write them faster)."""
         return b"".join(self.encode(c) for c in self.write(events))
+
+    def play_text(self, text: str) -> bytes:
+        """:meth:`play` of one piece of released text ('': text held, nothing released)."""
+        return Writer.play(self, [Text(text)])
 
     def echoes(self, chunk: Mapping[str, Any]) -> str | None:
         """The text of an upstream ``chunk`` this writer sends back as it came, if shown as is.

@@ -40,6 +40,7 @@ from callgate.strategies.anthropic import ANTHROPIC
 __all__ = ["MessagesReader", "MessagesWriter", "message_start"]
 
 WIRE = "anthropic"
+_BLOCK_DELTA = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
 _TEXT_DELTA = b',"delta":{"type":"text_delta","text":'
 _string = json.encoder.encode_basestring
 """A string as JSON without ASCII escapes (what ``json.dumps(s, ensure_ascii=False)`` writes)."""
@@ -194,6 +195,8 @@ class MessagesWriter(Writer):
         """The next content-block index of the client's message."""
         self._open: tuple[str, int] | None = None
         """The block this writer opened and has not closed: its type and its index."""
+        self._delta_head: tuple[object, bytes] = (None, b"")
+        """A text delta's bytes up to its text, for the open block given."""
         self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
         self._given: dict[int, int] = {}
         """Upstream block index -> the client's, for blocks forwarded as they come."""
@@ -275,19 +278,27 @@ class MessagesWriter(Writer):
 
     def play(self, events: Sequence[Event]) -> bytes:
         """:meth:`write`'s bytes; released text in the open text block is written directly."""
-        if len(events) == 1 and type(events[0]) is Text and self._open is not None:
-            text = events[0].text
-            if self.splitter is None and self._open[0] == "text" and text:
-                try:
-                    body = _string(text).encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate: the escaped form below
-                    pass
-                else:
-                    head = (
-                        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
-                    )
-                    return head + str(self._open[1]).encode() + _TEXT_DELTA + body + b"}}\n\n"
+        if len(events) == 1 and type(events[0]) is Text:
+            return self.play_text(events[0].text)
         return super().play(events)
+
+    def play_text(self, text: str) -> bytes:
+        """:meth:`play` of one released text: in the open text block, written directly."""
+        opened = self._open
+        if opened is not None and self.splitter is None and opened[0] == "text" and text:
+            try:
+                body = _string(text).encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: the escaped form below
+                pass
+            else:
+                head = self._delta_head
+                if head[0] is not opened:
+                    head = self._delta_head = (
+                        opened,
+                        _BLOCK_DELTA + str(opened[1]).encode() + _TEXT_DELTA,
+                    )
+                return head[1] + body + b"}}\n\n"
+        return super().play([Text(text)])
 
     def _start(self, given: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """The message_start (``given``, the upstream's, or one made up), then held pings."""

@@ -47,6 +47,7 @@ _REASONING_DELTAS = frozenset(
 )
 _REPLAY = ResponsesStrategy()
 _string = json.encoder.encode_basestring
+_DELTA_TAIL = b',"logprobs":[]}\n\n'
 _DELTA_HEAD = (
     b"event: response.output_text.delta\n"
     b'data: {"type":"response.output_text.delta","sequence_number":'
@@ -193,6 +194,8 @@ class ResponsesWriter(Writer):
         """The open message item's text, in pieces (joined when it closes)."""
         self._index = 0
         """The open message item's output index."""
+        self._middle: tuple[object, int, bytes] = (None, -1, b"")
+        """A text delta's bytes between its number and its text, for the item and index given."""
         self._formed: dict[TextRef, tuple[int, dict[str, Any], list[str]]] = {}
         """Text calls streamed as they form: their output index, item and text sent."""
         self._thought: tuple[int, dict[str, Any], list[str]] | None = None
@@ -224,31 +227,31 @@ class ResponsesWriter(Writer):
 
     def play(self, events: Sequence[Event]) -> bytes:
         """:meth:`write`'s bytes; released text in the open message item is written directly."""
-        if len(events) == 1 and type(events[0]) is Text and self._message is not None:
-            text = events[0].text
-            if text:
-                try:
-                    body = _string(text).encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate: the escaped form below
-                    pass
-                else:
-                    self._texts.append(text)
-                    seq = self._seq
-                    self._seq += 1
-                    return b"".join(
-                        (
-                            _DELTA_HEAD,
-                            str(seq).encode(),
-                            b',"item_id":',
-                            _string(self._message["id"]).encode(),
-                            b',"output_index":',
-                            str(self._index).encode(),
-                            b',"content_index":0,"delta":',
-                            body,
-                            b',"logprobs":[]}\n\n',
-                        )
-                    )
+        if len(events) == 1 and type(events[0]) is Text:
+            return self.play_text(events[0].text)
         return super().play(events)
+
+    def play_text(self, text: str) -> bytes:
+        """:meth:`play` of one released text: in the open message item, written directly."""
+        if self._message is not None and text:
+            try:
+                body = _string(text).encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: the escaped form below
+                pass
+            else:
+                self._texts.append(text)
+                seq = self._seq
+                self._seq = seq + 1
+                middle = self._middle
+                if middle[0] is not self._message or middle[1] != self._index:
+                    middle = self._middle = (
+                        self._message,
+                        self._index,
+                        b',"item_id":%s,"output_index":%d,"content_index":0,"delta":'
+                        % (_string(self._message["id"]).encode(), self._index),
+                    )
+                return b"%s%d%s%s%s" % (_DELTA_HEAD, seq, middle[2], body, _DELTA_TAIL)
+        return super().play([Text(text)])
 
     def _response(self, status: str) -> dict[str, Any]:
         if not self._envelope:
