@@ -154,11 +154,10 @@ class Engine(GateCore):
         self._shape: tuple[bytes, bytes, bool] | None = None
         """The bytes before and after the text of a plain text frame, and whether it was echoed
         (see :meth:`_learn`)."""
-        self._shape_echoed = False
-        self._lane: tuple[bytes, bytes] | None = None
-        """A read that is one frame of the learned shape (its bytes before the text, and after it
-        with the empty line), while the event reader holds nothing: :meth:`play_bytes`
-        plays it without splitting it into frames."""
+        self._lane: tuple[bytes, bytes, bool] | None = None
+        """A read that is one frame of the learned shape (its bytes before the text, after it
+        with the empty line, and whether it is echoed), while the event reader holds nothing:
+        :meth:`play_bytes` plays it without splitting it into frames."""
 
     # -- the stream -------------------------------------------------------------------
 
@@ -224,7 +223,7 @@ class Engine(GateCore):
         if lane is not None and data.startswith(lane[0]) and data.endswith(lane[1]):
             text = self._shaped(data[len(lane[0]) : len(data) - len(lane[1])])
             if text is not None:
-                if self._shape_echoed:  # an echoing writer sends no empty delta: held, nothing
+                if lane[2]:  # an echoing writer sends no empty delta: held, nothing
                     return data if text else b""
                 return self.writer.play_text(text)
             end = len(data) - 2  # one data line (no line end before its own), so one frame
@@ -237,7 +236,8 @@ class Engine(GateCore):
             self._lane = None
             return b"".join([self.play(event) for event in sse.events(data)])
         if lane is None and self._shape is not None:
-            self._lane = (self._shape[0], self._shape[1] + b"\n\n")
+            head, tail, echoed = self._shape
+            self._lane = (head, tail + b"\n\n", echoed)
         if len(frames) == 1:  # one event per read, as a model server writes them
             one = self.play_frame(frames[0])
             return data if one is None else one
@@ -336,7 +336,6 @@ class Engine(GateCore):
             if chunk is None or ask(chunk) != probe:
                 return
         self._shape = (head, tail, echoed)
-        self._shape_echoed = echoed
 
     def _shaped(self, token: bytes) -> str | None:
         """The text a frame of the learned shape released, when the gate's text step took it.
