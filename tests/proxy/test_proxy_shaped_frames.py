@@ -172,10 +172,12 @@ def _grouped(envelope: int, body: list[bytes], sizes: list[int]) -> list[bytes]:
 @settings(max_examples=200, deadline=None)
 @given(
     st.sampled_from(range(len(ENVELOPES))),
-    st.lists(frames, min_size=1, max_size=10),
+    st.lists(frames, max_size=10),
     st.lists(st.integers(1, 4), min_size=1, max_size=6),
     st.sampled_from(["chat", "messages", "responses"]),
 )
+@example(0, [], [1], "chat")
+@example(2, [_frame(ENVELOPES[2], t, ascii_only=True, first=False) for t in "xyz"], [99], "chat")
 @example(0, [_frame(ENVELOPE, t, ascii_only=False, first=False) for t in "abcdef"], [2], "chat")
 @example(
     0, [_frame(ENVELOPE, t, ascii_only=False, first=False) for t in "abcdef"], [1, 1, 3], "messages"
