@@ -116,9 +116,16 @@ class TextQueue:
 
         What :meth:`feed` would do with it (:meth:`Detector.collect`): the block keeps the
         tool it names, so no view sees a change and :meth:`text` has nothing to hand out.
+        A block that names a tool nobody knows is left to :meth:`feed`: :meth:`text`
+        releases it as text at the next read.
         """
         detector = self.detector
-        if detector is None or self.ended or not detector.collect(delta):
+        if detector is None or self.ended or detector.block is None:
+            return False
+        name = detector.block.named()
+        if name is not None and not self.known(name):
+            return False
+        if not detector.collect(delta):
             return False
         self._fed += len(delta)
         return True

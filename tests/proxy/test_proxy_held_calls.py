@@ -92,6 +92,11 @@ contents = st.tuples(
 )
 """A call of some format (perhaps naming no tool of the turn), wrapped, with prose around it."""
 
+TWO_CALLS = (next(c for c in CALLS if "[ARGS]" in c[1] and "get_time" in c[1]), "{}", True, "", "")
+TWO_CALLS_CUT = len(_content(*TWO_CALLS[0][1:], *TWO_CALLS[1:])) - 2
+"""Two calls naming no tool of the turn, cut before the second one's arguments: that block
+opened inside the first read, and the full step releases it as text at the next read."""
+
 
 @settings(max_examples=300, deadline=None)
 @given(
@@ -102,6 +107,7 @@ contents = st.tuples(
 )
 @example((CALLS[0], "{}", False, "Sure. ", " Done."), list(range(400)), "chat", False)
 @example((CALLS[0], "{}", True, "", ""), list(range(400)), "responses", True)
+@example(TWO_CALLS, [TWO_CALLS_CUT], "chat", False)
 def test_a_held_call_is_held_as_the_full_step_holds_it_at_every_split(
     content: tuple[tuple[str, str], str, bool, str, str],
     cuts: list[int],
