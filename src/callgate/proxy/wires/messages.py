@@ -40,8 +40,8 @@ from callgate.strategies.anthropic import ANTHROPIC
 __all__ = ["MessagesReader", "MessagesWriter", "message_start"]
 
 WIRE = "anthropic"
-_BLOCK_DELTA = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
-_TEXT_DELTA = b',"delta":{"type":"text_delta","text":'
+_BLOCK_DELTA = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
+_TEXT_DELTA = ',"delta":{"type":"text_delta","text":'
 _string = json.encoder.encode_basestring
 """A string as JSON without ASCII escapes (what ``json.dumps(s, ensure_ascii=False)`` writes)."""
 _GATED_BLOCKS = frozenset({"text", "tool_use"})
@@ -195,7 +195,7 @@ class MessagesWriter(Writer):
         """The next content-block index of the client's message."""
         self._open: tuple[str, int] | None = None
         """The block this writer opened and has not closed: its type and its index."""
-        self._delta_head: tuple[object, bytes] = (None, b"")
+        self._delta_head: tuple[object, str] = (None, "")
         """A text delta's bytes up to its text, for the open block given."""
         self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
         self._given: dict[int, int] = {}
@@ -283,21 +283,21 @@ class MessagesWriter(Writer):
         return super().play(events)
 
     def play_text(self, text: str) -> bytes:
-        """:meth:`play` of one released text: in the open text block, written directly."""
+        """:meth:`play` of one released text: in the open text block, written directly.
+
+        '' (text held in an open call block) writes nothing once the message has started.
+        """
+        if not text:
+            return b"" if self._started else super().play([Text(text)])
         opened = self._open
-        if opened is not None and self.splitter is None and opened[0] == "text" and text:
+        if opened is not None and self.splitter is None and opened[0] == "text":
+            head = self._delta_head
+            if head[0] is not opened:
+                head = self._delta_head = (opened, f"{_BLOCK_DELTA}{opened[1]}{_TEXT_DELTA}")
             try:
-                body = _string(text).encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate: the escaped form below
+                return f"{head[1]}{_string(text)}}}}}\n\n".encode()
+            except UnicodeEncodeError:  # a lone surrogate: the escaped form of the general path
                 pass
-            else:
-                head = self._delta_head
-                if head[0] is not opened:
-                    head = self._delta_head = (
-                        opened,
-                        _BLOCK_DELTA + str(opened[1]).encode() + _TEXT_DELTA,
-                    )
-                return head[1] + body + b"}}\n\n"
         return super().play([Text(text)])
 
     def _start(self, given: dict[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -47,10 +47,10 @@ _REASONING_DELTAS = frozenset(
 )
 _REPLAY = ResponsesStrategy()
 _string = json.encoder.encode_basestring
-_DELTA_TAIL = b',"logprobs":[]}\n\n'
+_DELTA_TAIL = ',"logprobs":[]}\n\n'
 _DELTA_HEAD = (
-    b"event: response.output_text.delta\n"
-    b'data: {"type":"response.output_text.delta","sequence_number":'
+    "event: response.output_text.delta\n"
+    'data: {"type":"response.output_text.delta","sequence_number":'
 )
 """A string as JSON without ASCII escapes (what ``json.dumps(s, ensure_ascii=False)`` writes)."""
 
@@ -194,8 +194,8 @@ class ResponsesWriter(Writer):
         """The open message item's text, in pieces (joined when it closes)."""
         self._index = 0
         """The open message item's output index."""
-        self._middle: tuple[object, int, bytes] = (None, -1, b"")
-        """A text delta's bytes between its number and its text, for the item and index given."""
+        self._middle: str | None = None
+        """The open message item's text delta between its number and its text (None: none open)."""
         self._formed: dict[TextRef, tuple[int, dict[str, Any], list[str]]] = {}
         """Text calls streamed as they form: their output index, item and text sent."""
         self._thought: tuple[int, dict[str, Any], list[str]] | None = None
@@ -232,25 +232,23 @@ class ResponsesWriter(Writer):
         return super().play(events)
 
     def play_text(self, text: str) -> bytes:
-        """:meth:`play` of one released text: in the open message item, written directly."""
-        if self._message is not None and text:
+        """:meth:`play` of one released text: in the open message item, written directly.
+
+        '' (text held in an open call block) writes nothing in any state, as :meth:`write`.
+        """
+        if not text:
+            return b""
+        middle = self._middle
+        if middle is not None:
+            seq = self._seq
             try:
-                body = _string(text).encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate: the escaped form below
+                out = f"{_DELTA_HEAD}{seq}{middle}{_string(text)}{_DELTA_TAIL}".encode()
+            except UnicodeEncodeError:  # a lone surrogate: the escaped form of the general path
                 pass
             else:
                 self._texts.append(text)
-                seq = self._seq
                 self._seq = seq + 1
-                middle = self._middle
-                if middle[0] is not self._message or middle[1] != self._index:
-                    middle = self._middle = (
-                        self._message,
-                        self._index,
-                        b',"item_id":%s,"output_index":%d,"content_index":0,"delta":'
-                        % (_string(self._message["id"]).encode(), self._index),
-                    )
-                return b"%s%d%s%s%s" % (_DELTA_HEAD, seq, middle[2], body, _DELTA_TAIL)
+                return out
         return super().play([Text(text)])
 
     def _response(self, status: str) -> dict[str, Any]:
@@ -357,6 +355,10 @@ class ResponsesWriter(Writer):
             self._message["content"] = [{**part}]
             self._texts = []
             self._index = index
+            self._middle = (
+                f',"item_id":{_string(self._message["id"])},"output_index":{index}'
+                ',"content_index":0,"delta":'
+            )
         self._texts.append(text)
         index = self._index
         out.append(
@@ -432,7 +434,7 @@ class ResponsesWriter(Writer):
         message = self._message
         if message is None:
             return []
-        self._message = None
+        self._message = self._middle = None
         index = self._index
         part = message["content"][0]
         part["text"] = "".join(self._texts)
