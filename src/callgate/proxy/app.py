@@ -531,7 +531,7 @@ class _Exchange:
         A turn the upstream never answered is only an upstream error, counted where it
         happened.
         """
-        if turn.turn is None:
+        if not turn.decided:
             return
         self.proxy.metrics.turn(turn, how)
         audit = self.proxy.audit

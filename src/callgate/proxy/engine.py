@@ -276,6 +276,8 @@ class Engine(GateCore):
         if frame[:1] == b"e":  # event: NAME, then the data line
             cut = frame.index(b"\n")
             name, payload = frame[7:cut], frame[cut + 7 :]
+        if payload == b"[DONE]":  # the stream's own end, as feed_event reads it
+            return b"".join([self.encode(c) for c in self.finish(clean=True)])
         chunk = None if self.finished else fast_object(payload)
         if chunk is None:
             return self.play(event_of(payload, name))

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from callgate.buffer import UnreadableChunk
-from callgate.driver.loop import Turn, TurnStep, finish_turn
-from callgate.fsm.verdict import VERDICT
+from callgate.driver.history import turn_history
+from callgate.driver.loop import Turn, TurnStep
+from callgate.fsm.verdict import VERDICT, Verdict
 from callgate.gate.findings import Finding, finding
 from callgate.gate.turn import CallRef, NativeRef, TextRef, TextSlot, call_order
 from callgate.proxy import core
@@ -56,8 +57,10 @@ class GateCore(ABC):
         self.buffer.max_tokens = output_token_limit(request)
         self.buffer.repair = "lossless" if self.options.repair_json else None
         self.steps: list[TurnStep] = []
-        self.turn: Turn | None = None
-        """The played turn once finished: history, verdict and findings."""
+        self._turn: Turn | None = None
+        self._verdict: Verdict | None = None
+        """The turn's verdict once ended (:attr:`turn` is gathered around it when asked)."""
+        self._found: tuple[Finding, ...] = ()
         self.extra_findings: list[Finding] = []
         """Findings of the proxy's own: an upstream chunk the loop could not take."""
         self.upstream_finish: str | None = None
@@ -172,8 +175,36 @@ class GateCore(ABC):
         response = self.driver.process_llm_response(buffer)
         text = buffer.text()
         self.steps.append(TurnStep(None, text, response))
-        self.turn = finish_turn(buffer, self.steps)
+        recorder = buffer.recorder
+        stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
+        self._verdict = buffer.verdict_of(stepper)
+        self._found = tuple(buffer.findings)
         return text
+
+    @property
+    def decided(self) -> bool:
+        """Whether the turn ended and has its verdict (:meth:`end` ran)."""
+        return self._verdict is not None
+
+    @property
+    def turn(self) -> Turn | None:
+        """The played turn once ended: history, verdict and findings (None before).
+
+        What :func:`~callgate.driver.loop.finish_turn` gathers. Its verdict and findings
+        are taken at the end; its results and the next request's history only when first
+        asked (a repair, a caller), for the buffer no longer changes: most turns never
+        need them.
+        """
+        if self._turn is None and self._verdict is not None:
+            steps = self.steps
+            results, history = turn_history(
+                self.buffer,
+                [r for step in steps for r in step.response.results],
+                [m for step in steps for m in step.response.answers],
+            )
+            text = "".join(step.text for step in steps)
+            self._turn = Turn(text, tuple(results), tuple(history), self._verdict, self._found)
+        return self._turn
 
     def interrupted(self, reason: str) -> None:
         """The upstream stream broke off: a finding (then ``finish`` ends the turn in error)."""
@@ -190,12 +221,12 @@ class GateCore(ABC):
     @property
     def status(self) -> str:
         """The turn's verdict: ``pass``, ``fail`` or ``not_applicable`` (a broken stream fails)."""
-        return self.turn.status if self.turn is not None else "streaming"
+        return self._verdict if self._verdict is not None else "streaming"
 
     @property
     def findings(self) -> list[Finding]:
         """What the gate found, then the proxy's own findings, then refused text calls'."""
-        found = list(self.turn.findings) if self.turn is not None else []
+        found = list(self._found)
         detector = self.buffer.text_queue.detector
         if detector is not None:
             found += detector.findings
@@ -247,7 +278,7 @@ class GateCore(ABC):
         answered = {r.call.ref: r for r in results}
         accepted = [r for r in answered.values() if not r.refused]
         refused = [r for r in answered.values() if r.refused]
-        verdict = self.turn.status if self.turn is not None else None
+        verdict = self._verdict
         late = verdict in _APPLICABLE and verdict not in _RUNS and accepted
         if late and not self.extra_findings:  # an error after the turn's end (an error frame)
             errors = [f for f in self.findings if f.severity == "error"]
@@ -315,7 +346,7 @@ class GateCore(ABC):
 
         Its raw text is not what the gate accepted, so the call carries the repaired value.
         """
-        found = self.turn.findings if self.turn is not None else []
+        found = self._found
         return any(f.code == "repaired_arguments" and f.slot == ref.slot for f in found)
 
     def _text_slot(self, ref: CallRef | None) -> TextSlot | None:
