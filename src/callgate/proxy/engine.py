@@ -17,6 +17,8 @@ The API the proxy, the Envoy processor and the framework integrations drive:
 - ``Engine(request, options, client=..., upstream=...)``, or the one-wire names
   :class:`GatedTurn` (Chat Completions), ``GatedMessages`` (Anthropic Messages) and
   ``GatedResponses`` (OpenAI Responses); ``RequestError`` for a request it cannot gate;
+  ``prepared=False`` and then ``prepare()`` before the first chunk: the turn's buffer made
+  later (the proxy makes it while the upstream is asked);
 - ``feed(chunk)``, ``feed_event(event)``, ``play(event)``, ``play_bytes(data)`` and
   ``close_bytes()``, ``finish()``;
   ``whole(response)`` for a stream=false response;
@@ -106,6 +108,7 @@ class Engine(GateCore):
         client: str | None = None,
         upstream: str | None = None,
         forms: Mapping[str, str] | None = None,
+        prepared: bool = True,
     ) -> None:
         client = client or self.client_wire
         if continues is not None:
@@ -131,7 +134,7 @@ class Engine(GateCore):
         else:
             self.client_request = continues.client_request
             self.rewrites = continues.rewrites
-        super().__init__(request, options, attempt)
+        super().__init__(request, options, attempt, prepared=prepared)
         self.head: Native | None = None
         """The upstream's envelope or message start, as it came."""
         self.usage: Usage | None = None

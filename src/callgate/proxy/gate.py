@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
-from callgate.buffer import UnreadableChunk
+from callgate.buffer import LLMStreamBuffer, UnreadableChunk
 from callgate.driver.history import turn_history
 from callgate.driver.loop import Turn, TurnStep
 from callgate.fsm.verdict import VERDICT, Verdict
@@ -45,17 +45,24 @@ class GateCore(ABC):
     wire = "openai"
     """The upstream's wire, as the library's strategy names it."""
 
-    def __init__(self, request: Mapping[str, Any], options: Options | None, attempt: int) -> None:
+    def __init__(
+        self,
+        request: Mapping[str, Any],
+        options: Options | None,
+        attempt: int,
+        *,
+        prepared: bool = True,
+    ) -> None:
         self.request = request
         self.options = options if options is not None else Options()
         self.attempt = attempt
         """How many repairs came before this turn (0: the first answer)."""
         self.driver = driver_for(request, self.options, self.wire)
-        self.buffer = self.driver.new_stream_buffer()
-        # The driver is shared by every request with these tools; the limit and the
-        # repair mode are this request's, set before the first chunk starts the gate.
-        self.buffer.max_tokens = output_token_limit(request)
-        self.buffer.repair = "lossless" if self.options.repair_json else None
+        self.buffer: LLMStreamBuffer
+        """The turn's buffer (see :meth:`prepare`)."""
+        self._prepared = False
+        if prepared:
+            self.prepare()
         self.steps: list[TurnStep] = []
         self._turn: Turn | None = None
         self._verdict: Verdict | None = None
@@ -92,6 +99,22 @@ class GateCore(ABC):
         self.text_ids: dict[CallRef | None, str] = {}
         """Each text call's id by its reference, made once (see :meth:`text_call_id`)."""
         self._dead = False
+
+    def prepare(self) -> None:
+        """Make the turn's buffer, once; ``prepared=False`` leaves it to the caller.
+
+        The request is read and its driver found when the turn is made (what can refuse
+        it comes first); the buffer only needs to be there for the first chunk, so the
+        proxy makes it while the upstream is being asked.
+        """
+        if self._prepared:
+            return
+        self._prepared = True
+        self.buffer = self.driver.new_stream_buffer()
+        # The driver is shared by every request with these tools; the limit and the
+        # repair mode are this request's, set before the first chunk starts the gate.
+        self.buffer.max_tokens = output_token_limit(self.request)
+        self.buffer.repair = "lossless" if self.options.repair_json else None
 
     # -- the loop ---------------------------------------------------------------------
 

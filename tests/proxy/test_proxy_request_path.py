@@ -1,0 +1,183 @@
+"""A streamed request's own work: what the proxy does once per request, and only when needed.
+
+The turn's buffer is made while the upstream is asked (the lean client calls back once the
+request is written); the watcher for a client that leaves starts when the pump is first
+about to wait for the upstream (a one-chunk answer already in needs none); and the end of
+an answer the upstream sent whole goes out in one write with the body's end. The bytes a
+client receives are the same either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from callgate.proxy.app import ProxyConfig, create_app
+from callgate.proxy.engine import Engine, Options
+from callgate.proxy.http1 import Http1Pool
+from callgate.proxy.outflow import Outlet, stream_out
+from callgate.proxy.upstream import sse_body
+from proxy_cases import WEATHER, openai_tools
+from proxy_cases import chat_chunk as chat
+from test_proxy_upstream_client import SSE_HEAD, RawServer, _chunked, _request
+
+START = {"type": "http.response.start", "status": 200, "headers": []}
+TURN = [chat({"role": "assistant", "content": ""}), chat({"content": "Hi."}), chat({}, "stop")]
+BODY = sse_body(TURN, done=True)
+REQUEST = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "1"}]}
+
+
+async def _whole(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Every request answered by the one-chunk turn, head and whole body in one write."""
+    while True:
+        await _request(reader)
+        writer.write(SSE_HEAD + b"\r\n" + _chunked(BODY))
+        await writer.drain()
+
+
+async def _asked(app: Any, body: bytes) -> tuple[list[dict[str, Any]], int]:
+    """One request through the ASGI app: what it sent, and how often it called ``receive``."""
+    sent: list[dict[str, Any]] = []
+    received = [0]
+    gone = asyncio.get_running_loop().create_future()
+
+    async def receive() -> dict[str, Any]:
+        received[0] += 1
+        if received[0] == 1:
+            return {"type": "http.request", "body": body, "more_body": False}
+        await gone
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(dict(message))
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/v1/chat/completions",
+        "query_string": b"",
+        "headers": [(b"content-type", b"application/json")],
+    }
+    await app(scope, receive, send)
+    return sent, received[0]
+
+
+def test_an_answer_sent_whole_goes_out_in_one_write_with_the_end_and_no_watcher() -> None:
+    async def main(url: str) -> list[tuple[list[dict[str, Any]], int]]:
+        app = create_app(ProxyConfig(url))
+        app.start()
+        try:
+            return [await _asked(app, json.dumps(REQUEST).encode()) for _ in range(3)]
+        finally:
+            await app.stop()
+
+    with RawServer(_whole).running() as up:
+        played = asyncio.run(main(up.url))
+        assert up.connections == 1  # each answer read to its end: the connection kept
+    for sent, received in played:
+        assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+        assert sent[1]["more_body"] is False
+        body = sent[1]["body"]
+        assert body.startswith(BODY.split(b"\n\n")[0] + b"\n\n")  # the upstream's own bytes
+        assert body.endswith(b"data: [DONE]\n\n") and body.count(b"[DONE]") == 1
+        assert received == 1  # the body only: nothing waited, so no watcher ran
+
+
+def test_a_lazy_pump_gets_no_watcher_until_it_is_about_to_wait() -> None:
+    async def main() -> tuple[int, list[str]]:
+        received = [0]
+        leaves = asyncio.Event()
+        seen: list[str] = []
+
+        async def receive() -> dict[str, Any]:
+            received[0] += 1
+            await leaves.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            pass
+
+        async def quick(out: Outlet) -> bytes:
+            await out(b"a")
+            return b"b"
+
+        await stream_out(receive, send, START, quick, lazy=True)
+        quiet = received[0]
+
+        async def waits(out: Outlet) -> None:
+            await out(b"a")
+            out.watch()
+            leaves.set()
+            try:
+                await asyncio.sleep(30)
+            finally:
+                seen.append("cancelled")
+
+        await asyncio.wait_for(stream_out(receive, send, START, waits, lazy=True), 10)
+        return quiet, seen
+
+    quiet, seen = asyncio.run(main())
+    assert quiet == 0
+    assert seen == ["cancelled"]
+
+
+def test_the_lean_client_calls_back_once_the_request_is_written() -> None:
+    """The upstream answers only after the callback ran: it runs while the upstream answers."""
+    called = threading.Event()
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _request(reader)
+        while not called.is_set():
+            await asyncio.sleep(0.01)
+        writer.write(SSE_HEAD + b"\r\n" + _chunked(BODY))
+        await writer.drain()
+
+    async def main(url: str) -> tuple[int, bytes]:
+        pool = Http1Pool(connect_timeout=5, read_timeout=10)
+        calls = [0]
+
+        def sent() -> None:
+            calls[0] += 1
+            called.set()
+
+        try:
+            reply = await pool.send("POST", url + "/v1/chat/completions", {}, b"{}", sent=sent)
+            return calls[0], await reply.aread()
+        finally:
+            await pool.aclose()
+
+    with RawServer(answer).running() as up:
+        calls, body = asyncio.run(main(up.url))
+    assert calls == 1
+    assert body == BODY
+
+
+@pytest.mark.parametrize("upstream", ["chat", "messages"])
+def test_a_turn_prepared_later_plays_as_one_prepared_at_once(
+    upstream: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_proxy_wire_matrix import _qwen, body
+
+    monkeypatch.setattr("callgate.proxy.core.fresh_id", lambda prefix="call_": prefix + "1")
+    request = {**REQUEST, "model": "Qwen/Qwen2.5-7B-Instruct", "tools": openai_tools(WEATHER)}
+    data = body(upstream, _qwen(upstream))
+    played = []
+    for prepared in (True, False):
+        turn = Engine(request, Options(), upstream=upstream, prepared=prepared)
+        if not prepared:
+            assert not hasattr(turn, "buffer")
+            turn.prepare()
+            made = turn.buffer
+            turn.prepare()
+            assert turn.buffer is made  # made once
+        out = turn.play_bytes(data) + turn.close_bytes()
+        out += b"".join(turn.encode(c) for c in turn.finish())
+        audit = turn.audit()
+        del audit["cpu_us"]
+        played.append((out, audit))
+    assert played[0] == played[1]
+    assert played[0][1]["calls"]  # the stream's leaked call, converted
