@@ -181,3 +181,51 @@ def test_a_turn_prepared_later_plays_as_one_prepared_at_once(
         played.append((out, audit))
     assert played[0] == played[1]
     assert played[0][1]["calls"]  # the stream's leaked call, converted
+
+
+@pytest.mark.parametrize("client", ["chat", "messages"])
+def test_a_turn_of_one_text_chunk_learns_no_shape(
+    client: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shape is learned from a turn's second plain text frame: no probes for one."""
+    import callgate.proxy.engine as engine_module
+
+    parsed: list[bytes] = []
+    parse = engine_module.fast_object
+
+    def counted(data: bytes) -> dict[str, Any] | None:
+        parsed.append(data)
+        return parse(data)
+
+    monkeypatch.setattr(engine_module, "fast_object", counted)
+    turn = Engine(REQUEST, Options(), client=client, upstream="chat")
+    turn.play_bytes(BODY)
+    assert turn._shape is None
+    assert len(parsed) == 3  # the role, the text and the finish chunks; [DONE] is not JSON
+
+
+def test_a_request_leaves_nothing_for_the_garbage_collector() -> None:
+    """The turn, its reader and writer, its buffer: freed when the request ends."""
+    import gc
+
+    async def main(url: str) -> list[str]:
+        app = create_app(ProxyConfig(url))
+        app.start()
+        try:
+            await _asked(app, json.dumps(REQUEST).encode())
+            gc.collect()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            try:
+                for _ in range(3):
+                    await _asked(app, json.dumps(REQUEST).encode())
+                gc.collect()
+                return [type(o).__name__ for o in gc.garbage]
+            finally:
+                gc.set_debug(0)
+                gc.garbage.clear()
+        finally:
+            await app.stop()
+
+    with RawServer(_whole).running() as up:
+        left = asyncio.run(main(up.url))
+    assert not {"GatedTurn", "ChatWriter", "ChatReader", "LLMStreamBuffer"} & set(left)

@@ -367,11 +367,11 @@ class _Exchange:
             upstream = await self._open(self.payload, turn)
         except httpx.HTTPError as exc:
             await self._unreachable(scope, exc)(scope, receive, send)
-            self._record(turn, "unreachable")
+            self._settle([turn], "unreachable")
             return
         if upstream.status_code >= 400:
             await self._relay_error(upstream, scope, receive, send)
-            self._record(turn, "upstream_error")
+            self._settle([turn], "upstream_error")
             return
         headers = relayed(upstream.headers, decoded=True)
         headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
@@ -387,8 +387,7 @@ class _Exchange:
                 receive, send, start, lambda out: self._pump(upstream, turns, out), lazy=True
             )
         finally:
-            for played in turns:
-                self._record(played, "streamed")
+            self._settle(turns, "streamed")
 
     async def _pump(self, upstream: Answer, turns: list[Engine], emit: Outlet) -> bytes | None:
         """Every byte the client receives, sent as it is ready; an engine defect ends cleanly.
@@ -565,12 +564,18 @@ class _Exchange:
                 turns.append(turn)
             final = turn.assemble(response, chunks)
         finally:
-            for played in turns:
-                self._record(played, "whole")
+            self._settle(turns, "whole")
         headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
         await JSONResponse(final, status, header_dict(headers))(scope, receive, send)
 
     # -- after a turn -----------------------------------------------------------------
+
+    def _settle(self, turns: list[Engine], how: str) -> None:
+        """Record every turn played, then let each go (:meth:`Engine.release`)."""
+        for played in turns:
+            self._record(played, how)
+        for played in turns:
+            played.release()
 
     def _record(self, turn: Engine, how: str) -> None:
         """Count a played turn and audit it.

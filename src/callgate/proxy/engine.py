@@ -157,6 +157,8 @@ class Engine(GateCore):
         self._shape: tuple[bytes, bytes, bool] | None = None
         """The bytes before and after the text of a plain text frame, and whether it was echoed
         (see :meth:`_learn`)."""
+        self._plain_seen = False
+        """Whether a plain text frame went through (:meth:`_learn` learns from the next)."""
         self._lane: tuple[bytes, bytes, bool] | None = None
         """A read that is one frame of the learned shape (its bytes before the text, after it
         with the empty line, and whether it is echoed), while the event reader holds nothing:
@@ -323,9 +325,14 @@ class Engine(GateCore):
         string's end is its first unescaped quote): :meth:`_shaped` takes it without parsing
         the frame (a string with escapes is parsed alone, by the frame's own parser). The
         reader (or the echoing writer) must say so of two probes, each read back as its own
-        text, or nothing is kept.
+        text, or nothing is kept. The first plain text frame of a turn is only counted: the
+        shape is learned from the second (a turn of one text chunk, a common short answer,
+        would never read a frame by it).
         """
         if not self.shape_path or frame[:6] != b"data: ":
+            return
+        if not self._plain_seen:
+            self._plain_seen = True
             return
         try:
             token = b'"' + text.encode("utf-8") + b'"'
@@ -460,6 +467,17 @@ class Engine(GateCore):
             out += self._final()
         self.cpu_ns += time.perf_counter_ns() - started
         return out
+
+    def release(self) -> None:
+        """Let go of the turn's reader and writer: the turn is done (recorded, never played again).
+
+        Both refer back to the turn (a repair's writer to the turn that follows): without
+        this the turn, its buffer and everything it read (about 60 objects for a one-chunk
+        turn) form a cycle that waits for the garbage collector; with it they are freed the
+        moment the request drops the turn.
+        """
+        for part in ("reader", "writer"):
+            self.__dict__.pop(part, None)
 
     def encode(self, chunk: Mapping[str, Any]) -> bytes:
         """One chunk as the client's server-sent event."""
