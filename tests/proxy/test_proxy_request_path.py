@@ -10,6 +10,7 @@ client receives are the same either way.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import threading
 from typing import Any
@@ -229,3 +230,79 @@ def test_a_request_leaves_nothing_for_the_garbage_collector() -> None:
     with RawServer(_whole).running() as up:
         left = asyncio.run(main(up.url))
     assert not {"GatedTurn", "ChatWriter", "ChatReader", "LLMStreamBuffer"} & set(left)
+
+
+def _conversation() -> dict[str, Any]:
+    """A Chat request as agents send them: a system prompt, calls answered, tools."""
+    messages: list[Any] = [{"role": "system", "content": "Be brief."}]
+    for n in range(4):
+        messages.append({"role": "user", "content": f"step {n}"})
+        call = {"id": f"c{n}", "type": "function"}
+        call["function"] = {"name": "get_weather", "arguments": '{"city": "Oslo"}'}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": "8 C"})
+    return {**REQUEST, "messages": messages, "tools": openai_tools(WEATHER)}
+
+
+def test_a_request_that_needs_no_rewrite_is_forwarded_as_it_came() -> None:
+    """Its messages and tools are the client's own objects, not copies made per request."""
+    from callgate.proxy.normalize import normalize
+
+    body = _conversation()
+    kept = copy.deepcopy(body)
+    out, rewrites = normalize("openai", body)
+    assert rewrites == []
+    assert out == body == kept
+    assert all(a is b for a, b in zip(out["messages"], body["messages"], strict=True))
+    assert all(a is b for a, b in zip(out["tools"], body["tools"], strict=True))
+
+
+def test_a_rewritten_message_is_a_copy_and_the_body_stays_as_it_was() -> None:
+    from callgate.proxy.normalize import normalize
+
+    body = _conversation()
+    body["messages"][0]["role"] = "developer"
+    body["messages"][2]["tool_calls"][0]["function"]["arguments"] = "{broken"
+    body["messages"][5]["tool_calls"][0]["id"] = "c0"  # a reused id: renamed, its result too
+    body["messages"][6]["tool_call_id"] = "c0"
+    kept = copy.deepcopy(body)
+    out, rewrites = normalize("openai", body)
+    assert body == kept
+    assert {r.code for r in rewrites} == {"role_renamed", "arguments_repaired", "id_renamed"}
+    assert out["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert out["messages"][2]["tool_calls"][0]["function"]["arguments"] == "{}"
+    renamed = out["messages"][5]["tool_calls"][0]["id"]
+    assert renamed != "c0" and out["messages"][6]["tool_call_id"] == renamed
+    assert out["messages"][1] is body["messages"][1]  # untouched: shared
+
+
+def test_a_requests_driver_is_found_by_its_tools_without_formatting_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Equal tools find one driver; tools that differ (a number's type, NaN and null, key
+    order) find their own; a value MessagePack cannot carry is keyed by ``repr``."""
+    from callgate.proxy import core
+
+    formatted: list[object] = []
+
+    def counted(value: object) -> str:
+        formatted.append(value)
+        return builtin_repr(value)
+
+    builtin_repr = repr
+    monkeypatch.setattr(core, "repr", counted, raising=False)
+    options = Options()
+
+    def tools(**schema: Any) -> dict[str, Any]:
+        return {**REQUEST, "tools": openai_tools({"t": {"type": "object", **schema}})}
+
+    first = core.driver_for(tools(default=1), options)
+    assert core.driver_for(copy.deepcopy(tools(default=1)), options) is first
+    others = [tools(default=1.0), tools(default=True), tools(default=None)]
+    others += [tools(default=float("nan")), tools(default="1")]
+    drivers = [core.driver_for(other, options) for other in others]
+    assert len({id(d) for d in [first, *drivers]}) == 6
+    assert formatted == []
+    big = core.driver_for(tools(default=2**70), options)
+    assert big is core.driver_for(tools(default=2**70), options)
+    assert len(formatted) == 2
