@@ -91,7 +91,7 @@ class Processor:
             if exchange.status >= 400 and exchange.gated is not None:
                 self.metrics.upstream_error(f"http_{exchange.status}")
             gated = exchange.gated
-            if gated is None or gated.turn.turn is None:
+            if gated is None or not gated.turn.decided:
                 return
             how = "streamed" if gated.streaming else "whole"
             turn = gated.turn

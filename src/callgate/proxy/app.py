@@ -43,7 +43,7 @@ from callgate.proxy.forwarding import (
 from callgate.proxy.http1 import Http1Pool, Reply, direct
 from callgate.proxy.metrics import Metrics
 from callgate.proxy.normalize import CLIENT_WIRES, Rewrite, client_forms, normalize
-from callgate.proxy.outflow import Emit, stream_out
+from callgate.proxy.outflow import Emit, Outlet, stream_out
 from callgate.proxy.requests import RequestBodyError, read_request, request_bytes
 from callgate.proxy.sse import encode
 from callgate.proxy.wire_errors import error_body, json_or_none, upstream_error_json
@@ -254,7 +254,11 @@ class Proxy:
         self, wire: str, payload: Mapping[str, Any], forms: Mapping[str, str] | None = None
     ) -> Engine:
         return ENGINES[wire](
-            payload, self.config.options, upstream=self.config.upstream_wire, forms=forms
+            payload,
+            self.config.options,
+            upstream=self.config.upstream_wire,
+            forms=forms,
+            prepared=False,
         )
 
     # -- every other path -------------------------------------------------------------
@@ -311,12 +315,16 @@ class _Exchange:
         self.rewrites: list[Rewrite] = []
         """What the request's normalization changed (for the audit record)."""
 
-    async def _open(self, body: Mapping[str, Any]) -> Answer:
+    async def _open(self, body: Mapping[str, Any], turn: Engine | None = None) -> Answer:
+        """Ask the upstream; ``turn``'s buffer is made while it answers (or before, on httpx)."""
         client = self.proxy._client()
         content = request_bytes(body)
         fast = self.proxy.http1
         if fast is not None:
-            return await fast.send("POST", str(self.url), self.headers, content)
+            sent = turn.prepare if turn is not None else None
+            return await fast.send("POST", str(self.url), self.headers, content, sent=sent)
+        if turn is not None:
+            turn.prepare()
         request = client.build_request("POST", self.url, headers=self.headers, content=content)
         return await client.send(request, stream=True)
 
@@ -356,14 +364,14 @@ class _Exchange:
     async def stream(self, turn: Engine, scope: Scope, receive: Receive, send: Send) -> None:
         """A stream=true request: the upstream's events through the engine, as they come."""
         try:
-            upstream = await self._open(self.payload)
+            upstream = await self._open(self.payload, turn)
         except httpx.HTTPError as exc:
             await self._unreachable(scope, exc)(scope, receive, send)
-            self._record(turn, "unreachable")
+            self._settle([turn], "unreachable")
             return
         if upstream.status_code >= 400:
             await self._relay_error(upstream, scope, receive, send)
-            self._record(turn, "upstream_error")
+            self._settle([turn], "upstream_error")
             return
         headers = relayed(upstream.headers, decoded=True)
         headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
@@ -375,17 +383,19 @@ class _Exchange:
         start = {"type": "http.response.start", "status": 200, "headers": headers}
         turns = [turn]
         try:
-            await stream_out(receive, send, start, lambda emit: self._pump(upstream, turns, emit))
+            await stream_out(
+                receive, send, start, lambda out: self._pump(upstream, turns, out), lazy=True
+            )
         finally:
-            for played in turns:
-                self._record(played, "streamed")
+            self._settle(turns, "streamed")
 
-    async def _pump(self, upstream: Answer, turns: list[Engine], emit: Emit) -> None:
+    async def _pump(self, upstream: Answer, turns: list[Engine], emit: Outlet) -> bytes | None:
         """Every byte the client receives, sent as it is ready; an engine defect ends cleanly.
 
-        Should the engine itself fail, the client gets an error event (the wire's error
-        shape) and the stream's end instead of an aborted connection; nothing withheld
-        is released. A failure to write to the client is not the engine's: it goes on.
+        Returns the last piece, which goes out with the body's end. Should the engine
+        itself fail, the client gets an error event (the wire's error shape) and the
+        stream's end instead of an aborted connection; nothing withheld is released. A
+        failure to write to the client is not the engine's: it goes on.
         """
         writing = [False]
 
@@ -395,24 +405,32 @@ class _Exchange:
             writing[0] = False
 
         try:
-            await self._play(upstream, turns, out)
+            return await self._play(upstream, turns, out, emit.watch)
         except Exception:
             if writing[0]:
                 raise
             logger.exception("callgate proxy: the engine failed on a stream")
             self.proxy.metrics.upstream_error("engine_error")
             body = error_body(self.wire, 500, "callgate proxy: internal error", "engine_error")
-            await emit(encode(body, "error" if self.wire == "messages" else None))
-            await emit(turns[-1].done)
+            return encode(body, "error" if self.wire == "messages" else None) + turns[-1].done
 
-    async def _play(self, upstream: Answer, turns: list[Engine], emit: Emit) -> None:
-        """Every turn of a repair in order, then the end."""
+    async def _play(
+        self, upstream: Answer, turns: list[Engine], emit: Emit, watch: Callable[[], None]
+    ) -> bytes:
+        """Every turn of a repair in order, then the end (returned: it goes with the body's end).
+
+        ``watch()`` comes before every wait for the upstream (see :func:`stream_out`).
+        """
         turn = turns[0]
         while True:
-            await self._play_turn(upstream, turn, emit)
+            last = await self._play_turn(upstream, turn, emit, watch)
             if turn.repair is None:
                 break
+            if last:  # what the turn released goes out before the upstream is asked again
+                await emit(last)
+                last = b""
             again: Answer | None = None
+            watch()
             try:
                 again = await self._open(turn.repair)
             except httpx.HTTPError as exc:
@@ -421,25 +439,54 @@ class _Exchange:
                 if again is not None:
                     self.proxy.metrics.upstream_error(f"http_{again.status_code}")
                     await again.aclose()
-                given_up = b"".join(turn.encode(chunk) for chunk in turn.give_up())
-                if given_up:
-                    await emit(given_up)
+                last = b"".join(turn.encode(chunk) for chunk in turn.give_up())
                 break
             upstream = again
             turn = turn.follow_up()
             turns.append(turn)
-        if turn.done:
-            await emit(turn.done)
+        return last + turn.done
 
-    async def _play_turn(self, upstream: Answer, turn: Engine, emit: Emit) -> None:
-        """One upstream response through one turn: each read's events played, sent at once."""
+    async def _play_turn(
+        self, upstream: Answer, turn: Engine, emit: Emit, watch: Callable[[], None]
+    ) -> bytes:
+        """One upstream response through one turn: each read's events played, sent at once.
+
+        Once the upstream's whole answer is in (the lean client knows), the rest is played
+        without waiting for anything: it is returned, not sent, so the turn's end goes out
+        in one write with the response's end. An engine defect sends what was held first.
+        """
+        held = bytearray()
+        try:
+            await self._play_reads(upstream, turn, emit, watch, held)
+        except Exception:
+            if held:
+                await emit(bytes(held))
+            raise
+        return bytes(held)
+
+    async def _play_reads(
+        self,
+        upstream: Answer,
+        turn: Engine,
+        emit: Emit,
+        watch: Callable[[], None],
+        held: bytearray,
+    ) -> None:
         sse = "event-stream" in upstream.headers.get("content-type", "")
         whole = bytearray()
         audit = self.proxy.audit is not None
         encoded = "content-encoding" in upstream.headers
+        lean = upstream if isinstance(upstream, Reply) else None
         read = upstream.read if isinstance(upstream, Reply) else _reader(upstream, encoded)
+        if lean is None:
+            watch()
         try:
-            while data := await read():
+            while True:
+                if lean is not None and not lean.ready:
+                    watch()
+                data = await read()
+                if not data:
+                    break
                 if self.first_byte is None:
                     self.first_byte = time.perf_counter()
                 if audit:
@@ -449,11 +496,12 @@ class _Exchange:
                     continue
                 out = turn.play_bytes(data)
                 if out:
-                    await emit(out)
+                    if lean is not None and lean.ended:
+                        held += out
+                    else:
+                        await emit(out)
             if sse:
-                out = turn.close_bytes()
-                if out:
-                    await emit(out)
+                held += turn.close_bytes()
         except httpx.HTTPError as exc:  # the upstream stopped mid-stream: end the turn cleanly
             self.proxy.metrics.upstream_error(type(exc).__name__)
             turn.interrupted(f"the upstream stream broke: {type(exc).__name__}")
@@ -461,9 +509,7 @@ class _Exchange:
             await upstream.aclose()
         # not sse: a server that answered stream=true with one JSON body
         chunks = turn.finish() if sse else turn.whole_chunks(json_or_none(bytes(whole)))
-        end = b"".join([turn.encode(chunk) for chunk in chunks])
-        if end:
-            await emit(end)
+        held += b"".join([turn.encode(chunk) for chunk in chunks])
 
     # -- stream=false -----------------------------------------------------------------
 
@@ -478,7 +524,7 @@ class _Exchange:
         try:
             while True:
                 try:
-                    upstream = await self._open(body)
+                    upstream = await self._open(body, turn)
                     data = await upstream.aread()
                     await upstream.aclose()
                 except httpx.HTTPError as exc:
@@ -518,12 +564,18 @@ class _Exchange:
                 turns.append(turn)
             final = turn.assemble(response, chunks)
         finally:
-            for played in turns:
-                self._record(played, "whole")
+            self._settle(turns, "whole")
         headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
         await JSONResponse(final, status, header_dict(headers))(scope, receive, send)
 
     # -- after a turn -----------------------------------------------------------------
+
+    def _settle(self, turns: list[Engine], how: str) -> None:
+        """Record every turn played, then let each go (:meth:`Engine.release`)."""
+        for played in turns:
+            self._record(played, how)
+        for played in turns:
+            played.release()
 
     def _record(self, turn: Engine, how: str) -> None:
         """Count a played turn and audit it.
@@ -531,7 +583,7 @@ class _Exchange:
         A turn the upstream never answered is only an upstream error, counted where it
         happened.
         """
-        if turn.turn is None:
+        if not turn.decided:
             return
         self.proxy.metrics.turn(turn, how)
         audit = self.proxy.audit

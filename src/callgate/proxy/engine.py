@@ -17,6 +17,8 @@ The API the proxy, the Envoy processor and the framework integrations drive:
 - ``Engine(request, options, client=..., upstream=...)``, or the one-wire names
   :class:`GatedTurn` (Chat Completions), ``GatedMessages`` (Anthropic Messages) and
   ``GatedResponses`` (OpenAI Responses); ``RequestError`` for a request it cannot gate;
+  ``prepared=False`` and then ``prepare()`` before the first chunk: the turn's buffer made
+  later (the proxy makes it while the upstream is asked);
 - ``feed(chunk)``, ``feed_event(event)``, ``play(event)``, ``play_bytes(data)`` and
   ``close_bytes()``, ``finish()``;
   ``whole(response)`` for a stream=false response;
@@ -106,6 +108,7 @@ class Engine(GateCore):
         client: str | None = None,
         upstream: str | None = None,
         forms: Mapping[str, str] | None = None,
+        prepared: bool = True,
     ) -> None:
         client = client or self.client_wire
         if continues is not None:
@@ -131,7 +134,7 @@ class Engine(GateCore):
         else:
             self.client_request = continues.client_request
             self.rewrites = continues.rewrites
-        super().__init__(request, options, attempt)
+        super().__init__(request, options, attempt, prepared=prepared)
         self.head: Native | None = None
         """The upstream's envelope or message start, as it came."""
         self.usage: Usage | None = None
@@ -154,6 +157,8 @@ class Engine(GateCore):
         self._shape: tuple[bytes, bytes, bool] | None = None
         """The bytes before and after the text of a plain text frame, and whether it was echoed
         (see :meth:`_learn`)."""
+        self._plain_seen = False
+        """Whether a plain text frame went through (:meth:`_learn` learns from the next)."""
         self._lane: tuple[bytes, bytes, bool] | None = None
         """A read that is one frame of the learned shape (its bytes before the text, after it
         with the empty line, and whether it is echoed), while the event reader holds nothing:
@@ -276,6 +281,8 @@ class Engine(GateCore):
         if frame[:1] == b"e":  # event: NAME, then the data line
             cut = frame.index(b"\n")
             name, payload = frame[7:cut], frame[cut + 7 :]
+        if payload == b"[DONE]":  # the stream's own end, as feed_event reads it
+            return b"".join([self.encode(c) for c in self.finish(clean=True)])
         chunk = None if self.finished else fast_object(payload)
         if chunk is None:
             return self.play(event_of(payload, name))
@@ -318,9 +325,14 @@ class Engine(GateCore):
         string's end is its first unescaped quote): :meth:`_shaped` takes it without parsing
         the frame (a string with escapes is parsed alone, by the frame's own parser). The
         reader (or the echoing writer) must say so of two probes, each read back as its own
-        text, or nothing is kept.
+        text, or nothing is kept. The first plain text frame of a turn is only counted: the
+        shape is learned from the second (a turn of one text chunk, a common short answer,
+        would never read a frame by it).
         """
         if not self.shape_path or frame[:6] != b"data: ":
+            return
+        if not self._plain_seen:
+            self._plain_seen = True
             return
         try:
             token = b'"' + text.encode("utf-8") + b'"'
@@ -455,6 +467,17 @@ class Engine(GateCore):
             out += self._final()
         self.cpu_ns += time.perf_counter_ns() - started
         return out
+
+    def release(self) -> None:
+        """Let go of the turn's reader and writer: the turn is done (recorded, never played again).
+
+        Both refer back to the turn (a repair's writer to the turn that follows): without
+        this the turn, its buffer and everything it read (about 60 objects for a one-chunk
+        turn) form a cycle that waits for the garbage collector; with it they are freed the
+        moment the request drops the turn.
+        """
+        for part in ("reader", "writer"):
+            self.__dict__.pop(part, None)
 
     def encode(self, chunk: Mapping[str, Any]) -> bytes:
         """One chunk as the client's server-sent event."""

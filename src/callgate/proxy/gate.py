@@ -16,9 +16,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
-from callgate.buffer import UnreadableChunk
-from callgate.driver.loop import Turn, TurnStep, finish_turn
-from callgate.fsm.verdict import VERDICT
+from callgate.buffer import LLMStreamBuffer, UnreadableChunk
+from callgate.driver.history import turn_history
+from callgate.driver.loop import Turn, TurnStep
+from callgate.fsm.verdict import VERDICT, Verdict
 from callgate.gate.findings import Finding, finding
 from callgate.gate.turn import CallRef, NativeRef, TextRef, TextSlot, call_order
 from callgate.proxy import core
@@ -44,20 +45,29 @@ class GateCore(ABC):
     wire = "openai"
     """The upstream's wire, as the library's strategy names it."""
 
-    def __init__(self, request: Mapping[str, Any], options: Options | None, attempt: int) -> None:
+    def __init__(
+        self,
+        request: Mapping[str, Any],
+        options: Options | None,
+        attempt: int,
+        *,
+        prepared: bool = True,
+    ) -> None:
         self.request = request
         self.options = options if options is not None else Options()
         self.attempt = attempt
         """How many repairs came before this turn (0: the first answer)."""
         self.driver = driver_for(request, self.options, self.wire)
-        self.buffer = self.driver.new_stream_buffer()
-        # The driver is shared by every request with these tools; the limit and the
-        # repair mode are this request's, set before the first chunk starts the gate.
-        self.buffer.max_tokens = output_token_limit(request)
-        self.buffer.repair = "lossless" if self.options.repair_json else None
+        self.buffer: LLMStreamBuffer
+        """The turn's buffer (see :meth:`prepare`)."""
+        self._prepared = False
+        if prepared:
+            self.prepare()
         self.steps: list[TurnStep] = []
-        self.turn: Turn | None = None
-        """The played turn once finished: history, verdict and findings."""
+        self._turn: Turn | None = None
+        self._verdict: Verdict | None = None
+        """The turn's verdict once ended (:attr:`turn` is gathered around it when asked)."""
+        self._found: tuple[Finding, ...] = ()
         self.extra_findings: list[Finding] = []
         """Findings of the proxy's own: an upstream chunk the loop could not take."""
         self.upstream_finish: str | None = None
@@ -89,6 +99,22 @@ class GateCore(ABC):
         self.text_ids: dict[CallRef | None, str] = {}
         """Each text call's id by its reference, made once (see :meth:`text_call_id`)."""
         self._dead = False
+
+    def prepare(self) -> None:
+        """Make the turn's buffer, once; ``prepared=False`` leaves it to the caller.
+
+        The request is read and its driver found when the turn is made (what can refuse
+        it comes first); the buffer only needs to be there for the first chunk, so the
+        proxy makes it while the upstream is being asked.
+        """
+        if self._prepared:
+            return
+        self._prepared = True
+        self.buffer = self.driver.new_stream_buffer()
+        # The driver is shared by every request with these tools; the limit and the
+        # repair mode are this request's, set before the first chunk starts the gate.
+        self.buffer.max_tokens = output_token_limit(self.request)
+        self.buffer.repair = "lossless" if self.options.repair_json else None
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -172,8 +198,36 @@ class GateCore(ABC):
         response = self.driver.process_llm_response(buffer)
         text = buffer.text()
         self.steps.append(TurnStep(None, text, response))
-        self.turn = finish_turn(buffer, self.steps)
+        recorder = buffer.recorder
+        stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
+        self._verdict = buffer.verdict_of(stepper)
+        self._found = tuple(buffer.findings)
         return text
+
+    @property
+    def decided(self) -> bool:
+        """Whether the turn ended and has its verdict (:meth:`end` ran)."""
+        return self._verdict is not None
+
+    @property
+    def turn(self) -> Turn | None:
+        """The played turn once ended: history, verdict and findings (None before).
+
+        What :func:`~callgate.driver.loop.finish_turn` gathers. Its verdict and findings
+        are taken at the end; its results and the next request's history only when first
+        asked (a repair, a caller), for the buffer no longer changes: most turns never
+        need them.
+        """
+        if self._turn is None and self._verdict is not None:
+            steps = self.steps
+            results, history = turn_history(
+                self.buffer,
+                [r for step in steps for r in step.response.results],
+                [m for step in steps for m in step.response.answers],
+            )
+            text = "".join(step.text for step in steps)
+            self._turn = Turn(text, tuple(results), tuple(history), self._verdict, self._found)
+        return self._turn
 
     def interrupted(self, reason: str) -> None:
         """The upstream stream broke off: a finding (then ``finish`` ends the turn in error)."""
@@ -190,12 +244,12 @@ class GateCore(ABC):
     @property
     def status(self) -> str:
         """The turn's verdict: ``pass``, ``fail`` or ``not_applicable`` (a broken stream fails)."""
-        return self.turn.status if self.turn is not None else "streaming"
+        return self._verdict if self._verdict is not None else "streaming"
 
     @property
     def findings(self) -> list[Finding]:
         """What the gate found, then the proxy's own findings, then refused text calls'."""
-        found = list(self.turn.findings) if self.turn is not None else []
+        found = list(self._found)
         detector = self.buffer.text_queue.detector
         if detector is not None:
             found += detector.findings
@@ -247,7 +301,7 @@ class GateCore(ABC):
         answered = {r.call.ref: r for r in results}
         accepted = [r for r in answered.values() if not r.refused]
         refused = [r for r in answered.values() if r.refused]
-        verdict = self.turn.status if self.turn is not None else None
+        verdict = self._verdict
         late = verdict in _APPLICABLE and verdict not in _RUNS and accepted
         if late and not self.extra_findings:  # an error after the turn's end (an error frame)
             errors = [f for f in self.findings if f.severity == "error"]
@@ -315,7 +369,7 @@ class GateCore(ABC):
 
         Its raw text is not what the gate accepted, so the call carries the repaired value.
         """
-        found = self.turn.findings if self.turn is not None else []
+        found = self._found
         return any(f.code == "repaired_arguments" and f.slot == ref.slot for f in found)
 
     def _text_slot(self, ref: CallRef | None) -> TextSlot | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -261,6 +261,22 @@ class Reply:
                 raise connection.error
             await connection.wait(self._timeout)
 
+    @property
+    def ready(self) -> bool:
+        """Whether :meth:`read` returns without waiting (body received, its end, or an error)."""
+        connection = self._connection
+        return (
+            (bool(connection.pieces) and self._decoder is None)
+            or connection.complete
+            or connection.error is not None
+        )
+
+    @property
+    def ended(self) -> bool:
+        """Whether the whole body is in and read: a later :meth:`read` waits for nothing."""
+        connection = self._connection
+        return connection.complete and not connection.pieces
+
     async def aiter_raw(self) -> Any:
         """The body's pieces as they arrive (an async iterator)."""
         while data := await self.read():
@@ -345,9 +361,19 @@ class Http1Pool:
             connection._close()
 
     async def send(
-        self, method: str, url: str, headers: dict[str, str], body: bytes = b""
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        body: bytes = b"",
+        *,
+        sent: Callable[[], None] | None = None,
     ) -> Reply:
-        """Send one request; return once its status and headers are in."""
+        """Send one request; return once its status and headers are in.
+
+        ``sent`` is called once the request is written, before the wait for the answer
+        (work that can be done while the upstream answers).
+        """
         key, start = self._start(method, url)
         lines = [start]
         asked = False
@@ -363,6 +389,8 @@ class Http1Pool:
         for _ in range(2):
             connection = await self._connection(key)
             connection.send(head, body)
+            if sent is not None:
+                sent()
             try:
                 while not connection.headed:
                     if connection.error is not None:

@@ -27,6 +27,8 @@ from typing import Any
 
 from attrs import frozen
 
+from callgate.proxy.fastjson import loads
+
 __all__ = ["CLIENT_WIRES", "CODES", "WIRES", "Rewrite", "client_forms", "normalize"]
 
 CODES = {
@@ -80,7 +82,7 @@ def _object_arguments(raw: object) -> tuple[dict[str, Any], bool]:
     value = raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw) if raw.strip() else {}
+            value = loads(raw) if raw.strip() else {}
         except ValueError:
             return {}, True
     if isinstance(value, dict):
@@ -155,8 +157,12 @@ def _chat(body: dict[str, Any], log: Log) -> None:
                 name = _name(tool)
                 log.append(Rewrite("tool_dropped", f"tools[{n}]", f"{name}: not a function"))
                 continue
-            function = dict(tool.get("function") or {})
+            given = tool.get("function")
+            function = dict(given or {})
             schema, why = _object_schema(function.get("parameters"))
+            if why is None and isinstance(given, Mapping):  # as it came
+                kept.append(tool)
+                continue
             if why is not None:
                 function["parameters"] = schema
                 log.append(Rewrite("schema_fixed", f"tools[{n}]", f"{function.get('name')}: {why}"))
@@ -177,23 +183,30 @@ def _chat_messages(messages: list[Any], log: Log) -> list[Any]:
     orphans: list[Any] = []
     """Results of no call, kept as user text after the open turn's answers."""
     for n, sent in enumerate(messages):
-        if not isinstance(sent, Mapping):
+        if not _is_mapping(sent):
             out.append(sent)
             continue
-        message = dict(sent)
+        message = sent  # copied only where something in it is rewritten
         role = message.get("role")
         if role != "tool":
-            out += _chat_answers(waiting, ids, f"messages[{n}]", log) + orphans
-            waiting, orphans = [], []
+            if waiting or orphans:
+                out += _chat_answers(waiting, ids, f"messages[{n}]", log) + orphans
+                waiting, orphans = [], []
+            else:
+                ids.close()
         if role == "developer":
-            message["role"] = "system"
+            message = {**message, "role": "system"}
             log.append(Rewrite("role_renamed", f"messages[{n}]", "developer -> system"))
-        elif role == "assistant" and isinstance(message.get("tool_calls"), list):
-            message["tool_calls"] = calls = [
+        elif role == "assistant" and isinstance(given_calls := message.get("tool_calls"), list):
+            calls = [
                 _chat_call(call, ids, f"messages[{n}].tool_calls[{k}]", log)
-                for k, call in enumerate(message["tool_calls"])
+                for k, call in enumerate(given_calls)
             ]
-            waiting = [c["id"] for c in calls if isinstance(c, Mapping)]
+            if any(c is not g for c, g in zip(calls, given_calls, strict=True)):
+                message = {**message, "tool_calls": calls}
+            elif type(message) is not dict:
+                message = dict(message)
+            waiting = [c["id"] for c in calls if _is_mapping(c)]
         elif role == "tool":
             given = message.get("tool_call_id")
             forwarded = ids.result(given)
@@ -201,25 +214,39 @@ def _chat_messages(messages: list[Any], log: Log) -> list[Any]:
                 log.append(Rewrite("result_orphaned", f"messages[{n}]", f"id {given!r}"))
                 orphans.append({"role": "user", "content": _orphan(given, message.get("content"))})
                 continue
-            message["tool_call_id"] = forwarded
+            if forwarded != given:
+                message = {**message, "tool_call_id": forwarded}
             waiting.remove(forwarded)
+        if type(message) is not dict:
+            message = dict(message)
         out.append(message)
     return out + _chat_answers(waiting, ids, f"messages[{len(messages)}]", log) + orphans
 
 
 def _chat_call(call: Any, ids: _Ids, where: str, log: Log) -> Any:
-    if not isinstance(call, Mapping):
+    """The call as forwarded: ``call`` itself when nothing in it is rewritten."""
+    if not _is_mapping(call):
         return call
-    call = dict(call)
-    call["id"] = ids.call(call.get("id"), where, log)
-    function = dict(call.get("function") or {})
-    raw = function.get("arguments")
+    given = call.get("id")
+    fresh = ids.call(given, where, log)
+    function = call.get("function")
+    raw = function.get("arguments") if _is_mapping(function) else None
     arguments, changed = _object_arguments(raw)
     if changed or not isinstance(raw, str):
+        function = dict(function or {})
         function["arguments"] = json.dumps(arguments)
         log.append(Rewrite("arguments_repaired", where, f"{function.get('name')}: {raw!r:.80}"))
-    call["function"] = function
+    elif fresh == given and type(call) is dict and type(function) is dict:
+        return call
+    call = dict(call)
+    call["id"] = fresh
+    call["function"] = dict(function)
     return call
+
+
+def _is_mapping(value: object) -> bool:
+    """``isinstance(value, Mapping)``, a plain dict told without the ABC's check."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _chat_answers(waiting: list[str], ids: _Ids, where: str, log: Log) -> list[dict[str, Any]]:
