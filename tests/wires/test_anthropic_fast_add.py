@@ -414,3 +414,24 @@ def test_text_deltas_keep_the_content_and_the_queue_as_the_checked_path_does(
     limits = Limits(max_text_bytes=most)
     reference = text_side(CheckedOnly(), chunks, limits, held)
     assert text_side(AnthropicStrategy(), chunks, limits, held) == reference
+
+
+def test_a_subclass_that_defines_show_sees_every_text_delta() -> None:
+    """The one-call text step stands in for the buffer's own ``_show`` only."""
+
+    class Seeing(LLMStreamBuffer):
+        def _show(self, shown: str) -> None:
+            seen.append(shown)
+            super()._show(shown)
+
+    seen: list[str] = []
+    text = {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}
+    deltas = [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+        for t in ("Hel", "lo")
+    ]
+    buffer = Seeing()
+    for event in [START, text, *deltas]:
+        buffer.add(event)
+    assert seen == ["Hel", "lo"]
+    assert buffer.text() == "Hello" and buffer.get_content() == "Hello"
