@@ -308,7 +308,10 @@ class TurnReader:
             or self._ended
         ):
             return
-        steady = self._steady = _Steady(strategy, gate, self._acc, self._show)
+        show: Callable[[str], None] = self._show
+        if type(self)._show is TurnReader._show:  # (a subclass's own _show stays in charge)
+            show = self.text_queue.plain_feeder(self._content) or show
+        steady = self._steady = _Steady(strategy, gate, self._acc, show)
         if type(self).add is TurnReader.add and gate.appends_in_place:
             # (a subclass's own add() stays in charge, and a recording gate sees each append)
             rest = functools.partial(TurnReader._common, self)

@@ -98,6 +98,24 @@ class TextQueue:
         else:
             self._take(detector.feed(delta))
 
+    def plain_feeder(self, content: list[str]) -> Callable[[str], None] | None:
+        """One call that keeps a delta in ``content`` and feeds it, for a queue with no detector.
+
+        What ``content.append(delta)`` and :meth:`feed` do then (the delta queued as it came,
+        before the end and after it alike); None for a queue that detects calls or a class
+        that feeds otherwise (a recording queue).
+        """
+        if self.detector is not None or type(self).feed is not TextQueue.feed:
+            return None
+        queue = self._queue
+
+        def show(delta: str) -> None:
+            content.append(delta)
+            self._fed += len(delta)
+            queue.append(delta)
+
+        return show
+
     def pass_plain(self, delta: str) -> bool:
         """Feed ``delta`` and count it shown at once, if no marker can start in it.
 

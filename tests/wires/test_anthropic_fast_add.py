@@ -383,3 +383,55 @@ def test_text_deltas_count_against_the_limit_as_the_gate_counts_them(
     limits = Limits(max_text_bytes=most)
     reference = played(CheckedOnly(), chunks, limits=limits)
     assert played(AnthropicStrategy(), chunks, limits=limits) == reference
+
+
+def text_side(
+    strategy: AnthropicStrategy, chunks: list[Any], limits: Limits, held: set[int]
+) -> list[Any]:
+    """Per event: the turn's content so far, the characters held back and ``text()`` (the
+    display held at the positions in ``held``), with the text after the end."""
+    buffer = LLMStreamBuffer(strategy=strategy, limits=limits)
+    seen: list[Any] = []
+    for at, event in enumerate(chunks):
+        if at in held:
+            buffer.hold()
+        buffer.add(copy.deepcopy(event))
+        seen.append((buffer.get_content(), buffer.text_queue.held, buffer.text()))
+        buffer.release()
+    buffer.end()
+    return [*seen, (buffer.get_content(), buffer.text_queue.held, buffer.text())]
+
+
+@settings(max_examples=300)
+@given(split_text(), st.sets(st.integers(0, 12), max_size=4))
+def test_text_deltas_keep_the_content_and_the_queue_as_the_checked_path_does(
+    drawn: tuple[list[Any], int], held: set[int]
+) -> None:
+    """A text delta on the wire's ``add`` is kept and queued in one call (no detector):
+    at every split, limit and held display the content, the count of characters held back
+    and the text handed out are the checked path's."""
+    chunks, most = drawn
+    limits = Limits(max_text_bytes=most)
+    reference = text_side(CheckedOnly(), chunks, limits, held)
+    assert text_side(AnthropicStrategy(), chunks, limits, held) == reference
+
+
+def test_a_subclass_that_defines_show_sees_every_text_delta() -> None:
+    """The one-call text step stands in for the buffer's own ``_show`` only."""
+
+    class Seeing(LLMStreamBuffer):
+        def _show(self, shown: str) -> None:
+            seen.append(shown)
+            super()._show(shown)
+
+    seen: list[str] = []
+    text = {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}
+    deltas = [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+        for t in ("Hel", "lo")
+    ]
+    buffer = Seeing()
+    for event in [START, text, *deltas]:
+        buffer.add(event)
+    assert seen == ["Hel", "lo"]
+    assert buffer.text() == "Hello" and buffer.get_content() == "Hello"

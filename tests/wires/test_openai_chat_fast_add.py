@@ -78,12 +78,59 @@ def dressed(draw: st.DrawFn) -> list[Any]:
     return chunks
 
 
+@st.composite
+def enveloped(draw: st.DrawFn) -> list[Any]:
+    """A kit stream whose argument chunks carry what the wire's ``add`` must check beside a
+    fragment: a usage report, an error on the chunk or its choice, a finish reason, a choice
+    index (or none), an entry's id and a function's name, each present, null or another value."""
+    chunks = draw(bent_streams())
+    values = st.sampled_from(
+        [None, 0, 1, "x", "stop", {"message": "m"}, {"completion_tokens": 4}, [], {}]
+    )
+    for piece in chunks:
+        try:
+            choice = piece["choices"][0]
+            entry = choice["delta"]["tool_calls"][0]
+            function = entry["function"]
+        except (KeyError, TypeError, IndexError):
+            continue
+        if not (type(choice) is dict and type(entry) is dict and type(function) is dict):
+            continue
+        places = [
+            (piece, "usage"),
+            (piece, "error"),
+            (choice, "error"),
+            (choice, "finish_reason"),
+            (choice, "index"),
+            (entry, "id"),
+            (function, "name"),
+        ]
+        for where, key in draw(st.lists(st.sampled_from(places), max_size=3)):
+            if draw(st.booleans()):
+                where.pop(key, None)
+            else:
+                where[key] = draw(values)
+    return chunks
+
+
 @settings(max_examples=300)
 @given(st.one_of(widened(), dressed()), LIMITS)
 def test_the_buffers_add_reads_every_chunk_as_accumulate_does(
     chunks: list[Any], limits: Limits
 ) -> None:
     options = {"text_formats": None, "limits": limits}
+    assert played(OpenAIStrategy(), chunks, **options) == played(CheckedOnly(), chunks, **options)
+
+
+@settings(max_examples=300)
+@given(enveloped(), LIMITS, st.sampled_from([None, 4]))
+def test_what_comes_beside_a_fragment_is_read_as_accumulate_does(
+    chunks: list[Any], limits: Limits, max_tokens: int | None
+) -> None:
+    """A usage report (against the request's token limit), an error, a finish reason, another
+    choice, an id or a name beside a fragment: the wire's ``add`` leaves the chunk to the
+    buffer's path, which reads it as the checked path does."""
+    options = {"text_formats": None, "limits": limits, "max_tokens": max_tokens}
     assert played(OpenAIStrategy(), chunks, **options) == played(CheckedOnly(), chunks, **options)
 
 
@@ -99,6 +146,40 @@ def turn(*parts: str) -> list[dict[str, Any]]:
         *(chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in parts),
         chunk({}, "tool_calls"),
     ]
+
+
+BESIDE = [
+    ("chunk", "usage", {"completion_tokens": 5}),
+    ("chunk", "usage", None),
+    ("chunk", "error", {"message": "overloaded"}),
+    ("choice", "error", {"message": "overloaded"}),
+    ("choice", "finish_reason", "length"),
+    ("choice", "finish_reason", None),
+    ("choice", "index", 1),
+    ("choice", "index", None),
+    ("entry", "id", "call_2"),
+    ("entry", "id", None),
+    ("function", "name", "other"),
+    ("function", "name", None),
+]
+
+
+@pytest.mark.parametrize("drop", [False, True])
+@pytest.mark.parametrize(("where", "key", "value"), BESIDE)
+def test_each_field_beside_a_fragment_is_read_as_accumulate_does(
+    where: str, key: str, value: Any, drop: bool
+) -> None:
+    chunks = turn('{"q": ', '"a", ', '"r": 1}')
+    piece = chunks[2]
+    choice = piece["choices"][0]
+    entry = choice["delta"]["tool_calls"][0]
+    place = {"chunk": piece, "choice": choice, "entry": entry, "function": entry["function"]}
+    if drop:
+        place[where].pop(key, None)
+    else:
+        place[where][key] = value
+    options = {"max_tokens": 4}
+    assert played(OpenAIStrategy(), chunks, **options) == played(CheckedOnly(), chunks, **options)
 
 
 def test_once_resolved_the_buffers_add_is_the_wires_and_it_goes_at_the_end() -> None:

@@ -51,19 +51,24 @@ def fast_add(
                         [entry] = entries
                         # index and function, or more with no id (``"type": "function"``,
                         # ``"id": null``, which some servers repeat on every entry); no name
-                        if len(entry) == 2 or entry.get("id") is None:
+                        if "id" not in entry or entry["id"] is None:
                             function = entry["function"]
-                            if len(function) == 1 or function.get("name") is None:
+                            if "name" not in function or function["name"] is None:
                                 index = entry["index"]
                                 text = function["arguments"]
                                 if type(index) is int and type(text) is str and text:
                                     slot = slots[index]  # a KeyError once the path is cut
+                                    # ``in`` tests and subscripts, not ``dict.get``: a method
+                                    # call costs about as much as three of them
                                     if (
-                                        choice.get("finish_reason") is None
+                                        (
+                                            "finish_reason" not in choice
+                                            or choice["finish_reason"] is None
+                                        )
                                         and "error" not in chunk
                                         and "error" not in choice
-                                        and chunk.get("usage") is None
-                                        and choice.get("index", 0) == chosen
+                                        and ("usage" not in chunk or chunk["usage"] is None)
+                                        and (choice["index"] if "index" in choice else 0) == chosen  # noqa: SIM401
                                     ):
                                         room = slot.room - (
                                             len(text)
