@@ -393,8 +393,10 @@ def test_a_whole_answer_streamed_to_a_chat_client_says_the_role_once() -> None:
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
 
 
-def test_a_native_calls_repaired_arguments_are_the_ones_sent() -> None:
-    options = Options(on_blocked="notice", repair_json=True)
+@pytest.mark.parametrize("repair_json", [True, False])
+def test_a_native_calls_repaired_arguments_are_the_ones_sent(repair_json: bool) -> None:
+    """With ``repair_json`` the repaired call is sent; without it the broken call is withheld."""
+    options = Options(on_blocked="notice", repair_json=repair_json)
     engine = Engine(CHAT, options, client="chat", upstream="chat")
     call = {
         "index": 0,
@@ -403,10 +405,12 @@ def test_a_native_calls_repaired_arguments_are_the_ones_sent() -> None:
         "function": {"name": "get_weather", "arguments": '{"city": "Paris",}'},
     }
     out = played(engine, [chat_chunk({"tool_calls": [call]}), chat_chunk({}, "tool_calls")])
-    assert [json.loads(c.arguments) for c in engine.calls] == [{"city": "Paris"}]
-    assert [json.loads(text) for text in sent_arguments("chat", out).values()] == [
-        {"city": "Paris"}
-    ]
+    sent = [json.loads(text) for text in sent_arguments("chat", out).values()]
+    if repair_json:
+        assert [json.loads(c.arguments) for c in engine.calls] == [{"city": "Paris"}]
+        assert sent == [{"city": "Paris"}]
+    else:
+        assert engine.calls == [] and sent == []
 
 
 def test_each_responses_item_ends_at_the_place_it_was_added() -> None:
