@@ -24,6 +24,7 @@ from callgate.proxy.outflow import Outlet, stream_out
 from callgate.proxy.upstream import sse_body
 from proxy_cases import WEATHER, openai_tools
 from proxy_cases import chat_chunk as chat
+from test_proxy_shaped_frames import count_parses
 from test_proxy_upstream_client import SSE_HEAD, RawServer, _chunked, _request
 
 START = {"type": "http.response.start", "status": 200, "headers": []}
@@ -189,16 +190,7 @@ def test_a_turn_of_one_text_chunk_learns_no_shape(
     client: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The shape is learned from a turn's second plain text frame: no probes for one."""
-    import callgate.proxy.engine as engine_module
-
-    parsed: list[bytes] = []
-    parse = engine_module.fast_object
-
-    def counted(data: bytes) -> dict[str, Any] | None:
-        parsed.append(data)
-        return parse(data)
-
-    monkeypatch.setattr(engine_module, "fast_object", counted)
+    parsed = count_parses(monkeypatch)
     turn = Engine(REQUEST, Options(), client=client, upstream="chat")
     turn.play_bytes(BODY)
     assert turn._shape is None

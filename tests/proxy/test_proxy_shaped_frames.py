@@ -124,12 +124,8 @@ def test_a_shaped_frame_gives_what_the_general_path_gives_at_every_split(
     assert _played(reads, client, True) == _played(reads, client, False)
 
 
-@pytest.mark.parametrize("client", ["chat", "messages"])
-def test_plain_text_frames_after_the_second_are_not_parsed(
-    client: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without the shape every text frame would be parsed as JSON (it is learned from the
-    second, a turn of one text frame never needing it)."""
+def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The frames the engine parses as JSON from now on (``fast_object`` counted)."""
     parsed: list[bytes] = []
     parse = engine_module.fast_object
 
@@ -138,6 +134,16 @@ def test_plain_text_frames_after_the_second_are_not_parsed(
         return parse(data)
 
     monkeypatch.setattr(engine_module, "fast_object", counted)
+    return parsed
+
+
+@pytest.mark.parametrize("client", ["chat", "messages"])
+def test_plain_text_frames_after_the_second_are_not_parsed(
+    client: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the shape every text frame would be parsed as JSON (it is learned from the
+    second, a turn of one text frame never needing it)."""
+    parsed = count_parses(monkeypatch)
     texts = ["Plain ", "prose ", "only, ", "no markup."]
     body = [_frame(ENVELOPE, t, ascii_only=False, first=False) for t in texts]
     reads = _reads(0, body, [])

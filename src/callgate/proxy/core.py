@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from attrs import field, frozen
@@ -20,6 +20,7 @@ from callgate.driver.drivers import Driver
 from callgate.driver.tools import Tool
 from callgate.errors import RequestError
 from callgate.gate.turn import CallRef
+from callgate.proxy.fastjson import pack_encoder
 from callgate.strategies.text.defaults import default_text_formats
 from callgate.strategies.text.formats import FORMATS
 
@@ -149,15 +150,7 @@ def _tool_list(request: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, 
     return tools
 
 
-def _packer() -> Callable[[Any], bytes] | None:
-    try:
-        import msgspec
-    except ImportError:
-        return None
-    return msgspec.msgpack.Encoder().encode
-
-
-_pack = _packer()
+_pack = pack_encoder()
 """MessagePack's encoder where msgspec is installed (the proxy extra brings it)."""
 
 

@@ -14,7 +14,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FAST", "fast_object", "fast_string", "loads", "strict_loads"]
+__all__ = [
+    "FAST",
+    "fast_object",
+    "fast_string",
+    "json_encoder",
+    "loads",
+    "pack_encoder",
+    "strict_loads",
+]
 
 
 def _fast() -> Callable[[bytes | bytearray | str], Any] | None:
@@ -28,6 +36,24 @@ def _fast() -> Callable[[bytes | bytearray | str], Any] | None:
 _fast_loads = _fast()
 FAST = _fast_loads is not None
 """Whether the fast parser is installed (``pip install 'callgate[proxy]'`` brings it)."""
+
+
+def json_encoder() -> Callable[[Any], bytes] | None:
+    """Msgspec's JSON encoder where installed (None: the caller writes with :mod:`json`)."""
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    return msgspec.json.Encoder().encode
+
+
+def pack_encoder() -> Callable[[Any], bytes] | None:
+    """Msgspec's MessagePack encoder where installed (None: the caller does without)."""
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    return msgspec.msgpack.Encoder().encode
 
 
 def loads(data: bytes | bytearray | str) -> Any:

@@ -14,11 +14,12 @@ upstream.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from callgate.errors import RequestBodyError
 from callgate.gate.strictjson import parse_value
+from callgate.proxy.fastjson import json_encoder
 
 __all__ = [
     "MAX_REQUEST_DEPTH",
@@ -95,15 +96,7 @@ _SUBJECTS = (
 """The strict parser's words about a call's arguments, said of the request body."""
 
 
-def _fast_encode() -> Callable[[Any], bytes] | None:
-    try:
-        import msgspec
-    except ImportError:
-        return None
-    return msgspec.json.Encoder().encode
-
-
-_encode = _fast_encode()
+_encode = json_encoder()
 
 
 def request_bytes(body: Mapping[str, Any]) -> bytes:
