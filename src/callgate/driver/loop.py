@@ -354,13 +354,39 @@ def _gathered(
     buffer: LLMStreamBuffer, responses: Sequence[DriverResponse], text_shown: str
 ) -> Turn:
     """The :class:`Turn` of a played buffer, from its rounds' responses and the text shown."""
-    results, history = turn_history(
-        buffer, [r for x in responses for r in x.results], [m for x in responses for m in x.answers]
-    )
+    results, history = _answered(buffer, responses)
+    return Turn(text_shown, tuple(results), tuple(history), *turn_verdict(buffer))
+
+
+def turn_verdict(buffer: LLMStreamBuffer) -> tuple[Verdict, tuple[Finding, ...]]:
+    """A played buffer's verdict (stepped on its recorder, if any) and its findings.
+
+    What :func:`finish_turn` settles of a turn; a caller that needs the rest only later
+    gathers it with :func:`gathered_turn` (the buffer no longer changes).
+    """
     recorder = buffer.recorder
     stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
-    status = buffer.verdict_of(stepper)
-    return Turn(text_shown, tuple(results), tuple(history), status, tuple(buffer.findings))
+    return buffer.verdict_of(stepper), tuple(buffer.findings)
+
+
+def gathered_turn(
+    buffer: LLMStreamBuffer,
+    steps: Sequence[TurnStep],
+    settled: tuple[Verdict, tuple[Finding, ...]],
+) -> Turn:
+    """:func:`finish_turn` with the verdict and findings :func:`turn_verdict` settled earlier."""
+    results, history = _answered(buffer, [step.response for step in steps])
+    text = "".join(step.text for step in steps)
+    return Turn(text, tuple(results), tuple(history), *settled)
+
+
+def _answered(
+    buffer: LLMStreamBuffer, responses: Sequence[DriverResponse]
+) -> tuple[list[ToolResult], list[Any]]:
+    """The rounds' results and the history that answers every call (see :func:`finish_turn`)."""
+    return turn_history(
+        buffer, [r for x in responses for r in x.results], [m for x in responses for m in x.answers]
+    )
 
 
 def run_turn(

@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from callgate.buffer import LLMStreamBuffer, UnreadableChunk
-from callgate.driver.history import turn_history
-from callgate.driver.loop import Turn, TurnStep
+from callgate.driver.loop import Turn, TurnStep, gathered_turn, turn_verdict
 from callgate.fsm.verdict import VERDICT, Verdict
 from callgate.gate.findings import Finding, finding
 from callgate.gate.turn import CallRef, NativeRef, TextRef, TextSlot, call_order
@@ -65,9 +64,8 @@ class GateCore(ABC):
             self.prepare()
         self.steps: list[TurnStep] = []
         self._turn: Turn | None = None
-        self._verdict: Verdict | None = None
-        """The turn's verdict once ended (:attr:`turn` is gathered around it when asked)."""
-        self._found: tuple[Finding, ...] = ()
+        self._settled: tuple[Verdict, tuple[Finding, ...]] | None = None
+        """The turn's verdict and findings once ended (:attr:`turn` is gathered around them)."""
         self.extra_findings: list[Finding] = []
         """Findings of the proxy's own: an upstream chunk the loop could not take."""
         self.upstream_finish: str | None = None
@@ -198,16 +196,13 @@ class GateCore(ABC):
         response = self.driver.process_llm_response(buffer)
         text = buffer.text()
         self.steps.append(TurnStep(None, text, response))
-        recorder = buffer.recorder
-        stepper = recorder.stepper("verdict", "verdict") if recorder is not None else None
-        self._verdict = buffer.verdict_of(stepper)
-        self._found = tuple(buffer.findings)
+        self._settled = turn_verdict(buffer)
         return text
 
     @property
     def decided(self) -> bool:
         """Whether the turn ended and has its verdict (:meth:`end` ran)."""
-        return self._verdict is not None
+        return self._settled is not None
 
     @property
     def turn(self) -> Turn | None:
@@ -218,15 +213,8 @@ class GateCore(ABC):
         asked (a repair, a caller), for the buffer no longer changes: most turns never
         need them.
         """
-        if self._turn is None and self._verdict is not None:
-            steps = self.steps
-            results, history = turn_history(
-                self.buffer,
-                [r for step in steps for r in step.response.results],
-                [m for step in steps for m in step.response.answers],
-            )
-            text = "".join(step.text for step in steps)
-            self._turn = Turn(text, tuple(results), tuple(history), self._verdict, self._found)
+        if self._turn is None and self._settled is not None:
+            self._turn = gathered_turn(self.buffer, self.steps, self._settled)
         return self._turn
 
     def interrupted(self, reason: str) -> None:
@@ -244,12 +232,12 @@ class GateCore(ABC):
     @property
     def status(self) -> str:
         """The turn's verdict: ``pass``, ``fail`` or ``not_applicable`` (a broken stream fails)."""
-        return self._verdict if self._verdict is not None else "streaming"
+        return self._settled[0] if self._settled is not None else "streaming"
 
     @property
     def findings(self) -> list[Finding]:
         """What the gate found, then the proxy's own findings, then refused text calls'."""
-        found = list(self._found)
+        found = list(self._settled[1]) if self._settled is not None else []
         detector = self.buffer.text_queue.detector
         if detector is not None:
             found += detector.findings
@@ -301,7 +289,7 @@ class GateCore(ABC):
         answered = {r.call.ref: r for r in results}
         accepted = [r for r in answered.values() if not r.refused]
         refused = [r for r in answered.values() if r.refused]
-        verdict = self._verdict
+        verdict = self._settled[0] if self._settled is not None else None
         late = verdict in _APPLICABLE and verdict not in _RUNS and accepted
         if late and not self.extra_findings:  # an error after the turn's end (an error frame)
             errors = [f for f in self.findings if f.severity == "error"]
@@ -369,7 +357,7 @@ class GateCore(ABC):
 
         Its raw text is not what the gate accepted, so the call carries the repaired value.
         """
-        found = self._found
+        found = self._settled[1] if self._settled is not None else ()
         return any(f.code == "repaired_arguments" and f.slot == ref.slot for f in found)
 
     def _text_slot(self, ref: CallRef | None) -> TextSlot | None:
