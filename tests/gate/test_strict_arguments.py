@@ -452,3 +452,115 @@ def test_integers_parsed_natively_read_as_the_strict_hooks_read_them(text: str) 
         return
     assert problem is None
     assert value == expected
+
+
+# the fast read (msgspec) against the json module's read
+
+_KEYS = st.sampled_from(["a", "b", "a:b", 'q"', "\\", "é", ":", ""])
+_CHARS = st.sampled_from(["x", ":", '"', "\\", "/", "\n", "\t", "\x01", "é", "→", "😀", " "])
+
+
+@st.composite
+def _written_string(draw: st.DrawFn, content: str | None = None) -> str:
+    """A JSON string of ``content`` (else drawn), each character raw or escaped at a whim."""
+    out = ['"']
+    for char in draw(st.lists(_CHARS, max_size=6)) if content is None else content:
+        short = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "/": "\\/"}
+        raw = char not in '"\\' and char >= " "
+        way = draw(st.sampled_from(["raw", "short", "u", "U"]))
+        if way == "raw" and raw:
+            out.append(char)
+        elif way == "short" and char in short:
+            out.append(short[char])
+        elif ord(char) > 0xFFFF:  # a pair of surrogate escapes
+            pair = char.encode("utf-16-be")
+            hexes = (pair[:2].hex(), pair[2:].hex())
+            out.append("".join(f"\\u{h}" for h in hexes))
+        else:
+            code = f"{ord(char):04x}"
+            out.append("\\u" + (code.upper() if way == "U" else code))
+    if draw(st.booleans()) and draw(st.booleans()):
+        out.append(draw(st.sampled_from(["\\ud800", "\\udc00", "\ud800"])))
+    out.append('"')
+    return "".join(out)
+
+
+_NUMBER_TEXTS = st.one_of(
+    st.integers(min_value=-(10**30), max_value=10**30).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["-0", "0e0", "1E+2", "1e-400", "2.5E-3", "1e400", "9" * 4301, "01", "1."]),
+)
+_WS = st.sampled_from(["", " ", "\n  ", "\t"])
+
+
+@st.composite
+def _written_value(draw: st.DrawFn, depth: int = 0) -> str:
+    """A JSON text as a writer may set it out: keys repeated now and then, colons in strings."""
+    kind = draw(st.sampled_from(["object", "object", "array", "string", "number", "literal"]))
+    if depth >= 3 and kind in ("object", "array"):
+        kind = "string"
+    if kind == "object":
+        members = []
+        for _ in range(draw(st.integers(min_value=0, max_value=4))):
+            key = draw(_written_string(draw(_KEYS)))
+            gap, after = draw(_WS), draw(_WS)
+            members.append(f"{key}{gap}:{after}{draw(_written_value(depth + 1))}")
+        return "{" + ",".join(members) + "}"
+    if kind == "array":
+        items = [draw(_written_value(depth + 1)) for _ in range(draw(st.integers(0, 3)))]
+        return "[" + ", ".join(items) + "]"
+    if kind == "string":
+        return str(draw(_written_string()))
+    if kind == "number":
+        return str(draw(_NUMBER_TEXTS))
+    return str(draw(st.sampled_from(["true", "false", "null", "NaN", "-Infinity"])))
+
+
+@settings(max_examples=400)
+@given(
+    _written_value(),
+    _WS,
+    st.sampled_from(["", " ", " x", "{}"]),
+    st.sampled_from([128, 128, -1, 0, 1, 2, 3, 4]),
+)
+def test_the_fast_read_answers_as_the_json_module_reads(
+    body: str, lead: str, tail: str, depth: int
+) -> None:
+    from unittest import mock
+
+    from callgate.gate import strictjson
+
+    for text in (lead + body + tail, '{"k":' + body + "}", body):
+        fast = (
+            parse_arguments(text, max_depth=depth),
+            strictjson.parse_value(text, max_depth=depth),
+        )
+        with mock.patch.object(strictjson, "_FAST", None):
+            slow = (
+                parse_arguments(text, max_depth=depth),
+                strictjson.parse_value(text, max_depth=depth),
+            )
+        assert repr(fast) == repr(slow), text
+
+
+@pytest.mark.parametrize(
+    ("text", "fast"),
+    [
+        ('{"a": 1, "b": {"c": [1.5, "x:y"]}}', True),
+        ('{"a": 1, "a": 2}', False),
+        ('{"a:b": {"c": 1, "c": 2}}', False),
+        ('{"a": "\\u003a", "a": 1}', False),
+        ('{"a": "\\u00e9", "b": "\\u003a"}', True),
+        ('{"a": "\\ud800"}', False),
+        ('{"a": "\\\\u003a"}', False),
+        ('{"a": 1e400}', False),
+        ('{"a": 1} x', False),
+    ],
+)
+def test_the_fast_read_takes_only_what_it_can_answer(text: str, fast: bool) -> None:
+    from callgate.gate import strictjson
+
+    taken, value = strictjson._fast_decode(text)
+    assert taken is fast
+    if fast:
+        assert value == json.loads(text)
