@@ -564,3 +564,16 @@ def test_the_fast_read_takes_only_what_it_can_answer(text: str, fast: bool) -> N
     assert taken is fast
     if fast:
         assert value == json.loads(text)
+
+
+def test_the_fast_read_is_taken_where_it_is_the_cheaper() -> None:
+    from callgate.gate import strictjson
+
+    dense = json.dumps({"rows": [{"id": n, "ok": True} for n in range(50)]})
+    sparse = json.dumps({"path": "a.txt", "content": "prose: " * 400})
+    assert strictjson._fast_read(dense, 128)[0]
+    assert not strictjson._fast_read(sparse, 128)[0]
+    assert strictjson._fast_read(sparse, 0)[0]  # its nesting is then counted on the value
+    for text in (dense, sparse):
+        assert parse_arguments(text) == (json.loads(text), None)
+    assert only_finding(sparse, max_depth=0).code == "limit_exceeded"
