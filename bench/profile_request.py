@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_stack import _model
 
-from callgate.proxy.app import ProxyConfig, create_app
+from callgate.proxy.app import Proxy, ProxyConfig, create_app
 from pass_through import LeanPassThrough
 
 BODY = b'{"model": "m", "stream": true, "messages": [{"role": "user", "content": "1"}]}'
@@ -105,6 +105,12 @@ async def run(args: argparse.Namespace) -> None:
         stats = pstats.Stats(profile)
         stats.sort_stats("tottime").print_stats(args.top)
         stats.sort_stats("cumulative").print_stats(args.top)
+    lean, proxy = apps["pass-through"], apps["callgate"]
+    if isinstance(lean, LeanPassThrough) and lean.client is not None:
+        await lean.client.aclose()  # (the model's handlers then end as their clients go)
+    if isinstance(proxy, Proxy):
+        await proxy.stop()
+    await asyncio.sleep(0.05)
     model.cancel()
 
 
