@@ -22,7 +22,7 @@ from referencing.jsonschema import DRAFT202012
 
 from callgate.errors import BudgetExceeded, PatternError
 from callgate.gate.findings import Finding, finding
-from callgate.gate.limits import Limits
+from callgate.gate.limits import DEFAULT_LIMITS
 from callgate.gate.schema_drafts import (
     SUBSCHEMA_MAPS,
     SUBSCHEMA_ONE,
@@ -443,7 +443,7 @@ class ToolSchemas:
     ) -> None:
         """Check and compile the schema of every tool in schemas."""
         self._any = False
-        self._max_steps = Limits().max_schema_steps if max_steps is None else max_steps
+        self._max_steps = DEFAULT_LIMITS.max_schema_steps if max_steps is None else max_steps
         key = _tools_key(schemas)
         made = _TOOLS.get(key) if key is not None else None
         if made is None:
