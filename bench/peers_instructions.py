@@ -19,7 +19,10 @@ A turn's own cost, apart from its chunks: ``PEER@PHASE`` stops each pass after `
 (``callgate``: ``build`` the buffer, its ``first`` chunk, the ``rest`` of the chunks, ``end()``;
 ``bare``: ``start``, ``feed``), so that the difference of two phases' counts is the later one's
 instructions (the last phase, ``as_dict()`` or the bare loop's ``finish``, is the whole pass's
-count minus ``end``'s or ``feed``'s). ``PEER`` ``phases`` times both peers' phases with
+count minus ``end``'s or ``feed``'s). A buffer left before ``end()`` keeps its hooks, a cycle
+the collector (off) never frees, so the passes of such a phase run on fresh memory: compare
+a phase's counts before and after a change, and take many passes (200; a run's count moves
+by some 300 k instructions). ``PEER`` ``phases`` times both peers' phases with
 ``perf_counter`` instead, passes alternating, and prints each phase's median as a share of
 the bare loop's whole pass.
 """
