@@ -36,7 +36,7 @@ from callgate._text import TextSide
 from callgate.chain import ExtractionChain
 from callgate.errors import BufferUsageError, UnrecognizedStreamError
 from callgate.fsm.release import policy as release_policy
-from callgate.gate.limits import Limits
+from callgate.gate.limits import DEFAULT_LIMITS, Limits
 from callgate.gate.repair import REPAIRS
 from callgate.gate.schema import ToolSchemas
 from callgate.gate.turn import Changes, TurnGate
@@ -142,7 +142,7 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
             self.chain = strategies
         else:
             self.chain = ExtractionChain(_defaults() if strategies is None else strategies)
-        self.limits = limits if limits is not None else Limits()
+        self.limits = limits if limits is not None else DEFAULT_LIMITS
         if tool_schemas is None or isinstance(tool_schemas, ToolSchemas):
             self.schemas = tool_schemas
         else:

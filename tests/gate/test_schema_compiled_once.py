@@ -114,3 +114,45 @@ def test_a_turns_tools_from_an_equal_mapping_are_made_once(
         assert tools.check("other", {"q": "abcd"}) is not None
     ToolSchemas({"other": schema(3), "find": gemini})  # another order: another mapping
     assert len(made) == 2
+
+
+@pytest.mark.parametrize("other", [True, 1.0], ids=["true", "float"])
+def test_values_equal_in_python_but_not_in_json_are_different_schemas(
+    audits: list[Any], other: object
+) -> None:
+    """``1 == 1.0 == True`` in Python; a schema's ``const`` tells them apart, so must the key."""
+    one = {"find": {"type": "object", "properties": {"q": {"const": 1}}}}
+    twin = {"find": {"type": "object", "properties": {"q": {"const": other}}}}
+    first, second = ToolSchemas(one), ToolSchemas(twin)
+    assert first.check("find", {"q": 1}) is None
+    assert second.raw["find"]["properties"]["q"]["const"] is other
+    assert (second.check("find", {"q": 1}) is None) is (other == 1.0 and other is not True)
+    assert ToolSchemas(one).check("find", {"q": True}) is not None
+
+
+def test_an_equal_mapping_is_made_once_however_its_objects_are_shared(
+    audits: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key is the content only: neither which objects the mapping shares nor whether a
+    name was built at run time (not interned) makes an equal mapping another entry."""
+    made = counted(monkeypatch, "_tools")
+    shared = schema(3)
+    name = "".join(["fi", "nd"])
+    ToolSchemas({"find": shared, "other": shared})
+    ToolSchemas({name: schema(3), "other": schema(3)})
+    assert len(made) == 1
+
+
+def test_a_mapping_changed_after_a_turn_is_its_own_and_the_turn_keeps_its_own(
+    audits: list[Any],
+) -> None:
+    """The user's dicts are not kept: a schema changed in place after a turn is the next
+    turn's, and the earlier turn (and any later equal to it) still checks the old one."""
+    tools = {"find": schema(3)}
+    before = ToolSchemas(tools)
+    tools["find"]["properties"]["q"]["maxLength"] = 10
+    after = ToolSchemas(tools)
+    assert after.check("find", {"q": "abcd"}) is None
+    assert before.check("find", {"q": "abcd"}) is not None
+    assert ToolSchemas({"find": schema(3)}).check("find", {"q": "abcd"}) is not None
+    assert before.raw["find"]["properties"]["q"]["maxLength"] == 3

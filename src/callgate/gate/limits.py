@@ -31,3 +31,8 @@ class Limits:
     max_schema_steps: int = 1_000_000
     """Schema keywords applied while validating one call's arguments (about a second or
     two of work); bounds schemas whose work multiplies, such as nested ``allOf`` of ``$ref`` s."""
+
+
+DEFAULT_LIMITS = Limits()
+"""The default limits, made once: a frozen value, so every buffer and gate built without
+limits of its own shares it instead of making its own each turn."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -21,7 +22,7 @@ from referencing.jsonschema import DRAFT202012
 
 from callgate.errors import BudgetExceeded, PatternError
 from callgate.gate.findings import Finding, finding
-from callgate.gate.limits import Limits
+from callgate.gate.limits import DEFAULT_LIMITS
 from callgate.gate.schema_drafts import (
     SUBSCHEMA_MAPS,
     SUBSCHEMA_ONE,
@@ -338,15 +339,34 @@ _Tools: TypeAlias = tuple[
 ]
 """A tool mapping made ready: its schemas in JSON Schema's dialect, why a tool cannot be
 enforced, its validators and its quick acceptors, by tool name."""
-_TOOLS: OrderedDict[str, _Tools] = OrderedDict()
-"""What :func:`_tools` made of the last tool mappings seen, by their JSON text: a buffer
-built per turn from the same mapping skips the dialect rewrite and the schema lookups."""
+_TOOLS: OrderedDict[str | bytes, _Tools] = OrderedDict()
+"""What :func:`_tools` made of the last tool mappings seen, by their content (see
+:func:`_tools_key`): a buffer built per turn from the same mapping skips the dialect
+rewrite and the schema lookups."""
 
 
-def _tools_key(schemas: Mapping[str, Any] | None) -> str | None:
-    """A tool mapping as JSON text (names and schemas in their order), or None if it is none."""
+def _tools_key(schemas: Mapping[str, Any] | None) -> str | bytes | None:
+    """A tool mapping's content (names and schemas in their order) as a key, or None if none.
+
+    A plain dict of plain values is keyed by its ``marshal`` bytes (version 2: no
+    back-references, so equal content gives equal bytes whatever is shared): a few times
+    cheaper than JSON text, and as exact (it keeps ``1``, ``1.0`` and ``True`` apart, and
+    every key's order). Any other mapping, or a value marshal does not take, is keyed by
+    its JSON text. Either way only a mapping that is JSON text is remembered (see
+    :class:`ToolSchemas`).
+    """
+    if not schemas:
+        return "[]"
+    if type(schemas) is dict:
+        with contextlib.suppress(ValueError):
+            return marshal.dumps(schemas, 2)
+    return _json_key(schemas)
+
+
+def _json_key(schemas: Mapping[str, Any]) -> str | None:
+    """A tool mapping as JSON text (names and schemas in their order), or None if it is not."""
     try:
-        return json.dumps([[name, schema] for name, schema in (schemas or {}).items()])
+        return json.dumps([[name, schema] for name, schema in schemas.items()])
     except (TypeError, ValueError, RecursionError):
         return None
 
@@ -423,11 +443,13 @@ class ToolSchemas:
     ) -> None:
         """Check and compile the schema of every tool in schemas."""
         self._any = False
-        self._max_steps = Limits().max_schema_steps if max_steps is None else max_steps
+        self._max_steps = DEFAULT_LIMITS.max_schema_steps if max_steps is None else max_steps
         key = _tools_key(schemas)
         made = _TOOLS.get(key) if key is not None else None
         if made is None:
             made = _tools(schemas)
+            if type(key) is bytes and schemas and _json_key(schemas) is None:
+                key = None  # marshal takes what JSON does not (sets, bytes): never remembered
             if key is not None:
                 with _COMPILED_LOCK:
                     _TOOLS[key] = made

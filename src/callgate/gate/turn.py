@@ -45,7 +45,7 @@ from callgate.gate._textcalls import TextCalls
 from callgate.gate._verdict import TurnVerdict, turn_events
 from callgate.gate.findings import Finding, finding
 from callgate.gate.jsonscan import StructureScanner
-from callgate.gate.limits import Limits
+from callgate.gate.limits import DEFAULT_LIMITS, Limits
 from callgate.gate.refs import CallRef, NativeRef, TextRef, call_order
 from callgate.gate.repair import REPAIRABLE, repair_arguments
 from callgate.gate.schema import ToolSchemas
@@ -101,7 +101,7 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
         repair: str | None = None,
     ) -> None:
         self.schemas = schemas if schemas is not None else ToolSchemas.any_tool()
-        self.limits = limits if limits is not None else Limits()
+        self.limits = limits if limits is not None else DEFAULT_LIMITS
         self._max_argument_bytes = self.limits.max_argument_bytes
         self._max_turn = self.limits.max_turn_bytes
         self._shares = 2 * self.limits.max_slots

@@ -167,7 +167,7 @@ class Ledger:
             )
         if conversation is not None and (not isinstance(conversation, str) or not conversation):
             raise ValueError(f"conversation must be a non-empty string, not {conversation!r}")
-        if not (isinstance(expiry, int | float) and expiry > 0):
+        if not (isinstance(expiry, (int, float)) and expiry > 0):
             raise ValueError(f"expiry must be a number of seconds > 0, not {expiry!r}")
         self.store: LedgerStore = store if store is not None else MemoryStore()
         self._conversation = conversation

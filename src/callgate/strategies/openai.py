@@ -73,7 +73,7 @@ class OpenAIStrategy(ExtractionStrategy):
         return (
             "choices" in shape
             or "tool_calls" in shape
-            or (set(shape) == {"error"} and isinstance(shape["error"], Mapping))
+            or (len(shape) == 1 and "error" in shape and isinstance(shape["error"], Mapping))
         )
 
     def new_accumulator(self, gate: TurnGate) -> _Accumulator:
