@@ -127,15 +127,42 @@ EQUIVALENT: dict[str, str] = {
     ),
     "callgate.gate.strictjson.x__where__mutmut_4": "str.count with start None is start 0",
     "callgate.gate.strictjson.x__where__mutmut_15": "str.rfind with start None is start 0",
-    "callgate.gate.strictjson.x_parse_arguments__mutmut_13": (
+    "callgate.gate.strictjson.x_parse_arguments__mutmut_23": (
         "ASCII text holds no raw surrogate: the search only finds none"
     ),
-    "callgate.gate.strictjson.x_parse_arguments__mutmut_34": (
+    "callgate.gate.strictjson.x_parse_arguments__mutmut_44": (
         "without a backslash-u escape no decoded string holds a surrogate: the walk finds none"
     ),
-    "callgate.gate.strictjson.x_parse_arguments__mutmut_15": (
+    "callgate.gate.strictjson.x_parse_arguments__mutmut_25": (
         "text that encodes holds no surrogate: the search it then takes finds none"
     ),
+    "callgate.gate.strictjson.x__exceeds_depth__mutmut_14": (
+        "the strings are cut out only so that their brackets are not counted: a stand-in "
+        "with no bracket counts the same"
+    ),
+    "callgate.gate.strictjson.x__exceeds_depth__mutmut_26": (
+        "the default is read only when no bracket is outside a string, and 0 and 1 are both >= 0"
+    ),
+    "callgate.gate.strictjson.x__scan_depth__mutmut_26": (
+        "the structural pattern never matches an 'X': the test reads every match alike"
+    ),
+    "callgate.gate.strictjson.x__fast_decode__mutmut_4": (
+        "the interpreter's digit limit is 0 or at least 640, never 1"
+    ),
+    "callgate.gate.strictjson.x__fast_decode__mutmut_5": (
+        "with no digit limit msgspec still refuses an integer past 4,300 digits (its own cap), "
+        "so the strict read decides it as before"
+    ),
+    "callgate.gate.strictjson.x__too_deep__mutmut_1": (
+        "with the bracket bound at the limit the walk finds at most that many levels: never "
+        "deeper either way"
+    ),
+    **{
+        f"callgate.gate.strictjson.x_{name}__mutmut_16": (
+            "the text's depth scan says no at once when the bracket bound is at the limit"
+        )
+        for name in ("parse_arguments", "parse_value")
+    },
     "callgate.gate.strictjson.x__encodes__mutmut_3": "Python's codec names ignore case",
     "callgate.gate.strictjson.x__encodes__mutmut_5": (
         "text said not to encode only takes the surrogate search, which finds none"

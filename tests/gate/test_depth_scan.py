@@ -43,3 +43,15 @@ def test_the_scan_counts_from_nothing_open() -> None:
     """Nesting exactly at the limit passes the scan; one more bracket is over it."""
     assert not _scan_depth("[[1]]", 2) and not _scan_depth('{"a": [1]}', 2)
     assert _scan_depth("[[[1]]]", 2) and _scan_depth('{"a": {"b": []}}', 2)
+
+
+def test_brackets_only_inside_strings_nest_nothing() -> None:
+    """Over the cheap bound, but every bracket is in a string: no nesting at all."""
+    assert not _exceeds_depth('"[[{"', 0) and not _scan_depth('"[[{"', 0)
+    assert _exceeds_depth('["[["]', 0)
+
+
+def test_a_stray_close_does_not_lower_the_count_past_nothing_open() -> None:
+    """After a close with nothing open, each later open counts one from zero."""
+    assert _exceeds_depth("][[][[", 2) and _scan_depth("][[][[", 2)
+    assert not _exceeds_depth("][[][[", 3)

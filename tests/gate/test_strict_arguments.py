@@ -577,3 +577,46 @@ def test_the_fast_read_is_taken_where_it_is_the_cheaper() -> None:
     for text in (dense, sparse):
         assert parse_arguments(text) == (json.loads(text), None)
     assert only_finding(sparse, max_depth=0).code == "limit_exceeded"
+
+
+@pytest.mark.parametrize("escape", ["\\u003a", "\\u003A"])
+def test_a_repeated_key_is_found_whichever_value_holds_an_escaped_colon(escape: str) -> None:
+    for text in (f'{{"a": 1, "a": "{escape}"}}', f'{{"a": "{escape}", "a": 1}}'):
+        assert only_finding(text).code == "duplicate_key"
+
+
+def test_with_no_digit_limit_the_strict_read_still_refuses_a_long_integer() -> None:
+    import sys
+
+    text = '{"n": ' + "7" * (MAX_INT_DIGITS + 1) + "}"
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        assert only_finding(text).code == "limit_exceeded"
+    finally:
+        sys.set_int_max_str_digits(before)
+
+
+def test_the_fast_read_takes_a_text_up_to_one_container_per_dense_characters() -> None:
+    from callgate.gate.strictjson import DENSE, _fast_read
+
+    def sized(length: int) -> str:
+        """A one-object text of exactly ``length`` characters (one container)."""
+        return '{"k": "' + "a" * (length - 9) + '"}'
+
+    assert len(sized(2 * DENSE)) == 2 * DENSE
+    assert _fast_read(sized(2 * DENSE - 1), 128)[0]
+    assert not _fast_read(sized(2 * DENSE), 128)[0]
+    over = '{"k": [' + "1," * 200 + '"' + "a" * 2000 + '"]}'  # two containers, long: sparse
+    assert not _fast_read(over, 2)[0]  # its bound is at the limit: the text's scan decides
+    assert _fast_read(over, 1)[0]  # over it: the value's walk decides
+
+
+def test_parse_value_says_how_deep_at_its_default_limit() -> None:
+    from callgate.gate.strictjson import parse_value
+
+    assert parse_value("[" * 128 + "]" * 128)[1] is None
+    value, problem = parse_value("[" * 129 + "]" * 129)
+    assert value is None and problem is not None
+    assert problem.code == "limit_exceeded"
+    assert problem.message == "the JSON nests deeper than 128 levels"
