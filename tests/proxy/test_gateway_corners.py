@@ -406,6 +406,7 @@ def test_a_native_calls_repaired_arguments_are_the_ones_sent(repair_json: bool) 
     }
     out = played(engine, [chat_chunk({"tool_calls": [call]}), chat_chunk({}, "tool_calls")])
     sent = [json.loads(text) for text in sent_arguments("chat", out).values()]
+    assert engine.buffer.repair == ("lossless" if repair_json else None)  # the mode it reads
     if repair_json:
         assert [json.loads(c.arguments) for c in engine.calls] == [{"city": "Paris"}]
         assert sent == [{"city": "Paris"}]
