@@ -39,7 +39,9 @@ FRAGMENTS = st.one_of(
     st.text(min_size=1, max_size=1),
     st.text(max_size=9),
     st.sampled_from(["é", "€", "😀", "\ud800", "ab"]),
+    st.text(alphabet=st.sampled_from(["a", "é", "€", "😀", "\ud800"]), min_size=1, max_size=6),
 )
+"""Fragments of every UTF-8 width: a grant counts characters, the limits count bytes."""
 STEPS = st.lists(
     st.one_of(
         st.tuples(st.just("fragment"), st.integers(0, 3), FRAGMENTS),
@@ -82,6 +84,35 @@ def test_grants_decide_as_exact_counting(
     assert whole(gates[0]) == whole(gates[1])
 
 
+WIDE = st.text(alphabet=st.sampled_from(["a", "é", "€", "😀", "\ud800"]), min_size=1, max_size=8)
+"""Fragments of characters one to four UTF-8 bytes wide."""
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 1), WIDE), max_size=30),
+    st.integers(min_value=0, max_value=60),
+    st.integers(min_value=0, max_value=120),
+    st.integers(min_value=1, max_value=2),
+)
+def test_wide_fragments_meet_the_limits_where_exact_counting_does(
+    fragments: list[tuple[int, str]], max_argument: int, max_turn: int, max_slots: int
+) -> None:
+    """One or two calls of multi-byte text: a grant of characters never lets a byte past."""
+    limits = Limits(max_argument_bytes=max_argument, max_turn_bytes=max_turn, max_slots=max_slots)
+    gates = [g(limits=limits) for g in (TurnGate, ExactGate)]
+    for gate in gates:
+        gate.identity(0, "call_0", "f")
+        gate.identity(1, "call_1", "f")
+    for key, text in fragments:
+        for gate in gates:
+            gate.fragment(key, text)
+        assert whole(gates[0]) == whole(gates[1]), (key, text)
+    for gate in gates:
+        gate.close(0)
+        gate.close(1)
+    assert whole(gates[0]) == whole(gates[1])
+
+
 def test_a_grant_is_given_back_when_another_call_needs_the_turn() -> None:
     """Two calls interleave up to the turn limit exactly: every byte fits, none is lost."""
     gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=100, max_slots=2))
@@ -105,6 +136,44 @@ def test_the_common_path_counts_bytes_not_characters() -> None:
     gate.fragment(0, "é")  # two more: nine, over
     assert gate.slots[0].raw_arguments == "{€€"
     assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+def test_a_grant_of_characters_holds_the_widest_to_the_last_byte() -> None:
+    """Four-byte characters fill a grant exactly: the one past the limit is refused."""
+    gate = TurnGate(limits=Limits(max_argument_bytes=41, max_turn_bytes=10_000, max_slots=1))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "a")  # counted; the grant is the forty bytes left: ten characters
+    assert (gate.slots[0].room, gate.slots[0].granted) == (10, 40)
+    for _ in range(10):
+        gate.fragment(0, "\U0001f600")
+    assert gate.findings == []
+    gate.fragment(0, "\U0001f600")
+    assert gate.slots[0].raw_arguments == "a" + "\U0001f600" * 10
+    assert [f.code for f in gate.findings] == ["limit_exceeded"]
+
+
+def test_a_grant_given_back_counts_the_bytes_appended_within_it() -> None:
+    """Multi-byte fragments within a grant are counted at their UTF-8 size when it ends."""
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=10_000, max_slots=1))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "{")
+    gate.fragment(0, "é€")  # five bytes, two characters, within the grant
+    gate.close(0)
+    assert (gate.slots[0].nbytes, gate.turn_bytes) == (6, 6)
+
+
+def test_reading_the_arguments_within_a_grant_keeps_its_count() -> None:
+    """A reader folds the parts mid-grant: the bytes appended before and after still count."""
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=10_000, max_slots=1))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "{")  # counted; a grant opens after it
+    gate.fragment(0, "éé")
+    assert gate.slots[0].raw_arguments == "{éé"
+    gate.fragment(0, "€")
+    gate.fragment(0, "é")
+    gate.close(0)
+    assert gate.slots[0].raw_arguments == "{éé€é"
+    assert (gate.slots[0].nbytes, gate.turn_bytes) == (10, 10)
 
 
 def test_a_grant_used_to_its_last_byte_is_counted_in_full() -> None:
@@ -147,9 +216,10 @@ def test_every_call_a_turn_may_hold_gets_a_grant_at_once() -> None:
     for key in range(limits.max_slots):
         gate.identity(key, f"call_{key}", "f")
         gate.fragment(key, "{")
-    rooms = [slot.room for slot in gate.slots.values()]
-    assert min(rooms) > 64 * 1024
-    assert sum(rooms) < limits.max_turn_bytes // 2
+    grants = [slot.granted for slot in gate.slots.values()]
+    assert min(grants) > 64 * 1024
+    assert sum(grants) < limits.max_turn_bytes // 2
+    assert [slot.room for slot in gate.slots.values()] == [g // 4 for g in grants]
 
 
 class CountingGate(TurnGate):

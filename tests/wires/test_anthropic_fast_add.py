@@ -1,13 +1,14 @@
 """The Anthropic buffer's own ``add`` reads every event as the checked path does.
 
 Once an Anthropic stream is resolved, the buffer's ``add`` is the wire's closure
-(``AnthropicStrategy.fast_add``): a tool block's ASCII argument delta within its slot's
-grant is appended in place, anything else goes to the buffer's own path. A strategy with
-neither that closure nor the fast reader is the reference: on clean streams, on streams
-with faults, with events bent out of shape, non-ASCII text and limits small enough to end
-the grants and the text, both must assemble the same message, show the same text, find
-the same things and give the same verdict. And a closure a caller still holds after the
-turn it was made for reads into the buffer's current turn, never into the old one.
+(``AnthropicStrategy.fast_add``): a tool block's argument delta within its slot's grant
+(of characters, each counted at its widest) is appended in place, anything else goes to
+the buffer's own path. A strategy with neither that closure nor the fast reader is the
+reference: on clean streams, on streams with faults, with events bent out of shape,
+non-ASCII text and limits small enough to end the grants and the text, both must assemble
+the same message, show the same text, find the same things and give the same verdict. And
+a closure a caller still holds after the turn it was made for reads into the buffer's
+current turn, never into the old one.
 """
 
 from __future__ import annotations
@@ -304,6 +305,28 @@ def test_an_argument_delta_that_is_not_text_is_refused_on_the_buffers_add(text: 
     assert result == played(CheckedOnly(), events)
     assert [(code, slot) for code, _, slot in result["findings"]] == [("malformed_chunk", 0)]
     assert result["verdict"] == "fail"
+
+
+@pytest.mark.parametrize("index", [255, 256, 257, 300, 4095])
+def test_a_tool_block_past_the_shared_small_integers_reads_the_same(index: int) -> None:
+    """An index read from JSON, not the slot's own object past 256: the buffer's path reads it."""
+    block = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}
+    events = [
+        START,
+        {"type": "content_block_start", "index": index, "content_block": block},
+        *[
+            odd_delta(index, type="input_json_delta", partial_json=p)
+            for p in ('{"q"', ': "é', '"}')
+        ],
+        {"type": "content_block_stop", "index": index},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ]
+    events = json.loads(json.dumps(events))  # every index its own int object, as a wire gives
+    result = played(AnthropicStrategy(), events)
+    assert result == played(CheckedOnly(), events)
+    assert [(c.slot, c.arguments) for c in result["calls"]] == [(index, {"q": "é"})]
+    assert result["verdict"] == "pass"
 
 
 def test_wide_argument_deltas_count_their_bytes_against_the_limit() -> None:

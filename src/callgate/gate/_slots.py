@@ -30,6 +30,9 @@ _SLOTS = Interpreter[SlotState](SLOT)
 _TURN = Interpreter[TurnState](TURN)
 _APPENDS = SLOT.tagged("appending")
 """Slot states in which an argument fragment is appended."""
+_WIDEST = 4
+"""The most UTF-8 bytes one character takes (a lone surrogate, written as ``surrogatepass``
+writes it, takes three): a grant of characters is counted in bytes at this width."""
 _APPENDING = frozenset(
     t.source
     for t in SLOT.transitions
@@ -63,8 +66,10 @@ class BaseSlot:
         "aside",
         "early",
         "folds",
+        "granted",
         "id",
         "key",
+        "mark",
         "name",
         "nbytes",
         "parts",
@@ -100,7 +105,13 @@ class BaseSlot:
         self.nbytes = 0
         """Argument bytes counted so far, an open grant's whole room included."""
         self.room = 0
-        """Bytes the common path may still append without asking (a grant, see TurnGate)."""
+        """Characters the common path may still append without asking (a grant, see
+        TurnGate): the grant's bytes over four, the most UTF-8 bytes a character takes, so
+        an append only subtracts its length."""
+        self.granted = 0
+        """Bytes the open grant reserved (0: no grant is open)."""
+        self.mark = 0
+        """How many of ``parts`` there were when the open grant was given."""
         self.replay = ""
         self.replay_pos = 0
         self.arguments: dict[str, Any] | None = None
@@ -111,11 +122,24 @@ class BaseSlot:
 
     @property
     def raw_arguments(self) -> str:
-        """The argument text received so far."""
-        if len(self.parts) > 1:
-            self.parts[:] = ["".join(self.parts)]
+        """The argument text received so far (the parts are folded into one string).
+
+        An open grant counts its bytes from ``mark`` on, so that boundary stays between
+        two parts: what came before the grant, and what was appended within it.
+        """
+        parts = self.parts
+        if len(parts) > 1:
+            mark = self.mark if self.granted else 0
             self.folds += 1
-        return self.parts[0] if self.parts else ""
+            if 0 < mark < len(parts):
+                head, tail = "".join(parts[:mark]), "".join(parts[mark:])
+                parts[:] = [head, tail]
+                self.mark = 1
+                return head + tail
+            parts[:] = ["".join(parts)]
+            if mark:  # the grant opened after every part: it starts after the one left
+                self.mark = 1
+        return parts[0] if parts else ""
 
 
 class Slot(BaseSlot):

@@ -35,6 +35,7 @@ from callgate.gate._slots import (
     _SLOTS,
     _TURN,
     _VALID,
+    _WIDEST,
     BaseSlot,
     Changes,
     Slot,
@@ -217,8 +218,7 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
         """An argument fragment for a slot; an empty one only opens an unseen slot."""
         slot = self.slots.get(key) if type(key) is int else None
         if slot is not None and type(text) is str and text:
-            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-            room = slot.room - size
+            room = slot.room - len(text)  # characters: the grant's bytes hold the widest
             if room >= 0:  # the plain self-loop within the slot's grant: nothing to record
                 slot.parts.append(text)
                 slot.room = room
@@ -592,24 +592,45 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
         The grant is at most the slot's own room and a ``1 / (2 * max_slots)`` share of the
         turn's unreserved room, so that every call a turn may hold can hold one at once
         and all of them together reserve less than half of it. It is counted in ``nbytes``
-        and ``turn_bytes`` at once, so that appends within grants never pass either limit;
-        :meth:`_settle` gives back what was not used.
+        and ``turn_bytes`` at once, so that appends within grants never pass either limit.
+        The common path counts characters, not bytes (a text's length costs less than its
+        UTF-8 size): the grant is the characters of four bytes each it holds, and
+        :meth:`_settle` counts the bytes appended and gives back the rest.
         """
         if slot.scan is None and slot.state in _APPENDING:  # settled: no grant is open
             own, turn = self._max_argument_bytes - slot.nbytes, self._max_turn - self.turn_bytes
-            grant = slot.room = min(own, turn // self._shares)
-            slot.nbytes += grant
-            self.turn_bytes += grant
+            room = min(own, turn // self._shares) // _WIDEST
+            if room:
+                granted = slot.granted = room * _WIDEST
+                slot.room = room
+                slot.mark = len(slot.parts)
+                slot.nbytes += granted
+                self.turn_bytes += granted
 
-    def _settle(self, slot: BaseSlot) -> None:
-        """End a slot's grant: give back the room it did not use."""
-        room = slot.room
-        slot.nbytes -= room
-        self.turn_bytes -= room
+    def _settle(self, slot: BaseSlot, fold: bool = False) -> None:
+        """End a slot's grant: count the bytes appended within it, give back the rest.
+
+        ``fold``: keep the appended fragments as one string (a slot that moves on, so that
+        the join counted here is the one its arguments are read from).
+        """
+        granted = slot.granted
+        if granted:
+            parts, mark = slot.parts, slot.mark
+            used = 0
+            if len(parts) > mark:
+                tail = parts[mark] if len(parts) == mark + 1 else "".join(parts[mark:])
+                used = len(tail) if tail.isascii() else len(tail.encode("utf-8", "surrogatepass"))
+                if fold and len(parts) > mark + 1:
+                    parts[mark:] = [tail]
+                    slot.folds += 1
+            back = granted - used
+            slot.nbytes -= back
+            self.turn_bytes -= back
+            slot.granted = 0
         slot.room = 0
 
     def _apply(self, slot: BaseSlot, transition: Transition, message: str) -> None:
-        self._settle(slot)
+        self._settle(slot, fold=True)
         self.changes.n += 1
         slot.state = _SLOTS.target(transition)
         output = transition.output

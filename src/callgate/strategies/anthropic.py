@@ -216,12 +216,13 @@ class AnthropicStrategy(ExtractionStrategy):
 
         Most of a turn with calls is such deltas: each is appended to its slot in place,
         the way :meth:`TurnGate.fragment <callgate.gate.turn.TurnGate.fragment>` appends
-        within a grant (its UTF-8 bytes counted); a text delta of a started block is counted,
+        within a grant (its characters counted); a text delta of a started block is counted,
         kept and shown as :meth:`reader` and the buffer would. Anything else, and everything
         once ``steady`` is dropped, is ``rest``'s (the buffer's own path, which reads it
         with :meth:`reader`).
         """
-        tools, gate = acc.tools, acc.gate
+        tools: dict[int, Any] = acc.tools  # (a block with no slot holds None)
+        gate = acc.gate
         shown: dict[int, list[str]] = {}
         """Each text block's list of pieces in ``acc.parts``, by block index."""
         text_side = (acc.blocks, acc.parts, gate.limits.max_text_bytes, steady.show, shown)
@@ -235,20 +236,18 @@ class AnthropicStrategy(ExtractionStrategy):
                     delta = chunk["delta"]
                     if delta["type"] == "input_json_delta":
                         index = chunk["index"]
-                        if type(index) is int:
-                            slot = tools[index]  # a KeyError once the path is cut
-                            if slot is not None:
-                                text = delta["partial_json"]
-                                if type(text) is str and text:
-                                    room = slot.room - (
-                                        len(text)
-                                        if text.isascii()
-                                        else len(text.encode("utf-8", "surrogatepass"))
-                                    )
-                                    if room >= 0:
-                                        slot.parts.append(text)
-                                        slot.room = room
-                                        return
+                        slot = tools[index]  # a KeyError once the path is cut
+                        # the slot's own key object: an int equal to it, not True or 1.0 (an
+                        # index past CPython's shared small ints takes the buffer's path);
+                        # a block with no slot (None) raises an AttributeError
+                        if slot.key is index:
+                            text = delta["partial_json"]
+                            if type(text) is str and text:
+                                room = slot.room - len(text)  # characters (see Slot.room)
+                                if room >= 0:
+                                    slot.parts.append(text)
+                                    slot.room = room
+                                    return
                     elif delta["type"] == "text_delta":
                         # counted as TurnGate.text counts it, kept as the reader keeps it and
                         # shown as the buffer shows a chunk's text; past the text limit the

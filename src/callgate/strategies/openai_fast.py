@@ -70,11 +70,7 @@ def fast_add(
                                         and ("usage" not in chunk or chunk["usage"] is None)
                                         and (choice["index"] if "index" in choice else 0) == chosen  # noqa: SIM401
                                     ):
-                                        room = slot.room - (
-                                            len(text)
-                                            if text.isascii()
-                                            else len(text.encode("utf-8", "surrogatepass"))
-                                        )
+                                        room = slot.room - len(text)  # characters
                                         if room >= 0:
                                             slot.parts.append(text)
                                             slot.room = room
