@@ -1,6 +1,7 @@
 """The proxy's server stack chosen by measurement: uvicorn's HTTP parser and event loop.
 
-Run: ``python bench/bench_stack.py [--rounds 5] [--paced 300] [--pause 300] [--beside OLD/src]``
+Run: ``python bench/bench_stack.py [--rounds 5] [--paced 300] [--paceds 3] [--pause 300]``
+``[--beside OLD/src]``
 (needs ``uvloop`` and ``httptools`` for their rows; a missing one is skipped and named).
 ``--beside`` serves the proxy of another checkout's ``src`` too (rows ``beside``), in the
 same run.
@@ -19,12 +20,14 @@ run (the stack a plain ``pip install starlette uvicorn httpx`` gets).
 
 Then the paced stream, as a model delivers it: ``--paced`` text events (300; 0 skips it),
 each in its own write, the model server draining it and pausing ``--pause`` µs (300)
-before the next, so each event reaches the proxy in a read of its own. Per server its
-CPU per chunk (the request's own cost spread over its chunks), the ratio to the same
-stack's lean pass-through (``bytes-h1``: the median of the per-round ratios, and their
-range) and the pieces the client received per event (1.00: every event came in a read of
-its own and went out in a write of its own; far fewer: reads held several events, the
-pause too short for this machine).
+before the next, so each event reaches the proxy in a read of its own. After each round's
+blocks, ``--paceds`` times (3), one paced stream through every server in turn (its
+connection opened before). Per server: its CPU per chunk (the request's own cost spread
+over its chunks) by the median and the least of its streams; the ratio to the same
+stack's lean pass-through (``bytes-h1``) streamed just before or after, the median of
+those ratios and their range, and the ratio of the two least; the pieces the client
+received per event (1.00: every event came in a read of its own and went out in a write
+of its own; far fewer: reads held several events, the pause too short for this machine).
 """
 
 from __future__ import annotations
@@ -159,7 +162,7 @@ async def _one(client: Any, url: str, asked: int | str) -> tuple[float, int]:
     return time.perf_counter() - started, pieces
 
 
-async def _block(url: str, pid: int, ones: int, longs: int, paced: int) -> dict[str, Any]:
+async def _block(url: str, pid: int, ones: int, longs: int) -> dict[str, Any]:
     import httpx
 
     async with httpx.AsyncClient(timeout=600) as client:
@@ -171,13 +174,24 @@ async def _block(url: str, pid: int, ones: int, longs: int, paced: int) -> dict[
         for _ in range(longs):
             await _one(client, url, LONG)
         per_chunk = (_cpu_ns(pid) - spent) / (longs * (LONG + 3))
-        row = {"wall": statistics.median(walls), "cpu_req": per_request, "cpu_chunk": per_chunk}
-        if paced:
+    return {"wall": statistics.median(walls), "cpu_req": per_request, "cpu_chunk": per_chunk}
+
+
+async def _paced(servers: dict[str, tuple[str, int]], paced: int) -> dict[str, tuple[float, float]]:
+    """One paced stream through every server in turn: its CPU per chunk, client pieces per event.
+
+    Each server's connection is opened and used once before (its set-up is not counted).
+    """
+    import httpx
+
+    out = {}
+    async with httpx.AsyncClient(timeout=600) as client:
+        for name, (url, pid) in servers.items():
+            await _one(client, url, 1)
             spent = _cpu_ns(pid)
-            _, pieces = await _one(client, url, PACED)
-            row["cpu_paced"] = (_cpu_ns(pid) - spent) / (paced + 3)
-            row["pieces"] = pieces / (paced + 3)
-    return row
+            pieces = (await _one(client, url, PACED))[1]
+            out[name] = ((_cpu_ns(pid) - spent) / (paced + 3), pieces / (paced + 3))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--paced", type=int, default=300, help="text events of the paced stream (0: none)"
     )
+    parser.add_argument("--paceds", type=int, default=3, help="paced streams per round")
     parser.add_argument(
         "--pause", type=float, default=300, help="µs the model server waits between paced events"
     )
@@ -228,18 +243,21 @@ def main(argv: list[str] | None = None) -> int:
                 name = f"{kind:<9} {http:<9} {loop:<7}"
                 servers[name] = (f"http://127.0.0.1:{port}", process.pid)
         rows: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
+        paced: list[dict[str, tuple[float, float]]] = []
         loads = [os.getloadavg()[0]]
         for _ in range(args.rounds):
             for name, (url, pid) in servers.items():
-                rows[name].append(asyncio.run(_block(url, pid, args.ones, args.longs, args.paced)))
+                rows[name].append(asyncio.run(_block(url, pid, args.ones, args.longs)))
+            for _ in range(args.paceds if args.paced else 0):
+                paced.append(asyncio.run(_paced(servers, args.paced)))
             loads.append(os.getloadavg()[0])
     finally:
         for process in processes:
             process.terminate()
             process.wait(timeout=20)
     _print(rows, missing, loads)
-    if args.paced:
-        _print_paced(rows, args.paced, args.pause)
+    if paced:
+        _print_paced(paced, args.paced, args.pause)
     return 0
 
 
@@ -264,21 +282,26 @@ def _print(rows: dict[str, list[dict[str, Any]]], missing: list[str], loads: lis
         )
 
 
-def _print_paced(rows: dict[str, list[dict[str, Any]]], paced: int, pause: float) -> None:
-    """The paced stream's rows: CPU per chunk, and its ratio to the same stack's ``bytes-h1``."""
-    print(f"\npaced: {paced} text events, each its own write, {pause:.0f} µs apart")
+def _print_paced(rounds: list[dict[str, tuple[float, float]]], paced: int, pause: float) -> None:
+    """The paced streams' rows: CPU per chunk, and its ratio to the same stack's ``bytes-h1``."""
     print(
-        f"{'server   http      loop':<28} {'CPU/chunk':>10} {'x bytes-h1':>11} "
-        f"{'(rounds)':>13} {'pieces/event':>13}"
+        f"\npaced: {paced} text events, each its own write, {pause:.0f} µs apart; "
+        f"{len(rounds)} streams per server, interleaved"
     )
-    for name, mine in rows.items():
-        lean = rows[f"{'bytes-h1':<9} {name[10:]}"]
-        ratios = sorted(r["cpu_paced"] / b["cpu_paced"] for r, b in zip(mine, lean, strict=True))
-        chunk = statistics.median(r["cpu_paced"] for r in mine)
-        pieces = statistics.median(r["pieces"] for r in mine)
+    print(
+        f"{'server   http      loop':<28} {'CPU/chunk':>10} {'min':>8} {'x bytes-h1':>11} "
+        f"{'(streams)':>13} {'min/min':>8} {'pieces/event':>13}"
+    )
+    for name in rounds[0]:
+        lean = f"{'bytes-h1':<9} {name[10:]}"
+        mine = [r[name][0] for r in rounds]
+        base = [r[lean][0] for r in rounds]
+        ratios = sorted(m / b for m, b in zip(mine, base, strict=True))
+        pieces = statistics.median(r[name][1] for r in rounds)
         print(
-            f"{name:<28} {chunk / 1e3:>8.1f}µs {statistics.median(ratios):>10.2f}x "
-            f"{ratios[0]:>6.2f}-{ratios[-1]:<6.2f} {pieces:>13.2f}"
+            f"{name:<28} {statistics.median(mine) / 1e3:>8.1f}µs {min(mine) / 1e3:>6.1f}µs "
+            f"{statistics.median(ratios):>10.2f}x {ratios[0]:>6.2f}-{ratios[-1]:<6.2f} "
+            f"{min(mine) / min(base):>7.2f}x {pieces:>13.2f}"
         )
 
 
