@@ -1,17 +1,19 @@
 """The proxy's server stack chosen by measurement: uvicorn's HTTP parser and event loop.
 
 Run: ``python bench/bench_stack.py [--rounds 5] [--paced 300] [--paceds 3] [--pause 300]``
-``[--beside OLD/src]``
+``[--created] [--beside OLD/src]``
 (needs ``uvloop`` and ``httptools`` for their rows; a missing one is skipped and named).
 ``--beside`` serves the proxy of another checkout's ``src`` too (rows ``beside``), in the
 same run.
 
 For every stack (``h11`` or ``httptools``, ``asyncio`` or ``uvloop``) four servers, each its
 own process on 127.0.0.1, in front of one raw asyncio model server that writes one HTTP
-chunk per event: two byte pass-throughs (raw ASGI, the upstream's bytes unchanged; one on
-httpx, ``bytes-h1`` on the lean HTTP/1.1 client of ``callgate.proxy.http1``), callgate
-proxy as it runs (the lean client for this plain-http upstream) and ``cg-httpx``, callgate
-asking the upstream through httpx. Rounds interleave every server. Per server: the
+chunk per event (its chunks without ``created``, so callgate writes each chunk itself,
+adding it; ``--created``: with it, as OpenAI's, so a text chunk goes out as the upstream's
+bytes): two byte pass-throughs (raw ASGI, the upstream's bytes unchanged; one on httpx,
+``bytes-h1`` on the lean HTTP/1.1 client of ``callgate.proxy.http1``), callgate proxy as it
+runs (the lean client for this plain-http upstream) and ``cg-httpx``, callgate asking the
+upstream through httpx. Rounds interleave every server. Per server: the
 median wall time of a one-chunk streamed request, its server CPU per request, and the
 server CPU per chunk of a 1000-chunk text stream that the model server writes at once
 (from /proc, the server's process alone), so a proxy's read holds many events. Every
@@ -55,31 +57,38 @@ PACED = "paced"
 """The request's text that asks the model server for the paced stream."""
 
 
-def _event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+def _event(delta: dict[str, Any], finish: str | None = None, *, created: bool = False) -> bytes:
     choice = {"index": 0, "delta": delta, "finish_reason": finish}
-    chunk = {"id": "b", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    chunk: dict[str, Any] = {"id": "b", "object": "chat.completion.chunk", "model": "m"}
+    if created:
+        chunk = {"id": "b", "object": "chat.completion.chunk", "created": 1700000000, "model": "m"}
+    chunk["choices"] = [choice]
     event = b"data: " + json.dumps(chunk).encode() + b"\n\n"
     return b"%x\r\n%s\r\n" % (len(event), event)
 
 
-def events(n: int) -> list[bytes]:
-    """An OpenAI text turn of ``n`` content chunks, one HTTP chunk per event (the last ends it)."""
-    parts = [_event({"role": "assistant", "content": ""})]
-    parts += [_event({"content": f"word{i % 97} "}) for i in range(n)]
-    parts.append(_event({}, "stop"))
+def events(n: int, *, created: bool = False) -> list[bytes]:
+    """An OpenAI text turn of ``n`` content chunks, one HTTP chunk per event (the last ends it).
+
+    ``created``: every chunk carries a ``created`` time, as OpenAI's do (without it callgate
+    adds one, so it writes each chunk itself rather than forwarding the upstream's bytes).
+    """
+    parts = [_event({"role": "assistant", "content": ""}, created=created)]
+    parts += [_event({"content": f"word{i % 97} "}, created=created) for i in range(n)]
+    parts.append(_event({}, "stop", created=created))
     done = b"data: [DONE]\n\n"
     parts.append(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
     return parts
 
 
-def stream(n: int) -> bytes:
+def stream(n: int, *, created: bool = False) -> bytes:
     """:func:`events` as one body (what the model server writes at once)."""
-    return b"".join(events(n))
+    return b"".join(events(n, created=created))
 
 
-async def _model(port: int, paced: int = 0, pause: float = 0.0) -> None:
-    bodies = {n: stream(n) for n in (1, LONG)}
-    timed = events(paced) if paced else []
+async def _model(port: int, paced: int = 0, pause: float = 0.0, created: bool = False) -> None:
+    bodies = {n: stream(n, created=created) for n in (1, LONG)}
+    timed = events(paced, created=created) if paced else []
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -208,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         "--pause", type=float, default=300, help="µs the model server waits between paced events"
     )
     parser.add_argument(
+        "--created", action="store_true", help="every chunk carries 'created', as OpenAI's do"
+    )
+    parser.add_argument(
         "--beside",
         default="",
         help="a src folder of another callgate (an older checkout): its proxy is served too",
@@ -215,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("role", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.role and args.role[0] == "model":
-        port, paced, pause = args.role[1:]
-        asyncio.run(_model(int(port), int(paced), float(pause) / 1e6))
+        port, paced, pause, created = args.role[1:]
+        asyncio.run(_model(int(port), int(paced), float(pause) / 1e6, created == "created"))
         return 0
     if args.role and args.role[0] == "serve":
         kind, http, loop, port, upstream = args.role[1:]
@@ -225,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is None]
     stacks = [(h, lp) for h in HTTPS for lp in LOOPS if h not in missing and lp not in missing]
     model_port = _free()
-    model = ["model", str(model_port), str(args.paced), str(args.pause)]
+    created = "created" if args.created else "-"
+    model = ["model", str(model_port), str(args.paced), str(args.pause), created]
     processes = [_start(model, model_port)]
     servers: dict[str, tuple[str, int]] = {}
     try:

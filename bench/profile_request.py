@@ -1,7 +1,7 @@
 """Where a one-chunk streamed request's CPU goes in the proxy's app, beside a byte pass-through.
 
 Run: ``python bench/profile_request.py [--requests 2000] [--profile] [--top 30]``
-``[--paced 300 [--pause 300]]``.
+``[--paced 300 [--pause 300]] [--created]``.
 
 In one process and one event loop: a raw asyncio model server (bench_stack's one-chunk
 Chat turn, one HTTP chunk per event) on 127.0.0.1, and two ASGI apps called directly (no
@@ -13,7 +13,7 @@ blocks, and callgate's over the pass-through's. ``--profile`` then runs callgate
 requests under cProfile and prints the functions by their own and cumulative time.
 ``--paced N``: each request is bench_stack's paced stream instead (``N`` text events, each
 written alone, ``--pause`` µs apart, so each reaches the app in a read of its own), and the
-figures are per chunk.
+figures are per chunk. ``--created``: the chunks carry ``created`` (bench_stack's option).
 """
 
 from __future__ import annotations
@@ -77,7 +77,9 @@ async def run(args: argparse.Namespace) -> None:
     """Serve the model, then time and profile the two apps."""
     port = 0
     ready = asyncio.get_running_loop().create_future()
-    model = asyncio.ensure_future(_serve_model(ready, args.paced, args.pause / 1e6))
+    model = asyncio.ensure_future(
+        _serve_model(ready, args.paced, args.pause / 1e6, created=args.created)
+    )
     port = await ready
     body, per_unit, unit = BODY, 1, "request"
     if args.paced:
@@ -123,14 +125,16 @@ async def run(args: argparse.Namespace) -> None:
     model.cancel()
 
 
-async def _serve_model(ready: asyncio.Future[int], paced: int, pause: float) -> None:
+async def _serve_model(
+    ready: asyncio.Future[int], paced: int, pause: float, *, created: bool
+) -> None:
     """bench_stack's model server on a free port, its port given to ``ready``."""
     import socket
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    task = asyncio.ensure_future(_model(port, paced, pause))
+    task = asyncio.ensure_future(_model(port, paced, pause, created))
     for _ in range(100):
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -150,6 +154,7 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--paced", type=int, default=0, help="text events of a paced stream")
     parser.add_argument("--pause", type=float, default=300, help="µs between paced events")
+    parser.add_argument("--created", action="store_true", help="chunks carry 'created'")
     asyncio.run(run(parser.parse_args()))
     return 0
 
