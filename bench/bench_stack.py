@@ -1,19 +1,35 @@
 """The proxy's server stack chosen by measurement: uvicorn's HTTP parser and event loop.
 
-Run: ``python bench/bench_stack.py [--rounds 5] [--beside OLD/src]`` (needs ``uvloop`` and
-``httptools`` for their rows; a missing one is skipped and named). ``--beside`` serves the
-proxy of another checkout's ``src`` too (rows ``beside``), in the same run.
+Run: ``python bench/bench_stack.py [--rounds 5] [--paced 300] [--paceds 3] [--pause 300]``
+``[--created] [--beside OLD/src]``
+(needs ``uvloop`` and ``httptools`` for their rows; a missing one is skipped and named).
+``--beside`` serves the proxy of another checkout's ``src`` too (rows ``beside``), in the
+same run.
 
 For every stack (``h11`` or ``httptools``, ``asyncio`` or ``uvloop``) four servers, each its
 own process on 127.0.0.1, in front of one raw asyncio model server that writes one HTTP
-chunk per event: two byte pass-throughs (raw ASGI, the upstream's bytes unchanged; one on
-httpx, ``bytes-h1`` on the lean HTTP/1.1 client of ``callgate.proxy.http1``), callgate
-proxy as it runs (the lean client for this plain-http upstream) and ``cg-httpx``, callgate
-asking the upstream through httpx. Rounds interleave every server. Per server: the
+chunk per event (its chunks without ``created``, so callgate writes each chunk itself,
+adding it; ``--created``: with it, as OpenAI's, so a text chunk goes out as the upstream's
+bytes): two byte pass-throughs (raw ASGI, the upstream's bytes unchanged; one on httpx,
+``bytes-h1`` on the lean HTTP/1.1 client of ``callgate.proxy.http1``), callgate proxy as it
+runs (the lean client for this plain-http upstream) and ``cg-httpx``, callgate asking the
+upstream through httpx. Rounds interleave every server. Per server: the
 median wall time of a one-chunk streamed request, its server CPU per request, and the
-server CPU per chunk of a 1000-chunk text stream (from /proc, the server's process
-alone). Every figure is also given as a ratio to the h11 + asyncio pass-through on httpx
-of the same run (the stack a plain ``pip install starlette uvicorn httpx`` gets).
+server CPU per chunk of a 1000-chunk text stream that the model server writes at once
+(from /proc, the server's process alone), so a proxy's read holds many events. Every
+figure is also given as a ratio to the h11 + asyncio pass-through on httpx of the same
+run (the stack a plain ``pip install starlette uvicorn httpx`` gets).
+
+Then the paced stream, as a model delivers it: ``--paced`` text events (300; 0 skips it),
+each in its own write, the model server draining it and pausing ``--pause`` µs (300)
+before the next, so each event reaches the proxy in a read of its own. After each round's
+blocks, ``--paceds`` times (3), one paced stream through every server in turn (its
+connection opened before). Per server: its CPU per chunk (the request's own cost spread
+over its chunks) by the median and the least of its streams; the ratio to the same
+stack's lean pass-through (``bytes-h1``) streamed just before or after, the median of
+those ratios and their range, and the ratio of the two least; the pieces the client
+received per event (1.00: every event came in a read of its own and went out in a write
+of its own; far fewer: reads held several events, the pause too short for this machine).
 """
 
 from __future__ import annotations
@@ -37,27 +53,42 @@ from pass_through import BytePassThrough, LeanPassThrough
 HTTPS = ("h11", "httptools")
 LOOPS = ("asyncio", "uvloop")
 LONG = 1000
+PACED = "paced"
+"""The request's text that asks the model server for the paced stream."""
 
 
-def _event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+def _event(delta: dict[str, Any], finish: str | None = None, *, created: bool = False) -> bytes:
     choice = {"index": 0, "delta": delta, "finish_reason": finish}
-    chunk = {"id": "b", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    chunk: dict[str, Any] = {"id": "b", "object": "chat.completion.chunk", "model": "m"}
+    if created:
+        chunk = {"id": "b", "object": "chat.completion.chunk", "created": 1700000000, "model": "m"}
+    chunk["choices"] = [choice]
     event = b"data: " + json.dumps(chunk).encode() + b"\n\n"
     return b"%x\r\n%s\r\n" % (len(event), event)
 
 
-def stream(n: int) -> bytes:
-    """An OpenAI text turn of ``n`` content chunks, chunked, one HTTP chunk per event."""
-    parts = [_event({"role": "assistant", "content": ""})]
-    parts += [_event({"content": f"word{i % 97} "}) for i in range(n)]
-    parts.append(_event({}, "stop"))
+def events(n: int, *, created: bool = False) -> list[bytes]:
+    """An OpenAI text turn of ``n`` content chunks, one HTTP chunk per event (the last ends it).
+
+    ``created``: every chunk carries a ``created`` time, as OpenAI's do (without it callgate
+    adds one, so it writes each chunk itself rather than forwarding the upstream's bytes).
+    """
+    parts = [_event({"role": "assistant", "content": ""}, created=created)]
+    parts += [_event({"content": f"word{i % 97} "}, created=created) for i in range(n)]
+    parts.append(_event({}, "stop", created=created))
     done = b"data: [DONE]\n\n"
     parts.append(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
-    return b"".join(parts)
+    return parts
 
 
-async def _model(port: int) -> None:
-    bodies = {n: stream(n) for n in (1, LONG)}
+def stream(n: int, *, created: bool = False) -> bytes:
+    """:func:`events` as one body (what the model server writes at once)."""
+    return b"".join(events(n, created=created))
+
+
+async def _model(port: int, paced: int = 0, pause: float = 0.0, created: bool = False) -> None:
+    bodies = {n: stream(n, created=created) for n in (1, LONG)}
+    timed = events(paced, created=created) if paced else []
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -72,7 +103,15 @@ async def _model(port: int) -> None:
                     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                     b"transfer-encoding: chunked\r\n\r\n"
                 )
-                writer.write(bodies[int(request["messages"][-1]["content"])])
+                asked = request["messages"][-1]["content"]
+                if asked != PACED:
+                    writer.write(bodies[int(asked)])
+                    await writer.drain()
+                    continue
+                for piece in timed:
+                    await writer.drain()
+                    await asyncio.sleep(pause)
+                    writer.write(piece)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
@@ -121,13 +160,15 @@ def _start(argv: list[str], port: int, source: str = "") -> subprocess.Popen[byt
     raise RuntimeError(f"{argv} did not start")
 
 
-async def _one(client: Any, url: str, n: int) -> float:
-    request = {"model": "m", "stream": True, "messages": [{"role": "user", "content": str(n)}]}
+async def _one(client: Any, url: str, asked: int | str) -> tuple[float, int]:
+    """One streamed request for ``asked`` (a chunk count, or :data:`PACED`): wall, pieces."""
+    request = {"model": "m", "stream": True, "messages": [{"role": "user", "content": str(asked)}]}
+    pieces = 0
     started = time.perf_counter()
     async with client.stream("POST", url + "/v1/chat/completions", json=request) as reply:
         async for _ in reply.aiter_raw():
-            pass
-    return time.perf_counter() - started
+            pieces += 1
+    return time.perf_counter() - started, pieces
 
 
 async def _block(url: str, pid: int, ones: int, longs: int) -> dict[str, Any]:
@@ -136,13 +177,30 @@ async def _block(url: str, pid: int, ones: int, longs: int) -> dict[str, Any]:
     async with httpx.AsyncClient(timeout=600) as client:
         await _one(client, url, 1)
         spent = _cpu_ns(pid)
-        walls = [await _one(client, url, 1) for _ in range(ones)]
+        walls = [(await _one(client, url, 1))[0] for _ in range(ones)]
         per_request = (_cpu_ns(pid) - spent) / ones
         spent = _cpu_ns(pid)
         for _ in range(longs):
             await _one(client, url, LONG)
         per_chunk = (_cpu_ns(pid) - spent) / (longs * (LONG + 3))
     return {"wall": statistics.median(walls), "cpu_req": per_request, "cpu_chunk": per_chunk}
+
+
+async def _paced(servers: dict[str, tuple[str, int]], paced: int) -> dict[str, tuple[float, float]]:
+    """One paced stream through every server in turn: its CPU per chunk, client pieces per event.
+
+    Each server's connection is opened and used once before (its set-up is not counted).
+    """
+    import httpx
+
+    out = {}
+    async with httpx.AsyncClient(timeout=600) as client:
+        for name, (url, pid) in servers.items():
+            await _one(client, url, 1)
+            spent = _cpu_ns(pid)
+            pieces = (await _one(client, url, PACED))[1]
+            out[name] = ((_cpu_ns(pid) - spent) / (paced + 3), pieces / (paced + 3))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,6 +210,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ones", type=int, default=40, help="one-chunk requests per round")
     parser.add_argument("--longs", type=int, default=2, help="1000-chunk requests per round")
     parser.add_argument(
+        "--paced", type=int, default=300, help="text events of the paced stream (0: none)"
+    )
+    parser.add_argument("--paceds", type=int, default=3, help="paced streams per round")
+    parser.add_argument(
+        "--pause", type=float, default=300, help="µs the model server waits between paced events"
+    )
+    parser.add_argument(
+        "--created", action="store_true", help="every chunk carries 'created', as OpenAI's do"
+    )
+    parser.add_argument(
         "--beside",
         default="",
         help="a src folder of another callgate (an older checkout): its proxy is served too",
@@ -159,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("role", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.role and args.role[0] == "model":
-        asyncio.run(_model(int(args.role[1])))
+        port, paced, pause, created = args.role[1:]
+        asyncio.run(_model(int(port), int(paced), float(pause) / 1e6, created == "created"))
         return 0
     if args.role and args.role[0] == "serve":
         kind, http, loop, port, upstream = args.role[1:]
@@ -168,7 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     missing = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is None]
     stacks = [(h, lp) for h in HTTPS for lp in LOOPS if h not in missing and lp not in missing]
     model_port = _free()
-    processes = [_start(["model", str(model_port)], model_port)]
+    created = "created" if args.created else "-"
+    model = ["model", str(model_port), str(args.paced), str(args.pause), created]
+    processes = [_start(model, model_port)]
     servers: dict[str, tuple[str, int]] = {}
     try:
         kinds = [("bytes", ""), ("bytes-h1", ""), ("callgate", ""), ("cg-httpx", "")]
@@ -185,16 +256,21 @@ def main(argv: list[str] | None = None) -> int:
                 name = f"{kind:<9} {http:<9} {loop:<7}"
                 servers[name] = (f"http://127.0.0.1:{port}", process.pid)
         rows: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
+        paced: list[dict[str, tuple[float, float]]] = []
         loads = [os.getloadavg()[0]]
         for _ in range(args.rounds):
             for name, (url, pid) in servers.items():
                 rows[name].append(asyncio.run(_block(url, pid, args.ones, args.longs)))
+            for _ in range(args.paceds if args.paced else 0):
+                paced.append(asyncio.run(_paced(servers, args.paced)))
             loads.append(os.getloadavg()[0])
     finally:
         for process in processes:
             process.terminate()
             process.wait(timeout=20)
     _print(rows, missing, loads)
+    if paced:
+        _print_paced(paced, args.paced, args.pause)
     return 0
 
 
@@ -216,6 +292,29 @@ def _print(rows: dict[str, list[dict[str, Any]]], missing: list[str], loads: lis
             f"{name:<28} {wall * 1e3:>10.2f}ms {wall / med(base, 'wall'):>5.2f}x "
             f"{req / 1e3:>7.0f}µs {req / med(base, 'cpu_req'):>5.2f}x "
             f"{chunk / 1e3:>8.1f}µs {chunk / med(base, 'cpu_chunk'):>5.2f}x"
+        )
+
+
+def _print_paced(rounds: list[dict[str, tuple[float, float]]], paced: int, pause: float) -> None:
+    """The paced streams' rows: CPU per chunk, and its ratio to the same stack's ``bytes-h1``."""
+    print(
+        f"\npaced: {paced} text events, each its own write, {pause:.0f} µs apart; "
+        f"{len(rounds)} streams per server, interleaved"
+    )
+    print(
+        f"{'server   http      loop':<28} {'CPU/chunk':>10} {'min':>8} {'x bytes-h1':>11} "
+        f"{'(streams)':>13} {'min/min':>8} {'pieces/event':>13}"
+    )
+    for name in rounds[0]:
+        lean = f"{'bytes-h1':<9} {name[10:]}"
+        mine = [r[name][0] for r in rounds]
+        base = [r[lean][0] for r in rounds]
+        ratios = sorted(m / b for m, b in zip(mine, base, strict=True))
+        pieces = statistics.median(r[name][1] for r in rounds)
+        print(
+            f"{name:<28} {statistics.median(mine) / 1e3:>8.1f}µs {min(mine) / 1e3:>6.1f}µs "
+            f"{statistics.median(ratios):>10.2f}x {ratios[0]:>6.2f}-{ratios[-1]:<6.2f} "
+            f"{min(mine) / min(base):>7.2f}x {pieces:>13.2f}"
         )
 
 

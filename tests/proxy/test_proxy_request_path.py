@@ -298,3 +298,52 @@ def test_a_requests_driver_is_found_by_its_tools_without_formatting_them(
     big = core.driver_for(tools(default=2**70), options)
     assert big is core.driver_for(tools(default=2**70), options)
     assert len(formatted) == 2
+
+
+async def _paced(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Every request answered by the one-chunk turn, each event in a write of its own."""
+    while True:
+        await _request(reader)
+        writer.write(SSE_HEAD + b"\r\n")
+        for event in BODY.split(b"\n\n")[:-1]:
+            await writer.drain()
+            await asyncio.sleep(0.02)
+            writer.write(b"%x\r\n%s\n\n\r\n" % (len(event) + 2, event))
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+
+def test_a_write_to_the_client_that_fails_is_not_an_engine_defect(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The client is gone mid-stream (its write fails): no error event, nothing logged."""
+
+    async def main(url: str) -> list[dict[str, Any]]:
+        app = create_app(ProxyConfig(url))
+        app.start()
+        sent: list[dict[str, Any]] = []
+        gone = asyncio.get_running_loop().create_future()
+
+        async def receive() -> dict[str, Any]:
+            if not sent:
+                return {"type": "http.request", "body": json.dumps(REQUEST).encode()}
+            await gone
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(dict(message))
+            if message.get("more_body") and b'"Hi."' in message["body"]:
+                raise RuntimeError("the client's transport is closed")
+
+        scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions"}
+        try:
+            with pytest.raises(RuntimeError, match="transport is closed"):
+                await app({**scope, "query_string": b"", "headers": []}, receive, send)
+        finally:
+            await app.stop()
+        return sent
+
+    with RawServer(_paced).running() as up:
+        sent = asyncio.run(main(up.url))
+    assert b'"Hi."' in sent[-1]["body"]  # the last write tried: no error event after it
+    assert "engine failed" not in caplog.text

@@ -209,3 +209,30 @@ def test_two_text_events_in_one_read_both_reach_the_client() -> None:
         if line.startswith(b"data: {")
     ]
     assert "".join(shown) == "".join(texts)
+
+
+def test_shaped_text_to_a_chat_client_that_needs_its_own_chunk_is_not_encoded_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without ``created`` the client's chunk is not the upstream's (callgate adds it), so
+    its text is written on the chunk's fixed part, not by encoding a whole chunk per frame."""
+    from callgate.proxy.wires.chat import ChatWriter
+
+    encoded: list[object] = []
+    encode = ChatWriter.encode
+
+    def counted(self: ChatWriter, chunk: Any) -> bytes:
+        encoded.append(chunk)
+        return encode(self, chunk)
+
+    monkeypatch.setattr(ChatWriter, "encode", counted)
+    texts = ["Plain ", "prose ", "only, ", "no ", "markup."]
+    body = [_frame(ENVELOPES[1], t, ascii_only=False, first=False) for t in texts]
+    reads = _grouped(1, body, [1])
+    turn = Engine(REQUEST, Options(on_blocked="notice"), client="chat", upstream="chat")
+    sent = [turn.play_bytes(read) for read in reads[:6]]
+    assert turn._shape is not None and not turn._shape[2]  # learned, the writer's own chunks
+    assert encoded == []
+    shown = [json.loads(s[6:])["choices"][0]["delta"] for s in sent]
+    assert shown == [{"role": "assistant", "content": ""}] + [{"content": t} for t in texts]
+    assert all(json.loads(s[6:])["created"] == json.loads(sent[0][6:])["created"] for s in sent)

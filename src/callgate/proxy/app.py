@@ -395,19 +395,12 @@ class _Exchange:
         Returns the last piece, which goes out with the body's end. Should the engine
         itself fail, the client gets an error event (the wire's error shape) and the
         stream's end instead of an aborted connection; nothing withheld is released. A
-        failure to write to the client is not the engine's: it goes on.
+        failure to write to the client is not the engine's (``emit.writing``): it goes on.
         """
-        writing = [False]
-
-        async def out(piece: bytes) -> None:
-            writing[0] = True
-            await emit(piece)
-            writing[0] = False
-
         try:
-            return await self._play(upstream, turns, out, emit.watch)
+            return await self._play(upstream, turns, emit, emit.watch)
         except Exception:
-            if writing[0]:
+            if emit.writing:
                 raise
             logger.exception("callgate proxy: the engine failed on a stream")
             self.proxy.metrics.upstream_error("engine_error")
@@ -478,12 +471,14 @@ class _Exchange:
         encoded = "content-encoding" in upstream.headers
         lean = upstream if isinstance(upstream, Reply) else None
         read = upstream.read if isinstance(upstream, Reply) else _reader(upstream, encoded)
-        if lean is None:
+        watched = lean is None  # the lean reply says when a read would wait: watch from then
+        if watched:
             watch()
         try:
             while True:
-                if lean is not None and not lean.ready:
+                if not watched and lean is not None and not lean.ready:
                     watch()
+                    watched = True
                 data = await read()
                 if not data:
                     break

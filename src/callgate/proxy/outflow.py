@@ -27,7 +27,11 @@ Emit = Callable[[bytes], Awaitable[None]]
 
 
 class Outlet(Protocol):
-    """What a pump is given: :data:`Emit` (call it), and ``watch()``."""
+    """What a pump is given: :data:`Emit` (call it), ``watch()``, and ``writing``."""
+
+    writing: bool
+    """Whether a piece is being sent now (set while a call's write is under way, and left
+    set by a write that failed): a failure then is the write's, not the pump's."""
 
     async def __call__(self, piece: bytes) -> None:
         """Send one piece of the response body to the client."""
@@ -45,14 +49,17 @@ __all__ = ["Emit", "Outlet", "stream_out"]
 class _Outlet:
     """The :class:`Outlet` of one response."""
 
-    __slots__ = ("_send", "watch")
+    __slots__ = ("_send", "watch", "writing")
 
     def __init__(self, send: Send, watch: Callable[[], None]) -> None:
         self._send = send
         self.watch = watch
+        self.writing = False
 
     async def __call__(self, piece: bytes) -> None:
+        self.writing = True
         await self._send({"type": "http.response.body", "body": piece, "more_body": True})
+        self.writing = False
 
 
 def _unwatched() -> None:

@@ -365,6 +365,23 @@ class ChatWriter(Writer):
         """:meth:`write`'s bytes, the chunk's fixed part encoded once per turn."""
         return self._played(events, None) or b""
 
+    def play_text(self, text: str) -> bytes:
+        """:meth:`play` of one released text: its chunk written on the fixed part encoded once.
+
+        '' (text held) writes nothing once the role was sent; the first text, a reasoning
+        split, or text that needs the escaped form goes through :meth:`play`.
+        """
+        if self._role_sent and self.splitter is None:
+            if not text:
+                return b""
+            head = self._head
+            if head:
+                try:
+                    return head + b'{"content":' + _string(text).encode("utf-8") + b"}" + _TAIL
+                except UnicodeEncodeError:  # a lone surrogate: the whole chunk is escaped
+                    pass
+        return self._played([Text(text)], None) or b""
+
     def play_unchanged(self, events: Sequence[Event], chunk: Mapping[str, Any]) -> bytes | None:
         """:meth:`play`'s bytes, or None when the chunk to send is the upstream's ``chunk``."""
         return self._played(events, chunk)
