@@ -105,8 +105,18 @@ _OPENAI = (
     "tests/wires/test_openai_chat_own_gate.py",
     "tests/wires/test_openai_chat_entries.py",
     "tests/wires/test_openai_chat_errors.py",
+    "tests/wires/test_openai_chat_fast_add.py",
+    "tests/wires/test_fast_add_mappings.py",
+    "tests/wires/test_stray_chunks.py",
+    "tests/buffer/test_token_limit.py",
+    "tests/buffer/test_clean_end.py",
+    "tests/buffer/test_mcs_shapes.py",
+    "tests/buffer/test_turn_failures.py",
 )
-"""The OpenAI strategy's behaviour tests: the strategy and its choice accumulator."""
+"""The OpenAI strategy's behaviour tests: the strategy and its choice accumulator, read
+by the buffer's every path (the wire's own ``add``, chunks as mappings, stray chunks),
+its usage against ``max_tokens``, its clean end, a relay's trailing chunk, SDK helper
+events."""
 
 _RESPONSES = ("tests/wires/test_openai_responses.py", "tests/wires/test_openai_responses_events.py")
 """The Responses strategy's behaviour tests: the strategy and its output items."""

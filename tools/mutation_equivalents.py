@@ -305,7 +305,14 @@ EQUIVALENT: dict[str, str] = {
             "a choice without an index leaves the fast path for accumulate(), which reads it "
             "as choice 0, as the fast path would"
         )
-        for n in (31, 33)
+        for n in (32, 34)
+    },
+    **{
+        f"{_O}{function}__mutmut_{n}": (
+            "acc.ended is read only for its truth (the buffer's test of chosen_done(), "
+            "another choice's 'if other.ended'), and None is false like False"
+        )
+        for function, n in (("accumulate", 2), ("_choice", 4))
     },
     "callgate.strategies._openai_choice.xǁ_Accumulatorǁother__mutmut_10": (
         "only the chosen choice's gate is asked about a chunk without choices: another "

@@ -620,3 +620,38 @@ def test_parse_value_says_how_deep_at_its_default_limit() -> None:
     assert value is None and problem is not None
     assert problem.code == "limit_exceeded"
     assert problem.message == "the JSON nests deeper than 128 levels"
+
+
+_EITHER_WAY = [
+    '{"a": 1, "b": {"c": [1.5, "x:y"]}}',
+    json.dumps({"rows": [{"id": n, "ok": True} for n in range(20)]}),
+    '{"a": 1, "a": 2}',
+    '{"a": "\\u003a", "a": 1}',
+    '{"a": NaN}',
+    '{"a": 1e400}',
+    '{"n": ' + "7" * (MAX_INT_DIGITS + 1) + "}",
+    '{"a": "\\ud800"}',
+    '{"a": 1} x',
+    '{"a": [1,}',
+    "",
+    "[1, 2]",
+    "[" * 129 + "]" * 129,
+]
+"""Texts the strict read answers alike with msgspec or without: values and each finding."""
+
+
+def test_without_msgspec_in_the_library_the_strict_read_is_the_json_modules() -> None:
+    """msgspec hidden from the library's loader alone: the same values and findings."""
+    from callgate.gate import fastcodec, strictjson
+    from msgspec_hidden import without_msgspec
+
+    def read() -> list[str]:
+        return [repr((parse_arguments(t), strictjson.parse_value(t))) for t in _EITHER_WAY]
+
+    fast = read()
+    assert strictjson._fast_decode(_EITHER_WAY[0])[0]  # msgspec reads it
+    with without_msgspec(strictjson):
+        assert not fastcodec.FAST and strictjson._FAST is None
+        assert strictjson._fast_decode(_EITHER_WAY[0]) == (False, None)
+        assert read() == fast
+    assert strictjson._FAST is not None and strictjson._fast_decode(_EITHER_WAY[0])[0]

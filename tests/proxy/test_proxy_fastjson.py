@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from callgate.gate import fastcodec
 from callgate.proxy import fastjson
+from msgspec_hidden import without_msgspec
 
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -63,15 +64,53 @@ def test_standard_json_never_reaches_the_slow_parser(monkeypatch: pytest.MonkeyP
     assert fastjson.loads(chunk)["choices"][0]["delta"] == {"content": "hi"}
 
 
-def test_without_msgspec_it_is_json_loads(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "msgspec", None)  # an install without the extra
-    plain = importlib.reload(fastjson)
-    try:
-        assert not plain.FAST
-        assert same(plain.loads("[1, 2.5, NaN]"), json.loads("[1, 2.5, NaN]"))
-    finally:
-        monkeypatch.undo()
-        importlib.reload(fastjson)
+CHUNK = b'{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}'
+TEXTS = [
+    CHUNK,
+    "[1, 2.5, NaN]",
+    '{"a": 1, "a": 2}',
+    " \n[1, 2.50, -0.0, 1E2]\t",
+    '"\\u00e9\\ud83d\\ude00"',
+    '"\\ud800"',
+    "123456789012345678901234567890",
+    '{"a": -Infinity}',
+    "[1e400]",
+    "",
+    '{"a": [1,}',
+    "[1] x",
+    b"\xff[1]",
+]
+"""Texts each parse reads alike with msgspec or without: values, refusals and bad text."""
+
+
+def answers(read: Callable[[str | bytes], Any]) -> list[str]:
+    """Each of :data:`TEXTS` as ``read`` answers it: the value, or the error and its text."""
+    found = []
+    for text in TEXTS:
+        try:
+            found.append(repr(read(text)))
+        except ValueError as error:
+            found.append(f"{type(error).__name__}: {error}")
+    return found
+
+
+def test_without_msgspec_in_the_library_it_is_the_json_module_with_the_same_answers() -> None:
+    """msgspec hidden from the library's loader alone: the gateway's parse takes json."""
+    fast = (answers(fastjson.loads), answers(fastjson.strict_loads))
+    assert fastjson.fast_object(CHUNK) is not None
+    with without_msgspec(fastjson):
+        assert not fastcodec.FAST and not fastjson.FAST
+        assert fastjson.json_encoder() is None and fastjson.pack_encoder() is None
+        assert fastjson.fast_object(CHUNK) is None and fastjson.fast_string(b'"a"') is None
+        read: list[object] = []
+        loads = json.loads
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(
+                json, "loads", lambda data, **hooks: read.append(data) or loads(data, **hooks)
+            )
+            assert (answers(fastjson.loads), answers(fastjson.strict_loads)) == fast
+        assert read.count(CHUNK) == 2  # both parses read the standard chunk with json
+    assert fastjson.FAST and fastjson.fast_object(CHUNK) is not None
 
 
 def strict_reference(text: str | bytes) -> Any:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from callgate import Limits, LLMStreamBuffer, OpenAIStrategy, TurnGate
 
 
@@ -65,6 +67,32 @@ def test_an_index_less_entry_whose_id_is_not_text_continues_the_slot_before_it()
     )
     assert [(s.key, s.id, s.raw_arguments) for s in buffer.slots] == [(0, "call_a", '{"a": 1}')]
     assert ("malformed_chunk", 0, "slot 0: the call id is not text") in found(buffer)
+
+
+@pytest.mark.parametrize("beside", [{}, {"content": None}], ids=["alone", "beside null content"])
+def test_an_index_less_entry_continues_the_slot_the_last_fragment_went_to(
+    beside: dict[str, Any],
+) -> None:
+    """A fragment read on the common path (alone in its delta, or beside the ``content:
+    null`` some servers repeat on every delta) moves the slot an entry without index or id
+    continues, as a fragment read with its entry's identity does."""
+    buffer = fed(
+        calls(entry("", index=0, id="call_a", name="get_weather")),
+        calls(entry("", index=1, id="call_b", name="get_time")),
+        calls(entry('{"city": "Paris"}', index=0)),
+        chunk({**beside, "tool_calls": [entry('{"zone": ', index=1)]}),
+        calls(entry('"UTC"}')),
+        chunk(finish="tool_calls"),
+    )
+    assert [(c["id"], c["function"]["arguments"]) for c in buffer.as_dict()["tool_calls"]] == [
+        ("call_a", '{"city": "Paris"}'),
+        ("call_b", '{"zone": "UTC"}'),
+    ]
+    assert [(c.name, c.arguments) for c in buffer.calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_time", {"zone": "UTC"}),
+    ]
+    assert buffer.verdict == "pass" and found(buffer) == []
 
 
 def test_a_refused_slot_key_is_not_the_slot_an_index_less_entry_continues() -> None:
@@ -162,6 +190,30 @@ def test_the_completion_of_several_choices_carries_the_streams_usage() -> None:
         "usage": usage,
     }
     assert [c["message"]["content"] for c in completion["choices"]] == ["a", "b"]
+
+
+def test_the_usage_of_several_choices_is_theirs_together_and_cuts_no_choice() -> None:
+    """``max_tokens`` bounds each choice; the stream's one count is of them all together."""
+    usage = {"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11}
+    opened = [
+        calls(entry('{"city": "Paris"}', index=0, id=f"call_{n}", name="get_weather"))
+        for n in range(2)
+    ]
+    opened[1]["choices"][0]["index"] = 1
+    buffer = fed(
+        *opened,
+        chunk(finish="tool_calls"),
+        chunk(finish="tool_calls", index=1),
+        {"choices": [], "usage": usage},
+        max_tokens=5,
+    )
+    assert buffer.as_dict()["usage"] == usage
+    assert buffer.verdict == "pass" and found(buffer) == []
+    assert [(c.index, c.verdict, c.findings) for c in buffer.choices] == [
+        (0, "pass", ()),
+        (1, "pass", ()),
+    ]
+    assert [(c.id, c.arguments) for c in buffer.calls] == [("call_0", {"city": "Paris"})]
 
 
 def test_the_chosen_choices_finish_ends_the_stream_wherever_it_sits_in_the_chunk() -> None:

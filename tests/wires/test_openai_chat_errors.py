@@ -84,7 +84,7 @@ OPENAI_ENDINGS = {
 NAMED = {
     "openrouter": "502: Provider disconnected",
     "openrouter, then usage": "502: Provider disconnected",
-    "finish_reason error": "finish_reason 'error'",
+    "finish_reason error": "finish_reason 'error': the choice failed mid-stream",
     "error in the choice": "429: Rate limit exceeded",
     "error frame": "server_error: Provider disconnected",
 }
@@ -168,7 +168,7 @@ def test_the_provider_error_finding_names_the_error_once(ending: str) -> None:
     report = check_stream(openai_text() + OPENAI_ENDINGS[ending], TOOLS, "openai")
     errors = [f for f in report["findings"] if f["code"] == "provider_error"]
     assert len(errors) == 1
-    assert NAMED[ending] in errors[0]["message"]
+    assert errors[0]["message"] == f"the provider reported {NAMED[ending]}"
     assert errors[0]["severity"] == "error"
 
 

@@ -13,15 +13,19 @@ import sys
 from itertools import accumulate
 from typing import Any
 
+from callgate.gate import fastcodec
 from callgate.gate.findings import Finding, finding
 
-try:
-    from msgspec import MsgspecError
-    from msgspec.json import Decoder, Encoder
-except ImportError:  # a copy without its dependencies: every read takes the json module
-    _FAST: tuple[Any, Any, Any] | None = None
-else:
-    _FAST = (Decoder().decode, Encoder().encode, (MsgspecError, ValueError, RecursionError))
+_FAST: tuple[Any, Any, Any] | None = (
+    (
+        fastcodec.json_decoder(),
+        fastcodec.json_encoder(),
+        (fastcodec.decode_error(), ValueError, RecursionError),
+    )
+    if fastcodec.FAST
+    else None
+)
+"""msgspec's decode, its encode and the errors its read raises; None: every read takes json."""
 
 DENSE = 128
 """Characters per container (``[`` or ``{``) up to which msgspec's read costs less than the

@@ -1,18 +1,22 @@
-"""JSON parsing for the gateway's hot path: msgspec where installed, :mod:`json` otherwise.
+"""JSON parsing for the gateway's hot path: msgspec where usable, :mod:`json` otherwise.
 
 The proxy parses every upstream chunk; ``json.loads`` on bytes costs several times
 msgspec's parse of a chat chunk. :func:`loads` gives exactly what ``json.loads`` gives:
 the same values for every text msgspec accepts (integers of any size included), and for
 the rest (``NaN``, numbers past a double's range, lone surrogates, invalid text)
 ``json.loads`` itself decides, so its values and its errors are what a caller sees.
+
+Whether msgspec is usable (:data:`FAST`) and its encoders come from
+:mod:`callgate.gate.fastcodec`, which the strict read of call arguments builds on too.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from typing import Any
+
+from callgate.gate.fastcodec import FAST, json_decoder, json_encoder, pack_encoder
 
 __all__ = [
     "FAST",
@@ -24,36 +28,7 @@ __all__ = [
     "strict_loads",
 ]
 
-
-def _fast() -> Callable[[bytes | bytearray | str], Any] | None:
-    try:
-        import msgspec
-    except ImportError:
-        return None
-    return msgspec.json.Decoder().decode
-
-
-_fast_loads = _fast()
-FAST = _fast_loads is not None
-"""Whether the fast parser is installed (``pip install 'callgate[proxy]'`` brings it)."""
-
-
-def json_encoder() -> Callable[[Any], bytes] | None:
-    """Msgspec's JSON encoder where installed (None: the caller writes with :mod:`json`)."""
-    try:
-        import msgspec
-    except ImportError:
-        return None
-    return msgspec.json.Encoder().encode
-
-
-def pack_encoder() -> Callable[[Any], bytes] | None:
-    """Msgspec's MessagePack encoder where installed (None: the caller does without)."""
-    try:
-        import msgspec
-    except ImportError:
-        return None
-    return msgspec.msgpack.Encoder().encode
+_fast_loads = json_decoder()
 
 
 def loads(data: bytes | bytearray | str) -> Any:
