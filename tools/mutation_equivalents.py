@@ -38,6 +38,10 @@ _D = "callgate.strategies.text.detector.xǁDetectorǁ"
 _HOLD = "the reasoning hold is at least len('</think>') - 1, never zero"
 _NO_TOKEN = "a tail of characters that no token contains completes none"
 _TRUTH = "only the flag's truth is read, and None is false like False"
+_FOLD = (
+    "the parts are folded into one string here or by the next read (raw_arguments): the "
+    "text, the counts and what a reader of the parts reads are the same"
+)
 
 _VERDICT = (
     "unreachable: when the turn completes every slot is validated or blocked, and a "
@@ -190,16 +194,29 @@ EQUIVALENT: dict[str, str] = {
         "the third place only breaks ties of the first two: every native key has the same one, "
         "and against a text key (1, b, n) the first place already decides"
     ),
-    **{f"callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_{n}": _TRUTH for n in (5, 13)},
-    "callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_12": (
+    **{f"callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_{n}": _TRUTH for n in (6, 14, 20)},
+    "callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_13": (
         "folds is only compared with an earlier reading of itself, to see a reader's cursor reset"
     ),
+    **{
+        f"callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_{n}": (
+            "room is set by the slot's first transition (its grant settled), before an append "
+            "reads it"
+        )
+        for n in (18, 19)
+    },
+    **{
+        f"callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_{n}": (
+            "mark is read only while a grant is open, and set when the grant is given"
+        )
+        for n in (22, 23)
+    },
     **{
         f"callgate.gate._slots.xǁBaseSlotǁ__init____mutmut_{n}": (
             "the repeat and its position are read only while replaying, entered after "
             "restart assigns both"
         )
-        for n in (21, 23)
+        for n in (25, 27)
     },
     **{f"{_G}identity__mutmut_{n}": _NO_OUTPUT for n in (64, 70, 82, 88)},
     **{
@@ -209,27 +226,33 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (71, 76)
     },
-    **{f"{_G}fragment__mutmut_{n}": _SAME_LOOKUP for n in (92, 93, 97, 98)},
-    **{
-        f"{_G}fragment__mutmut_{n}": "len(text) equals its UTF-8 length for ASCII text"
-        for n in (13, 64)
-    },
+    **{f"{_G}fragment__mutmut_{n}": _SAME_LOOKUP for n in (89, 90, 94, 95)},
+    f"{_G}fragment__mutmut_61": "len(text) equals its UTF-8 length for ASCII text",
     **{
         f"{_G}fragment__mutmut_{n}": (
             "a fragment that fills its grant exactly takes the counted path instead, which "
             "appends it all the same"
         )
-        for n in (17, 18)
+        for n in (14, 15)
     },
-    **{f"{_G}fragment__mutmut_{n}": _NO_OUTPUT for n in (55, 61)},
-    f"{_G}fragment__mutmut_78": (
+    **{f"{_G}fragment__mutmut_{n}": _NO_OUTPUT for n in (52, 58)},
+    f"{_G}fragment__mutmut_75": (
         "a turn filled exactly settles the other grants first; the check after settling "
         "decides, as before"
     ),
-    f"{_G}_grant__mutmut_12": (
-        "a grant in a fraction of a byte only changes how often the counted path runs, "
+    f"{_G}_grant__mutmut_13": (
+        "a grant of a fractional size only changes how often the counted path runs, "
         "never what it decides"
     ),
+    **{f"{_G}_apply__mutmut_{n}": _FOLD for n in (2, 4, 5)},
+    **{f"{_G}_settle__mutmut_{n}": _FOLD for n in (19, 20, 21)},
+    f"{_G}_settle__mutmut_6": "a tail of no parts counts no bytes, joined or not",
+    **{f"{_G}_settle__mutmut_{n}": "joining a tail of one part gives that part" for n in (8, 11)},
+    f"{_G}_settle__mutmut_16": "len(text) equals its UTF-8 length for ASCII text",
+    f"{_G}_settle__mutmut_25": (
+        "readers compare the fold count for equality: a step of two moves it as one does"
+    ),
+    f"{_G}_settle__mutmut_32": _TRUTH,
     f"{_G}confirm__mutmut_5": (
         "while replaying, fragments go to the repeat, so the raw arguments still equal "
         "the original the repeat is compared with"
@@ -264,7 +287,7 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (16, 18)
     },
-    f"{_G}_apply__mutmut_4": _COUNTER,
+    f"{_G}_apply__mutmut_8": _COUNTER,
     f"{_GT}text_settled__mutmut_5": _COUNTER,
     f"{_GR}ordered_slots__mutmut_1": (
         "the cache is only skipped: the slots are sorted again into an equal list"
@@ -325,13 +348,10 @@ EQUIVALENT: dict[str, str] = {
     f"{_A}_delta__mutmut_89": (
         "past the text limit the buffer keeps none of the text a chunk returns"
     ),
-    **{
-        f"{_A}fast_add__mutmut_{n}": (
-            "an ASCII delta's UTF-8 byte count is its length: encoding it counts the same"
-        )
-        for n in (32, 59)
-    },
-    f"{_A}fast_add__mutmut_61": (
+    f"{_A}fast_add__mutmut_56": (
+        "an ASCII delta's UTF-8 byte count is its length: encoding it counts the same"
+    ),
+    f"{_A}fast_add__mutmut_58": (
         "a text delta that fills the text limit exactly takes the buffer's path, whose "
         "TurnGate.text keeps and counts it all the same"
     ),
@@ -340,14 +360,14 @@ EQUIVALENT: dict[str, str] = {
             "a delta that fills its grant exactly takes the buffer's path, whose "
             "TurnGate.fragment appends it within the grant all the same"
         )
-        for n in (34, 35)
+        for n in (31, 32)
     },
     **{
         f"{_A}fast_add__mutmut_{n}": (
             "the cache of a text block's pieces only saves a lookup: setdefault gives the "
             "same list of acc.parts"
         )
-        for n in (63, 64)
+        for n in (60, 61)
     },
     **{f"{_A}{fn}__mutmut_{n}": _CAST for fn, n in (("accumulate", 69), ("message", 46))},
     **{

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from callgate import Limits, TurnGate
+from callgate.audit.trace import Recorder
 from callgate.gate.turn import Slot
 
 
@@ -174,6 +175,61 @@ def test_reading_the_arguments_within_a_grant_keeps_its_count() -> None:
     gate.close(0)
     assert gate.slots[0].raw_arguments == "{éé€é"
     assert (gate.slots[0].nbytes, gate.turn_bytes) == (10, 10)
+
+
+class PartsReader:
+    """A reader of a slot's parts as the partial views read them: a cursor and the folds."""
+
+    def __init__(self) -> None:
+        self.folds, self.count, self.text = 0, 0, ""
+
+    def read(self, slot: Slot) -> str:
+        if slot.folds != self.folds:  # the parts were joined: read them again from the start
+            self.folds, self.count, self.text = slot.folds, 0, ""
+        self.text += "".join(slot.parts[self.count :])
+        self.count = len(slot.parts)
+        return self.text
+
+
+def test_a_reader_of_the_parts_sees_every_fold() -> None:
+    """A fold by a read and one by a transition mid-call each move the count readers compare."""
+    gate = TurnGate(limits=Limits(max_argument_bytes=1000, max_turn_bytes=10_000, max_slots=1))
+    reader = PartsReader()
+    gate.fragment(0, "{")  # opens the call; a grant opens after the fragment
+    slot = gate.slots[0]
+    steps = [  # (a step, whether the reader reads after it)
+        (lambda: gate.fragment(0, '"a"'), True),
+        (lambda: gate.fragment(0, ": "), True),
+        (lambda: slot.raw_arguments, True),  # folds, keeping the grant's start
+        (lambda: gate.fragment(0, "1"), True),
+        (lambda: gate.fragment(0, ", "), True),
+        (lambda: gate.identity(0, "call_0", "f"), False),  # a transition folds its grant's
+        (lambda: gate.fragment(0, '"b"'), False),  # parts; as many parts follow as it joined
+        (lambda: gate.fragment(0, ": 2}"), True),
+    ]
+    seldom = PartsReader()  # reads once before both folds, then at the end
+    for n, (step, reads) in enumerate(steps):
+        step()
+        if reads:
+            assert reader.read(slot) == "".join(slot.parts)
+        if n == 1:
+            assert seldom.read(slot) == '{"a": '
+    assert seldom.read(slot) == '{"a": 1, "b": 2}'
+    assert reader.read(slot) == slot.raw_arguments == '{"a": 1, "b": 2}'
+
+
+def test_a_recording_gate_records_every_append_across_grants() -> None:
+    """Grants end and open again as fragments come: each append is one recorded self-loop."""
+    recorder = Recorder()
+    limits = Limits(max_argument_bytes=1000, max_turn_bytes=80, max_slots=1)
+    gate = recorder.turn_gate(limits=limits)
+    gate.identity(0, "call_0", "f")
+    fragments = ["{", '"a"', ": ", '"', *("x" * 12), '"', "}"]
+    for text in fragments:
+        gate.fragment(0, text)
+    appends = [s for s in recorder.of("slot") if s.event == "args" and s.source == s.target]
+    assert len(appends) == len(fragments)
+    assert gate.slots[0].raw_arguments == "".join(fragments)
 
 
 def test_a_grant_used_to_its_last_byte_is_counted_in_full() -> None:

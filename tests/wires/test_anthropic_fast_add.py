@@ -154,6 +154,23 @@ def test_an_add_held_across_reset_reads_into_the_new_turn() -> None:
     assert buffer.verdict == "pass"
 
 
+def test_an_add_held_across_reset_reads_text_into_the_new_turn() -> None:
+    """A text delta on the old turn's closure: the new turn shows and keeps it."""
+    text = {"type": "content_block_start", "index": 1, "content_block": {"type": "text"}}
+    delta = {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta"}}
+    buffer = LLMStreamBuffer()
+    first = turn("toolu_1", '{"q": "a"}')
+    for event in [first[0], text, {**delta, "delta": {**delta["delta"], "text": "old "}}]:
+        buffer.add(event)
+    held = buffer.add  # its text block is started
+    buffer.reset()
+    held(first[0])
+    held(text)
+    held({**delta, "delta": {**delta["delta"], "text": "new"}})
+    assert buffer.text() == "new"
+    assert buffer.get_content() == "new"
+
+
 def test_an_add_held_past_the_end_refuses_as_the_buffer_does() -> None:
     buffer = LLMStreamBuffer()
     events = turn("toolu_1", '{"q": "a"}')
