@@ -631,6 +631,16 @@ EQUIVALENT: dict[str, str] = {
         "a released native call's slot is always among the buffer's slots, so the default "
         "raw text is never returned"
     ),
+    "callgate.proxy.wires.chat.xǁChatWriterǁplay_text__mutmut_1": (
+        "before the role is sent no chunk was written, so the fixed part is not encoded yet "
+        "and the text goes through _played all the same"
+    ),
+    "callgate.proxy.wires.chat.xǁChatWriterǁplay_text__mutmut_5": (
+        "the quick write only short-cuts _played, which writes the same chunk"
+    ),
+    "callgate.proxy.wires.chat.xǁChatWriterǁplay_text__mutmut_15": (
+        "'UTF-8' and 'utf-8' name the same codec"
+    ),
     "callgate.proxy.wires.chat.xǁChatWriterǁ__init____mutmut_3": (
         "only the flag's truth is read, and None is false like False"
     ),

@@ -80,13 +80,18 @@ def request_for(client: str) -> dict[str, Any]:
     return {**REQUESTS[client], "model": QWEN_MODEL, "tools": TOOLS[client]}
 
 
-def _played(reads: list[bytes], client: str, shaped: bool) -> dict[str, Any]:
+def _played(
+    reads: list[bytes], client: str, shaped: bool, options: Options | None = None
+) -> dict[str, Any]:
     ids = iter(range(10**6))
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(core, "fresh_id", lambda prefix="call_": f"{prefix}{next(ids)}")
         monkeypatch.setattr("time.time", lambda: 1700000000.0)
         turn = Engine(
-            request_for(client), Options(on_blocked="notice"), client=client, upstream="chat"
+            request_for(client),
+            options or Options(on_blocked="notice"),
+            client=client,
+            upstream="chat",
         )
         turn.shape_path = shaped
         sent = [turn.play_bytes(read) for read in reads]
@@ -122,6 +127,19 @@ def test_a_shaped_frame_gives_what_the_general_path_gives_at_every_split(
 ) -> None:
     reads = _reads(envelope, body, cuts)
     assert _played(reads, client, True) == _played(reads, client, False)
+
+
+@pytest.mark.parametrize("client", ["chat", "messages", "responses"])
+def test_a_shaped_frame_moves_reasoning_as_the_general_path_does(client: str) -> None:
+    """With reasoning moved out of the text, a frame read by its shape is split alike."""
+    texts = ("a ", "b ", "<think>", "why", "</think>", " c", "d")
+    body = [_frame(ENVELOPE, t, ascii_only=True, first=False) for t in texts]
+    options = Options(on_blocked="notice", move_reasoning=True)
+    reads = _reads(0, body, [])
+    shaped = _played(reads, client, True, options)
+    assert shaped == _played(reads, client, False, options)
+    if client == "chat":  # a chat client gets the reasoning apart, as reasoning_content
+        assert b"<think>" not in b"".join(shaped["bytes"])
 
 
 def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
