@@ -84,7 +84,13 @@ def test_a_clean_end_without_a_finish_reason_runs_the_call_with_a_warning() -> N
         ("get_weather", {"location": "Paris, France"})
     ]
     assert codes(buffer) == ["no_finish_reason"]
-    assert [f.severity for f in buffer.findings] == ["warning"]
+    assert [(f.severity, f.message) for f in buffer.findings] == [
+        (
+            "warning",
+            "the stream ended cleanly without a finish reason; its calls are checked as "
+            "complete (strict_finish refuses them)",
+        )
+    ]
 
 
 def test_a_dropped_connection_still_blocks() -> None:

@@ -39,6 +39,7 @@ def test_no_cut_of_a_recorded_stream_releases_a_call_when_usage_is_at_the_limit(
             assert buffer.calls == [] and not buffer.executable, (cut, used)
             assert buffer.verdict == "fail", (cut, used)
             assert "token_limit" in [f.code for f in buffer.findings], (cut, used)
+            assert buffer.gate is not None and buffer.gate.cut is True, (cut, used)
 
 
 @pytest.mark.parametrize("entry", MANIFEST, ids=[e["file"] for e in MANIFEST])
