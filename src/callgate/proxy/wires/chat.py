@@ -366,20 +366,14 @@ class ChatWriter(Writer):
         return self._played(events, None) or b""
 
     def play_text(self, text: str) -> bytes:
-        """:meth:`play` of one released text: its chunk written on the fixed part encoded once.
+        """:meth:`play` of one released text, without building its event and delta first.
 
-        '' (text held) writes nothing once the role was sent; the first text, a reasoning
-        split, or text that needs the escaped form goes through :meth:`play`.
+        Once the role was sent and no reasoning is split out, the text is the whole delta,
+        which :meth:`_encoded` writes on the fixed part encoded once ('' writes nothing);
+        the first text, or one a reasoning split reads, goes through :meth:`play`.
         """
         if self._role_sent and self.splitter is None:
-            if not text:
-                return b""
-            head = self._head
-            if head:
-                try:
-                    return head + b'{"content":' + _string(text).encode("utf-8") + b"}" + _TAIL
-                except UnicodeEncodeError:  # a lone surrogate: the whole chunk is escaped
-                    pass
+            return self._encoded({"content": text}) if text else b""
         return self._played([Text(text)], None) or b""
 
     def play_unchanged(self, events: Sequence[Event], chunk: Mapping[str, Any]) -> bytes | None:
