@@ -245,14 +245,16 @@ EQUIVALENT: dict[str, str] = {
         "never what it decides"
     ),
     **{f"{_G}_apply__mutmut_{n}": _FOLD for n in (2, 4, 5)},
-    **{f"{_G}_settle__mutmut_{n}": _FOLD for n in (19, 20, 21)},
+    **{f"{_G}_settle__mutmut_{n}": _FOLD for n in (18, 19, 20)},
     f"{_G}_settle__mutmut_6": "a tail of no parts counts no bytes, joined or not",
     **{f"{_G}_settle__mutmut_{n}": "joining a tail of one part gives that part" for n in (8, 11)},
-    f"{_G}_settle__mutmut_16": "len(text) equals its UTF-8 length for ASCII text",
-    f"{_G}_settle__mutmut_25": (
+    "callgate.gate._slots.x_utf8_size__mutmut_1": (
+        "len(text) equals its UTF-8 length for ASCII text"
+    ),
+    f"{_G}_settle__mutmut_24": (
         "readers compare the fold count for equality: a step of two moves it as one does"
     ),
-    f"{_G}_settle__mutmut_32": _TRUTH,
+    f"{_G}_settle__mutmut_31": _TRUTH,
     f"{_G}confirm__mutmut_5": (
         "while replaying, fragments go to the repeat, so the raw arguments still equal "
         "the original the repeat is compared with"
@@ -632,14 +634,8 @@ EQUIVALENT: dict[str, str] = {
         "raw text is never returned"
     ),
     "callgate.proxy.wires.chat.xǁChatWriterǁplay_text__mutmut_1": (
-        "before the role is sent no chunk was written, so the fixed part is not encoded yet "
-        "and the text goes through _played all the same"
-    ),
-    "callgate.proxy.wires.chat.xǁChatWriterǁplay_text__mutmut_5": (
-        "the quick write only short-cuts _played, which writes the same chunk"
-    ),
-    "callgate.proxy.wires.chat.xǁChatWriterǁplay_text__mutmut_15": (
-        "'UTF-8' and 'utf-8' name the same codec"
+        "play_text is called only on a learned shape, after two plain text frames were "
+        "written, so the role was always sent"
     ),
     "callgate.proxy.wires.chat.xǁChatWriterǁ__init____mutmut_3": (
         "only the flag's truth is read, and None is false like False"

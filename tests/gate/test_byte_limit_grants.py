@@ -90,7 +90,7 @@ WIDE = st.text(alphabet=st.sampled_from(["a", "é", "€", "😀", "\ud800"]), m
 
 
 @given(
-    st.lists(st.tuples(st.integers(0, 1), WIDE), max_size=30),
+    st.lists(st.tuples(st.integers(0, 1), st.one_of(st.just(""), WIDE)), max_size=30),
     st.integers(min_value=0, max_value=60),
     st.integers(min_value=0, max_value=120),
     st.integers(min_value=1, max_value=2),
@@ -98,7 +98,8 @@ WIDE = st.text(alphabet=st.sampled_from(["a", "é", "€", "😀", "\ud800"]), m
 def test_wide_fragments_meet_the_limits_where_exact_counting_does(
     fragments: list[tuple[int, str]], max_argument: int, max_turn: int, max_slots: int
 ) -> None:
-    """One or two calls of multi-byte text: a grant of characters never lets a byte past."""
+    """One or two calls of multi-byte text (empty fragments and none at all too): a grant of
+    characters never lets a byte past."""
     limits = Limits(max_argument_bytes=max_argument, max_turn_bytes=max_turn, max_slots=max_slots)
     gates = [g(limits=limits) for g in (TurnGate, ExactGate)]
     for gate in gates:

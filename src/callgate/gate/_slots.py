@@ -109,9 +109,10 @@ class BaseSlot:
         TurnGate): the grant's bytes over four, the most UTF-8 bytes a character takes, so
         an append only subtracts its length."""
         self.granted = 0
-        """Bytes the open grant reserved (0: no grant is open)."""
+        """Bytes the open grant reserved and has not counted yet (0: no grant is open)."""
         self.mark = 0
-        """How many of ``parts`` there were when the open grant was given."""
+        """How many of ``parts`` hold bytes counted exactly: those before the open grant
+        (a fold counts the grant's so far and leaves one part)."""
         self.replay = ""
         self.replay_pos = 0
         self.arguments: dict[str, Any] | None = None
@@ -124,22 +125,22 @@ class BaseSlot:
     def raw_arguments(self) -> str:
         """The argument text received so far (the parts are folded into one string).
 
-        An open grant counts its bytes from ``mark`` on, so that boundary stays between
-        two parts: what came before the grant, and what was appended within it.
+        An open grant counts the bytes appended within it from ``mark`` on: those are
+        counted here, before the fold, and the grant goes on after the one string.
         """
         parts = self.parts
         if len(parts) > 1:
-            mark = self.mark if self.granted else 0
-            self.folds += 1
-            if 0 < mark < len(parts):
-                head, tail = "".join(parts[:mark]), "".join(parts[mark:])
-                parts[:] = [head, tail]
+            if self.granted:
+                self.granted -= utf8_size("".join(parts[self.mark :]))
                 self.mark = 1
-                return head + tail
             parts[:] = ["".join(parts)]
-            if mark:  # the grant opened after every part: it starts after the one left
-                self.mark = 1
+            self.folds += 1
         return parts[0] if parts else ""
+
+
+def utf8_size(text: str) -> int:
+    """The UTF-8 bytes of ``text``, a lone surrogate counted as ``surrogatepass`` writes it."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 class Slot(BaseSlot):

@@ -41,6 +41,7 @@ from callgate.gate._slots import (
     Slot,
     SlotKey,
     TextSlot,
+    utf8_size,
 )
 from callgate.gate._textcalls import TextCalls
 from callgate.gate._verdict import TurnVerdict, turn_events
@@ -619,7 +620,7 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
             used = 0
             if len(parts) > mark:
                 tail = parts[mark] if len(parts) == mark + 1 else "".join(parts[mark:])
-                used = len(tail) if tail.isascii() else len(tail.encode("utf-8", "surrogatepass"))
+                used = utf8_size(tail)
                 if fold and len(parts) > mark + 1:
                     parts[mark:] = [tail]
                     slot.folds += 1
