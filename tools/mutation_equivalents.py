@@ -245,16 +245,16 @@ EQUIVALENT: dict[str, str] = {
         "never what it decides"
     ),
     **{f"{_G}_apply__mutmut_{n}": _FOLD for n in (2, 4, 5)},
-    **{f"{_G}_settle__mutmut_{n}": _FOLD for n in (18, 19, 20)},
-    f"{_G}_settle__mutmut_6": "a tail of no parts counts no bytes, joined or not",
-    **{f"{_G}_settle__mutmut_{n}": "joining a tail of one part gives that part" for n in (8, 11)},
+    f"{_G}_settle__mutmut_7": (
+        "no grant has fewer parts than its mark: a tail of one part is counted the same "
+        "alone, joined, or as the whole less the counted head, and folding it is the fold "
+        "the next read makes"
+    ),
+    f"{_G}_settle__mutmut_12": _FOLD,
+    f"{_G}_settle__mutmut_24": "a tail of no parts counts no bytes, joined or not",
     "callgate.gate._slots.x_utf8_size__mutmut_1": (
         "len(text) equals its UTF-8 length for ASCII text"
     ),
-    f"{_G}_settle__mutmut_24": (
-        "readers compare the fold count for equality: a step of two moves it as one does"
-    ),
-    f"{_G}_settle__mutmut_31": _TRUTH,
     f"{_G}confirm__mutmut_5": (
         "while replaying, fragments go to the repeat, so the raw arguments still equal "
         "the original the repeat is compared with"

@@ -164,6 +164,23 @@ def test_a_grant_given_back_counts_the_bytes_appended_within_it() -> None:
     assert (gate.slots[0].nbytes, gate.turn_bytes) == (6, 6)
 
 
+def test_a_call_that_moves_on_is_folded_whole_and_counted_once() -> None:
+    """A close after several fragments within a grant joins every part into one string: the
+    bytes before the grant are not counted again, those within it are counted at their size."""
+    gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=10_000, max_slots=1))
+    gate.identity(0, "a", "f")
+    gate.fragment(0, "{é")  # three bytes, counted; a grant opens after it
+    slot = gate.slots[0]
+    assert (slot.mark, slot.nbytes - slot.granted) == (1, 3)
+    for piece in ("€", "é", "a"):
+        gate.fragment(0, piece)  # within the grant: six bytes, three characters
+    folds = slot.folds
+    gate.close(0)
+    assert slot.parts == ["{é€éa"]
+    assert slot.folds == folds + 1
+    assert (slot.nbytes, gate.turn_bytes, slot.granted) == (9, 9, 0)
+
+
 def test_reading_the_arguments_within_a_grant_keeps_its_count() -> None:
     """A reader folds the parts mid-grant: the bytes appended before and after still count."""
     gate = TurnGate(limits=Limits(max_argument_bytes=100, max_turn_bytes=10_000, max_slots=1))

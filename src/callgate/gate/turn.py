@@ -611,19 +611,24 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
     def _settle(self, slot: BaseSlot, fold: bool = False) -> None:
         """End a slot's grant: count the bytes appended within it, give back the rest.
 
-        ``fold``: keep the appended fragments as one string (a slot that moves on, so that
-        the join counted here is the one its arguments are read from).
+        ``fold``: keep the parts as one string (a slot that moves on, so that the join
+        counted here is the one its arguments are read from). The parts before ``mark`` are
+        counted already (``nbytes`` less the grant), so the whole is joined and counted,
+        not the grant's fragments and then the whole again.
         """
         granted = slot.granted
         if granted:
             parts, mark = slot.parts, slot.mark
             used = 0
-            if len(parts) > mark:
-                tail = parts[mark] if len(parts) == mark + 1 else "".join(parts[mark:])
-                used = utf8_size(tail)
-                if fold and len(parts) > mark + 1:
-                    parts[mark:] = [tail]
-                    slot.folds += 1
+            if len(parts) == mark + 1:
+                used = utf8_size(parts[mark])
+            elif len(parts) > mark and fold:
+                whole = "".join(parts)
+                used = utf8_size(whole) - (slot.nbytes - granted)
+                parts[:] = [whole]
+                slot.folds += 1
+            elif len(parts) > mark:
+                used = utf8_size("".join(parts[mark:]))
             back = granted - used
             slot.nbytes -= back
             self.turn_bytes -= back
