@@ -637,6 +637,14 @@ EQUIVALENT: dict[str, str] = {
         "play_text is called only on a learned shape, after two plain text frames were "
         "written, so the role was always sent"
     ),
+    "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_9": (
+        "only forming text calls are kept by their TextRef; a native call's NativeRef is of "
+        "another class, equal to none of them, so the lookup finds nothing either way"
+    ),
+    "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_95": (
+        "the usage-alone chunk's choices are replaced by an empty list in the same dict "
+        "display, so the delta its envelope was made with is never written"
+    ),
     "callgate.proxy.wires.chat.xǁChatWriterǁ__init____mutmut_3": (
         "only the flag's truth is read, and None is false like False"
     ),

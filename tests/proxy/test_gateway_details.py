@@ -23,7 +23,7 @@ from callgate.proxy.engine import Engine, GatedTurn, Options, RequestError
 from callgate.proxy.sse import SSEReader
 from callgate.proxy.upstream import sse_body
 from callgate.proxy.wires.forming import remainder
-from callgate.testing.builders import openai_chunks
+from callgate.testing.builders import anthropic_events, openai_chunks
 from callgate.testing.wires import WireCall
 from proxy_cases import chat_chunk, text_turn
 from test_gateway_behaviours import CALL
@@ -149,3 +149,38 @@ def test_a_repairs_answer_that_repeats_the_text_shown_and_goes_on_shows_the_rest
     got = rebuilt(out)
     assert got["content"] == "Checking. Now for Paris."
     assert got["calls"] == [("get_weather", {"city": "Paris"})]
+
+
+def test_calls_a_chat_client_gets_at_the_end_are_numbered_in_order_and_typed() -> None:
+    """Two calls of a Messages upstream reach a Chat client after the gate decided: one entry
+    each, numbered 0 and 1, each a ``function`` with its id, name and whole arguments."""
+    calls = [
+        WireCall("toolu_a", "get_weather", ('{"city": ', '"Paris"}')),
+        WireCall("toolu_b", "get_weather", ('{"city": "Oslo"}',)),
+    ]
+    engine = Engine(REQUESTS["chat"], Options(), client="chat", upstream="messages")
+    out: list[dict[str, Any]] = []
+    for event in anthropic_events(calls, [0, 0, 0, 0, 1, 1, 1]):
+        out += engine.feed(event)
+    out += engine.finish()
+    entries = [
+        entry
+        for chunk in out
+        if chunk.get("choices")
+        for entry in chunk["choices"][0]["delta"].get("tool_calls") or ()
+    ]
+    assert entries == [
+        {
+            "index": 0,
+            "id": "toolu_a",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+        },
+        {
+            "index": 1,
+            "id": "toolu_b",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+        },
+    ]
+    assert [c["choices"][0]["finish_reason"] for c in out if c.get("choices")][-1] == "tool_calls"

@@ -58,7 +58,10 @@ def test_a_chat_client_gets_finish_reason_error_and_the_notice() -> None:
     out = _broken("chat")
     said = "".join(c["choices"][0]["delta"].get("content") or "" for c in out if c["choices"])
     assert said == "Checking the weather." + notices.broken(WHY)
-    assert [c["choices"][0]["finish_reason"] for c in out if c["choices"]][-1] == "error"
+    final = [c for c in out if c["choices"]][-1]
+    assert final["choices"][0]["finish_reason"] == "error"
+    assert final["error"] == notices.stream_error(WHY)  # what the openai SDKs raise
+    assert final["error"]["code"] == "upstream_timeout"
     assert not any(c["choices"][0]["delta"].get("tool_calls") for c in out if c["choices"])
 
 
