@@ -641,6 +641,11 @@ EQUIVALENT: dict[str, str] = {
         "only forming text calls are kept by their TextRef; a native call's NativeRef is of "
         "another class, equal to none of them, so the lookup finds nothing either way"
     ),
+    "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_20": (
+        "the loop runs only when no formed call is stranded, and then each formed call's "
+        "released arguments continue what was sent (stranded_refs), so a formed call "
+        "always has a remainder and 'or' takes the same branch as 'and'"
+    ),
     "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_95": (
         "the usage-alone chunk's choices are replaced by an empty list in the same dict "
         "display, so the delta its envelope was made with is never written"

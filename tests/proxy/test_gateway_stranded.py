@@ -128,6 +128,8 @@ def test_a_stranded_turn_counts_no_call_sent_where_the_client_got_none(
     got = [chat_client(url), messages_client(url), responses_client(url)]
     assert [g["end"] for g in got] == ["stop", "end_turn", "completed"]
     assert got[0]["text"].endswith(STRANDED) and got[1]["text"].endswith(STRANDED)
+    for said in (got[0]["text"], got[1]["text"]):  # the gate's notice, then the stranded line
+        assert said.index("A call to write_file was not run") < said.index(STRANDED)
     assert got[2]["calls"] == [NATIVE]  # the formed item ended incomplete, left out
 
     chat, messages, responses = (r["turn"] for r in records(directory, 3))
