@@ -125,7 +125,10 @@ def test_a_withheld_streamed_call_ends_incomplete_with_what_was_sent() -> None:
         "function_call",
         "incomplete",
     )
-    assert json.loads(item["arguments"]) == {"town": "Paris"}
+    # what was sent, its close held back: no client parses a withheld call's arguments whole
+    assert item["arguments"] == '{"town": "Paris"'
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(item["arguments"])
     final = out[-1]["response"]
     assert all(o["type"] != "function_call" for o in final["output"])
 
@@ -347,7 +350,10 @@ def test_a_call_whose_arguments_streamed_is_withheld_not_repaired(client: str, k
     assert engine.repair is None and engine.calls == []
     assert [r.call.name for r in engine.withheld] == ["get_weather"]
     streamed = sent_arguments(client, out)
-    assert [json.loads(text) for text in streamed.values()] == [{"town": "Paris"}]
+    if client == "messages":
+        assert [json.loads(text) for text in streamed.values()] == [{"town": "Paris"}]
+    else:  # the close is held back until the gate accepts: this text never parses whole
+        assert list(streamed.values()) == ['{"town": "Paris"']
     if client == "chat":
         assert out[-1]["choices"][0]["finish_reason"] == "stop"
     elif client == "messages":

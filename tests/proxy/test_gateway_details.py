@@ -13,7 +13,6 @@ text shown and goes on in the same chunk shows the rest.
 
 from __future__ import annotations
 
-import json
 from itertools import pairwise
 from typing import Any
 
@@ -106,7 +105,7 @@ def test_only_a_declared_tools_text_call_streams_and_the_next_one_still_does() -
     ]
     assert [n for n in names if n] == ["get_weather"]
     (streamed,) = sent_arguments("chat", out).values()
-    assert json.loads(streamed) == {"city": "Oslo"}
+    assert streamed == '{"city": "Oslo"'  # its close waits for the gate's acceptance
 
 
 def test_a_native_call_sent_beside_a_set_aside_text_call_comes_with_the_notice() -> None:

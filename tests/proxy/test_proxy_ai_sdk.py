@@ -116,3 +116,45 @@ def test_the_ai_sdk_reports_an_upstream_slower_than_the_timeout_as_an_error() ->
     timed_out = notices.broken_line("ReadTimeout")
     assert got["executed"] == [] and got["finish_reasons"] == ["error"], got
     assert got["errors"] and all(timed_out in e for e in got["errors"]), got
+
+
+REPEATED_KEY = openai_chunks(
+    [WireCall("call_1", "get_weather", ('{"city": "Oslo", ', '"city": "Paris"}'))], [0, 0, 0]
+)
+"""A native call whose key comes twice: the gate refuses it, JavaScript's parse keeps Paris."""
+SET_ASIDE = openai_chunks(
+    [WireCall("call_n", "get_weather", ('{"city": "Oslo"}',))],
+    [0, 0],
+    text=[
+        'Sure. <tool_call>{"name": "get_weather", ',
+        '"arguments": {"city": "Paris"}}</tool_call>',
+    ],
+)
+"""A call written in the text (Paris), then a native one (Oslo): the text call is set aside."""
+
+
+@pytest.mark.parametrize(
+    ("api", "turn", "model", "runs"),
+    [
+        ("chat", REPEATED_KEY, MODEL, []),
+        ("chat", SET_ASIDE, QWEN_MODEL, []),  # the turn is stranded: no call of it is sent
+        ("responses-unstored", REPEATED_KEY, MODEL, []),
+        ("responses-unstored", SET_ASIDE, QWEN_MODEL, [{"city": "Oslo"}]),
+    ],
+    ids=["chat-repeated-key", "chat-set-aside", "responses-repeated-key", "responses-set-aside"],
+)
+def test_under_stream_args_the_ai_sdk_runs_no_call_the_gate_withheld(
+    api: str, turn: list[dict[str, Any]], model: str, runs: list[dict[str, Any]]
+) -> None:
+    """The SDK runs every call whose streamed arguments parse once its stream ends, whatever
+    the turn's finish says: the brace that closes a call's arguments comes only with the
+    gate's acceptance, so a withheld call's arguments never parse and it never runs."""
+    upstream = Model(turn)
+    flags = ["--stream-args", "--on-blocked", "notice", "--upstream-wire", "chat"]
+    with (
+        ServerThread(upstream.upstream) as server,
+        proxy_process(["--upstream", server.url + "/v1", *flags]) as (_, url, _first),
+    ):
+        got = run_client(url, model, api=api)
+    assert got["executed"] == runs, got
+    assert "was not run" in got["text"], got

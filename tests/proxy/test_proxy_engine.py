@@ -221,7 +221,9 @@ def test_stream_args_forwards_deltas_and_withholds_the_finish_until_the_gate_pas
     case = StreamCase("args", openai_chunks([good], [0, 0, 0]), WEATHER)
     _, out = play(case, Options(on_blocked="notice", stream_args=True))
     streamed = [c for c in out if c["choices"] and c["choices"][0]["delta"].get("tool_calls")]
-    assert len(streamed) == 3
+    assert len(streamed) == 4  # three as they came, then the close the gate's acceptance sends
+    last = streamed[-1]["choices"][0]["delta"]["tool_calls"]
+    assert last == [{"index": 0, "function": {"arguments": "}"}}]
     assert rebuilt(out)["calls"] == [("get_weather", {"city": "Paris"})]
     assert rebuilt(out)["finish_reason"] == "tool_calls"
     bad = WireCall("call_1", "get_weather", ('{"town": "Paris"}',))

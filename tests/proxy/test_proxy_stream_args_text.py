@@ -161,7 +161,8 @@ def test_a_withheld_streamed_call_never_comes_with_tool_calls_beside_a_passed_on
     by_index: dict[int, str] = {}
     for index, _, piece in got["deltas"]:
         by_index[index] = by_index.get(index, "") + piece
-    assert by_index == {0: json.dumps(written), 1: json.dumps(native)}
+    # each entry lacks the brace that closes its arguments: sent only with calls that go
+    assert by_index == {0: json.dumps(written)[:-1], 1: json.dumps(native)[:-1]}
     assert got["finish"] == "stop" and got["content"].endswith(STRANDED)
 
 

@@ -48,7 +48,7 @@ def test_a_declared_call_streams_when_an_undeclared_one_comes_first_in_its_chunk
     ]:
         out += engine.feed(chunk)
     (streamed,) = sent_arguments("chat", out).values()
-    assert json.loads(streamed) == {"city": "Oslo"}
+    assert streamed == '{"city": "Oslo"'  # its close waits for the gate's acceptance
 
 
 def _usage(completion: int) -> dict[str, int]:

@@ -2,9 +2,11 @@
 
 Only a call of a declared tool is shown as it forms: an undeclared tool's call before it
 gets no item, and does not stop the declared one after it from streaming. Each argument
-delta carries new text, and every byte of a shown call's arguments reaches the client as
-the model writes it (the turn's end adds no delta). A native call is held for the gate
-and sent once, never also as a forming call.
+delta carries new text, and every byte of a shown call's arguments but the brace that
+closes them reaches the client as the model writes it; the turn's end adds that brace for
+a call the gate accepted, and a call it withheld never gets it (no client parses its
+arguments whole). A native call is held for the gate and sent once, never also as a
+forming call.
 """
 
 from __future__ import annotations
@@ -57,8 +59,8 @@ def test_a_declared_call_after_an_undeclared_one_still_streams_as_it_forms() -> 
         ("get_weather", "in_progress", "")
     ]
     shown = deltas(fed)
-    assert len(shown) > 1 and "".join(shown) == '{"city": "Paris"}'
-    assert deltas(ended) == []
+    assert len(shown) > 1 and "".join(shown) == '{"city": "Paris"'
+    assert deltas(ended) == ["}"]
     done = [e for e in ended if e["type"] == "response.function_call_arguments.done"]
     assert [e["arguments"] for e in done] == ['{"city": "Paris"}']
     finished = [e["item"] for e in ended if e["type"] == "response.output_item.done"]
@@ -87,8 +89,8 @@ def test_two_calls_shown_as_they_form_are_each_sent_whole_before_the_end() -> No
         )
         for item_id in items
     }
-    assert sorted(per_item.values()) == ['{"city": "Paris"}', '{"city": "Rome"}']
-    assert deltas(ended) == []
+    assert sorted(per_item.values()) == ['{"city": "Paris"', '{"city": "Rome"']
+    assert deltas(ended) == ["}", "}"]
 
 
 def test_a_native_call_is_sent_once_and_not_as_a_forming_call() -> None:
@@ -109,15 +111,16 @@ def test_a_native_call_is_sent_once_and_not_as_a_forming_call() -> None:
 
 @pytest.mark.parametrize("cut", ["{", "Rome"])
 def test_a_second_call_whose_end_comes_with_its_close_is_shown_as_it_came(cut: str) -> None:
-    """The second call's last text arrives with its closing tag: sent then, not at the end."""
+    """The second call's last text arrives with its closing tag: sent then but for its
+    close, which the end adds with the gate's acceptance."""
     first = in_pieces(tagged("get_weather", {"city": "Paris"}))
     second = tagged("get_weather", {"city": "Rome"})
     at = second.index(cut)
     pieces = [chat({"content": second[:at]}), chat({"content": second[at:]})]
     fed, ended = played([*first, *pieces, chat({}, "stop")])
     assert len(calls_added(fed)) == 2
-    assert "".join(deltas(fed)) == '{"city": "Paris"}{"city": "Rome"}'
-    assert deltas(ended) == []
+    assert "".join(deltas(fed)) == '{"city": "Paris"{"city": "Rome"'
+    assert deltas(ended) == ["}", "}"]
 
 
 def test_a_text_call_beside_a_native_one_is_shown_as_it_forms_and_ends_incomplete() -> None:
@@ -131,13 +134,13 @@ def test_a_text_call_beside_a_native_one_is_shown_as_it_forms_and_ends_incomplet
     text = tagged("get_weather", {"city": "Paris"})
     fed, ended = played([chat({"tool_calls": [native]}), *in_pieces(text), chat({}, "tool_calls")])
     shown = calls_added(fed)
-    assert len(shown) == 1 and "".join(deltas(fed)) == '{"city": "Paris"}'
+    assert len(shown) == 1 and "".join(deltas(fed)) == '{"city": "Paris"'
     done = {
-        e["item"]["id"]: e["item"]["status"]
+        e["item"]["id"]: (e["item"]["status"], e["item"]["arguments"])
         for e in ended
         if e["type"] == "response.output_item.done" and e["item"]["type"] == "function_call"
     }
-    assert done[shown[0]["id"]] == "incomplete"
+    assert done[shown[0]["id"]] == ("incomplete", '{"city": "Paris"')  # never parsed whole
     output = ended[-1]["response"]["output"]
     calls = [(i["call_id"], i["status"]) for i in output if i["type"] == "function_call"]
     assert calls == [("call_9", "completed")]

@@ -30,13 +30,16 @@ class StructureScanner:
         self.trailing = False
         """Text other than whitespace came after the top-level value closed."""
 
-    def feed(self, text: str) -> None:
-        """Scan one more fragment."""
+    def feed(self, text: str) -> int:
+        """Scan one more fragment: the index in it of the top-level value's close, else -1.
+
+        The close is the bracket that ends the top-level array or object.
+        """
         position, end = 0, len(text)
         while position < end:
             if self.closed:
                 self.trailing = self.trailing or not text[position:].isspace()
-                return
+                return -1
             if self.in_string:
                 if self.escape:
                     self.escape = False
@@ -44,7 +47,7 @@ class StructureScanner:
                     continue
                 match = _IN_STRING.search(text, position)
                 if match is None:
-                    return
+                    return -1
                 position = match.end()
                 if match.group() == "\\":
                     self.escape = True
@@ -53,7 +56,7 @@ class StructureScanner:
                 continue
             match = _OUTSIDE.search(text, position)
             if match is None:
-                return
+                return -1
             position = match.end()
             char = match.group()
             if char == '"':
@@ -66,3 +69,7 @@ class StructureScanner:
                 self.depth -= 1
                 if self.depth == 0 and self.opened:
                     self.closed = True
+                    if position < end:
+                        self.trailing = not text[position:].isspace()
+                    return position - 1
+        return -1

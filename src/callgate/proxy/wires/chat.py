@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeGuard
 
 from callgate.gate.turn import NativeRef, TextRef
 from callgate.proxy import core
-from callgate.proxy.core import Call, ThinkSplitter
+from callgate.proxy.core import ThinkSplitter
 from callgate.proxy.sse import DONE_EVENT
 from callgate.proxy.wires import notices
 from callgate.proxy.wires.base import Host, Reader, Writer
@@ -32,7 +32,13 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
-from callgate.proxy.wires.forming import STRANDED, FormingReader, remainder, stranded_refs
+from callgate.proxy.wires.forming import (
+    STRANDED,
+    FormingReader,
+    HeldClose,
+    remainder,
+    stranded_refs,
+)
 from callgate.strategies.openai import OPENAI
 
 __all__ = ["ChatReader", "ChatWriter"]
@@ -246,6 +252,9 @@ class ChatWriter(Writer):
         """Native slots whose deltas were forwarded (``stream_args``)."""
         self._native_index: dict[object, int] = {}
         """The client's ``tool_calls`` index of each of them, by its slot."""
+        self._held: dict[object, HeldClose] = {}
+        """Each streamed call's argument text, its close held until the gate accepts it (a
+        native call's by its slot, a text call's by its reference)."""
         self._formed: dict[TextRef, tuple[int, str, list[str]]] = {}
         """Text calls whose argument deltas were sent: their index, id and text sent."""
         self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
@@ -289,18 +298,24 @@ class ChatWriter(Writer):
         if index is None:
             index = self._native_index[event.slot] = self._index
             self._index += 1
-        return {**event.payload, "index": index}
+        entry = {**event.payload, "index": index}
+        function = entry.get("function")
+        if isinstance(function, Mapping) and isinstance(function.get("arguments"), str):
+            held = self._held.setdefault(event.slot, HeldClose())
+            entry["function"] = {**function, "arguments": held.send(function["arguments"])}
+        return entry
 
     def _forming(self, event: FormingArgs) -> dict[str, Any]:
         """A text call's new argument text as a ``tool_calls`` entry (the first names it)."""
+        text = self._held.setdefault(event.ref, HeldClose()).send(event.text)
         formed = self._formed.get(event.ref)
         if formed is not None:
-            formed[2].append(event.text)
-            return {"index": formed[0], "function": {"arguments": event.text}}
+            formed[2].append(text)
+            return {"index": formed[0], "function": {"arguments": text}}
         call_id = self.engine.text_call_id(event.ref)
-        formed = self._formed[event.ref] = (self._index, call_id, [event.text])
+        formed = self._formed[event.ref] = (self._index, call_id, [text])
         self._index += 1
-        function = {"name": event.name, "arguments": event.text}
+        function = {"name": event.name, "arguments": text}
         return {"index": formed[0], "id": formed[1], "type": "function", "function": function}
 
     def write(self, events: Sequence[Event]) -> list[dict[str, Any]]:
@@ -501,7 +516,16 @@ class ChatWriter(Writer):
         engine = self.engine
         out: list[dict[str, Any]] = []
         stranded = self.stranded()
-        for call in [] if stranded else self._unstreamed(engine.calls):
+        for call in [] if stranded else engine.calls:
+            slot = call.slot
+            if isinstance(slot, NativeRef) and slot.index in self._streamed:
+                held = self._held.get(slot.index)
+                tail = held.rest() if held is not None else ""
+                if tail:  # its deltas were sent but for the close held back
+                    index = self._native_index[slot.index]
+                    closing = {"index": index, "function": {"arguments": tail}}
+                    out += self._emit({"tool_calls": [closing]})
+                continue
             formed = self._formed.get(call.slot) if isinstance(call.slot, TextRef) else None
             rest = remainder(call.arguments, formed[2]) if formed is not None else None
             if formed is not None and rest is not None:  # its deltas were sent: the rest
@@ -534,14 +558,6 @@ class ChatWriter(Writer):
         if usage is not None and engine.usage_alone:
             out.append({**self._chunk({}), "choices": [], "usage": usage_object(usage)})
         return out
-
-    def _unstreamed(self, calls: list[Call]) -> list[Call]:
-        """The accepted calls not already forwarded delta by delta."""
-        return [
-            c
-            for c in calls
-            if not (isinstance(c.slot, NativeRef) and c.slot.index in self._streamed)
-        ]
 
     # -- stream=false -----------------------------------------------------------------
 

@@ -9,6 +9,12 @@ they grow (``record.text(sent)``, O(new text)). A writer sends them as its wire'
 argument deltas and still sends the call's finish only when the gate accepted the call;
 a call the gate withholds, or a turn cut short, leaves the deltas sent without their
 finish.
+
+A finish is not all a client reads: the Vercel AI SDK runs every call its stream's entries
+or items hold once their arguments parse, whatever the turn's finish says. So each writer
+sends a streamed call's argument text through a :class:`HeldClose`: the bracket that closes
+the top-level value, and whatever follows it, wait for the gate's acceptance. A call the
+gate withholds keeps an argument text no JSON parser reads whole.
 """
 
 from __future__ import annotations
@@ -17,10 +23,18 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from callgate.gate.jsonscan import StructureScanner
 from callgate.gate.turn import TextRef
 from callgate.proxy.wires.events import FormingArgs
 
-__all__ = ["STRANDED", "STRANDED_WHY", "FormingReader", "remainder", "stranded_refs"]
+__all__ = [
+    "STRANDED",
+    "STRANDED_WHY",
+    "FormingReader",
+    "HeldClose",
+    "remainder",
+    "stranded_refs",
+]
 
 STRANDED_WHY = (
     "a call shown while it formed was not accepted, and what was shown of it cannot be taken back"
@@ -30,6 +44,46 @@ STRANDED = f"No call of this answer was sent: {STRANDED_WHY}."
 """The line a Chat Completions turn ends with when a call streamed as it formed was
 withheld while others passed (the message the client rebuilds keeps every entry it got,
 so none of the turn's calls is sent and the turn does not end ``"tool_calls"``)."""
+
+
+class HeldClose:
+    """A call's argument text sent in pieces, the close of its top-level value held back.
+
+    :meth:`send` gives what of a piece may go now: everything before the bracket that
+    closes the top-level object or array. That bracket and all after it wait in
+    :attr:`held`, sent (:meth:`rest`) only when the gate accepted the call. A text that does
+    not open with ``{`` or ``[`` (a bare string or number, which could parse whole) is held
+    from its first character.
+    """
+
+    __slots__ = ("_open", "_scan", "held")
+
+    def __init__(self) -> None:
+        self._scan = StructureScanner()
+        self._open: bool | None = None
+        """Whether the text opened with a bracket (None: only whitespace so far)."""
+        self.held: list[str] = []
+
+    def send(self, text: str) -> str:
+        """What of ``text`` may be sent now; the rest is held."""
+        if self._open is None:
+            start = text.lstrip()
+            if start:
+                self._open = start[0] in "{["
+        if self.held or self._open is False:
+            self.held.append(text)
+            return ""
+        at = self._scan.feed(text)
+        if at < 0:
+            return text
+        self.held.append(text[at:])
+        return text[:at]
+
+    def rest(self) -> str:
+        """The held text, once the call is accepted (and nothing is held after it)."""
+        rest = "".join(self.held)
+        self.held = []
+        return rest
 
 
 class FormingReader:

@@ -33,7 +33,7 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
-from callgate.proxy.wires.forming import FormingReader, remainder
+from callgate.proxy.wires.forming import FormingReader, HeldClose, remainder
 from callgate.strategies.responses import RESPONSES, ResponsesStrategy
 
 __all__ = ["ResponsesReader", "ResponsesWriter"]
@@ -198,6 +198,8 @@ class ResponsesWriter(Writer):
         """The open message item's text delta between its number and its text (None: none open)."""
         self._formed: dict[TextRef, tuple[int, dict[str, Any], list[str]]] = {}
         """Text calls streamed as they form: their output index, item and text sent."""
+        self._held: dict[TextRef, HeldClose] = {}
+        """Each formed call's argument text, its close held until the gate accepts it."""
         self._thought: tuple[int, dict[str, Any], list[str]] | None = None
         """The open reasoning item (another wire's reasoning): its index, item and text."""
 
@@ -391,9 +393,12 @@ class ResponsesWriter(Writer):
             self.output.append(item)
             added = self._event("response.output_item.added", output_index=formed[0], item={**item})
             out.append(added)
-        formed[2].append(event.text)
+        text = self._held.setdefault(event.ref, HeldClose()).send(event.text)
+        if not text:
+            return out
+        formed[2].append(text)
         where = {"item_id": formed[1]["id"], "output_index": formed[0]}
-        delta = self._event("response.function_call_arguments.delta", **where, delta=event.text)
+        delta = self._event("response.function_call_arguments.delta", **where, delta=text)
         return [*out, delta]
 
     def _finish_formed(self, call: Call) -> list[dict[str, Any]] | None:
