@@ -29,6 +29,8 @@ from agent_clients import (
 )
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
+from callgate.testing.builders import anthropic_events
+from callgate.testing.wires import WireCall
 from proxy_cases import proxy_process
 
 SECOND = "callgate-native"
@@ -157,3 +159,33 @@ def test_claude_code_runs_a_leaked_and_a_native_call_across_wires(
     assert effort == "medium", first  # the CLI's output_config.effort, carried
     assert "thinking" not in first and "output_config" not in first
     assert 'callgate_proxy_rewrites_total{code="hint_dropped"}' in metrics
+
+
+def refused_bash(path: str, body: Mapping[str, Any]) -> Script:
+    """A Messages server whose Bash call names its command twice (the gate refuses it)."""
+    if tool_results(path, body):
+        return anthropic_turn("Done.")
+    call = WireCall("toolu_1", "Bash", ('{"command": "echo SAFE", ', '"command": "echo PWNED"}'))
+    return Script(sse_body(anthropic_events([call], [0, 0, 0, 0]), named=True))
+
+
+def test_claude_code_runs_no_call_the_gate_refused_under_stream_args(tmp_path: Path) -> None:
+    """Claude Code runs a tool_use block whose input parses, whatever the stop reason: with
+    ``--stream-args`` it ran ``echo PWNED`` from a call the gate refused while the block's
+    deltas were forwarded. A Messages client now gets each call whole once the gate decided."""
+    upstream = ReplayUpstream(refused_bash)
+    flags = ["--on-blocked", "notice", "--stream-args"]
+    with (
+        ServerThread(upstream) as server,
+        proxy_process(["--upstream", server.url, *flags]) as (_, url, _),
+    ):
+        events = run_claude(url, "Run `echo SAFE` in the shell.", tmp_path)
+    uses = [
+        block
+        for event in events
+        if event.get("type") == "assistant"
+        for block in event["message"]["content"]
+        if block.get("type") == "tool_use"
+    ]
+    assert uses == [] and len(upstream.requests) == 1
+    assert "A call to Bash was not run" in final_texts(events)[-1]

@@ -156,7 +156,10 @@ def add_turn_flags(parser: Any) -> None:
     parser.add_argument(
         "--stream-args",
         action="store_true",
-        help="forward native argument deltas as they arrive (the finish still waits)",
+        help=(
+            "show calls' arguments as they form to Chat and Responses clients (the closing "
+            "brace and the finish wait for the gate; Messages clients get calls whole)"
+        ),
     )
     parser.add_argument(
         "--move-reasoning",
