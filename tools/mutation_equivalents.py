@@ -637,16 +637,16 @@ EQUIVALENT: dict[str, str] = {
         "play_text is called only on a learned shape, after two plain text frames were "
         "written, so the role was always sent"
     ),
-    "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_9": (
+    "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_32": (
         "only forming text calls are kept by their TextRef; a native call's NativeRef is of "
         "another class, equal to none of them, so the lookup finds nothing either way"
     ),
-    "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_20": (
+    "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_43": (
         "the loop runs only when no formed call is stranded, and then each formed call's "
         "released arguments continue what was sent (stranded_refs), so a formed call "
         "always has a remainder and 'or' takes the same branch as 'and'"
     ),
-    "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_95": (
+    "callgate.proxy.wires.chat.xǁChatWriterǁfinal__mutmut_118": (
         "the usage-alone chunk's choices are replaced by an empty list in the same dict "
         "display, so the delta its envelope was made with is never written"
     ),
@@ -656,6 +656,9 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.messages.xǁMessagesReaderǁ_pass__mutmut_10": (
         "the head's wire is only compared with the Chat and Responses writers' own wires, "
         "which neither 'messages' nor None is"
+    ),
+    "callgate.proxy.wires.responses.xǁResponsesWriterǁ_forming__mutmut_5": (
+        "the list is empty there, so adding to it is the same as assigning it"
     ),
     "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
         "the list is empty there, so adding to it is the same as assigning it"

@@ -183,3 +183,70 @@ def test_calls_a_chat_client_gets_at_the_end_are_numbered_in_order_and_typed() -
         },
     ]
     assert [c["choices"][0]["finish_reason"] for c in out if c.get("choices")][-1] == "tool_calls"
+
+
+def entries_of(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every ``tool_calls`` entry a Chat client got, in order."""
+    return [
+        entry
+        for chunk in out
+        if chunk.get("choices")
+        for entry in chunk["choices"][0]["delta"].get("tool_calls") or ()
+    ]
+
+
+def test_native_calls_streamed_to_a_chat_client_get_their_braces_with_the_finish() -> None:
+    """Under ``--stream-args`` each native call's entries carry the client's own index (the
+    upstream's 2, 5 and 7 become 0, 1 and 2) and its arguments as they came but for the
+    closing brace; the braces come at the end, in the calls' order, then ``tool_calls``."""
+    cities = ("Paris", "Oslo", "Rome")
+    calls = [
+        WireCall(f"call_{n}", "get_weather", ('{"city": ', f'"{city}"}}'))
+        for n, city in enumerate(cities)
+    ]
+    chunks = openai_chunks(calls, [0, 1, 2] * 3)
+    upstream_index = {0: 2, 1: 5, 2: 7}
+    for chunk in chunks:
+        for entry in chunk["choices"][0]["delta"].get("tool_calls") or ():
+            entry["index"] = upstream_index[entry["index"]]
+    options = Options(on_blocked="notice", stream_args=True)
+    engine = Engine(REQUESTS["chat"], options, client="chat", upstream="chat")
+    out: list[dict[str, Any]] = []
+    for chunk in chunks:
+        out += engine.feed(chunk)
+    ended = engine.finish()
+    entries = entries_of(out + ended)
+    opened = [e for e in entries if "id" in e]
+    assert [(e["index"], e["id"], e["type"], e["function"]["name"]) for e in opened] == [
+        (n, f"call_{n}", "function", "get_weather") for n in range(3)
+    ]
+    pieces = [(e["index"], e["function"].get("arguments", "")) for e in entries]
+    assert pieces[-3:] == [(0, "}"), (1, "}"), (2, "}")]
+    assert ["".join(text for index, text in pieces[:-3] if index == n) for n in range(3)] == [
+        f'{{"city": "{city}"' for city in cities
+    ]
+    assert [c["choices"][0]["finish_reason"] for c in ended if c.get("choices")][-1] == "tool_calls"
+
+
+def test_two_text_calls_streamed_to_a_chat_client_each_keep_their_own_entry() -> None:
+    """Two calls written in the text, both declared: each opens its own entry (index, id,
+    type and name first), streams its JSON but for the brace, and gets the brace at the end."""
+    options = Options(on_blocked="notice", text_formats=TAG, stream_args=True)
+    engine = Engine(REQUESTS["chat"], options, client="chat", upstream="chat")
+    out: list[dict[str, Any]] = []
+    for chunk in text_turn(pieces("Both. " + leaked("Paris") + leaked("Oslo"), 7)):
+        out += engine.feed(chunk)
+    ended = engine.finish()
+    entries = entries_of(out + ended)
+    opened = [e for e in entries if "id" in e]
+    assert [(e["index"], e["type"], e["function"]["name"]) for e in opened] == [
+        (0, "function", "get_weather"),
+        (1, "function", "get_weather"),
+    ]
+    ids = [e["id"] for e in opened]
+    assert all(isinstance(i, str) and i.startswith("call_") for i in ids) and len(set(ids)) == 2
+    assert [c.id for c in engine.calls] == ids
+    streamed = sent_arguments("chat", out)
+    assert streamed == {0: '{"city": "Paris"', 1: '{"city": "Oslo"'}
+    assert sent_arguments("chat", out + ended) == {0: '{"city": "Paris"}', 1: '{"city": "Oslo"}'}
+    assert [c["choices"][0]["finish_reason"] for c in ended if c.get("choices")][-1] == "tool_calls"

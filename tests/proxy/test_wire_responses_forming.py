@@ -144,3 +144,17 @@ def test_a_text_call_beside_a_native_one_is_shown_as_it_forms_and_ends_incomplet
     output = ended[-1]["response"]["output"]
     calls = [(i["call_id"], i["status"]) for i in output if i["type"] == "function_call"]
     assert calls == [("call_9", "completed")]
+
+
+def test_a_formed_items_ids_are_the_wires_and_its_call_id_the_released_calls() -> None:
+    """The item of a call shown as it forms has a ``fc_`` item id and, from its first
+    event, the call id the gate releases the call with (the one the audit gives it)."""
+    engine = Engine(REQUEST, OPTIONS, client="responses", upstream="chat")
+    fed: list[dict[str, Any]] = []
+    text = tagged("get_weather", {"city": "Paris"})
+    for chunk in [chat({"role": "assistant", "content": ""}), *in_pieces(text), chat({}, "stop")]:
+        fed += engine.feed(chunk)
+    engine.finish(clean=True)
+    (added,) = calls_added(fed)
+    assert added["id"].startswith("fc_") and len(added["id"]) > len("fc_")
+    assert [c.id for c in engine.calls] == [added["call_id"]]
