@@ -189,3 +189,52 @@ def test_claude_code_runs_no_call_the_gate_refused_under_stream_args(tmp_path: P
     ]
     assert uses == [] and len(upstream.requests) == 1
     assert "A call to Bash was not run" in final_texts(events)[-1]
+
+
+def set_aside_beside_native(path: str, body: Mapping[str, Any]) -> Script:
+    """A Chat-only server: a shell call written in the text, then a native one, one turn."""
+    names = [(t.get("function") or {}).get("name") for t in body.get("tools") or ()]
+    envelope = {"id": "chatcmpl-aside", "object": "chat.completion.chunk", "created": 1}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return {**envelope, "model": "m", "choices": [choice]}
+
+    if tool_results(path, body) or not any(n in SHELLS for n in names):
+        return Script(
+            sse_body([chunk({"role": "assistant", "content": "Done."}), chunk({}, "stop")])
+        )
+    name, key = shell_of(names)
+    text = leaked(name, key).replace(MARK, "LEAKED")
+    arguments = json.dumps({key: f"echo {SECOND}"})
+    call = {"index": 0, "id": "call_n", "type": "function"}
+    call["function"] = {"name": name, "arguments": arguments}
+    turn = [chunk({"role": "assistant", "content": text}), chunk({"tool_calls": [call]})]
+    return Script(sse_body([*turn, chunk({}, "tool_calls")]))
+
+
+def test_codex_runs_only_the_native_call_when_a_text_call_beside_it_was_shown(
+    tmp_path: Path,
+) -> None:
+    """Under ``--stream-args`` Codex sees the text call's item while it forms; the gate sets
+    it aside for the native call, its item ends incomplete without its closing brace, and
+    Codex runs the native call alone (with the brace sent, Codex ran the text call too,
+    whatever the item's status)."""
+    upstream = ReplayUpstream(set_aside_beside_native)
+    flags = ["--text-formats", "tool_call_tag", "--on-blocked", "notice", "--stream-args"]
+    with (
+        ServerThread(upstream) as server,
+        proxy_process(["--upstream", server.url, "--upstream-wire", "chat", *flags]) as (
+            _,
+            url,
+            _,
+        ),
+    ):
+        events = run_codex(url, "Run `echo` in the shell.", tmp_path)
+    commands = [
+        e["item"]["command"]
+        for e in events
+        if e.get("type") == "item.completed" and e["item"].get("type") == "command_execution"
+    ]
+    assert len(commands) == 1 and SECOND in commands[0] and "LEAKED" not in commands[0]
+    assert len(upstream.requests) == 2
