@@ -443,12 +443,13 @@ class TurnReader:
         if gate is None or not quiet or self._acc.blocks is not None:
             return False
         size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-        if gate.text_bytes + size > gate.limits.max_text_bytes:
+        total = gate.text_bytes + size
+        if total > gate.limits.max_text_bytes:
             return False
         queue = self.text_queue
         if not (queue.pass_held(text) if held else queue.pass_plain(text)):
             return False
-        gate.text(text)
+        gate.text_bytes = total  # what gate.text(text) counts, within the limit checked above
         self._acc.content.append(text)
         self._content.append(text)
         return True

@@ -254,3 +254,69 @@ def test_shaped_text_to_a_chat_client_that_needs_its_own_chunk_is_not_encoded_wh
     shown = [json.loads(s[6:])["choices"][0]["delta"] for s in sent]
     assert shown == [{"role": "assistant", "content": ""}] + [{"content": t} for t in texts]
     assert all(json.loads(s[6:])["created"] == json.loads(sent[0][6:])["created"] for s in sent)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(range(len(ENVELOPES))),
+    st.lists(frames, max_size=12),
+    st.sampled_from(["chat", "messages", "responses"]),
+    st.sampled_from(
+        [
+            Options(on_blocked="notice"),
+            Options(on_blocked="notice", move_reasoning=True),
+            Options(on_blocked="notice", stream_args=True),
+        ]
+    ),
+)
+@example(1, [_frame(ENVELOPES[1], t, ascii_only=True, first=False) for t in "abc"], "chat", None)
+@example(
+    3,
+    [_frame(ENVELOPES[3], t, ascii_only=False, first=False) for t in ("a ", "b ", "<tool", "x")],
+    "chat",
+    None,
+)
+def test_one_event_per_read_gives_what_the_general_path_gives(
+    envelope: int, body: list[bytes], client: str, options: Options | None
+) -> None:
+    """Each event in a read of its own, as a model writes them: the learned shape's text,
+    written around its own token where the writer adds ``created``, is the general path's."""
+    reads = _grouped(envelope, body, [1])
+    assert _played(reads, client, True, options) == _played(reads, client, False, options)
+
+
+def test_plain_shaped_text_is_sent_as_its_own_token_between_fixed_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once the shape is learned, a plain text frame (no escape) the writer must rewrite
+    (no ``created``) is neither read through :meth:`Engine._shaped` nor written by
+    ``play_text``: its JSON string goes between the writer's fixed bytes; a frame with an
+    escape, and markup that opens a call, still take those."""
+    from callgate.proxy.wires.chat import ChatWriter
+
+    calls: list[str] = []
+    shaped, play_text = Engine._shaped, ChatWriter.play_text
+
+    def counted_shaped(self: Engine, token: bytes) -> str | None:
+        calls.append("shaped")
+        return shaped(self, token)
+
+    def counted_play(self: ChatWriter, text: str) -> bytes:
+        calls.append("play_text")
+        return play_text(self, text)
+
+    monkeypatch.setattr(Engine, "_shaped", counted_shaped)
+    monkeypatch.setattr(ChatWriter, "play_text", counted_play)
+    texts = ["Plain ", "prose ", "only, ", "caf\u00e9 ", "no markup."]
+    body = [_frame(ENVELOPES[1], t, ascii_only=False, first=False) for t in texts]
+    reads = _grouped(1, body, [1])
+    turn = Engine(REQUEST, Options(on_blocked="notice"), client="chat", upstream="chat")
+    sent = [turn.play_bytes(read) for read in reads[:4]]
+    calls.clear()  # the shape is learned from the second text frame, used from the third
+    sent += [turn.play_bytes(read) for read in reads[4:6]]
+    assert calls == []
+    shown = [json.loads(s[6:])["choices"][0]["delta"] for s in sent]
+    assert shown == [{"role": "assistant", "content": ""}] + [{"content": t} for t in texts]
+    assert turn.released == "".join(texts) and turn.chunks == 6
+    turn.play_bytes(_frame(ENVELOPES[1], 'say "hi"', ascii_only=False, first=False))
+    assert calls == ["shaped", "play_text"]

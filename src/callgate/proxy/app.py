@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +133,9 @@ class Proxy:
         elif method == "POST" and path.rstrip("/") in _GATED:
             self.active += 1
             try:
-                await self._gated(_GATED[path.rstrip("/")], scope, receive, send)
+                exchange = await self._gated(_GATED[path.rstrip("/")], scope, receive, send)
+                if exchange is not None:  # awaited here: one coroutine layer fewer per read
+                    await exchange
             finally:
                 self.active -= 1
         else:
@@ -188,7 +190,10 @@ class Proxy:
 
     # -- the gated paths --------------------------------------------------------------
 
-    async def _gated(self, wire: str, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _gated(
+        self, wire: str, scope: Scope, receive: Receive, send: Send
+    ) -> Coroutine[Any, Any, None] | None:
+        """Read and admit a gated request: the exchange to await, or None once answered."""
         started = time.perf_counter()
         raw = bytearray()
         more = True
@@ -202,13 +207,13 @@ class Proxy:
                 message = f"the request body is over {self.config.max_request_bytes} bytes"
                 body = error_body(wire, 413, message, "request_too_large")
                 await JSONResponse(body, status_code=413)(scope, receive, send)
-                return
+                return None
         try:
             payload = read_request(bytes(raw))
         except RequestBodyError as exc:
             body = error_body(wire, 400, str(exc), exc.code)
             await JSONResponse(body, status_code=400)(scope, receive, send)
-            return
+            return None
         forms = client_forms(CLIENT_WIRES[wire], payload)
         payload, rewrites = self._normalized(wire, payload)
         try:
@@ -216,7 +221,7 @@ class Proxy:
         except RequestError as exc:
             body = error_body(wire, 400, f"callgate: {exc}", "invalid_request")
             await JSONResponse(body, status_code=400)(scope, receive, send)
-            return
+            return None
         path = turn.upstream_path if turn.translated else scope["path"]
         url = self._url(path, scope.get("query_string", b""))
         headers = forwarded(scope, gated=True)
@@ -225,9 +230,8 @@ class Proxy:
         exchange.translated, exchange.rewrites = turn.translated, [*rewrites, *turn.rewrites]
         self.metrics.rewrites(turn.rewrites)
         if payload.get("stream") is True:
-            await exchange.stream(turn, scope, receive, send)
-        else:
-            await exchange.whole(turn, scope, receive, send)
+            return exchange.stream(turn, scope, receive, send)
+        return exchange.whole(turn, scope, receive, send)
 
     def _url(self, path: str, query: bytes) -> httpx.URL | str:
         """The upstream URL of a gated path, made once per distinct path and query."""
@@ -390,15 +394,40 @@ class _Exchange:
             self._settle(turns, "streamed")
 
     async def _pump(self, upstream: Answer, turns: list[Engine], emit: Outlet) -> bytes | None:
-        """Every byte the client receives, sent as it is ready; an engine defect ends cleanly.
+        """Every turn of a repair in order, each byte sent as it is ready; then the end.
 
-        Returns the last piece, which goes out with the body's end. Should the engine
+        Returns the last piece, which goes out with the body's end. ``emit.watch()`` comes
+        before every wait for the upstream (see :func:`stream_out`). Should the engine
         itself fail, the client gets an error event (the wire's error shape) and the
         stream's end instead of an aborted connection; nothing withheld is released. A
         failure to write to the client is not the engine's (``emit.writing``): it goes on.
         """
+        watch = emit.watch
         try:
-            return await self._play(upstream, turns, emit, emit.watch)
+            turn = turns[0]
+            while True:
+                last = await self._play_turn(upstream, turn, emit, watch)
+                if turn.repair is None:
+                    break
+                if last:  # what the turn released goes out before the upstream is asked again
+                    await emit(last)
+                    last = b""
+                again: Answer | None = None
+                watch()
+                try:
+                    again = await self._open(turn.repair)
+                except httpx.HTTPError as exc:
+                    self.proxy.metrics.upstream_error(type(exc).__name__)
+                if again is None or again.status_code >= 400:
+                    if again is not None:
+                        self.proxy.metrics.upstream_error(f"http_{again.status_code}")
+                        await again.aclose()
+                    last = b"".join(turn.encode(chunk) for chunk in turn.give_up())
+                    break
+                upstream = again
+                turn = turn.follow_up()
+                turns.append(turn)
+            return last + turn.done
         except Exception:
             if emit.writing:
                 raise
@@ -406,38 +435,6 @@ class _Exchange:
             self.proxy.metrics.upstream_error("engine_error")
             body = error_body(self.wire, 500, "callgate proxy: internal error", "engine_error")
             return encode(body, "error" if self.wire == "messages" else None) + turns[-1].done
-
-    async def _play(
-        self, upstream: Answer, turns: list[Engine], emit: Emit, watch: Callable[[], None]
-    ) -> bytes:
-        """Every turn of a repair in order, then the end (returned: it goes with the body's end).
-
-        ``watch()`` comes before every wait for the upstream (see :func:`stream_out`).
-        """
-        turn = turns[0]
-        while True:
-            last = await self._play_turn(upstream, turn, emit, watch)
-            if turn.repair is None:
-                break
-            if last:  # what the turn released goes out before the upstream is asked again
-                await emit(last)
-                last = b""
-            again: Answer | None = None
-            watch()
-            try:
-                again = await self._open(turn.repair)
-            except httpx.HTTPError as exc:
-                self.proxy.metrics.upstream_error(type(exc).__name__)
-            if again is None or again.status_code >= 400:
-                if again is not None:
-                    self.proxy.metrics.upstream_error(f"http_{again.status_code}")
-                    await again.aclose()
-                last = b"".join(turn.encode(chunk) for chunk in turn.give_up())
-                break
-            upstream = again
-            turn = turn.follow_up()
-            turns.append(turn)
-        return last + turn.done
 
     async def _play_turn(
         self, upstream: Answer, turn: Engine, emit: Emit, watch: Callable[[], None]
@@ -447,64 +444,56 @@ class _Exchange:
         Once the upstream's whole answer is in (the lean client knows), the rest is played
         without waiting for anything: it is returned, not sent, so the turn's end goes out
         in one write with the response's end. An engine defect sends what was held first.
+        (One coroutine, not a loop in another: every layer is resumed on every read.)
         """
         held = bytearray()
         try:
-            await self._play_reads(upstream, turn, emit, watch, held)
+            sse = "event-stream" in upstream.headers.get("content-type", "")
+            whole = bytearray()
+            audit = self.proxy.audit is not None
+            encoded = "content-encoding" in upstream.headers
+            lean = upstream if isinstance(upstream, Reply) else None
+            read = upstream.read if isinstance(upstream, Reply) else _reader(upstream, encoded)
+            # the lean reply says when a read would wait: watch from then
+            watched = lean is None
+            if watched:
+                watch()
+            try:
+                while True:
+                    if not watched and lean is not None and not lean.ready:
+                        watch()
+                        watched = True
+                    data = await read()
+                    if not data:
+                        break
+                    if self.first_byte is None:
+                        self.first_byte = time.perf_counter()
+                    if audit:
+                        turn.raw.append(data)
+                    if not sse:
+                        whole += data
+                        continue
+                    out = turn.play_bytes(data)
+                    if out:
+                        if lean is not None and lean.ended:
+                            held += out
+                        else:
+                            await emit(out)
+                if sse:
+                    held += turn.close_bytes()
+            except httpx.HTTPError as exc:  # the upstream stopped mid-stream: end cleanly
+                self.proxy.metrics.upstream_error(type(exc).__name__)
+                turn.interrupted(f"the upstream stream broke: {type(exc).__name__}")
+            finally:
+                await upstream.aclose()
+            # not sse: a server that answered stream=true with one JSON body
+            chunks = turn.finish() if sse else turn.whole_chunks(json_or_none(bytes(whole)))
+            held += b"".join([turn.encode(chunk) for chunk in chunks])
         except Exception:
             if held:
                 await emit(bytes(held))
             raise
         return bytes(held)
-
-    async def _play_reads(
-        self,
-        upstream: Answer,
-        turn: Engine,
-        emit: Emit,
-        watch: Callable[[], None],
-        held: bytearray,
-    ) -> None:
-        sse = "event-stream" in upstream.headers.get("content-type", "")
-        whole = bytearray()
-        audit = self.proxy.audit is not None
-        encoded = "content-encoding" in upstream.headers
-        lean = upstream if isinstance(upstream, Reply) else None
-        read = upstream.read if isinstance(upstream, Reply) else _reader(upstream, encoded)
-        watched = lean is None  # the lean reply says when a read would wait: watch from then
-        if watched:
-            watch()
-        try:
-            while True:
-                if not watched and lean is not None and not lean.ready:
-                    watch()
-                    watched = True
-                data = await read()
-                if not data:
-                    break
-                if self.first_byte is None:
-                    self.first_byte = time.perf_counter()
-                if audit:
-                    turn.raw.append(data)
-                if not sse:
-                    whole += data
-                    continue
-                out = turn.play_bytes(data)
-                if out:
-                    if lean is not None and lean.ended:
-                        held += out
-                    else:
-                        await emit(out)
-            if sse:
-                held += turn.close_bytes()
-        except httpx.HTTPError as exc:  # the upstream stopped mid-stream: end the turn cleanly
-            self.proxy.metrics.upstream_error(type(exc).__name__)
-            turn.interrupted(f"the upstream stream broke: {type(exc).__name__}")
-        finally:
-            await upstream.aclose()
-        # not sse: a server that answered stream=true with one JSON body
-        chunks = turn.finish() if sse else turn.whole_chunks(json_or_none(bytes(whole)))
-        held += b"".join([turn.encode(chunk) for chunk in chunks])
 
     # -- stream=false -----------------------------------------------------------------
 

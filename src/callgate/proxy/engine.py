@@ -84,6 +84,8 @@ __all__ = [
 
 _NO_TEXT = Text("")
 """The piece of a chunk that released no text (the Chat reader gives one too)."""
+_clock = time.perf_counter_ns
+"""The engine's CPU clock (its time per turn), one global read per call."""
 _PLAIN_TOKEN = re.compile(rb'"[^"\\\x00-\x1f]+"')
 """A JSON string of one character or more that needs no escape to read."""
 _STRING_TOKEN = re.compile(
@@ -167,9 +169,10 @@ class Engine(GateCore):
         (see :meth:`_learn`)."""
         self._plain_seen = False
         """Whether a plain text frame went through (:meth:`_learn` learns from the next)."""
-        self._lane: tuple[bytes, bytes, bool] | None = None
+        self._lane: tuple[bytes, bytes, bool, tuple[bytes, bytes] | None] | None = None
         """A read that is one frame of the learned shape (its bytes before the text, after it
-        with the empty line, and whether it is echoed), while the event reader holds nothing:
+        with the empty line, whether it is echoed, and the writer's bytes around a text's
+        JSON string, :meth:`Writer.text_frame`), while the event reader holds nothing:
         :meth:`play_bytes` plays it without splitting it into frames."""
 
     # -- the stream -------------------------------------------------------------------
@@ -234,7 +237,33 @@ class Engine(GateCore):
         """
         lane = self._lane
         if lane is not None and data.startswith(lane[0]) and data.endswith(lane[1]):
-            text = self._shaped(data[len(lane[0]) : len(data) - len(lane[1])])
+            token = data[len(lane[0]) : -len(lane[1])]  # (the tail ends a frame: never empty)
+            around = lane[3]
+            if (
+                around is not None
+                and not self.finished
+                and _PLAIN_TOKEN.fullmatch(token) is not None
+            ):  # plain text, no escape: the token is the JSON string the writer writes
+                started = _clock()
+                try:
+                    plain = token[1:-1].decode("utf-8")
+                except UnicodeDecodeError:
+                    plain = ""
+                buffer = self.buffer
+                queue = buffer.text_queue
+                view = queue.views.get(self.driver)
+                detector = queue.detector
+                if (
+                    plain
+                    and (detector is None or detector.block is None)
+                    and buffer._take_plain(plain, view is not None and view.reply is not None)
+                ):
+                    self.chunks += 1
+                    self._released.append(plain)
+                    out = around[0] + token + around[1]
+                    self.cpu_ns += _clock() - started
+                    return out
+            text = self._shaped(token)
             if text is not None:
                 if lane[2]:  # an echoing writer sends no empty delta: held, nothing
                     return data if text else b""
@@ -250,7 +279,10 @@ class Engine(GateCore):
             return b"".join([self.play(event) for event in sse.events(data)])
         if lane is None and self._shape is not None:
             head, tail, echoed = self._shape
-            self._lane = (head, tail + b"\n\n", echoed)
+            around = None
+            if not echoed and self.wire == "openai" and self.plain_path and self._echo_at is None:
+                around = self.writer.text_frame()  # (no repeat to skip, now or later)
+            self._lane = (head, tail + b"\n\n", echoed, around)
         if len(frames) == 1:  # one event per read, as a model server writes them
             one = self.play_frame(frames[0])
             return data if one is None else one

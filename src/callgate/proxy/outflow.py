@@ -101,8 +101,12 @@ async def stream_out(
         async with scope:
             if not lazy:
                 watch()
-            try:
-                await _answer(send, start, pump, _Outlet(send, watch))
+            try:  # _answer's steps, not a call: one coroutine layer fewer on every read
+                await send(start)
+                last = await pump(_Outlet(send, watch))
+                await send({"type": "http.response.body", "body": last or b"", "more_body": False})
+            except OSError:  # the client went away while we wrote
+                pass
             finally:
                 pumping = False
                 if listener is not None:

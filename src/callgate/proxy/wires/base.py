@@ -147,6 +147,15 @@ class Writer:
         """:meth:`play` of one piece of released text ('': text held, nothing released)."""
         return Writer.play(self, [Text(text)])
 
+    def text_frame(self) -> tuple[bytes, bytes] | None:
+        """The bytes :meth:`play_text` writes around a text's JSON string, where they are fixed.
+
+        For a text that needs no escape in JSON, ``play_text(text)`` is then the first,
+        ``"text"`` and the second (the engine writes it so without a call); None where the
+        writer writes text otherwise (this wire's, or the turn's state).
+        """
+        return None
+
     def echoes(self, chunk: Mapping[str, Any]) -> str | None:
         """The text of an upstream ``chunk`` this writer sends back as it came, if shown as is.
 

@@ -391,6 +391,21 @@ class ChatWriter(Writer):
             return self._encoded({"content": text}) if text else b""
         return self._played([Text(text)], None) or b""
 
+    def text_frame(self) -> tuple[bytes, bytes] | None:
+        """:meth:`play_text`'s bytes around the text's JSON string, once they stay fixed.
+
+        Once the role was sent and no reasoning is split out (both stay so), a text is the
+        whole delta, written on the chunk's fixed part encoded once; None before, or when
+        that part needs ASCII escapes.
+        """
+        if not self._role_sent or self.splitter is not None:
+            return None
+        if self._head is None:
+            self._head = _frame(self._envelope())
+        if not self._head:
+            return None
+        return self._head + b'{"content":', b"}" + _TAIL
+
     def play_unchanged(self, events: Sequence[Event], chunk: Mapping[str, Any]) -> bytes | None:
         """:meth:`play`'s bytes, or None when the chunk to send is the upstream's ``chunk``."""
         return self._played(events, chunk)
