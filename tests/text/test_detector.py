@@ -440,3 +440,22 @@ def test_a_python_keyword_is_no_pythonic_call_name_at_any_split(size: int) -> No
     steps.append(detector.finish())
     assert "".join(s.shown for s in steps) == content
     assert not [b for s in steps for b in s.blocks if b.calls]
+
+
+FENCED_CALL = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ["Intro\n", "~~~\n", FENCED_CALL, "\n~~~\n"],
+        ["Intro\n", "  ", "  ", "~~~\n" + FENCED_CALL + "\n~~~\n"],
+        ["Intro\n", " ", "~~~ text\n" + FENCED_CALL + "\n~~~\n"],
+    ],
+    ids=["fence-alone", "indent-in-pieces", "one-space"],
+)
+def test_a_tilde_fence_opened_at_a_pieces_start_still_quotes_its_call(pieces: list[str]) -> None:
+    """The fence's line began in earlier pieces: looking back for the line's start goes on
+    through them (a tilde run not at a line start is text, and the call in it would run)."""
+    content = "".join(pieces)
+    assert run(pieces, Detector(["tool_call_tag"])) == (content, [])
