@@ -194,6 +194,13 @@ def _grouped(envelope: int, body: list[bytes], sizes: list[int]) -> list[bytes]:
     return reads
 
 
+def _plain_turn(texts: list[str]) -> tuple[Engine, list[bytes]]:
+    """A Chat turn and its reads: the role frame, then one plain text frame per read."""
+    body = [_frame(ENVELOPES[1], t, ascii_only=False, first=False) for t in texts]
+    turn = Engine(REQUEST, Options(on_blocked="notice"), client="chat", upstream="chat")
+    return turn, _grouped(1, body, [1])
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.sampled_from(range(len(ENVELOPES))),
@@ -245,9 +252,7 @@ def test_shaped_text_to_a_chat_client_that_needs_its_own_chunk_is_not_encoded_wh
 
     monkeypatch.setattr(ChatWriter, "encode", counted)
     texts = ["Plain ", "prose ", "only, ", "no ", "markup."]
-    body = [_frame(ENVELOPES[1], t, ascii_only=False, first=False) for t in texts]
-    reads = _grouped(1, body, [1])
-    turn = Engine(REQUEST, Options(on_blocked="notice"), client="chat", upstream="chat")
+    turn, reads = _plain_turn(texts)
     sent = [turn.play_bytes(read) for read in reads[:6]]
     assert turn._shape is not None and not turn._shape[2]  # learned, the writer's own chunks
     assert encoded == []
@@ -308,9 +313,7 @@ def test_plain_shaped_text_is_sent_as_its_own_token_between_fixed_bytes(
     monkeypatch.setattr(Engine, "_shaped", counted_shaped)
     monkeypatch.setattr(ChatWriter, "play_text", counted_play)
     texts = ["Plain ", "prose ", "only, ", "caf\u00e9 ", "no markup."]
-    body = [_frame(ENVELOPES[1], t, ascii_only=False, first=False) for t in texts]
-    reads = _grouped(1, body, [1])
-    turn = Engine(REQUEST, Options(on_blocked="notice"), client="chat", upstream="chat")
+    turn, reads = _plain_turn(texts)
     sent = [turn.play_bytes(read) for read in reads[:4]]
     calls.clear()  # the shape is learned from the second text frame, used from the third
     sent += [turn.play_bytes(read) for read in reads[4:6]]
