@@ -82,3 +82,13 @@ def test_one_piece_is_sent_up_to_its_close(text: str) -> None:
     held = HeldClose()
     assert held.send(text) == text[:-1]
     assert held.rest() == text[-1]
+
+
+@given(ARGUMENTS)
+def test_one_character_and_empty_pieces_hold_the_same_close(arguments: dict[str, Any]) -> None:
+    """Degenerate cuts: every character alone, and an empty piece between each."""
+    text = json.dumps(arguments, ensure_ascii=False)
+    for pieces in (list(text), [p for c in text for p in ("", c)] + [""]):
+        held = HeldClose()
+        sent = "".join(held.send(piece) for piece in pieces)
+        assert (sent, held.rest()) == (text[:-1], "}")
