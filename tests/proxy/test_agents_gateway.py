@@ -111,11 +111,11 @@ def messages_model(path: str, body: Mapping[str, Any]) -> Script:
 
 
 def through(
-    model: Any, wire: str | None, run: Any, tmp_path: Path
+    model: Any, wire: str | None, run: Any, tmp_path: Path, *flags: str
 ) -> tuple[list[Any], ReplayUpstream, str]:
     """The CLI's events through a proxy process, the upstream, and the proxy's metrics."""
     upstream = ReplayUpstream(model)
-    args = ["--text-formats", "tool_call_tag", "--on-blocked", "notice"]
+    args = ["--text-formats", "tool_call_tag", "--on-blocked", "notice", *flags]
     if wire is not None:
         args += ["--upstream-wire", wire]
     with (
@@ -161,80 +161,63 @@ def test_claude_code_runs_a_leaked_and_a_native_call_across_wires(
     assert 'callgate_proxy_rewrites_total{code="hint_dropped"}' in metrics
 
 
-def refused_bash(path: str, body: Mapping[str, Any]) -> Script:
-    """A Messages server whose Bash call names its command twice (the gate refuses it)."""
-    if tool_results(path, body):
-        return anthropic_turn("Done.")
-    call = WireCall("toolu_1", "Bash", ('{"command": "echo SAFE", ', '"command": "echo PWNED"}'))
-    return Script(sse_body(anthropic_events([call], [0, 0, 0, 0]), named=True))
+def test_claude_code_runs_both_calls_shown_as_they_form_on_its_own_wire(tmp_path: Path) -> None:
+    """Under ``--stream-args`` both calls' inputs stream to Claude Code as they form, each
+    block held open until the gate's verdict: the call written in the text (its block
+    stays open across the text after it) and the native one both run."""
+    events, upstream, _ = through(messages_model, None, run_claude, tmp_path, "--stream-args")
+    assert len(upstream.requests) == 3, [path for path, _, _ in upstream.requests]
+    assert final_texts(events) == [ANSWER]
+    outputs = json.dumps(upstream.requests[-1][1])
+    assert MARK in outputs and SECOND in outputs
+
+
+def shell_model(marker: Path, pieces: tuple[str, ...]) -> Any:
+    """A Messages server whose Bash call's input comes in ``pieces`` (``{marker}`` in them
+    is the file a run of the call creates), then, once a tool result came, the answer."""
+
+    def model(path: str, body: Mapping[str, Any]) -> Script:
+        if tool_results(path, body):
+            return anthropic_turn("Done.")
+        call = WireCall("toolu_1", "Bash", tuple(p.format(marker=marker) for p in pieces))
+        return Script(sse_body(anthropic_events([call], [0] * (2 + len(pieces))), named=True))
+
+    return model
 
 
 def test_claude_code_runs_no_call_the_gate_refused_under_stream_args(tmp_path: Path) -> None:
-    """Claude Code runs a tool_use block whose input parses, whatever the stop reason: with
-    ``--stream-args`` it ran ``echo PWNED`` from a call the gate refused while the block's
-    deltas were forwarded. A Messages client now gets each call whole once the gate decided."""
-    upstream = ReplayUpstream(refused_bash)
+    """Claude Code runs a tool_use block once its stop came and its input parses, whatever
+    the stop reason: with ``--stream-args`` it ran a call the gate refused (its command
+    given twice) while the block's deltas and stop were forwarded as they came. The block
+    now stops after the verdict with its close held back: the CLI reads its input as not
+    JSON and runs nothing; an accepted call streamed the same way runs."""
+    refused = tmp_path / "refused"
+    twice = ('{{"command": "echo SAFE", ', '"command": "touch {marker}"}}')
     flags = ["--on-blocked", "notice", "--stream-args"]
-    with (
-        ServerThread(upstream) as server,
-        proxy_process(["--upstream", server.url, *flags]) as (_, url, _),
-    ):
-        events = run_claude(url, "Run `echo SAFE` in the shell.", tmp_path)
-    uses = [
-        block
-        for event in events
-        if event.get("type") == "assistant"
-        for block in event["message"]["content"]
-        if block.get("type") == "tool_use"
-    ]
-    assert uses == [] and len(upstream.requests) == 1
-    assert "A call to Bash was not run" in final_texts(events)[-1]
-
-
-def set_aside_beside_native(path: str, body: Mapping[str, Any]) -> Script:
-    """A Chat-only server: a shell call written in the text, then a native one, one turn."""
-    names = [(t.get("function") or {}).get("name") for t in body.get("tools") or ()]
-    envelope = {"id": "chatcmpl-aside", "object": "chat.completion.chunk", "created": 1}
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return {**envelope, "model": "m", "choices": [choice]}
-
-    if tool_results(path, body) or not any(n in SHELLS for n in names):
-        return Script(
-            sse_body([chunk({"role": "assistant", "content": "Done."}), chunk({}, "stop")])
-        )
-    name, key = shell_of(names)
-    text = leaked(name, key).replace(MARK, "LEAKED")
-    arguments = json.dumps({key: f"echo {SECOND}"})
-    call = {"index": 0, "id": "call_n", "type": "function"}
-    call["function"] = {"name": name, "arguments": arguments}
-    turn = [chunk({"role": "assistant", "content": text}), chunk({"tool_calls": [call]})]
-    return Script(sse_body([*turn, chunk({}, "tool_calls")]))
-
-
-def test_codex_runs_only_the_native_call_when_a_text_call_beside_it_was_shown(
-    tmp_path: Path,
-) -> None:
-    """Under ``--stream-args`` Codex sees the text call's item while it forms; the gate sets
-    it aside for the native call, its item ends incomplete without its closing brace, and
-    Codex runs the native call alone (with the brace sent, Codex ran the text call too,
-    whatever the item's status)."""
-    upstream = ReplayUpstream(set_aside_beside_native)
-    flags = ["--text-formats", "tool_call_tag", "--on-blocked", "notice", "--stream-args"]
-    with (
-        ServerThread(upstream) as server,
-        proxy_process(["--upstream", server.url, "--upstream-wire", "chat", *flags]) as (
-            _,
-            url,
-            _,
-        ),
-    ):
-        events = run_codex(url, "Run `echo` in the shell.", tmp_path)
-    commands = [
-        e["item"]["command"]
-        for e in events
-        if e.get("type") == "item.completed" and e["item"].get("type") == "command_execution"
-    ]
-    assert len(commands) == 1 and SECOND in commands[0] and "LEAKED" not in commands[0]
-    assert len(upstream.requests) == 2
+    for marker, pieces in [
+        (refused, twice),
+        (tmp_path / "accepted", ('{{"command": ', '"touch {marker}"}}')),
+    ]:
+        upstream = ReplayUpstream(shell_model(marker, pieces))
+        with (
+            ServerThread(upstream) as server,
+            proxy_process(["--upstream", server.url, *flags]) as (_, url, _),
+        ):
+            events = run_claude(
+                url, "Run the command in the shell.", tmp_path / f"{marker.name}-cli"
+            )
+        uses = [
+            block["input"]
+            for event in events
+            if event.get("type") == "assistant"
+            for block in event["message"]["content"]
+            if block.get("type") == "tool_use"
+        ]
+        assert len(uses) == 1 and final_texts(events)[-1] == "Done."
+        if marker is refused:
+            assert not marker.exists()
+            assert "command" not in uses[0]  # the CLI could not read it
+            said = json.dumps([event for event in events if event.get("type") == "assistant"])
+            assert "A call to Bash was not run" in said
+        else:
+            assert marker.exists() and uses == [{"command": f"touch {marker}"}]

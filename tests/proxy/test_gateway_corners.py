@@ -72,7 +72,7 @@ GLM_CUT = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</ar
 """A GLM-4.5 call whose ``</tool_call>`` was the stop sequence: the stream's end closes it."""
 
 
-@pytest.mark.parametrize("client", ["chat", "responses"])
+@pytest.mark.parametrize("client", ["chat", "messages", "responses"])
 def test_a_text_call_closed_by_the_streams_end_gets_the_rest_of_its_arguments(
     client: str,
 ) -> None:
@@ -340,7 +340,7 @@ def streamed_turn(client: str, kind: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(
     ("client", "kind"),
-    [("chat", "native"), ("responses", "text"), ("chat", "text")],
+    [("chat", "native"), ("messages", "text"), ("responses", "text"), ("chat", "text")],
 )
 def test_a_call_whose_arguments_streamed_is_withheld_not_repaired(client: str, kind: str) -> None:
     options = Options(repairs=1, stream_args=True, text_formats=("tool_call_tag",))
@@ -354,21 +354,12 @@ def test_a_call_whose_arguments_streamed_is_withheld_not_repaired(client: str, k
     assert list(streamed.values()) == ['{"town": "Paris"']
     if client == "chat":
         assert out[-1]["choices"][0]["finish_reason"] == "stop"
+    elif client == "messages":
+        ending = next(e for e in out if e["type"] == "message_delta")
+        assert ending["delta"]["stop_reason"] == "end_turn"
     else:
         final = out[-1]["response"]
         assert all(o["type"] != "function_call" for o in final["output"])
-
-
-@pytest.mark.parametrize("kind", ["native", "text"])
-def test_a_messages_client_is_shown_no_argument_delta_under_stream_args(kind: str) -> None:
-    """A Messages client gets each call whole once the gate decided, ``--stream-args`` or
-    not: a call the gate withholds was never shown, so it is repaired as without the flag."""
-    options = Options(repairs=1, stream_args=True, text_formats=("tool_call_tag",))
-    engine = Engine(REQUESTS["messages"], options, client="messages", upstream="chat")
-    out = played(engine, streamed_turn("messages", kind))
-    assert engine.options.stream_args is False
-    assert sent_arguments("messages", out) == {}
-    assert engine.repair is not None and engine.calls == []
 
 
 @pytest.mark.parametrize("stream_args", [False, True])

@@ -21,7 +21,7 @@ import pytest
 from callgate.proxy.engine import Engine, GatedTurn, Options, RequestError
 from callgate.proxy.sse import SSEReader
 from callgate.proxy.upstream import sse_body
-from callgate.proxy.wires.forming import remainder
+from callgate.proxy.wires.forming import HeldClose, remainder
 from callgate.testing.builders import anthropic_events, openai_chunks
 from callgate.testing.wires import WireCall
 from proxy_cases import chat_chunk, text_turn
@@ -132,6 +132,10 @@ def test_a_call_finishes_on_its_sent_text_only_when_that_text_is_its_arguments()
     assert remainder('{"a": 1}', ['{"a":1}']) == ""  # the model's spelling, the same value
     assert remainder('{"a": 1}', ['{"a":2}']) is None
     assert remainder('{"a": 1}', ['{"a" :']) is None  # neither its start nor whole
+    held = HeldClose()
+    sent = [held.send('{"a":1'), held.send("} ")]
+    assert remainder('{"a": 1}', sent, held) == "} "  # the model's spelling, its close held
+    assert remainder('{"a": 2}', sent, held) is None
 
 
 def test_a_repairs_answer_that_repeats_the_text_shown_and_goes_on_shows_the_rest() -> None:

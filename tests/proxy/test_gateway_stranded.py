@@ -1,13 +1,13 @@
 """A turn whose calls the client's writer could not send is recorded as the client got it.
 
-Under ``--stream-args`` a text call's arguments reach a Chat client while it forms. When
-the gate then sets that call aside for a native call beside it, the client already holds
-its entry: the writer sends none of the turn's calls and ends it ``stop`` with one line.
-The audit record, ``/metrics`` and the turn's span must count what the client received (no
-call sent, each withheld with why), not what the gate accepted. A Responses client can
-drop the unfinished item, and a Messages client is shown no argument delta at all, so
-both get the native call, and the records say so. A real proxy on loopback in front of a
-Chat Completions upstream, the official SDKs' stream helpers as clients.
+Under ``--stream-args`` a text call's arguments reach the client while it forms. When the
+gate then sets that call aside for a native call beside it, a Chat or Messages client
+already holds its entry: the writer sends none of the turn's calls and ends it ``stop`` /
+``end_turn`` with one line. The audit record, ``/metrics`` and the turn's span must count
+what the client received (no call sent, each withheld with why), not what the gate
+accepted. A Responses client can drop the unfinished item, so it gets the native call,
+and the records say so. A real proxy on loopback in front of a Chat Completions upstream,
+the official SDKs' stream helpers as clients.
 """
 
 from __future__ import annotations
@@ -126,31 +126,31 @@ def test_a_stranded_turn_counts_no_call_sent_where_the_client_got_none(
 ) -> None:
     url, directory, exporter = proxy
     got = [chat_client(url), messages_client(url), responses_client(url)]
-    assert [g["end"] for g in got] == ["stop", "tool_use", "completed"]
-    assert got[0]["text"].endswith(STRANDED) and not got[1]["text"].endswith(STRANDED)
-    said = got[0]["text"]  # the gate's notice, then the stranded line
-    assert said.index("A call to write_file was not run") < said.index(STRANDED)
+    assert [g["end"] for g in got] == ["stop", "end_turn", "completed"]
+    assert got[0]["text"].endswith(STRANDED) and got[1]["text"].endswith(STRANDED)
+    for said in (got[0]["text"], got[1]["text"]):  # the gate's notice, then the stranded line
+        assert said.index("A call to write_file was not run") < said.index(STRANDED)
     assert got[2]["calls"] == [NATIVE]  # the formed item ended incomplete, left out
 
     chat, messages, responses = (r["turn"] for r in records(directory, 3))
-    assert (chat["calls"], chat["passed"]) == ([], False)
-    assert f"The call to write_file was not sent: {STRANDED_WHY}" in chat["withheld"]
-    for turn in (messages, responses):  # a Messages client was shown no delta: not stranded
-        assert [json.loads(c["arguments"]) for c in turn["calls"]] == [NATIVE]
-        assert [c["source"] for c in turn["calls"]] == ["native"]
-        assert not any("was not sent" in w for w in turn["withheld"])
+    for turn in (chat, messages):
+        assert (turn["calls"], turn["passed"]) == ([], False)
+        assert f"The call to write_file was not sent: {STRANDED_WHY}" in turn["withheld"]
+    assert [json.loads(c["arguments"]) for c in responses["calls"]] == [NATIVE]
+    assert [c["source"] for c in responses["calls"]] == ["native"]
+    assert not any("was not sent" in w for w in responses["withheld"])
     # the set-aside text call is withheld on every wire, the native call only where stranded
-    assert [len(t["withheld"]) for t in (chat, messages, responses)] == [2, 1, 1]
+    assert [len(t["withheld"]) for t in (chat, messages, responses)] == [2, 2, 1]
 
     found = metrics(url)
-    assert found['callgate_proxy_calls_total{format="native"}'] == 2
+    assert found['callgate_proxy_calls_total{format="native"}'] == 1  # the Responses turn's
     assert not any(k.startswith('callgate_proxy_calls_total{format="qwen') for k in found)
 
     attributes = [dict(s.attributes) for s in spans(exporter, 3)]
-    assert [a["callgate.calls_sent"] for a in attributes] == [0, 1, 1]
-    assert [a["callgate.calls_withheld"] for a in attributes] == [2, 1, 1]
+    assert [a["callgate.calls_sent"] for a in attributes] == [0, 0, 1]
+    assert [a["callgate.calls_withheld"] for a in attributes] == [2, 2, 1]
     sent = [
         [e for e in s.events if e.attributes.get("callgate.call.outcome") == "sent"]
         for s in spans(exporter, 3)
     ]
-    assert [len(events) for events in sent] == [0, 1, 1]
+    assert [len(events) for events in sent] == [0, 0, 1]

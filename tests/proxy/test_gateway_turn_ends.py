@@ -159,7 +159,7 @@ def test_a_declared_forms_call_item_is_added_in_progress_and_done_completed() ->
     ]
 
 
-@pytest.mark.parametrize("client", ["chat", "responses"])
+@pytest.mark.parametrize("client", ["chat", "messages", "responses"])
 def test_a_forming_call_completed_only_by_the_streams_end_gets_its_rest_then(
     client: str,
 ) -> None:

@@ -298,24 +298,29 @@ def responses_run(translated: tuple[Upstream, str], chunks: list[dict[str, Any]]
     return {"deltas": deltas, "calls": calls, "end": end}
 
 
-def test_the_messages_client_gets_a_call_whole_and_only_when_passed(
+def test_the_messages_client_gets_input_json_deltas_and_tool_use_only_when_passed(
     translated: tuple[Upstream, str],
 ) -> None:
-    """``--stream-args`` streams nothing to a Messages client: Claude Code runs a tool_use
-    block whose input parses whatever the stop reason, so a call comes whole, or not at all."""
+    """The input streams as it forms, the close of its object held until the gate accepts:
+    a withheld or cut call's block ends with an input no JSON parser reads whole."""
     arguments = {"path": "app.py", "content": CONTENT.rstrip("\n")}
     got = messages_run(translated, text_turn(pieces(qwen_block(arguments))))
-    assert forming([(0, None, d) for d in got["deltas"]]) == 0
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
     assert got["stop"] == "tool_use" and [u.input for u in got["uses"]] == [arguments]
     assert got["blocks"] == ["text", "tool_use"]
+    assert json.loads("".join(got["deltas"])) == arguments
     bad = {"path": "app.py", "content": CONTENT, "mode": "0644"}
     got = messages_run(translated, text_turn(pieces(qwen_block(bad))))
-    assert got["deltas"] == [] and got["uses"] == []
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
     assert got["stop"] != "tool_use"
+    with pytest.raises(json.JSONDecodeError):
+        json.loads("".join(got["deltas"]))
     text = qwen_block({"path": "app.py", "content": CONTENT})
     got = messages_run(translated, text_turn(pieces(text[: len(text) // 2]), finish="length"))
-    assert got["deltas"] == [] and got["uses"] == []
+    assert forming([(0, None, d) for d in got["deltas"]]) >= 30
     assert got["stop"] == "max_tokens"
+    with pytest.raises(json.JSONDecodeError):
+        json.loads("".join(got["deltas"]))
 
 
 def test_the_responses_client_gets_argument_deltas_and_the_call_only_when_passed(
@@ -399,14 +404,17 @@ def test_a_streamed_text_call_keeps_one_id_on_every_client_wire(
 def test_a_withheld_streamed_block_never_comes_with_tool_use_beside_a_passed_call(
     translated: tuple[Upstream, str],
 ) -> None:
-    """On Messages the set-aside text call was never shown (no argument delta reaches a
-    Messages client), so the native call goes as without ``--stream-args``."""
+    """On Messages too: the set-aside text call's tool_use block is in the message the
+    anthropic SDK rebuilds, so the turn sends no call and does not stop ``tool_use``."""
     written = {"path": "a.py", "content": "x"}
     native = {"path": "n.py", "content": "z"}
     call = WireCall("call_n", "write_file", (json.dumps(native),), arguments=native)
     got = messages_run(translated, openai_chunks([call], [0, 0], text=pieces(qwen_block(written))))
-    assert got["stop"] == "tool_use"
-    assert [u.input for u in got["uses"]] == [native]
-    assert not got["text"].endswith(STRANDED)
+    assert got["stop"] == "end_turn"
+    # the SDK reads what was shown as partial JSON; its close never came
+    assert [u.input for u in got["uses"]] == [written]
+    assert got["text"].endswith(STRANDED)
+    with pytest.raises(json.JSONDecodeError):
+        json.loads("".join(got["deltas"]))
     got = responses_run(translated, openai_chunks([call], [0, 0], text=pieces(qwen_block(written))))
     assert [json.loads(c.arguments) for c in got["calls"]] == [native]  # its item ended incomplete

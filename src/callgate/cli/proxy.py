@@ -157,8 +157,8 @@ def add_turn_flags(parser: Any) -> None:
         "--stream-args",
         action="store_true",
         help=(
-            "show calls' arguments as they form to Chat and Responses clients (the closing "
-            "brace and the finish wait for the gate; Messages clients get calls whole)"
+            "show calls' arguments as they form (the closing brace and the call's finish "
+            "wait for the gate)"
         ),
     )
     parser.add_argument(

@@ -36,8 +36,6 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
-from attrs import evolve
-
 from callgate.buffer import UnreadableChunk
 from callgate.proxy.core import (
     BLOCKED_MODES,
@@ -138,12 +136,6 @@ class Engine(GateCore):
         else:
             self.client_request = continues.client_request
             self.rewrites = continues.rewrites
-        if client == "messages" and options is not None and options.stream_args:
-            # A Messages client gets each call whole once the gate decided: Claude Code runs
-            # a tool_use block whose input parses whatever the message's stop_reason says,
-            # and this writer forwards a streamed block's stop as it comes, so the brace
-            # that would keep a withheld call's input from parsing cannot wait for the gate.
-            options = evolve(options, stream_args=False)
         super().__init__(request, options, attempt, prepared=prepared)
         self.head: Native | None = None
         """The upstream's envelope or message start, as it came."""

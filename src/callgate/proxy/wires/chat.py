@@ -509,7 +509,7 @@ class ChatWriter(Writer):
     def stranded(self) -> bool:
         """Whether a call shown as it formed is not among the calls released beside others."""
         calls = self.engine.calls
-        return bool(calls) and bool(stranded_refs(self._formed, calls, 2))
+        return bool(calls) and bool(stranded_refs(self._formed, calls, 2, self._held))
 
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, with the reasoning splitter's held tail."""
@@ -542,7 +542,11 @@ class ChatWriter(Writer):
                     out += self._emit({"tool_calls": [closing]})
                 continue
             formed = self._formed.get(call.slot) if isinstance(call.slot, TextRef) else None
-            rest = remainder(call.arguments, formed[2]) if formed is not None else None
+            rest = (
+                remainder(call.arguments, formed[2], self._held.get(call.slot))
+                if formed is not None
+                else None
+            )
             if formed is not None and rest is not None:  # its deltas were sent: the rest
                 if rest:
                     out += self._emit(

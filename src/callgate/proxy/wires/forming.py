@@ -120,34 +120,42 @@ class FormingReader:
 
 
 def stranded_refs(
-    formed: Mapping[TextRef, Sequence[Any]], calls: Sequence[Any], sent: int
+    formed: Mapping[TextRef, Sequence[Any]],
+    calls: Sequence[Any],
+    sent: int,
+    held: Mapping[Any, HeldClose],
 ) -> list[TextRef]:
     """The text calls streamed as they formed that no released call finishes.
 
     ``formed``: each such call's record, whose item ``sent`` holds the pieces sent;
     ``calls``: the calls released (one finishes its formed entry when its arguments
-    continue the text sent).
+    continue the text sent, or the text sent and held is the same JSON);
+    ``held``: each call's :class:`HeldClose`, by its reference.
     """
     finished = set()
     for call in calls:
-        entry = formed.get(call.slot) if isinstance(call.slot, TextRef) else None
-        if entry is not None and remainder(call.arguments, entry[sent]) is not None:
-            finished.add(call.slot)
+        slot = call.slot
+        entry = formed.get(slot) if isinstance(slot, TextRef) else None
+        kept = held.get(slot)
+        if entry is not None and remainder(call.arguments, entry[sent], kept) is not None:
+            finished.add(slot)
     return [ref for ref in formed if ref not in finished]
 
 
-def remainder(arguments: str, sent: list[str]) -> str | None:
+def remainder(arguments: str, sent: Sequence[str], held: HeldClose | None = None) -> str | None:
     """What of a call's final ``arguments`` text is still to send after ``sent``.
 
-    "" also when the sent text is whole JSON of the same value (the model's own spelling
-    of the arguments, in a format whose payload is JSON). None: the sent text is neither,
-    so the call cannot be finished on it.
+    When the model spelled its JSON its own way (a format whose payload is JSON, written
+    without spaces or with more), the rest is the text ``held`` back: what was sent and
+    held is then the same value as ``arguments``. None: neither, so the call cannot be
+    finished on what was sent.
     """
     given = "".join(sent)
     if arguments.startswith(given):
         return arguments[len(given) :]
+    rest = "".join(held.held) if held is not None else ""
     try:  # a format whose arguments are the model's JSON: the same value, spelled its way
-        same = json.loads(given) == json.loads(arguments)
+        same = json.loads(given + rest) == json.loads(arguments)
     except ValueError:
         return None
-    return "" if same else None
+    return rest if same else None

@@ -34,7 +34,13 @@ from callgate.proxy.wires.events import (
     Usage,
     tokens,
 )
-from callgate.proxy.wires.forming import STRANDED, FormingReader, remainder, stranded_refs
+from callgate.proxy.wires.forming import (
+    STRANDED,
+    FormingReader,
+    HeldClose,
+    remainder,
+    stranded_refs,
+)
 from callgate.strategies.anthropic import ANTHROPIC
 
 __all__ = ["MessagesReader", "MessagesWriter", "message_start"]
@@ -204,6 +210,12 @@ class MessagesWriter(Writer):
         """Native tool_use blocks forwarded delta by delta (their upstream index)."""
         self._formed: dict[TextRef, tuple[int, list[str]]] = {}
         """Text calls whose tool_use block streams as they form: its index, the text sent."""
+        self._shown: dict[object, int] = {}
+        """Every tool_use block streamed before its verdict (a native call's by its upstream
+        index, a text call's by its reference): the client's index of it. Each stays open
+        until :meth:`final`, whose verdict closes it."""
+        self._held: dict[object, HeldClose] = {}
+        """Each of those blocks' input, its close held until the gate accepts the call."""
 
     @property
     def blocks(self) -> int:
@@ -221,32 +233,57 @@ class MessagesWriter(Writer):
             elif type(event) is Native:
                 out += self._native(event)
             elif type(event) is StreamedArgs and event.wire == WIRE:
-                self._streamed.add(event.slot)
-                out += self._renumbered(event.payload)
+                out += self._streamed_event(event)
             elif type(event) is FormingArgs:
                 out += self._forming(event)
             elif type(event) is UpstreamError:
                 out.append({"type": "error", "error": dict(event.error)})
         return out
 
+    def _streamed_event(self, event: StreamedArgs) -> list[dict[str, Any]]:
+        """A native tool_use block's event before its verdict.
+
+        Its start is renumbered, its input sent less the close of its value; its stop, and
+        any delta that is not input text, wait: the block stays open until :meth:`final`.
+        """
+        chunk, slot = event.payload, event.slot
+        if chunk.get("type") == "content_block_start":
+            self._streamed.add(slot)
+            out = self._renumbered(chunk)
+            self._shown[slot] = self._given[slot]
+            self._held[slot] = HeldClose()
+            return out
+        delta = chunk.get("delta")
+        if chunk.get("type") != "content_block_delta" or not isinstance(delta, Mapping):
+            return []
+        text = delta.get("partial_json")
+        if delta.get("type") != "input_json_delta" or type(text) is not str:
+            return []
+        sent = self._held[slot].send(text)
+        return [_input_delta(self._shown[slot], sent)] if sent else []
+
     def _forming(self, event: FormingArgs) -> list[dict[str, Any]]:
-        """A text call's new argument text in its tool_use block (opened by its first)."""
+        """A text call's new argument text in its tool_use block (opened by its first).
+
+        The block stays open until :meth:`final` whatever comes after it (text after the
+        call opens a block of its own); its input's close waits for the gate's acceptance.
+        """
         out: list[dict[str, Any]] = []
-        formed = self._formed.get(event.ref)
+        ref = event.ref
+        formed = self._formed.get(ref)
         if formed is None:
             out += [*self._unstarted(), *self._close_text()]
-            formed = self._formed[event.ref] = (self._next, [])
-            self._open = ("tool_use", self._next)
+            formed = self._formed[ref] = (self._next, [])
+            self._shown[ref] = self._next
+            self._held[ref] = HeldClose()
             self._next += 1
-            call_id = self.engine.text_call_id(event.ref)
+            call_id = self.engine.text_call_id(ref)
             block = {"type": "tool_use", "id": call_id, "name": event.name}
             start = {"type": "content_block_start", "index": formed[0]}
             out.append({**start, "content_block": {**block, "input": {}}})
-        if self._open != ("tool_use", formed[0]):
-            return out  # text came after the block: the call is written whole at the end
-        formed[1].append(event.text)
-        delta = {"type": "input_json_delta", "partial_json": event.text}
-        return [*out, {"type": "content_block_delta", "index": formed[0], "delta": delta}]
+        sent = self._held[ref].send(event.text)
+        formed[1].append(sent)
+        return [*out, _input_delta(formed[0], sent)] if sent else out
 
     def echoes(self, chunk: Mapping[str, Any]) -> str | None:
         """The text of an upstream text delta this writer sends back as it came.
@@ -375,12 +412,17 @@ class MessagesWriter(Writer):
 
     def arguments_shown(self) -> bool:
         """Whether a native call's or a forming text call's deltas were sent."""
-        return bool(self._streamed or self._formed)
+        return bool(self._shown)
 
     def stranded(self) -> bool:
-        """Whether a call shown as it formed is not among the calls released beside others."""
+        """Whether a call shown as it formed is not among the calls released beside others.
+
+        The message a client rebuilds keeps every tool_use block it got, and the anthropic
+        Python SDK reads a block's input from its partial JSON: such a turn sends no call.
+        (A native call is refused only with its whole turn, by the gate's rule.)
+        """
         calls = self.engine.calls
-        return bool(calls) and bool(stranded_refs(self._formed, calls, 1))
+        return bool(calls) and bool(stranded_refs(self._formed, calls, 1, self._held))
 
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, in the open block; the splitter's held tail."""
@@ -398,7 +440,7 @@ class MessagesWriter(Writer):
         engine = self.engine
         out: list[dict[str, Any]] = []
         stranded = self.stranded()
-        finished = [] if stranded else self._finish_formed(out)
+        finished = self._end_shown([] if stranded else engine.calls, out)
         notice = engine.notice()
         if stranded:  # the client's message keeps the block it got: no call of the turn goes
             notice = f"{notice}\n\n{STRANDED}" if notice else STRANDED
@@ -406,10 +448,8 @@ class MessagesWriter(Writer):
             out += self._text(notice)
         out += self._close_text()
         for call in [] if stranded else engine.calls:
-            streamed = isinstance(call.slot, NativeRef) and call.slot.index in self._streamed
-            if streamed or call in finished:
-                continue
-            out += self._tool_use(call)
+            if call not in finished:
+                out += self._tool_use(call)
         if not self._started:
             out[:0] = self._start()
         if engine.broken is not None:  # the turn ends in error, as Anthropic ends one
@@ -426,18 +466,34 @@ class MessagesWriter(Writer):
         out += [delta, {"type": "message_stop"}]
         return out
 
-    def _finish_formed(self, out: list[dict[str, Any]]) -> list[Call]:
-        """The rest of each accepted text call streamed as it formed (its block still open)."""
+    def _end_shown(self, calls: Sequence[Call], out: list[dict[str, Any]]) -> list[Call]:
+        """Close every block shown before its verdict; the calls of ``calls`` so finished.
+
+        An accepted call's block gets the rest of its input (the close held back, or what
+        the arguments add to the text sent), then its stop; any other block is stopped with
+        the close still held, so its input never parses whole.
+        """
+        rests: dict[object, str] = {}
         finished: list[Call] = []
-        for call in self.engine.calls:
-            formed = self._formed.get(call.slot) if isinstance(call.slot, TextRef) else None
-            rest = remainder(call.arguments, formed[1]) if formed is not None else None
-            if formed is None or rest is None or (rest and self._open != ("tool_use", formed[0])):
-                continue  # not streamed, or its block closed before all of it came
-            if rest:
-                delta = {"type": "input_json_delta", "partial_json": rest}
-                out.append({"type": "content_block_delta", "index": formed[0], "delta": delta})
+        for call in calls:
+            slot = call.slot
+            key: object = slot.index if isinstance(slot, NativeRef) else slot
+            held = self._held.get(key)
+            if held is None:
+                continue  # not shown before its verdict
+            if isinstance(slot, TextRef):
+                rest = remainder(call.arguments, self._formed[slot][1], held)
+                if rest is None:
+                    continue
+            else:
+                rest = held.rest()
+            rests[key] = rest
             finished.append(call)
+        for key, index in self._shown.items():
+            rest = rests.get(key)
+            if rest:
+                out.append(_input_delta(index, rest))
+            out.append({"type": "content_block_stop", "index": index})
         return finished
 
     def _usage(self) -> dict[str, Any]:
@@ -493,6 +549,12 @@ class MessagesWriter(Writer):
             blocks[index]["input"] = json.loads("".join(parts) or "{}")
         body["content"] = [blocks[k] for k in sorted(blocks)]
         return body
+
+
+def _input_delta(index: int, text: str) -> dict[str, Any]:
+    """A tool_use block's ``input_json_delta`` of ``text``."""
+    delta = {"type": "input_json_delta", "partial_json": text}
+    return {"type": "content_block_delta", "index": index, "delta": delta}
 
 
 def _delta_into(

@@ -404,9 +404,13 @@ class ResponsesWriter(Writer):
     def _finish_formed(self, call: Call) -> list[dict[str, Any]] | None:
         """The end of an accepted text call streamed as it formed (None: not streamed so)."""
         slot = call.slot
-        formed = self._formed.pop(slot, None) if isinstance(slot, TextRef) else None
-        rest = remainder(call.arguments, formed[2]) if formed is not None else None
-        if formed is None or rest is None:
+        if not isinstance(slot, TextRef):
+            return None
+        formed = self._formed.pop(slot, None)
+        if formed is None:
+            return None
+        rest = remainder(call.arguments, formed[2], self._held.get(slot))
+        if rest is None:
             return None
         index, item, _ = formed
         item.update(status="completed", arguments=call.arguments)

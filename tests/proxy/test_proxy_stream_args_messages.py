@@ -1,0 +1,267 @@
+"""A Messages client under ``--stream-args``: a call's input streams as it forms, its block
+open until the gate's verdict.
+
+Claude Code runs a ``tool_use`` block once its stop came and its input parses, whatever the
+message's ``stop_reason`` says. So the writer sends a streamed block's input less the close
+of its value and holds the block's stop (the upstream's own, for a native block). At the
+turn's end an accepted call's block gets its close, then its stop; any other block its
+stop alone, its input never whole. A block shown stays open across what comes after it:
+text after a call the model wrote in its text opens a block of its own.
+
+Each test plays upstream events through :class:`~callgate.proxy.engine.Engine` in process
+and reads the events as a client accumulates them (by index).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callgate.proxy.engine import Engine, Options
+from callgate.proxy.wires.forming import STRANDED
+from callgate.testing.builders import WireText, anthropic_events
+from callgate.testing.wires import WireCall
+from proxy_cases import text_turn
+from test_gateway_corners import REQUESTS, pieces, sent_arguments
+from test_gateway_edges import TAG, leaked
+
+STREAM = Options(on_blocked="notice", stream_args=True, text_formats=TAG)
+ENDS = ("message_delta", "message_stop")
+
+
+def accumulated(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The client's blocks by index, each started once, fed only while open, stopped once.
+
+    A block's ``input`` is the text of its ``input_json_delta``\\ s; ``stopped`` says whether
+    its stop came. Every block is stopped before the ``message_delta``.
+    """
+    blocks: dict[int, dict[str, Any]] = {}
+    ended = False
+    for event in out:
+        kind = event["type"]
+        if kind == "message_delta":
+            assert all(b["stopped"] for b in blocks.values()), blocks
+            ended = True
+            continue
+        if kind not in ("content_block_start", "content_block_delta", "content_block_stop"):
+            continue
+        assert not ended, event
+        index = event["index"]
+        if kind == "content_block_start":
+            assert index not in blocks and index == len(blocks), event
+            start = event["content_block"]
+            blocks[index] = {"type": start["type"], "input": "", "text": "", "stopped": False}
+            blocks[index]["name"] = start.get("name")
+            continue
+        block = blocks[index]
+        assert not block["stopped"], event
+        if kind == "content_block_stop":
+            block["stopped"] = True
+        elif event["delta"]["type"] == "input_json_delta":
+            block["input"] += event["delta"]["partial_json"]
+        elif event["delta"]["type"] == "text_delta":
+            block["text"] += event["delta"]["text"]
+    return [blocks[i] for i in sorted(blocks)]
+
+
+def runnable(blocks: list[dict[str, Any]]) -> list[Any]:
+    """The inputs a client that runs every stopped tool_use block whose input parses runs."""
+    out = []
+    for block in blocks:
+        if block["type"] != "tool_use" or not block["stopped"]:
+            continue
+        try:
+            out.append(json.loads(block["input"]))
+        except ValueError:
+            continue
+    return out
+
+
+def stop_reason(out: list[dict[str, Any]]) -> str:
+    return str(next(e for e in out if e["type"] == "message_delta")["delta"]["stop_reason"])
+
+
+def play_messages(
+    events: list[dict[str, Any]], options: Options = STREAM
+) -> tuple[Engine, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The events before the upstream's message_delta, and those from it on."""
+    engine = Engine(REQUESTS["messages"], options, client="messages", upstream="messages")
+    before: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
+    for event in events:
+        (after if after or event["type"] in ENDS else before).extend(engine.feed(event))
+    after += engine.finish(clean=True)
+    return engine, before, after
+
+
+def in_turn(*blocks: WireText | WireCall) -> list[dict[str, Any]]:
+    """The Messages events of ``blocks``, one after the other."""
+    order = [n for n, b in enumerate(blocks) for _ in range(2 + len(b.fragments))]
+    return anthropic_events(blocks, order)
+
+
+def weather(call_id: str, *fragments: str) -> WireCall:
+    return WireCall(call_id, "get_weather", fragments)
+
+
+def test_native_blocks_stream_their_input_less_the_close_and_stop_after_the_verdict() -> None:
+    calls = [
+        weather("toolu_1", '{"city"', ': "Paris"', "}"),
+        weather("toolu_2", '{"ci', 'ty": "Oslo"}'),
+    ]
+    engine, before, after = play_messages(in_turn(*calls))
+    shown = accumulated(before)
+    assert [(b["name"], b["input"], b["stopped"]) for b in shown] == [
+        ("get_weather", '{"city": "Paris"', False),
+        ("get_weather", '{"city": "Oslo"', False),
+    ]
+    assert [json.loads(c.arguments) for c in engine.calls] == [{"city": "Paris"}, {"city": "Oslo"}]
+    blocks = accumulated(before + after)
+    assert runnable(blocks) == [{"city": "Paris"}, {"city": "Oslo"}]
+    assert stop_reason(after) == "tool_use"
+    assert sent_arguments("messages", after) == {0: "}", 1: "}"}  # the closes, at the end
+
+
+def test_a_refused_native_block_is_stopped_with_its_input_never_whole() -> None:
+    twice = weather("toolu_1", '{"city": "Paris", ', '"city": "Oslo"}')
+    options = Options(on_blocked="repair", repairs=1, stream_args=True)
+    engine, before, after = play_messages(in_turn(twice), options)
+    assert engine.calls == [] and engine.repair is None  # shown, so not re-asked
+    blocks = accumulated(before + after)
+    assert (blocks[0]["type"], blocks[0]["stopped"]) == ("tool_use", True)
+    assert blocks[0]["input"] == '{"city": "Paris", "city": "Oslo"'
+    assert runnable(blocks) == []
+    assert stop_reason(after) == "end_turn"
+    assert "A call to get_weather was not run" in blocks[-1]["text"]
+
+
+def test_a_shown_text_call_set_aside_beside_a_native_one_sends_no_call_of_the_turn() -> None:
+    """The gate sets a text call aside for the native call beside it. Both were shown, and
+    the anthropic Python SDK reads a block's input from its partial JSON, so the set-aside
+    block could still run there: none of the turn's calls goes."""
+    text = WireText(tuple(pieces("Sure. " + leaked("Oslo"))))
+    native = weather("toolu_1", '{"city": ', '"Paris"}')
+    engine, before, after = play_messages(in_turn(text, native))
+    shown = accumulated(before)
+    assert [(b["type"], b["input"]) for b in shown if b["type"] == "tool_use"] == [
+        ("tool_use", '{"city": "Oslo"'),
+        ("tool_use", '{"city": "Paris"'),
+    ]
+    blocks = accumulated(before + after)
+    assert runnable(blocks) == []
+    assert [b["input"] for b in blocks if b["type"] == "tool_use"] == [
+        '{"city": "Oslo"',
+        '{"city": "Paris"',
+    ]
+    assert stop_reason(after) == "end_turn"
+    assert blocks[-1]["text"].endswith(STRANDED)
+    assert engine.calls == [] and engine.audit()["calls"] == []
+
+
+def test_a_text_calls_block_stays_open_across_the_text_after_it() -> None:
+    engine = Engine(REQUESTS["messages"], STREAM, client="messages", upstream="chat")
+    out: list[dict[str, Any]] = []
+    chunks = text_turn(pieces("Sure. " + leaked("Paris") + " Then more."))
+    for chunk in chunks[:-1]:
+        out += engine.feed(chunk)
+    shown = accumulated(out)
+    assert [(b["type"], b["stopped"]) for b in shown] == [
+        ("text", True),
+        ("tool_use", False),
+        ("text", False),
+    ]
+    assert shown[1]["input"] == '{"city": "Paris"'
+    assert shown[2]["text"].strip() == "Then more."
+    end = engine.feed(chunks[-1]) + engine.finish(clean=True)
+    blocks = accumulated(out + end)
+    assert runnable(blocks) == [{"city": "Paris"}]
+    assert stop_reason(end) == "tool_use"
+
+
+@pytest.mark.parametrize("client", ["chat", "messages", "responses"])
+def test_a_text_call_spelled_its_own_way_is_finished_on_every_client_wire(client: str) -> None:
+    """The model wrote its JSON without spaces: what was sent and held is the same value
+    as the call's arguments, so the call is finished, not stranded."""
+    compact = '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>'
+    engine = Engine(REQUESTS[client], STREAM, client=client, upstream="chat")
+    out: list[dict[str, Any]] = []
+    for chunk in text_turn(pieces("Sure. " + compact)):
+        out += engine.feed(chunk)
+    out += engine.finish(clean=True)
+    assert [json.loads(c.arguments) for c in engine.calls] == [{"city": "Paris"}]
+    assert engine.withheld == []
+    (streamed,) = sent_arguments(client, out).values()
+    assert streamed == '{"city":"Paris"}'
+
+
+# -- every turn of native blocks, cut anywhere ----------------------------------------------
+
+ARGUMENTS = {
+    "good": '{"city": "Pa\\"ris {x}"}',
+    "twice": '{"city": "Paris", "city": "Oslo"}',
+    "invalid": '{"town": "Paris"}',
+    "empty": "{}",
+}
+"""Each kind of native call's whole arguments: accepted, a key twice, against the schema,
+the empty object (the schema requires ``city``)."""
+
+
+LEAKS = {
+    "none": "",
+    "good": leaked("Oslo"),
+    "invalid": '<tool_call>{"name": "get_weather", "arguments": {"town": "Oslo"}}</tool_call>',
+}
+"""A text block's call written in the text: none, accepted, against the schema."""
+
+
+def cut(text: str, draw: st.DrawFn) -> tuple[str, ...]:
+    """``text`` in pieces cut anywhere (empty pieces among them)."""
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    return tuple(text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True))
+
+
+@st.composite
+def turns(draw: st.DrawFn) -> tuple[list[Any], str, list[str]]:
+    """A Messages turn: a text block (maybe with a call written in it), native calls, each
+    cut anywhere."""
+    leak = draw(st.sampled_from(sorted(LEAKS)))
+    some = st.lists(st.sampled_from(sorted(ARGUMENTS)), max_size=3)
+    kinds = draw(st.one_of(st.lists(st.just("good"), max_size=3), some))
+    blocks: list[Any] = []
+    if draw(st.booleans()) or leak != "none" or not kinds:
+        blocks.append(WireText(cut("Let me check. " + LEAKS[leak], draw)))
+    blocks += [weather(f"toolu_{n}", *cut(ARGUMENTS[k], draw)) for n, k in enumerate(kinds)]
+    return blocks, leak, kinds
+
+
+@settings(max_examples=200, deadline=None)
+@given(turn=turns())
+def test_a_client_runs_exactly_the_calls_the_turn_sends_and_only_after_the_verdict(
+    turn: tuple[list[Any], str, list[str]],
+) -> None:
+    """What a client that runs every stopped block whose input parses runs is what the same
+    turn without ``--stream-args`` sends, or nothing when a shown text call was set aside
+    beside native calls; before the verdict no tool_use block is stopped and no shown
+    input parses."""
+    blocks, leak, kinds = turn
+    events = in_turn(*blocks)
+    engine, before, after = play_messages(events)
+    plain, _, plain_after = play_messages(events, Options(on_blocked="notice", text_formats=TAG))
+    shown = accumulated(before)
+    assert not any(b["stopped"] for b in shown if b["type"] == "tool_use")
+    assert runnable([{**b, "stopped": True} for b in shown]) == []
+    ran = runnable(accumulated(before + after))
+    sent = [json.loads(c.arguments) for c in plain.calls]
+    stranded = leak != "none" and bool(kinds) and bool(sent)
+    assert ran == ([] if stranded else sent)
+    assert [json.loads(c.arguments) for c in engine.calls] == ran  # what the records say
+    assert stop_reason(after) == ("tool_use" if ran else "end_turn")
+    assert stop_reason(plain_after) == ("tool_use" if sent else "end_turn")
+    if not kinds:
+        assert sent == ([{"city": "Oslo"}] if leak == "good" else [])
+    elif not stranded:
+        assert (sent == []) is any(kind != "good" for kind in kinds)
