@@ -2,9 +2,11 @@
 // stopWhen, at the base URL given, with no fetch wrapper: through @ai-sdk/openai-compatible
 // (Chat Completions), or with "responses" as the fourth argument through the default
 // @ai-sdk/openai provider, whose openai(model) speaks the Responses API ("responses-unstored":
-// the same with store: false, so earlier turns go up whole instead of as item references).
+// the same with store: false, so earlier turns go up whole instead of as item references),
+// or with "anthropic" through @ai-sdk/anthropic (the Messages API).
 // Prints one JSON line: the tool's executions, the steps' finish reasons, the final text,
 // and every error part the stream carried.
+import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { stepCountIs, streamText, tool } from "ai";
@@ -13,9 +15,11 @@ import { z } from "zod";
 const [baseURL, model, prompt, api] = process.argv.slice(2);
 const apiKey = "sk-ai-loopback";
 const provider =
-  api?.startsWith("responses")
-    ? createOpenAI({ baseURL, apiKey })
-    : createOpenAICompatible({ name: "callgate", baseURL, apiKey });
+  api === "anthropic"
+    ? createAnthropic({ baseURL, apiKey })
+    : api?.startsWith("responses")
+      ? createOpenAI({ baseURL, apiKey })
+      : createOpenAICompatible({ name: "callgate", baseURL, apiKey });
 const executed = [];
 const errors = [];
 // An error part may carry an Error or the server's error object: keep its message.

@@ -20,7 +20,7 @@ import pytest
 from callgate.proxy.serving import ServerThread
 from callgate.proxy.upstream import ReplayUpstream, Script, sse_body
 from callgate.proxy.wires import notices
-from callgate.testing.builders import openai_chunks
+from callgate.testing.builders import WireText, anthropic_events, openai_chunks
 from callgate.testing.wires.base import WireCall
 from proxy_cases import QWEN_MODEL, node_for, proxy_process
 
@@ -57,7 +57,8 @@ def native() -> Iterator[tuple[Model, str]]:
 def run_client(url: str, model: str = MODEL, api: str = "chat") -> dict[str, Any]:
     """One streamText run through the proxy at ``url``: what the SDK saw.
 
-    ``api="responses"`` takes the SDK's default OpenAI provider (the Responses API).
+    ``api="responses"`` takes the SDK's default OpenAI provider (the Responses API),
+    ``api="anthropic"`` its Anthropic provider (the Messages API).
     """
     program = node_for("node_ai", "ai")
     done = subprocess.run(
@@ -140,8 +141,15 @@ SET_ASIDE = openai_chunks(
         ("chat", SET_ASIDE, QWEN_MODEL, []),  # the turn is stranded: no call of it is sent
         ("responses-unstored", REPEATED_KEY, MODEL, []),
         ("responses-unstored", SET_ASIDE, QWEN_MODEL, [{"city": "Oslo"}]),
+        ("anthropic", SET_ASIDE, QWEN_MODEL, []),  # stranded too: Messages keeps every block
     ],
-    ids=["chat-repeated-key", "chat-set-aside", "responses-repeated-key", "responses-set-aside"],
+    ids=[
+        "chat-repeated-key",
+        "chat-set-aside",
+        "responses-repeated-key",
+        "responses-set-aside",
+        "anthropic-set-aside",
+    ],
 )
 def test_under_stream_args_the_ai_sdk_runs_no_call_the_gate_withheld(
     api: str, turn: list[dict[str, Any]], model: str, runs: list[dict[str, Any]]
@@ -158,3 +166,53 @@ def test_under_stream_args_the_ai_sdk_runs_no_call_the_gate_withheld(
         got = run_client(url, model, api=api)
     assert got["executed"] == runs, got
     assert "was not run" in got["text"], got
+
+
+def messages_model(first: list[WireCall]) -> ReplayUpstream:
+    """A Messages upstream: ``first``'s tool_use blocks, then a sentence once a tool ran."""
+
+    def pick(path: str, body: dict[str, Any]) -> Script:
+        del path
+        done = any(
+            isinstance(block, dict) and block.get("type") == "tool_result"
+            for message in body.get("messages", [])
+            for block in (
+                message.get("content") if isinstance(message.get("content"), list) else []
+            )
+        )
+        if done:
+            said = WireText(("It is clear ", "in Oslo."))
+            return Script(sse_body(anthropic_events([said], [0, 0, 0, 0]), named=True))
+        order = [n for n, call in enumerate(first) for _ in range(2 + len(call.fragments))]
+        return Script(sse_body(anthropic_events(first, order), named=True))
+
+    return ReplayUpstream(pick)
+
+
+@pytest.mark.parametrize(
+    ("fragments", "runs"),
+    [
+        (('{"city": "Oslo", ', '"city": "Paris"}'), []),
+        (('{"city": ', '"Oslo"}'), [{"city": "Oslo"}]),
+    ],
+    ids=["repeated-key", "accepted"],
+)
+def test_under_stream_args_the_ai_sdk_on_messages_runs_only_an_accepted_streamed_block(
+    fragments: tuple[str, ...], runs: list[dict[str, Any]]
+) -> None:
+    """The SDK's Anthropic provider hands a tool_use block to the tool once the block's stop
+    came: each streamed block stops only after the gate's verdict, a refused one with its
+    input never whole (the SDK reports it as invalid input and runs nothing)."""
+    upstream = messages_model([WireCall("toolu_1", "get_weather", fragments)])
+    flags = ["--stream-args", "--on-blocked", "notice", "--upstream-wire", "messages"]
+    with (
+        ServerThread(upstream) as server,
+        proxy_process(["--upstream", server.url + "/v1", *flags]) as (_, url, _first),
+    ):
+        got = run_client(url, "claude-x", api="anthropic")
+    assert got["executed"] == runs, got
+    if runs:
+        assert got["finish_reasons"] == ["tool-calls", "stop"], got
+        assert "clear in Oslo" in got["text"], got
+    else:
+        assert "was not run" in got["text"], got
