@@ -240,6 +240,7 @@ MODULES = {
     "engine": Module("src/callgate/proxy/engine.py", _GATEWAY),
     "proxy_gate": Module("src/callgate/proxy/gate.py", _GATEWAY),
     "wire_messages": Module("src/callgate/proxy/wires/messages.py", _GATEWAY),
+    "wire_forming": Module("src/callgate/proxy/wires/forming.py", _GATEWAY),
     "wire_chat": Module("src/callgate/proxy/wires/chat.py", _GATEWAY),
     "wire_responses": Module("src/callgate/proxy/wires/responses.py", _GATEWAY),
     "wire_translate": Module("src/callgate/proxy/wires/translate.py", _GATEWAY),

@@ -412,6 +412,10 @@ EQUIVALENT: dict[str, str] = {
     **{f"{_D}feed_reasoning__mutmut_{n}": _HOLD for n in (10, 12)},
     **{f"{_D}_reasoning__mutmut_{n}": _HOLD for n in (16, 18)},
     f"{_D}reset__mutmut_15": _TRUTH,
+    f"{_D}feed__mutmut_1": (
+        "a delta the fast path declines goes through the general path, which shows a delta "
+        "with no marker whole and keeps it in the content the same way"
+    ),
     f"{_D}_in_block__mutmut_18": "a head of HEAD characters is full: the check reads nothing new",
     f"{_D}_in_block__mutmut_23": (
         "past HEAD characters the head is full and was viable: the check finds no break"

@@ -459,3 +459,18 @@ def test_a_tilde_fence_opened_at_a_pieces_start_still_quotes_its_call(pieces: li
     through them (a tilde run not at a line start is text, and the call in it would run)."""
     content = "".join(pieces)
     assert run(pieces, Detector(["tool_call_tag"])) == (content, [])
+
+
+@pytest.mark.parametrize("size", [1, 5, 40])
+def test_a_run_after_more_than_look_characters_of_indent_is_no_fence_at_any_split(
+    size: int,
+) -> None:
+    """A backtick run with 40 spaces before it on its line is no fence (the look back for
+    the line's start stops at LOOK characters, however the spaces came): it opens a span,
+    which the blank line ends, so the call after it is prose, at every split."""
+    indent = " " * 40
+    pieces = ["Intro\n", *(indent[i : i + size] for i in range(0, 40, size))]
+    pieces.append("```\n\n" + FENCED_CALL + "\n")
+    shown, calls = run(pieces, Detector(["tool_call_tag"]))
+    assert calls == [("tool_call_tag", "f", {})]
+    assert shown == "Intro\n" + indent + "```\n\n\n"
