@@ -206,8 +206,6 @@ class MessagesWriter(Writer):
         self.splitter = ThinkSplitter() if engine.options.move_reasoning else None
         self._given: dict[int, int] = {}
         """Upstream block index -> the client's, for blocks forwarded as they come."""
-        self._streamed: set[int] = set()
-        """Native tool_use blocks forwarded delta by delta (their upstream index)."""
         self._formed: dict[TextRef, tuple[int, list[str]]] = {}
         """Text calls whose tool_use block streams as they form: its index, the text sent."""
         self._shown: dict[object, int] = {}
@@ -248,7 +246,6 @@ class MessagesWriter(Writer):
         """
         chunk, slot = event.payload, event.slot
         if chunk.get("type") == "content_block_start":
-            self._streamed.add(slot)
             out = self._renumbered(chunk)
             self._shown[slot] = self._given[slot]
             self._held[slot] = HeldClose()
