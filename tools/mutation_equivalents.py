@@ -665,8 +665,22 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.responses.xǁResponsesWriterǁ_forming__mutmut_5": (
         "the list is empty there, so adding to it is the same as assigning it"
     ),
-    "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_5": (
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_6": (
         "the list is empty there, so adding to it is the same as assigning it"
+    ),
+    **{
+        f"callgate.proxy.wires.messages.xǁMessagesWriterǁ_end_shown__mutmut_{n}": (
+            "stopping at the first accepted call that was not shown, or whose text is not "
+            "continued, finishes the same calls: a turn's accepted calls are all shown or none "
+            "(a native block is shown only from a Messages upstream, where every declared "
+            "block streams; a text call beside native calls is set aside), and a turn that is "
+            "not stranded continues every shown text call (stranded_refs)"
+        )
+        for n in (10, 20)
+    },
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁfinal__mutmut_14": (
+        "a stranded turn always has a notice: its set-aside call is withheld, a turn that "
+        "showed arguments is never re-asked, and pass would have sent the call"
     ),
     "callgate.proxy.wires.messages.xǁMessagesWriterǁwrite__mutmut_25": (
         "a streamed block's event is always the first of its read's events (the reader puts "

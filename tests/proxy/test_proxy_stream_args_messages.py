@@ -36,8 +36,9 @@ ENDS = ("message_delta", "message_stop")
 def accumulated(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The client's blocks by index, each started once, fed only while open, stopped once.
 
-    A block's ``input`` is the text of its ``input_json_delta``\\ s; ``stopped`` says whether
-    its stop came. Every block is stopped before the ``message_delta``.
+    A block's ``input`` is the text of its ``input_json_delta``\\ s (none empty; ``start``
+    is its ``content_block``); ``stopped`` says whether its stop came. Every block is
+    stopped before the ``message_delta``.
     """
     blocks: dict[int, dict[str, Any]] = {}
     ended = False
@@ -55,13 +56,14 @@ def accumulated(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
             assert index not in blocks and index == len(blocks), event
             start = event["content_block"]
             blocks[index] = {"type": start["type"], "input": "", "text": "", "stopped": False}
-            blocks[index]["name"] = start.get("name")
+            blocks[index].update(name=start.get("name"), start=start)
             continue
         block = blocks[index]
         assert not block["stopped"], event
         if kind == "content_block_stop":
             block["stopped"] = True
         elif event["delta"]["type"] == "input_json_delta":
+            assert event["delta"]["partial_json"], event
             block["input"] += event["delta"]["partial_json"]
         elif event["delta"]["type"] == "text_delta":
             block["text"] += event["delta"]["text"]
@@ -179,7 +181,53 @@ def test_a_text_calls_block_stays_open_across_the_text_after_it() -> None:
     end = engine.feed(chunks[-1]) + engine.finish(clean=True)
     blocks = accumulated(out + end)
     assert runnable(blocks) == [{"city": "Paris"}]
+    (call,) = engine.calls
+    assert call.id.startswith("toolu_")  # the block's id from its start is the call's
+    assert blocks[1]["start"] == {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
     assert stop_reason(end) == "tool_use"
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"type": "content_block_delta", "index": 0, "delta": "oops"},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta"}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": 5},
+        },
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}},
+    ],
+    ids=["not-an-object", "no-text", "text-not-a-string", "text-delta"],
+)
+def test_an_odd_delta_in_a_streamed_block_sends_nothing_and_withholds_the_call(
+    odd: dict[str, Any],
+) -> None:
+    """A delta of a streamed tool_use block that carries no input text reaches the client
+    as nothing; the gate reads the same event and the call is withheld or taken whole."""
+    events = in_turn(weather("toolu_1", '{"city": ', '"Paris"}'))
+    events.insert(3, odd)  # after the block's first delta
+    engine, before, after = play_messages(events)
+    blocks = accumulated(before + after)
+    assert [b["input"] for b in blocks if b["type"] == "tool_use"] == [
+        '{"city": "Paris"' + ("}" if engine.calls else "")
+    ]
+    assert runnable(blocks) == [json.loads(c.arguments) for c in engine.calls]
+
+
+def test_a_message_with_no_message_start_still_opens_with_one() -> None:
+    """An upstream that sent no message_start: the client's message starts with one, then
+    the call's block (no argument shown, so nothing was written before the end)."""
+    options = Options(on_blocked="notice")
+    events = [
+        e for e in in_turn(weather("toolu_1", '{"city": "Paris"}')) if e["type"] != "message_start"
+    ]
+    _, before, after = play_messages(events, options)
+    assert before == []
+    kinds = [e["type"] for e in after]
+    assert kinds[:3] == ["message_start", "content_block_start", "content_block_delta"]
+    assert runnable(accumulated(after)) == [{"city": "Paris"}]
 
 
 @pytest.mark.parametrize("client", ["chat", "messages", "responses"])

@@ -71,6 +71,8 @@ def test_a_messages_client_gets_an_error_event_after_the_text() -> None:
     assert kinds[0] == "message_start" and kinds[-1] == "error"
     assert "message_stop" not in kinds and "tool_use" not in str(out)
     assert out[-1]["error"] == {"type": "api_error", "message": notices.broken_line(WHY)}
+    assert out[-1]["callgate"]["status"] == "fail"  # the turn's record, on the error event
+    assert out[-1]["callgate"]["withheld"] == ["get_weather"]
     text = "".join(e["delta"].get("text", "") for e in out if e["type"] == "content_block_delta")
     assert text == "Checking the weather." + notices.broken(WHY)
 
