@@ -28,6 +28,9 @@ from callgate.testing.builders import openai_chunks
 from callgate.testing.wires.base import WireCall
 
 ERRORS = sorted(code for code, (severity, _) in CODES.items() if severity == "error")
+WORDED = [*ERRORS, "text_call_set_aside", None]
+"""The codes a notice words: every error, the warning that sets a text call aside, and
+None (a call refused with its turn)."""
 TOOLS = [
     {
         "type": "function",
@@ -51,7 +54,7 @@ def plain(line: str) -> None:
     assert not any(code in line for code in CODES), line
 
 
-@pytest.mark.parametrize("code", [*ERRORS, None])
+@pytest.mark.parametrize("code", WORDED)
 def test_every_reason_is_one_short_plain_line(code: str | None) -> None:
     line = call_notice(["get_weather"], reason_of(code))
     plain(line)
@@ -60,7 +63,7 @@ def test_every_reason_is_one_short_plain_line(code: str | None) -> None:
 
 def test_every_reason_has_its_own_words() -> None:
     assert len(set(WORDS.values())) == len(WORDS)
-    assert {reason_of(code) for code in [*ERRORS, None]} == set(WORDS)
+    assert {reason_of(code) for code in WORDED} == set(WORDS)
 
 
 @given(st.lists(st.text(min_size=1, max_size=80), min_size=1, max_size=30))
@@ -115,6 +118,17 @@ TURNS = [
         "Qwen/Qwen2.5-7B-Instruct",
         "A call to get_weather was not run: its arguments did not match the tool. "
         "The other call of the answer was not run either.",
+    ),
+    (
+        "a text call set aside for a native one",
+        openai_chunks(
+            [WireCall("c1", "get_weather", ('{"city": "Oslo"}',))],
+            [0, 0],
+            text=['Hi <tool_call>{"name": "get_time", "arguments": {}}</tool_call>'],
+        ),
+        "Qwen/Qwen2.5-7B-Instruct",
+        "A call to get_time was not run: "
+        "it was written in the text beside native tool calls, which take its place.",
     ),
     (
         "cut by length",

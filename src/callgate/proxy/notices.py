@@ -46,6 +46,7 @@ Reason = Literal[
     "upstream_error",
     "identity",
     "with_others",
+    "set_aside",
 ]
 """Why a call was not run, as a person would put it (one per group of finding codes)."""
 
@@ -60,6 +61,7 @@ WORDS: dict[Reason, str] = {
     "upstream_error": "the model's server reported an error",
     "identity": "the model's stream mixed up two calls",
     "with_others": "another call in the same answer failed",
+    "set_aside": "it was written in the text beside native tool calls, which take its place",
 }
 """The reason clause of each :data:`Reason`."""
 
@@ -85,6 +87,7 @@ _BY_CODE: dict[str, Reason] = {
     "delta_after_terminal": "identity",
     "duplicate_terminal": "identity",
     "args_mismatch": "identity",
+    "text_call_set_aside": "set_aside",
 }
 """Each error finding code's :data:`Reason` (a code not listed reads as ``broken``)."""
 
@@ -159,7 +162,8 @@ def turn_notice(turn: NoticeTurn) -> str:
     """The line for a finished turn whose calls were withheld ('' when none was).
 
     The calls that failed on their own are named with their reason; the calls withheld only
-    because a sibling failed are named after them (an answer runs all its calls or none). A
+    because a sibling failed are named after them (an answer runs all its calls or none); a
+    call written in the text beside native calls is named as set aside for them. A
     turn the upstream cut (``length``, a filter, no end) names every call as cut or broken,
     with the call the cut left half-written in the text (the display withheld its markup).
     """
@@ -167,10 +171,12 @@ def turn_notice(turn: NoticeTurn) -> str:
     if not turn.withheld:
         return call_notice([leaked.name], "cut") if leaked is not None else ""
     errors = [f for f in turn.findings if f.severity == "error"]
+    aside = [f for f in turn.findings if f.code == "text_call_set_aside"]
     own: dict[str, list[str | None]] = {}
     others: list[str | None] = []
     for result in turn.withheld:
-        found = next((f for f in errors if f.slot == result.call.slot), None)
+        slot = result.call.slot
+        found = next((f for f in [*errors, *aside] if f.slot == slot), None)
         if found is None and turn.truncated and errors:
             found = errors[0]
         if found is None:
