@@ -678,6 +678,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (10, 20)
     },
+    "callgate.proxy.wires.forming.x_stranded_refs__mutmut_5": (
+        "formed calls are kept by their TextRef; a native call's NativeRef is of another "
+        "class, equal to none of them, so the lookup finds nothing either way"
+    ),
     "callgate.proxy.wires.messages.xǁMessagesWriterǁfinal__mutmut_14": (
         "a stranded turn always has a notice: its set-aside call is withheld, a turn that "
         "showed arguments is never re-asked, and pass would have sent the call"

@@ -133,7 +133,7 @@ def test_a_call_finishes_on_its_sent_text_only_when_that_text_is_its_arguments()
     assert remainder('{"a": 1}', ['{"a":2}']) is None
     assert remainder('{"a": 1}', ['{"a" :']) is None  # neither its start nor whole
     held = HeldClose()
-    sent = [held.send('{"a":1'), held.send("} ")]
+    sent = [held.send('{"a":1'), held.send("}"), held.send(" ")]
     assert remainder('{"a": 1}', sent, held) == "} "  # the model's spelling, its close held
     assert remainder('{"a": 2}', sent, held) is None
 
@@ -250,6 +250,7 @@ def test_two_text_calls_streamed_to_a_chat_client_each_keep_their_own_entry() ->
     ids = [e["id"] for e in opened]
     assert all(isinstance(i, str) and i.startswith("call_") for i in ids) and len(set(ids)) == 2
     assert [c.id for c in engine.calls] == ids
+    assert all(e["function"]["arguments"] for e in entries if "id" not in e)  # none empty
     streamed = sent_arguments("chat", out)
     assert streamed == {0: '{"city": "Paris"', 1: '{"city": "Oslo"'}
     assert sent_arguments("chat", out + ended) == {0: '{"city": "Paris"}', 1: '{"city": "Oslo"}'}

@@ -284,7 +284,9 @@ class ChatWriter(Writer):
                     self._streamed.add(event.slot)
                     delta.setdefault("tool_calls", []).append(self._native_entry(event))
             elif type(event) is FormingArgs:
-                delta.setdefault("tool_calls", []).append(self._forming(event))
+                entry = self._forming(event)
+                if entry is not None:
+                    delta.setdefault("tool_calls", []).append(entry)
             elif type(event) is UpstreamError:
                 errors.append({"error": event.error})
         if errors and len(errors) == len(events):  # a chunk the gate could not read
@@ -305,13 +307,16 @@ class ChatWriter(Writer):
             entry["function"] = {**function, "arguments": held.send(function["arguments"])}
         return entry
 
-    def _forming(self, event: FormingArgs) -> dict[str, Any]:
-        """A text call's new argument text as a ``tool_calls`` entry (the first names it)."""
+    def _forming(self, event: FormingArgs) -> dict[str, Any] | None:
+        """A text call's new argument text as a ``tool_calls`` entry (the first names it).
+
+        None: nothing of the text may go yet (all of it held with the close).
+        """
         text = self._held.setdefault(event.ref, HeldClose()).send(event.text)
         formed = self._formed.get(event.ref)
         if formed is not None:
             formed[2].append(text)
-            return {"index": formed[0], "function": {"arguments": text}}
+            return {"index": formed[0], "function": {"arguments": text}} if text else None
         call_id = self.engine.text_call_id(event.ref)
         formed = self._formed[event.ref] = (self._index, call_id, [text])
         self._index += 1
