@@ -30,6 +30,14 @@ const result = streamText({
   prompt,
   maxRetries: 0,
   tools: {
+    get_time: tool({
+      description: "The time now.",
+      inputSchema: z.object({}),
+      execute: async (input) => {
+        executed.push({ get_time: input });
+        return { time: "12:00" };
+      },
+    }),
     get_weather: tool({
       description: "The weather in a city.",
       inputSchema: z.object({ city: z.string(), days: z.number().int().min(1).max(14).optional() }),

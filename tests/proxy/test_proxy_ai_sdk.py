@@ -132,6 +132,9 @@ SET_ASIDE = openai_chunks(
     ],
 )
 """A call written in the text (Paris), then a native one (Oslo): the text call is set aside."""
+EMPTY_ARGUMENTS = openai_chunks([WireCall("call_1", "get_time", ("",))], [0, 0])
+"""get_time (no parameter) with an empty arguments text: no JSON, so the gate refuses it;
+the SDK reads a blank text as an empty object."""
 
 
 @pytest.mark.parametrize(
@@ -142,6 +145,7 @@ SET_ASIDE = openai_chunks(
         ("responses-unstored", REPEATED_KEY, MODEL, []),
         ("responses-unstored", SET_ASIDE, QWEN_MODEL, [{"city": "Oslo"}]),
         ("anthropic", SET_ASIDE, QWEN_MODEL, []),  # stranded too: Messages keeps every block
+        ("chat", EMPTY_ARGUMENTS, MODEL, []),  # its entry ends with an open brace
     ],
     ids=[
         "chat-repeated-key",
@@ -149,6 +153,7 @@ SET_ASIDE = openai_chunks(
         "responses-repeated-key",
         "responses-set-aside",
         "anthropic-set-aside",
+        "chat-empty-arguments",
     ],
 )
 def test_under_stream_args_the_ai_sdk_runs_no_call_the_gate_withheld(
@@ -189,21 +194,27 @@ def messages_model(first: list[WireCall]) -> ReplayUpstream:
     return ReplayUpstream(pick)
 
 
+TWICE = WireCall("toolu_1", "get_weather", ('{"city": "Oslo", ', '"city": "Paris"}'))
+
+
 @pytest.mark.parametrize(
-    ("fragments", "runs"),
+    ("calls", "runs"),
     [
-        (('{"city": "Oslo", ', '"city": "Paris"}'), []),
-        (('{"city": ', '"Oslo"}'), [{"city": "Oslo"}]),
+        ([TWICE], []),
+        ([WireCall("toolu_1", "get_weather", ('{"city": ', '"Oslo"}'))], [{"city": "Oslo"}]),
+        ([WireCall("toolu_0", "get_time", ()), TWICE], []),
     ],
-    ids=["repeated-key", "accepted"],
+    ids=["repeated-key", "accepted", "no-input-beside-refused"],
 )
 def test_under_stream_args_the_ai_sdk_on_messages_runs_only_an_accepted_streamed_block(
-    fragments: tuple[str, ...], runs: list[dict[str, Any]]
+    calls: list[WireCall], runs: list[dict[str, Any]]
 ) -> None:
     """The SDK's Anthropic provider hands a tool_use block to the tool once the block's stop
     came: each streamed block stops only after the gate's verdict, a refused one with its
-    input never whole (the SDK reports it as invalid input and runs nothing)."""
-    upstream = messages_model([WireCall("toolu_1", "get_weather", fragments)])
+    input never whole (the SDK reports it as invalid input and runs nothing). A refused
+    block that got no input at all gets an open brace: the SDK runs an empty input as an
+    empty object (get_time ran so, refused with the call beside it)."""
+    upstream = messages_model(calls)
     flags = ["--stream-args", "--on-blocked", "notice", "--upstream-wire", "messages"]
     with (
         ServerThread(upstream) as server,

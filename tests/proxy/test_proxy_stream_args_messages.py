@@ -23,14 +23,23 @@ from hypothesis import strategies as st
 
 from callgate.proxy.engine import Engine, Options
 from callgate.proxy.wires.forming import STRANDED
-from callgate.testing.builders import WireText, anthropic_events
+from callgate.testing.builders import WireText, anthropic_events, openai_chunks
 from callgate.testing.wires import WireCall
-from proxy_cases import text_turn
+from proxy_cases import WEATHER, openai_tools, text_turn
 from test_gateway_corners import REQUESTS, pieces, sent_arguments
 from test_gateway_edges import TAG, leaked
 
 STREAM = Options(on_blocked="notice", stream_args=True, text_formats=TAG)
 ENDS = ("message_delta", "message_stop")
+SCHEMAS = {**WEATHER, "get_time": {"type": "object"}}
+"""get_weather needs a city; get_time takes no argument (an empty object passes)."""
+TOOLS = {
+    "chat": {**REQUESTS["chat"], "tools": openai_tools(SCHEMAS)},
+    "messages": {
+        **REQUESTS["messages"],
+        "tools": [{"name": n, "input_schema": s} for n, s in SCHEMAS.items()],
+    },
+}
 
 
 def accumulated(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -70,17 +79,36 @@ def accumulated(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [blocks[i] for i in sorted(blocks)]
 
 
+def parsed(text: str) -> list[Any]:
+    """``text`` as the Vercel AI SDK reads a call's input: blank is an empty object."""
+    if not text.strip():
+        return [{}]
+    try:
+        return [json.loads(text)]
+    except ValueError:
+        return []
+
+
 def runnable(blocks: list[dict[str, Any]]) -> list[Any]:
     """The inputs a client that runs every stopped tool_use block whose input parses runs."""
-    out = []
-    for block in blocks:
-        if block["type"] != "tool_use" or not block["stopped"]:
-            continue
-        try:
-            out.append(json.loads(block["input"]))
-        except ValueError:
-            continue
-    return out
+    return [
+        value
+        for block in blocks
+        if block["type"] == "tool_use" and block["stopped"]
+        for value in parsed(block["input"])
+    ]
+
+
+def chat_runnable(out: list[dict[str, Any]]) -> list[Any]:
+    """The inputs a client that runs every entry whose arguments parse once the stream ends
+    runs (the Vercel AI SDK's OpenAI-compatible provider), whatever the finish."""
+    texts: dict[int, str] = {}
+    for chunk in out:
+        for choice in chunk.get("choices") or ():
+            for entry in choice["delta"].get("tool_calls") or ():
+                arguments = entry.get("function", {}).get("arguments", "")
+                texts[entry["index"]] = texts.get(entry["index"], "") + arguments
+    return [value for index in sorted(texts) for value in parsed(texts[index])]
 
 
 def stop_reason(out: list[dict[str, Any]]) -> str:
@@ -91,7 +119,7 @@ def play_messages(
     events: list[dict[str, Any]], options: Options = STREAM
 ) -> tuple[Engine, list[dict[str, Any]], list[dict[str, Any]]]:
     """The events before the upstream's message_delta, and those from it on."""
-    engine = Engine(REQUESTS["messages"], options, client="messages", upstream="messages")
+    engine = Engine(TOOLS["messages"], options, client="messages", upstream="messages")
     before: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
     for event in events:
@@ -249,15 +277,20 @@ def test_a_text_call_spelled_its_own_way_is_finished_on_every_client_wire(client
 # -- every turn of native blocks, cut anywhere ----------------------------------------------
 
 ARGUMENTS = {
-    "good": '{"city": "Pa\\"ris {x}"}',
-    "twice": '{"city": "Paris", "city": "Oslo"}',
-    "invalid": '{"town": "Paris"}',
-    "empty": "{}",
+    "good": ("get_weather", '{"city": "Pa\\"ris {x}"}'),
+    "twice": ("get_weather", '{"city": "Paris", "city": "Oslo"}'),
+    "invalid": ("get_weather", '{"town": "Paris"}'),
+    "empty": ("get_weather", "{}"),
+    "none": ("get_time", ""),
+    "blank": ("get_time", " "),
+    "nothing": ("get_time", "{}"),
 }
-"""Each kind of native call's whole arguments: accepted, a key twice, against the schema,
-the empty object (the schema requires ``city``)."""
-
-
+"""Each kind of native call: its tool and whole arguments (a city; a key twice, against the
+schema, the empty object where a city is needed; get_time with no argument text at all,
+a blank one, or ``{}``)."""
+ACCEPTED = {"chat": {"good", "nothing"}, "messages": {"good", "none", "nothing"}}
+"""The kinds the gate accepts on each wire: Anthropic's empty input is the empty object,
+an empty Chat Completions arguments text is no JSON; a blank text is none on either."""
 LEAKS = {
     "none": "",
     "good": leaked("Oslo"),
@@ -267,49 +300,76 @@ LEAKS = {
 
 
 def cut(text: str, draw: st.DrawFn) -> tuple[str, ...]:
-    """``text`` in pieces cut anywhere (empty pieces among them)."""
+    """``text`` in pieces cut anywhere (empty pieces among them; none for an empty text)."""
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=6)))
-    return tuple(text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    return tuple(p for p in pieces if p) if not text else tuple(pieces)
 
 
 @st.composite
-def turns(draw: st.DrawFn) -> tuple[list[Any], str, list[str]]:
-    """A Messages turn: a text block (maybe with a call written in it), native calls, each
-    cut anywhere."""
+def turns(draw: st.DrawFn) -> tuple[str, list[Any], str, list[str]]:
+    """A turn on either wire: text (maybe with a call written in it), then native calls,
+    each cut anywhere."""
+    client = draw(st.sampled_from(["chat", "messages"]))
     leak = draw(st.sampled_from(sorted(LEAKS)))
     some = st.lists(st.sampled_from(sorted(ARGUMENTS)), max_size=3)
-    kinds = draw(st.one_of(st.lists(st.just("good"), max_size=3), some))
-    blocks: list[Any] = []
+    accepted = st.lists(st.sampled_from(sorted(ACCEPTED[client])), max_size=3)
+    kinds = draw(st.one_of(accepted, some))
+    text: list[str] = []
     if draw(st.booleans()) or leak != "none" or not kinds:
-        blocks.append(WireText(cut("Let me check. " + LEAKS[leak], draw)))
-    blocks += [weather(f"toolu_{n}", *cut(ARGUMENTS[k], draw)) for n, k in enumerate(kinds)]
-    return blocks, leak, kinds
+        text = list(cut("Let me check. " + LEAKS[leak], draw))
+    calls = []
+    for n, kind in enumerate(kinds):
+        name, arguments = ARGUMENTS[kind]
+        calls.append(WireCall(f"call_{n}", name, cut(arguments, draw)))
+    if client == "chat":
+        order = [n for n, call in enumerate(calls) for _ in range(1 + len(call.fragments))]
+        return client, openai_chunks(calls, order, text=text), leak, kinds
+    blocks = [WireText(tuple(text))] if text else []
+    return client, in_turn(*blocks, *calls), leak, kinds
 
 
-@settings(max_examples=200, deadline=None)
+def played_as(
+    client: str, events: list[dict[str, Any]], options: Options
+) -> tuple[Engine, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The turn on ``client``'s own wire: what was sent before its end, and from its end."""
+    if client == "messages":
+        return play_messages(events, options)
+    engine = Engine(TOOLS["chat"], options, client="chat", upstream="chat")
+    before = [c for chunk in events[:-1] for c in engine.feed(chunk)]
+    return engine, before, engine.feed(events[-1]) + engine.finish(clean=True)
+
+
+@settings(max_examples=300, deadline=None)
 @given(turn=turns())
 def test_a_client_runs_exactly_the_calls_the_turn_sends_and_only_after_the_verdict(
-    turn: tuple[list[Any], str, list[str]],
+    turn: tuple[str, list[Any], str, list[str]],
 ) -> None:
-    """What a client that runs every stopped block whose input parses runs is what the same
-    turn without ``--stream-args`` sends, or nothing when a shown text call was set aside
-    beside native calls; before the verdict no tool_use block is stopped and no shown
-    input parses."""
-    blocks, leak, kinds = turn
-    events = in_turn(*blocks)
-    engine, before, after = play_messages(events)
-    plain, _, plain_after = play_messages(events, Options(on_blocked="notice", text_formats=TAG))
-    shown = accumulated(before)
-    assert not any(b["stopped"] for b in shown if b["type"] == "tool_use")
-    assert runnable([{**b, "stopped": True} for b in shown]) == []
-    ran = runnable(accumulated(before + after))
+    """What a client that runs every call whose input parses (a blank input as an empty
+    object) runs is what the same turn without ``--stream-args`` sends, or nothing when a
+    shown text call was set aside beside native calls; before the verdict no tool_use block
+    is stopped and no call shown could run."""
+    client, events, leak, kinds = turn
+    engine, before, after = played_as(client, events, STREAM)
+    plain, _, plain_after = played_as(
+        client, events, Options(on_blocked="notice", text_formats=TAG)
+    )
     sent = [json.loads(c.arguments) for c in plain.calls]
     stranded = leak != "none" and bool(kinds) and bool(sent)
+    if client == "messages":
+        shown = accumulated(before)
+        assert not any(b["stopped"] for b in shown if b["type"] == "tool_use")
+        assert all(not b["input"].strip() for b in shown if parsed(b["input"]))
+        ran = runnable(accumulated(before + after))
+        assert stop_reason(after) == ("tool_use" if ran else "end_turn")
+        assert stop_reason(plain_after) == ("tool_use" if sent else "end_turn")
+    else:
+        ran = chat_runnable(before + after)
+        finish = [c["choices"][0]["finish_reason"] for c in after if c.get("choices")][-1]
+        assert finish == ("tool_calls" if ran else "stop")
     assert ran == ([] if stranded else sent)
     assert [json.loads(c.arguments) for c in engine.calls] == ran  # what the records say
-    assert stop_reason(after) == ("tool_use" if ran else "end_turn")
-    assert stop_reason(plain_after) == ("tool_use" if sent else "end_turn")
     if not kinds:
         assert sent == ([{"city": "Oslo"}] if leak == "good" else [])
     elif not stranded:
-        assert (sent == []) is any(kind != "good" for kind in kinds)
+        assert (sent == []) is not (set(kinds) <= ACCEPTED[client])

@@ -536,9 +536,11 @@ class ChatWriter(Writer):
         engine = self.engine
         out: list[dict[str, Any]] = []
         stranded = self.stranded()
+        finished: set[int] = set()
         for call in [] if stranded else engine.calls:
             slot = call.slot
             if isinstance(slot, NativeRef) and slot.index in self._streamed:
+                finished.add(slot.index)
                 held = self._held.get(slot.index)
                 tail = held.rest() if held is not None else ""
                 if tail:  # its deltas were sent but for the close held back
@@ -566,6 +568,7 @@ class ChatWriter(Writer):
             }
             self._index += 1
             out += self._emit({"tool_calls": [entry]})
+        out += self._spoil(finished)
         notice = engine.notice()
         if stranded:  # a Chat message cannot drop an entry it got: no call of the turn goes
             notice = f"{notice}\n\n{STRANDED}" if notice else STRANDED
@@ -582,6 +585,19 @@ class ChatWriter(Writer):
         if usage is not None and engine.usage_alone:
             out.append({**self._chunk({}), "choices": [], "usage": usage_object(usage)})
         return out
+
+    def _spoil(self, finished: set[int]) -> list[dict[str, Any]]:
+        """An open brace for each streamed native call not ``finished`` whose text sent is blank.
+
+        Its entry stays in the client's message, and a blank text reads as an empty object
+        there (see :class:`~callgate.proxy.wires.forming.HeldClose`).
+        """
+        entries = []
+        for slot in sorted(self._streamed - finished, key=self._native_index.__getitem__):
+            held = self._held.get(slot)
+            if held is None or held.blank:
+                entries.append({"index": self._native_index[slot], "function": {"arguments": "{"}})
+        return self._emit({"tool_calls": entries}) if entries else []
 
     # -- stream=false -----------------------------------------------------------------
 

@@ -14,7 +14,9 @@ A finish is not all a client reads: the Vercel AI SDK runs every call its stream
 or items hold once their arguments parse, whatever the turn's finish says. So each writer
 sends a streamed call's argument text through a :class:`HeldClose`: the bracket that closes
 the top-level value, and whatever follows it, wait for the gate's acceptance. A call the
-gate withholds keeps an argument text no JSON parser reads whole.
+gate withholds keeps an argument text no JSON parser reads whole; one whose text sent is
+blank (a call with no arguments, whose upstream sent none) gets an open brace at the end,
+since the SDK runs a blank text as an empty object.
 """
 
 from __future__ import annotations
@@ -78,6 +80,15 @@ class HeldClose:
             return text
         self.held.append(text[at:])
         return text[:at]
+
+    @property
+    def blank(self) -> bool:
+        """Whether nothing but whitespace of the text was sent.
+
+        A client may read a blank text as an empty object (the Vercel AI SDK does, and runs
+        the call with it): a withheld call whose text is blank must be given an open brace.
+        """
+        return self._open is not True
 
     def rest(self) -> str:
         """The held text, once the call is accepted (and nothing is held after it)."""

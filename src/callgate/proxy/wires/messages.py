@@ -468,7 +468,8 @@ class MessagesWriter(Writer):
 
         An accepted call's block gets the rest of its input (the close held back, or what
         the arguments add to the text sent), then its stop; any other block is stopped with
-        the close still held, so its input never parses whole.
+        the close still held, so its input never parses whole (an open brace when none of
+        it was sent: a client may read a blank input as an empty object).
         """
         rests: dict[object, str] = {}
         finished: list[Call] = []
@@ -488,6 +489,8 @@ class MessagesWriter(Writer):
             finished.append(call)
         for key, index in self._shown.items():
             rest = rests.get(key)
+            if rest is None and self._held[key].blank:
+                rest = "{"
             if rest:
                 out.append(_input_delta(index, rest))
             out.append({"type": "content_block_stop", "index": index})
