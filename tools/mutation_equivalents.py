@@ -678,6 +678,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (10, 20)
     },
+    "callgate.proxy.wires.forming.xǁFormingReaderǁread__mutmut_22": (
+        "reading a record again with no new text hands the writers an empty piece, which "
+        "none of them sends (Chat, Messages and Responses skip an empty argument text)"
+    ),
     "callgate.proxy.wires.forming.x_stranded_refs__mutmut_5": (
         "formed calls are kept by their TextRef; a native call's NativeRef is of another "
         "class, equal to none of them, so the lookup finds nothing either way"

@@ -62,7 +62,7 @@ def test_what_was_sent_never_parses_and_the_rest_completes_it(
 def test_a_text_that_is_not_an_object_or_array_is_held_from_its_first_character(
     cuts: list[int],
 ) -> None:
-    for text in ('  "a string"', "12", "true", "null", ' "}"'):
+    for text in ('  "a string"', "12", "true", "null", ' "}"', "XX{}", "X]"):
         sent, rest = sent_and_held(text, cuts)
         assert sent + rest == text
         assert not sent.strip()  # at most the whitespace before it
