@@ -172,6 +172,7 @@ _GATEWAY = (
     "tests/proxy/test_proxy_user_ends.py",
     "tests/proxy/test_proxy_stream_args_messages.py",
     "tests/proxy/test_held_close.py",
+    "tests/proxy/test_proxy_stream_args_captures.py",
 )
 """The gateway's behaviour tests, in process (the engine driven as a client sees it); the
 tests that start a proxy process import the project outside mutmut's copy."""

@@ -45,9 +45,9 @@ TOOLS = {
 def accumulated(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The client's blocks by index, each started once, fed only while open, stopped once.
 
-    A block's ``input`` is the text of its ``input_json_delta``\\ s (none empty; ``start``
-    is its ``content_block``); ``stopped`` says whether its stop came. Every block is
-    stopped before the ``message_delta``.
+    A block's ``input`` is the text of its ``input_json_delta``\\ s (none empty in a
+    ``tool_use`` block; ``start`` is its ``content_block``); ``stopped`` says whether its
+    stop came. Every block is stopped before the ``message_delta``.
     """
     blocks: dict[int, dict[str, Any]] = {}
     ended = False
@@ -72,7 +72,7 @@ def accumulated(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if kind == "content_block_stop":
             block["stopped"] = True
         elif event["delta"]["type"] == "input_json_delta":
-            assert event["delta"]["partial_json"], event
+            assert event["delta"]["partial_json"] or block["type"] != "tool_use", event
             block["input"] += event["delta"]["partial_json"]
         elif event["delta"]["type"] == "text_delta":
             block["text"] += event["delta"]["text"]

@@ -208,12 +208,10 @@ class MessagesWriter(Writer):
         """Upstream block index -> the client's, for blocks forwarded as they come."""
         self._formed: dict[TextRef, tuple[int, list[str]]] = {}
         """Text calls whose tool_use block streams as they form: its index, the text sent."""
-        self._shown: dict[object, int] = {}
-        """Every tool_use block streamed before its verdict (a native call's by its upstream
-        index, a text call's by its reference): the client's index of it. Each stays open
-        until :meth:`final`, whose verdict closes it."""
-        self._held: dict[object, HeldClose] = {}
-        """Each of those blocks' input, its close held until the gate accepts the call."""
+        self._held: dict[int, HeldClose] = {}
+        """Every tool_use block streamed before its verdict, by the client's index: its
+        input, the close held until the gate accepts the call. Each block stays open until
+        :meth:`final`, whose verdict closes it."""
 
     @property
     def blocks(self) -> int:
@@ -241,23 +239,30 @@ class MessagesWriter(Writer):
     def _streamed_event(self, event: StreamedArgs) -> list[dict[str, Any]]:
         """A native tool_use block's event before its verdict.
 
-        Its start is renumbered, its input sent less the close of its value; its stop, and
-        any delta that is not input text, wait: the block stays open until :meth:`final`.
+        Its start is renumbered, its input sent less the close of its value (an input the
+        start carries whole goes as the block's first delta); its stop, and any delta that
+        is not input text, wait: the block stays open until :meth:`final`.
         """
         chunk, slot = event.payload, event.slot
         if chunk.get("type") == "content_block_start":
+            block = chunk.get("content_block")
+            given = block.get("input") if isinstance(block, Mapping) else None
+            if given:  # the start carries the input whole (a call made by code execution)
+                chunk = {**chunk, "content_block": {**block, "input": {}}}
             out = self._renumbered(chunk)
-            self._shown[slot] = self._given[slot]
-            self._held[slot] = HeldClose()
-            return out
+            index = self._given[slot]
+            held = self._held[index] = HeldClose()
+            sent = held.send(json.dumps(given, ensure_ascii=False)) if given else ""
+            return [*out, _input_delta(index, sent)] if sent else out
         delta = chunk.get("delta")
         if chunk.get("type") != "content_block_delta" or not isinstance(delta, Mapping):
             return []
         text = delta.get("partial_json")
         if delta.get("type") != "input_json_delta" or type(text) is not str:
             return []
-        sent = self._held[slot].send(text)
-        return [_input_delta(self._shown[slot], sent)] if sent else []
+        index = self._given[slot]
+        sent = self._held[index].send(text)
+        return [_input_delta(index, sent)] if sent else []
 
     def _forming(self, event: FormingArgs) -> list[dict[str, Any]]:
         """A text call's new argument text in its tool_use block (opened by its first).
@@ -271,14 +276,13 @@ class MessagesWriter(Writer):
         if formed is None:
             out += [*self._unstarted(), *self._close_text()]
             formed = self._formed[ref] = (self._next, [])
-            self._shown[ref] = self._next
-            self._held[ref] = HeldClose()
+            self._held[self._next] = HeldClose()
             self._next += 1
             call_id = self.engine.text_call_id(ref)
             block = {"type": "tool_use", "id": call_id, "name": event.name}
             start = {"type": "content_block_start", "index": formed[0]}
             out.append({**start, "content_block": {**block, "input": {}}})
-        sent = self._held[ref].send(event.text)
+        sent = self._held[formed[0]].send(event.text)
         formed[1].append(sent)
         return [*out, _input_delta(formed[0], sent)] if sent else out
 
@@ -409,7 +413,7 @@ class MessagesWriter(Writer):
 
     def arguments_shown(self) -> bool:
         """Whether a native call's or a forming text call's deltas were sent."""
-        return bool(self._shown)
+        return bool(self._held)
 
     def stranded(self) -> bool:
         """Whether a call shown as it formed is not among the calls released beside others.
@@ -419,7 +423,8 @@ class MessagesWriter(Writer):
         (A native call is refused only with its whole turn, by the gate's rule.)
         """
         calls = self.engine.calls
-        return bool(calls) and bool(stranded_refs(self._formed, calls, 1, self._held))
+        held = {ref: self._held[index] for ref, (index, _) in self._formed.items()}
+        return bool(calls) and bool(stranded_refs(self._formed, calls, 1, held))
 
     def flush(self, text: str) -> list[dict[str, Any]]:
         """The text released at the end, in the open block; the splitter's held tail."""
@@ -471,25 +476,24 @@ class MessagesWriter(Writer):
         the close still held, so its input never parses whole (an open brace when none of
         it was sent: a client may read a blank input as an empty object).
         """
-        rests: dict[object, str] = {}
+        rests: dict[int, str] = {}
         finished: list[Call] = []
         for call in calls:
             slot = call.slot
-            key: object = slot.index if isinstance(slot, NativeRef) else slot
-            held = self._held.get(key)
-            if held is None:
-                continue  # not shown before its verdict
-            if isinstance(slot, TextRef):
-                rest = remainder(call.arguments, self._formed[slot][1], held)
-                if rest is None:
-                    continue
+            if isinstance(slot, TextRef) and slot in self._formed:
+                index, sent = self._formed[slot]
+                rest = remainder(call.arguments, sent, self._held[index])
+            elif isinstance(slot, NativeRef) and self._given.get(slot.index) in self._held:
+                index = self._given[slot.index]
+                rest = self._held[index].rest()
             else:
-                rest = held.rest()
-            rests[key] = rest
-            finished.append(call)
-        for key, index in self._shown.items():
-            rest = rests.get(key)
-            if rest is None and self._held[key].blank:
+                continue  # not shown before its verdict
+            if rest is not None:
+                rests[index] = rest
+                finished.append(call)
+        for index, held in self._held.items():
+            rest = rests.get(index)
+            if rest is None and held.blank:
                 rest = "{"
             if rest:
                 out.append(_input_delta(index, rest))
