@@ -435,3 +435,27 @@ def test_a_pool_busy_past_the_read_timeout_is_a_pool_timeout() -> None:
             "every upstream connection stayed busy",
         )
     assert up.connections == 1
+
+
+def test_take_says_when_a_read_would_wait_and_gives_what_came() -> None:
+    """``take()`` never waits: None while nothing came, each piece once, then ``b""``."""
+
+    async def read(url: str) -> list[bytes | None]:
+        pool = Http1Pool(connect_timeout=5, read_timeout=10)
+        reply = await pool.send("POST", url + "/v1/x", {}, b"{}")
+        seen: list[bytes | None] = [reply.take()]
+        while (piece := reply.take()) != b"":
+            if piece is None:
+                await reply.wait()
+            else:
+                seen.append(piece)
+        seen.append(reply.take())
+        await reply.aclose()
+        await pool.aclose()
+        return seen
+
+    with RawServer(_slow_answers(0.05)).running() as up:
+        seen = asyncio.run(read(up.url))
+    assert seen[0] is None  # the body's first byte comes 50 ms after the head
+    assert b"".join(p for p in seen[1:] if p) == b"ok ok" and len(seen) == 7
+    assert seen[-1] == b""
