@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -63,6 +63,8 @@ class _Connection(asyncio.Protocol):
         self.error: BaseException | None = None
         self.received = False
         self.waiter: asyncio.Future[None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        """The read timeout of an :meth:`arm` ed waiter (cancelled by the news that wakes it)."""
         self.reused = False
 
     # -- the loop's side ----------------------------------------------------------------
@@ -138,6 +140,20 @@ class _Connection(asyncio.Protocol):
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+
+    def arm(self, timeout: float) -> asyncio.Future[None]:
+        """A future the parser's next news completes (a read timeout after ``timeout`` seconds).
+
+        Its waiter, rather than a :meth:`wait` coroutine, for a read loop that awaits it
+        itself: if it stops waiting, closing the reply closes the connection.
+        """
+        loop = asyncio.get_running_loop()
+        waiter = self.waiter = loop.create_future()
+        self.timer = loop.call_later(timeout, _expire, waiter)
+        return waiter
 
     async def wait(self, timeout: float) -> None:
         """Until the parser has news (or ``timeout`` seconds of silence: a read timeout)."""
@@ -174,6 +190,9 @@ class _Connection(asyncio.Protocol):
     def _close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         self.lost = True
 
 
@@ -268,9 +287,13 @@ class Reply:
             raise connection.error
         return None
 
-    def wait(self) -> Coroutine[Any, Any, None]:
-        """Until :meth:`take` has news (:class:`httpx.ReadTimeout` after the read timeout)."""
-        return self._connection.wait(self._timeout)
+    def wait(self) -> asyncio.Future[None]:
+        """Until :meth:`take` has news (:class:`httpx.ReadTimeout` after the read timeout).
+
+        A future, not a coroutine (one fewer made and resumed per read); a caller that stops
+        awaiting it closes the reply (:meth:`aclose`), which closes the connection.
+        """
+        return self._connection.arm(self._timeout)
 
     @property
     def ready(self) -> bool:
