@@ -421,6 +421,7 @@ class _Exchange:
         try:
             sse = "event-stream" in upstream.headers.get("content-type", "")
             reply = upstream if isinstance(upstream, Reply) else _Pieces(upstream)
+            play = turn.play_bytes  # (bound once: the engine's many fields slow its lookup)
             audit = self.proxy.audit is not None
             watched = False
             try:
@@ -441,7 +442,7 @@ class _Exchange:
                     if not sse:
                         whole += data
                         continue
-                    out = turn.play_bytes(data)
+                    out = play(data)
                     if reply.ended:
                         held += out
                     elif out:

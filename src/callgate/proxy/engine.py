@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
 from attrs import evolve
@@ -86,7 +86,9 @@ __all__ = [
 
 _NO_TEXT = Text("")
 """The piece of a chunk that released no text (the Chat reader gives one too)."""
-_Plain = tuple[bytes, bytes, int, int, bytes, bytes, TextQueue, View] | None
+_Plain = (
+    tuple[bytes, bytes, int, int, bytes, bytes, TextQueue, View, Callable[[str, bool], bool]] | None
+)
 """A plain text lane (:meth:`Engine._plain_lane`)."""
 _clock = time.perf_counter_ns
 """The engine's CPU clock (its time per turn), one global read per call."""
@@ -247,7 +249,7 @@ class Engine(GateCore):
                 piece = inner.decode()  # (UTF-8, strict: its fast path, no codec lookup)
             except UnicodeDecodeError:
                 piece = ""
-            buffer, queue = self.buffer, plain[6]
+            queue = plain[6]
             detector = queue.detector
             if (
                 piece
@@ -255,10 +257,10 @@ class Engine(GateCore):
                 and "\\" not in piece  # no escape: the bytes are the text
                 and piece.isprintable()  # no control character (nor other rare ones)
                 and not self.finished
-                and queue is buffer.text_queue
+                and queue is self.buffer.text_queue
                 and plain[7].reply is not None  # the driver's view is quiet
                 and (detector is None or detector.block is None)
-                and buffer._take_plain(piece, True)
+                and plain[8](piece, True)  # the buffer's _take_plain
             ):
                 self.chunks += 1
                 self._released.append(piece)
@@ -304,9 +306,9 @@ class Engine(GateCore):
 
         The bytes before and after the text inside its JSON string's quotes and where the
         text starts and ends (the end counted from the read's end), the writer's bytes
-        around it, the turn's text queue and the driver's view
-        of it (both stay for the turn); None where the writer writes text otherwise, or no
-        view is made yet.
+        around it, the turn's text queue and the driver's view of it (both stay for the
+        turn) and the buffer's ``_take_plain``; None where the writer writes text otherwise,
+        or no view is made yet.
         """
         queue = self.buffer.text_queue
         view = queue.views.get(self.driver)
@@ -314,7 +316,18 @@ class Engine(GateCore):
         if around is None or view is None:
             return None
         head, tail = head + b'"', b'"' + tail
-        return (head, tail, len(head), -len(tail), around[0] + b'"', b'"' + around[1], queue, view)
+        take = self.buffer._take_plain  # (bound once: the buffer's many fields slow its lookup)
+        return (
+            head,
+            tail,
+            len(head),
+            -len(tail),
+            around[0] + b'"',
+            b'"' + around[1],
+            queue,
+            view,
+            take,
+        )
 
     def close_bytes(self) -> bytes:
         """The end of the upstream's event stream: an event it left open, played."""

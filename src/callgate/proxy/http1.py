@@ -254,6 +254,9 @@ class Reply:
             zlib.decompressobj(zlib.MAX_WBITS | 32) if encoding in ("gzip", "deflate") else None
         )
         self._closed = False
+        self.ended = False
+        """Whether the whole body is in and taken (:meth:`take`): a later read waits for
+        nothing (kept as :meth:`take` goes: read per read without a call)."""
 
     async def read(self) -> bytes:
         """The body received since the last read (waiting for some), ``b""`` at its end."""
@@ -273,12 +276,15 @@ class Reply:
             connection.buffered = 0
             if connection.paused:
                 connection.resume()
+            if connection.complete:  # (every piece is taken)
+                self.ended = True
             if self._decoder is None:
                 return data
             data = self._decoder.decompress(data)
             if data:
                 return data
         if connection.complete:
+            self.ended = True
             if self._decoder is not None:
                 tail, self._decoder = self._decoder.flush(), None
                 return tail or b""
@@ -304,12 +310,6 @@ class Reply:
             or connection.complete
             or connection.error is not None
         )
-
-    @property
-    def ended(self) -> bool:
-        """Whether the whole body is in and read: a later :meth:`read` waits for nothing."""
-        connection = self._connection
-        return connection.complete and not connection.pieces
 
     async def aiter_raw(self) -> Any:
         """The body's pieces as they arrive (an async iterator)."""
