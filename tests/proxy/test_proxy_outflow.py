@@ -116,3 +116,25 @@ def test_a_receive_that_fails_stops_the_pump_and_is_raised() -> None:
 
     with pytest.raises(RuntimeError, match="cannot receive"):
         anyio.run(main, backend="asyncio")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("leaves", [False, True], ids=["whole", "client-left"])
+def test_then_is_called_once_however_the_answer_ended(backend: str, leaves: bool) -> None:
+    async def main() -> list[str]:
+        client = Client()
+        calls: list[str] = []
+
+        async def pump(emit: Emit) -> None:
+            await emit(b"a")
+            if leaves:
+                client.leaves.set()
+                await anyio.sleep(30)
+
+        with anyio.fail_after(5):
+            await stream_out(
+                client.receive, client.send, START, pump, then=lambda: calls.append("then")
+            )
+        return calls
+
+    assert anyio.run(main, backend=backend) == ["then"]

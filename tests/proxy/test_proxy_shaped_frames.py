@@ -27,6 +27,7 @@ from test_proxy_play_bytes import REQUESTS
 
 MARK = "\x00mark\x00"
 TEXTS = [*PIECES, 'say "hi"', "back\\slash", "tab\there", "q", "m", "\u00e9t\u00e9", "\U0001f600"]
+TEXTS += ["zero\u200bwidth", "line\u2028end", "del\x7f"]  # valid raw in JSON, not printable
 ENVELOPES = [
     ENVELOPE,
     {"choices": None, "model": "q", "id": "chatcmpl-1", "object": "chat.completion.chunk"},

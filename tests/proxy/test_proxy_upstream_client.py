@@ -435,3 +435,58 @@ def test_a_pool_busy_past_the_read_timeout_is_a_pool_timeout() -> None:
             "every upstream connection stayed busy",
         )
     assert up.connections == 1
+
+
+def test_take_says_when_a_read_would_wait_and_gives_what_came() -> None:
+    """``take()`` never waits: None while nothing came, each piece once, then ``b""``."""
+
+    async def read(url: str) -> list[bytes | None]:
+        pool = Http1Pool(connect_timeout=5, read_timeout=10)
+        reply = await pool.send("POST", url + "/v1/x", {}, b"{}")
+        seen: list[bytes | None] = [reply.take()]
+        while (piece := reply.take()) != b"":
+            if piece is None:
+                await reply.wait()
+            else:
+                seen.append(piece)
+        seen.append(reply.take())
+        await reply.aclose()
+        await pool.aclose()
+        return seen
+
+    with RawServer(_slow_answers(0.05)).running() as up:
+        seen = asyncio.run(read(up.url))
+    assert seen[0] is None  # the body's first byte comes 50 ms after the head
+    assert b"".join(p for p in seen[1:] if p) == b"ok ok" and len(seen) == 7
+    assert seen[-1] == b""
+
+
+def test_a_wait_given_up_leaves_no_timer_once_the_reply_is_closed() -> None:
+    """A read loop awaiting ``wait()`` that is cancelled, then closes the reply: the
+    connection is closed and its read timeout no longer pending; a wait past the read
+    timeout is a ReadTimeout."""
+
+    async def run(url: str) -> tuple[bool, bool, str]:
+        pool = Http1Pool(connect_timeout=5, read_timeout=0.2)
+        reply = await pool.send("POST", url + "/v1/x", {}, b"{}")
+        assert reply.take() is None
+        waiting = asyncio.ensure_future(reply.wait())
+        await asyncio.sleep(0.01)
+        waiting.cancel()
+        await reply.aclose()
+        connection = reply._connection
+        idle = connection.timer is None and connection.lost
+        late = await pool.send("POST", url + "/v1/x", {}, b"{}")
+        try:
+            assert late.take() is None
+            await late.wait()
+            timeout = "none"
+        except httpx.ReadTimeout:
+            timeout = "ReadTimeout"
+        await late.aclose()
+        await pool.aclose()
+        return idle, late._connection.lost, timeout
+
+    with RawServer(_slow_answers(1.0)).running() as up:
+        idle, closed, timeout = asyncio.run(run(up.url))
+    assert idle and closed and timeout == "ReadTimeout"

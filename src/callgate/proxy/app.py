@@ -230,7 +230,7 @@ class Proxy:
         exchange.translated, exchange.rewrites = turn.translated, [*rewrites, *turn.rewrites]
         self.metrics.rewrites(turn.rewrites)
         if payload.get("stream") is True:
-            return exchange.stream(turn, scope, receive, send)
+            return await exchange.stream(turn, scope, receive, send)
         return exchange.whole(turn, scope, receive, send)
 
     def _url(self, path: str, query: bytes) -> httpx.URL | str:
@@ -365,18 +365,25 @@ class _Exchange:
 
     # -- streaming --------------------------------------------------------------------
 
-    async def stream(self, turn: Engine, scope: Scope, receive: Receive, send: Send) -> None:
-        """A stream=true request: the upstream's events through the engine, as they come."""
+    async def stream(
+        self, turn: Engine, scope: Scope, receive: Receive, send: Send
+    ) -> Coroutine[Any, Any, None] | None:
+        """A stream=true request: the upstream asked; the answer to await (None: answered).
+
+        The answer plays the upstream's events through the engine as they come; it is
+        returned, not awaited here: the request's coroutine awaits it, one layer fewer on
+        every read. It settles the turns once over.
+        """
         try:
             upstream = await self._open(self.payload, turn)
         except httpx.HTTPError as exc:
             await self._unreachable(scope, exc)(scope, receive, send)
             self._settle([turn], "unreachable")
-            return
+            return None
         if upstream.status_code >= 400:
             await self._relay_error(upstream, scope, receive, send)
             self._settle([turn], "upstream_error")
-            return
+            return None
         headers = relayed(upstream.headers, decoded=True)
         headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
         headers += [
@@ -386,84 +393,46 @@ class _Exchange:
         ]
         start = {"type": "http.response.start", "status": 200, "headers": headers}
         turns = [turn]
-        try:
-            await stream_out(
-                receive, send, start, lambda out: self._pump(upstream, turns, out), lazy=True
-            )
-        finally:
-            self._settle(turns, "streamed")
+        return stream_out(
+            receive,
+            send,
+            start,
+            lambda out: self._pump(upstream, turns, out),
+            lazy=True,
+            then=lambda: self._settle(turns, "streamed"),
+        )
 
     async def _pump(self, upstream: Answer, turns: list[Engine], emit: Outlet) -> bytes | None:
-        """Every turn of a repair in order, each byte sent as it is ready; then the end.
+        """The last of ``turns`` played, each read's events sent at once; then its repair's.
 
-        Returns the last piece, which goes out with the body's end. ``emit.watch()`` comes
-        before every wait for the upstream (see :func:`stream_out`). Should the engine
-        itself fail, the client gets an error event (the wire's error shape) and the
-        stream's end instead of an aborted connection; nothing withheld is released. A
-        failure to write to the client is not the engine's (``emit.writing``): it goes on.
+        Returns the last piece, which goes out with the body's end: once the upstream's
+        whole answer is in (the lean client knows), the rest of the turn is played without
+        waiting for anything and returned, not sent, so the turn's end goes out in one write
+        with the response's end. ``emit.watch()`` comes before every wait for the upstream
+        (see :func:`stream_out`). Should the engine itself fail, what the turn held is sent,
+        then an error event (the wire's error shape) and the stream's end instead of an
+        aborted connection; nothing withheld is released. A failure to write to the client
+        is not the engine's (``emit.writing``): it goes on. This one coroutine reads the
+        upstream and writes to the client: a call per turn, or per read, would be one more
+        layer resumed on every read.
         """
-        watch = emit.watch
-        try:
-            turn = turns[0]
-            while True:
-                last = await self._play_turn(upstream, turn, emit, watch)
-                if turn.repair is None:
-                    break
-                if last:  # what the turn released goes out before the upstream is asked again
-                    await emit(last)
-                    last = b""
-                again: Answer | None = None
-                watch()
-                try:
-                    again = await self._open(turn.repair)
-                except httpx.HTTPError as exc:
-                    self.proxy.metrics.upstream_error(type(exc).__name__)
-                if again is None or again.status_code >= 400:
-                    if again is not None:
-                        self.proxy.metrics.upstream_error(f"http_{again.status_code}")
-                        await again.aclose()
-                    last = b"".join(turn.encode(chunk) for chunk in turn.give_up())
-                    break
-                upstream = again
-                turn = turn.follow_up()
-                turns.append(turn)
-            return last + turn.done
-        except Exception:
-            if emit.writing:
-                raise
-            logger.exception("callgate proxy: the engine failed on a stream")
-            self.proxy.metrics.upstream_error("engine_error")
-            body = error_body(self.wire, 500, "callgate proxy: internal error", "engine_error")
-            return encode(body, "error" if self.wire == "messages" else None) + turns[-1].done
-
-    async def _play_turn(
-        self, upstream: Answer, turn: Engine, emit: Emit, watch: Callable[[], None]
-    ) -> bytes:
-        """One upstream response through one turn: each read's events played, sent at once.
-
-        Once the upstream's whole answer is in (the lean client knows), the rest is played
-        without waiting for anything: it is returned, not sent, so the turn's end goes out
-        in one write with the response's end. An engine defect sends what was held first.
-        (One coroutine, not a loop in another: every layer is resumed on every read.)
-        """
-        held = bytearray()
+        watch, send, turn = emit.watch, emit.send, turns[-1]
+        held, whole = bytearray(), bytearray()
         try:
             sse = "event-stream" in upstream.headers.get("content-type", "")
-            whole = bytearray()
+            reply = upstream if isinstance(upstream, Reply) else _Pieces(upstream)
+            play = turn.play_bytes  # (bound once: the engine's many fields slow its lookup)
             audit = self.proxy.audit is not None
-            encoded = "content-encoding" in upstream.headers
-            lean = upstream if isinstance(upstream, Reply) else None
-            read = upstream.read if isinstance(upstream, Reply) else _reader(upstream, encoded)
-            # the lean reply says when a read would wait: watch from then
-            watched = lean is None
-            if watched:
-                watch()
+            watched = False
             try:
                 while True:
-                    if not watched and lean is not None and not lean.ready:
-                        watch()
-                        watched = True
-                    data = await read()
+                    data = reply.take()
+                    if data is None:  # a read would wait: watch from then
+                        if not watched:
+                            watch()
+                            watched = True
+                        await reply.wait()
+                        continue
                     if not data:
                         break
                     if self.first_byte is None:
@@ -473,27 +442,76 @@ class _Exchange:
                     if not sse:
                         whole += data
                         continue
-                    out = turn.play_bytes(data)
-                    if out:
-                        if lean is not None and lean.ended:
-                            held += out
-                        else:
-                            await emit(out)
+                    out = play(data)
+                    if reply.ended:
+                        held += out
+                    elif out:
+                        emit.writing = True
+                        await send({"type": "http.response.body", "body": out, "more_body": True})
+                        emit.writing = False
                 if sse:
                     held += turn.close_bytes()
-            except httpx.HTTPError as exc:  # the upstream stopped mid-stream: end cleanly
-                self.proxy.metrics.upstream_error(type(exc).__name__)
-                turn.interrupted(f"the upstream stream broke: {type(exc).__name__}")
+            except httpx.HTTPError as exc:
+                self._broke(turn, exc)
             finally:
                 await upstream.aclose()
-            # not sse: a server that answered stream=true with one JSON body
-            chunks = turn.finish() if sse else turn.whole_chunks(json_or_none(bytes(whole)))
-            held += b"".join([turn.encode(chunk) for chunk in chunks])
+            held += _ended(turn, None if sse else bytes(whole))
         except Exception:
+            if emit.writing:  # (nothing is held while the turn still writes)
+                raise
             if held:
                 await emit(bytes(held))
-            raise
-        return bytes(held)
+            return self._failed(turn)
+        if turn.repair is None:
+            return bytes(held) + turn.done
+        return await self._repair(turns, emit, bytes(held))
+
+    async def _repair(self, turns: list[Engine], emit: Outlet, last: bytes) -> bytes | None:
+        """After a turn whose calls are re-asked: its answer played, or the turn given up.
+
+        ``last`` (what the turn released) goes out first; then the upstream is asked again
+        and its answer played by :meth:`_pump`.
+        """
+        turn = turns[-1]
+        try:
+            if last:
+                await emit(last)
+            emit.watch()
+            again = await self._again(turn)
+            if again is None:
+                return b"".join([turn.encode(chunk) for chunk in turn.give_up()]) + turn.done
+            turns.append(turn.follow_up())
+        except Exception:
+            if emit.writing:
+                raise
+            return self._failed(turns[-1])
+        return await self._pump(again, turns, emit)
+
+    def _broke(self, turn: Engine, exc: httpx.HTTPError) -> None:
+        """The upstream stopped mid-stream: counted, and the turn ends cleanly, interrupted."""
+        self.proxy.metrics.upstream_error(type(exc).__name__)
+        turn.interrupted(f"the upstream stream broke: {type(exc).__name__}")
+
+    async def _again(self, turn: Engine) -> Answer | None:
+        """The upstream's answer to ``turn``'s repair; None when it could not be asked."""
+        assert turn.repair is not None
+        again: Answer | None = None
+        try:
+            again = await self._open(turn.repair)
+        except httpx.HTTPError as exc:
+            self.proxy.metrics.upstream_error(type(exc).__name__)
+        if again is not None and again.status_code >= 400:
+            self.proxy.metrics.upstream_error(f"http_{again.status_code}")
+            await again.aclose()
+            return None
+        return again
+
+    def _failed(self, turn: Engine) -> bytes:
+        """The stream's end after an engine defect: logged, counted, and the wire's error event."""
+        logger.exception("callgate proxy: the engine failed on a stream")
+        self.proxy.metrics.upstream_error("engine_error")
+        body = error_body(self.wire, 500, "callgate proxy: internal error", "engine_error")
+        return encode(body, "error" if self.wire == "messages" else None) + turn.done
 
     # -- stream=false -----------------------------------------------------------------
 
@@ -589,17 +607,40 @@ class _Exchange:
             self.proxy.config.spans.record_served(turn, self.started, served_by="proxy")
 
 
-def _reader(upstream: httpx.Response, decoded: bool) -> Callable[[], Awaitable[bytes]]:
-    """An httpx answer's body as one read per call (``b""`` at the end), as a :class:`Reply`."""
-    pieces = (upstream.aiter_bytes() if decoded else upstream.aiter_raw()).__aiter__()
+def _ended(turn: Engine, whole: bytes | None) -> bytes:
+    """A turn's end as the client's bytes: its stream finished, or its whole body played.
 
-    async def read() -> bytes:
+    ``whole``: a server that answered stream=true with one JSON body.
+    """
+    chunks = turn.finish() if whole is None else turn.whole_chunks(json_or_none(whole))
+    return b"".join([turn.encode(chunk) for chunk in chunks])
+
+
+class _Pieces:
+    """An httpx answer's body read as a lean :class:`Reply` is: ``take()``, else ``wait()``.
+
+    One read loop then serves both clients (an httpx answer is never known to be over
+    before its last read: ``ended`` stays False).
+    """
+
+    ended = False
+
+    def __init__(self, upstream: httpx.Response) -> None:
+        decoded = "content-encoding" in upstream.headers
+        self._pieces = (upstream.aiter_bytes() if decoded else upstream.aiter_raw()).__aiter__()
+        self._next: bytes | None = None
+
+    def take(self) -> bytes | None:
+        """The piece the last wait got (``b""``: the body's end); None: wait first."""
+        data, self._next = self._next, None
+        return data
+
+    async def wait(self) -> None:
+        """Until the next piece is in."""
         try:
-            return await pieces.__anext__()
+            self._next = await self._pieces.__anext__()
         except StopAsyncIteration:
-            return b""
-
-    return read
+            self._next = b""
 
 
 async def _relay(upstream: httpx.Response, emit: Emit) -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self
 
 from callgate.buffer import UnreadableChunk
@@ -59,6 +59,8 @@ from callgate.proxy.wires.base import Reader, Writer
 from callgate.proxy.wires.events import Event, Native, Text, Usage
 from callgate.proxy.wires.forming import STRANDED_WHY
 from callgate.proxy.wires.translate import PATHS, translate
+from callgate.textqueue import TextQueue
+from callgate.view import View
 
 __all__ = [
     "BLOCKED_MODES",
@@ -82,6 +84,10 @@ __all__ = [
 
 _NO_TEXT = Text("")
 """The piece of a chunk that released no text (the Chat reader gives one too)."""
+_Plain = (
+    tuple[bytes, bytes, int, int, bytes, bytes, TextQueue, View, Callable[[str, bool], bool]] | None
+)
+"""A plain text lane (:meth:`Engine._plain_lane`)."""
 _clock = time.perf_counter_ns
 """The engine's CPU clock (its time per turn), one global read per call."""
 _PLAIN_TOKEN = re.compile(rb'"[^"\\\x00-\x1f]+"')
@@ -227,34 +233,35 @@ class Engine(GateCore):
         one wire, a chunk the display released unchanged) goes out as the upstream's own
         bytes, and a read made only of such events goes out as it came.
         """
+        plain = self._plain  # (slices compared: cheaper than startswith and endswith calls)
+        if plain is not None and data[: plain[2]] == plain[0] and data[plain[3] :] == plain[1]:
+            started = _clock()
+            inner = data[plain[2] : plain[3]]  # the JSON string's inside, if it is one
+            try:
+                piece = inner.decode()  # (UTF-8, strict: its fast path, no codec lookup)
+            except UnicodeDecodeError:
+                piece = ""
+            queue = plain[6]
+            detector = queue.detector
+            if (
+                piece
+                and '"' not in piece  # the string's own end is the frame's
+                and "\\" not in piece  # no escape: the bytes are the text
+                and piece.isprintable()  # no control character (nor other rare ones)
+                and not self.finished
+                and queue is self.buffer.text_queue
+                and plain[7].reply is not None  # the driver's view is quiet
+                and (detector is None or detector.block is None)
+                and plain[8](piece, True)  # the buffer's _take_plain
+            ):
+                self.chunks += 1
+                self._released.append(piece)
+                out = plain[4] + inner + plain[5]
+                self.cpu_ns += _clock() - started
+                return out
         lane = self._lane
         if lane is not None and data.startswith(lane[0]) and data.endswith(lane[1]):
             token = data[len(lane[0]) : -len(lane[1])]  # (the tail ends a frame: never empty)
-            around = lane[3]
-            if (
-                around is not None
-                and not self.finished
-                and _PLAIN_TOKEN.fullmatch(token) is not None
-            ):  # plain text, no escape: the token is the JSON string the writer writes
-                started = _clock()
-                try:
-                    plain = token[1:-1].decode("utf-8")
-                except UnicodeDecodeError:
-                    plain = ""
-                buffer = self.buffer
-                queue = buffer.text_queue
-                view = queue.views.get(self.driver)
-                detector = queue.detector
-                if (
-                    plain
-                    and (detector is None or detector.block is None)
-                    and buffer._take_plain(plain, view is not None and view.reply is not None)
-                ):
-                    self.chunks += 1
-                    self._released.append(plain)
-                    out = around[0] + token + around[1]
-                    self.cpu_ns += _clock() - started
-                    return out
             text = self._shaped(token)
             if text is not None:
                 if lane[2]:  # an echoing writer sends no empty delta: held, nothing
@@ -267,7 +274,7 @@ class Engine(GateCore):
         sse = self._sse
         frames = sse.frames(data, named=self._named)
         if frames is None:
-            self._lane = None
+            self._lane = self._plain = None
             return b"".join([self.play(event) for event in sse.events(data)])
         if lane is None and self._shape is not None:
             head, tail, echoed = self._shape
@@ -275,6 +282,7 @@ class Engine(GateCore):
             if not echoed and self.wire == "openai" and self.plain_path and self._echo_at is None:
                 around = self.writer.text_frame()  # (no repeat to skip, now or later)
             self._lane = (head, tail + b"\n\n", echoed, around)
+            self._plain = self._plain_lane(self._lane)
         if len(frames) == 1:  # one event per read, as a model server writes them
             one = self.play_frame(frames[0])
             return data if one is None else one
@@ -285,9 +293,37 @@ class Engine(GateCore):
             [f + b"\n\n" if p is None else p for f, p in zip(frames, played, strict=True)]
         )
 
+    def _plain_lane(self, lane: tuple[bytes, bytes, bool, tuple[bytes, bytes] | None]) -> _Plain:
+        """What :meth:`play_bytes` needs to play a read of ``lane`` whose text is plain.
+
+        The bytes before and after the text inside its JSON string's quotes and where the
+        text starts and ends (the end counted from the read's end), the writer's bytes
+        around it, the turn's text queue and the driver's view of it (both stay for the
+        turn) and the buffer's ``_take_plain``; None where the writer writes text otherwise,
+        or no view is made yet.
+        """
+        queue = self.buffer.text_queue
+        view = queue.views.get(self.driver)
+        head, tail, _, around = lane
+        if around is None or view is None:
+            return None
+        head, tail = head + b'"', b'"' + tail
+        take = self.buffer._take_plain  # (bound once: the buffer's many fields slow its lookup)
+        return (
+            head,
+            tail,
+            len(head),
+            -len(tail),
+            around[0] + b'"',
+            b'"' + around[1],
+            queue,
+            view,
+            take,
+        )
+
     def close_bytes(self) -> bytes:
         """The end of the upstream's event stream: an event it left open, played."""
-        self._lane = None
+        self._lane = self._plain = None
         return b"".join([self.play(event) for event in self._sse.close()])
 
     def play_frame(self, frame: bytes) -> bytes | None:
@@ -345,6 +381,10 @@ class Engine(GateCore):
             end = b"".join(self.encode(c) for c in self.finish())
             out = (frame + b"\n\n" if out is None else out) + end
         return out
+
+    _plain: _Plain = None
+    """The read of a plain text frame on :attr:`_lane`, when the writer writes it on fixed
+    bytes (:meth:`_plain_lane`): :meth:`play_bytes` plays it without splitting it."""
 
     shape_path = True
     """Whether :meth:`play_frame` may read a text frame by its learned shape (the tests compare)."""

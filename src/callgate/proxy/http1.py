@@ -63,6 +63,8 @@ class _Connection(asyncio.Protocol):
         self.error: BaseException | None = None
         self.received = False
         self.waiter: asyncio.Future[None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        """The read timeout of an :meth:`arm` ed waiter (cancelled by the news that wakes it)."""
         self.reused = False
 
     # -- the loop's side ----------------------------------------------------------------
@@ -138,6 +140,20 @@ class _Connection(asyncio.Protocol):
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+
+    def arm(self, timeout: float) -> asyncio.Future[None]:
+        """A future the parser's next news completes (a read timeout after ``timeout`` seconds).
+
+        Its waiter, rather than a :meth:`wait` coroutine, for a read loop that awaits it
+        itself: if it stops waiting, closing the reply closes the connection.
+        """
+        loop = asyncio.get_running_loop()
+        waiter = self.waiter = loop.create_future()
+        self.timer = loop.call_later(timeout, _expire, waiter)
+        return waiter
 
     async def wait(self, timeout: float) -> None:
         """Until the parser has news (or ``timeout`` seconds of silence: a read timeout)."""
@@ -174,6 +190,9 @@ class _Connection(asyncio.Protocol):
     def _close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         self.lost = True
 
 
@@ -235,31 +254,52 @@ class Reply:
             zlib.decompressobj(zlib.MAX_WBITS | 32) if encoding in ("gzip", "deflate") else None
         )
         self._closed = False
+        self.ended = False
+        """Whether the whole body is in and taken (:meth:`take`): a later read waits for
+        nothing (kept as :meth:`take` goes: read per read without a call)."""
 
     async def read(self) -> bytes:
         """The body received since the last read (waiting for some), ``b""`` at its end."""
+        while (data := self.take()) is None:
+            await self._connection.wait(self._timeout)
+        return data
+
+    def take(self) -> bytes | None:
+        """:meth:`read` without waiting: None when nothing came yet (then await :meth:`wait`).
+
+        The proxy's own read loop reads so: one coroutine fewer per read than :meth:`read`.
+        """
         connection = self._connection
-        while True:
-            pieces = connection.pieces
-            if pieces:
-                data = pieces.popleft() if len(pieces) == 1 else b"".join(_drain(pieces))
-                connection.buffered = 0
-                if connection.paused:
-                    connection.resume()
-                if self._decoder is not None:
-                    data = self._decoder.decompress(data)
-                    if not data:
-                        continue
+        pieces = connection.pieces
+        while pieces:
+            data = pieces.popleft() if len(pieces) == 1 else b"".join(_drain(pieces))
+            connection.buffered = 0
+            if connection.paused:
+                connection.resume()
+            if connection.complete:  # (every piece is taken)
+                self.ended = True
+            if self._decoder is None:
                 return data
-            if connection.complete:
-                if self._decoder is not None:
-                    tail, self._decoder = self._decoder.flush(), None
-                    if tail:
-                        return tail
-                return b""
-            if connection.error is not None:
-                raise connection.error
-            await connection.wait(self._timeout)
+            data = self._decoder.decompress(data)
+            if data:
+                return data
+        if connection.complete:
+            self.ended = True
+            if self._decoder is not None:
+                tail, self._decoder = self._decoder.flush(), None
+                return tail or b""
+            return b""
+        if connection.error is not None:
+            raise connection.error
+        return None
+
+    def wait(self) -> asyncio.Future[None]:
+        """Until :meth:`take` has news (:class:`httpx.ReadTimeout` after the read timeout).
+
+        A future, not a coroutine (one fewer made and resumed per read); a caller that stops
+        awaiting it closes the reply (:meth:`aclose`), which closes the connection.
+        """
+        return self._connection.arm(self._timeout)
 
     @property
     def ready(self) -> bool:
@@ -270,12 +310,6 @@ class Reply:
             or connection.complete
             or connection.error is not None
         )
-
-    @property
-    def ended(self) -> bool:
-        """Whether the whole body is in and read: a later :meth:`read` waits for nothing."""
-        connection = self._connection
-        return connection.complete and not connection.pieces
 
     async def aiter_raw(self) -> Any:
         """The body's pieces as they arrive (an async iterator)."""

@@ -27,11 +27,14 @@ Emit = Callable[[bytes], Awaitable[None]]
 
 
 class Outlet(Protocol):
-    """What a pump is given: :data:`Emit` (call it), ``watch()``, and ``writing``."""
+    """What a pump is given: :data:`Emit` (call it), ``watch()``, ``writing`` and ``send``."""
 
     writing: bool
     """Whether a piece is being sent now (set while a call's write is under way, and left
     set by a write that failed): a failure then is the write's, not the pump's."""
+    send: Send
+    """The ASGI send: a pump that writes a body message itself (one coroutine fewer than
+    a call) sets ``writing`` around it as a call does."""
 
     async def __call__(self, piece: bytes) -> None:
         """Send one piece of the response body to the client."""
@@ -49,16 +52,16 @@ __all__ = ["Emit", "Outlet", "stream_out"]
 class _Outlet:
     """The :class:`Outlet` of one response."""
 
-    __slots__ = ("_send", "watch", "writing")
+    __slots__ = ("send", "watch", "writing")
 
     def __init__(self, send: Send, watch: Callable[[], None]) -> None:
-        self._send = send
+        self.send = send
         self.watch = watch
         self.writing = False
 
     async def __call__(self, piece: bytes) -> None:
         self.writing = True
-        await self._send({"type": "http.response.body", "body": piece, "more_body": True})
+        await self.send({"type": "http.response.body", "body": piece, "more_body": True})
         self.writing = False
 
 
@@ -67,18 +70,30 @@ def _unwatched() -> None:
 
 
 async def stream_out(
-    receive: Receive, send: Send, start: Message, pump: Pump, *, lazy: bool = False
+    receive: Receive,
+    send: Send,
+    start: Message,
+    pump: Pump,
+    *,
+    lazy: bool = False,
+    then: Callable[[], None] | None = None,
 ) -> None:
     """Send ``start``, then what ``pump`` emits and returns; a client that disconnects cancels it.
 
     ``lazy``: the watcher starts when the pump first calls ``watch()``, which it does before
     every wait that is not a write (a pump that never waits never needs one: while it runs,
-    nothing could stop it; a write to a client that left returns at once).
+    nothing could stop it; a write to a client that left returns at once). ``then`` is
+    called once it is over, however it ended (a caller that returns this coroutine to be
+    awaited, rather than awaiting it inside a ``finally``, is one coroutine fewer per read).
     """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # another event loop: anyio's task group
-        await _stream_out_anyio(receive, send, start, pump)
+        try:
+            await _stream_out_anyio(receive, send, start, pump)
+        finally:
+            if then is not None:
+                then()
         return
     pumping = True
     scope = asyncio.timeout(None)
@@ -111,6 +126,8 @@ async def stream_out(
                 pumping = False
                 if listener is not None:
                     listener.cancel()
+                if then is not None:
+                    then()
     except TimeoutError:  # the client left: the pump was cancelled (its own are OSErrors)
         pass
     if listener is not None and listener.done() and not listener.cancelled():
