@@ -668,23 +668,15 @@ EQUIVALENT: dict[str, str] = {
     "callgate.proxy.wires.messages.xǁMessagesWriterǁ_forming__mutmut_6": (
         "the list is empty there, so adding to it is the same as assigning it"
     ),
-    **{
-        f"callgate.proxy.wires.messages.xǁMessagesWriterǁ_end_shown__mutmut_{n}": (
-            "stopping at the first accepted call that was not shown, or whose text is not "
-            "continued, finishes the same calls: a turn's accepted calls are all shown or none "
-            "(a native block is shown only from a Messages upstream, where every declared "
-            "block streams; a text call beside native calls is set aside), and a turn that is "
-            "not stranded continues every shown text call (stranded_refs)"
-        )
-        for n in (10, 20)
-    },
-    "callgate.proxy.wires.forming.xǁFormingReaderǁread__mutmut_22": (
-        "reading a record again with no new text hands the writers an empty piece, which "
-        "none of them sends (Chat, Messages and Responses skip an empty argument text)"
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁ_end_shown__mutmut_19": (
+        "stopping at the first accepted call that was not shown finishes the same calls: a "
+        "turn's accepted calls are all shown or none (a native block is shown only from a "
+        "Messages upstream, where every declared block streams; a text call beside native "
+        "calls is set aside)"
     ),
-    "callgate.proxy.wires.forming.x_stranded_refs__mutmut_5": (
-        "formed calls are kept by their TextRef; a native call's NativeRef is of another "
-        "class, equal to none of them, so the lookup finds nothing either way"
+    "callgate.proxy.wires.messages.xǁMessagesWriterǁ_streamed_event__mutmut_14": (
+        "the reader streams a block only when its start's content_block is a mapping (it "
+        "reads the block's type and name from it), so the test is always true"
     ),
     "callgate.proxy.wires.messages.xǁMessagesWriterǁfinal__mutmut_14": (
         "a stranded turn always has a notice: its set-aside call is withheld, a turn that "

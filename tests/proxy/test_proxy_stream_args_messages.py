@@ -258,6 +258,35 @@ def test_a_message_with_no_message_start_still_opens_with_one() -> None:
     assert runnable(accumulated(after)) == [{"city": "Paris"}]
 
 
+def test_a_start_that_carries_its_input_sends_it_as_the_first_delta_its_close_held() -> None:
+    """A call made by Anthropic's code execution comes with its input whole in the block's
+    start and no delta: the SDKs would read it whole from the start, whatever the verdict."""
+    events = in_turn(weather("toolu_1"))
+    events[1]["content_block"]["input"] = {"city": "Zürich"}
+    engine, before, after = play_messages(events)
+    starts = [e for e in before if e["type"] == "content_block_start"]
+    assert [s["content_block"]["input"] for s in starts] == [{}]
+    assert [b["input"] for b in accumulated(before)] == ['{"city": "Zürich"']
+    assert [json.loads(c.arguments) for c in engine.calls] == [{"city": "Zürich"}]
+    assert runnable(accumulated(before + after)) == [{"city": "Zürich"}]
+
+
+def test_a_withheld_call_with_blank_arguments_ends_with_an_open_brace() -> None:
+    """The Vercel AI SDK runs a blank arguments text as an empty object: a withheld native
+    call of which nothing but blanks went gets ``{`` (Chat: an empty text is no JSON;
+    Messages: a block with no input delta, refused with the call beside it)."""
+    empty = WireCall("call_0", "get_time", ("",))
+    engine, before, after = played_as("chat", openai_chunks([empty], [0, 0]), STREAM)
+    assert engine.calls == []
+    assert sent_arguments("chat", before) == {0: ""}
+    assert sent_arguments("chat", before + after) == {0: "{"}
+    twice = weather("toolu_1", '{"city": "Paris", ', '"city": "Oslo"}')
+    engine, before, after = play_messages(in_turn(WireCall("toolu_0", "get_time", ()), twice))
+    assert engine.calls == []
+    inputs = [b["input"] for b in accumulated(before + after) if b["type"] == "tool_use"]
+    assert inputs == ["{", '{"city": "Paris", "city": "Oslo"']
+
+
 @pytest.mark.parametrize("client", ["chat", "messages", "responses"])
 def test_a_text_call_spelled_its_own_way_is_finished_on_every_client_wire(client: str) -> None:
     """The model wrote its JSON without spaces: what was sent and held is the same value
