@@ -146,7 +146,7 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         if tool_schemas is None or isinstance(tool_schemas, ToolSchemas):
             self.schemas = tool_schemas
         else:
-            self.schemas = ToolSchemas(tool_schemas, max_steps=self.limits.max_schema_steps)
+            self.schemas = ToolSchemas.shared(tool_schemas, max_steps=self.limits.max_schema_steps)
         self.policy_rule = release_policy(policy)
         """The release policy's value, read off the release table (ValueError if unknown)."""
         self.policy = policy
@@ -170,7 +170,9 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         self.repair = repair_mode(repair)
         """``lossless``: a call's broken argument JSON is repaired where no value changes and
         the schema confirms the result; each edit is a ``repaired_arguments`` warning."""
-        self.ledger = ledger if ledger is not None else Ledger()
+        self._ledger = ledger
+        self._turns = 0
+        """Turns started while no ledger was made (see :attr:`ledger`)."""
         self.recorder = recorder
         self._make_gate: Callable[..., TurnGate] = (
             TurnGate if recorder is None else recorder.turn_gate
@@ -204,15 +206,49 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         """The change count right after the stream's own end was taken (None: not yet)."""
         self._ended = False
         self._unread: list[UnreadableChunk] = []
-        self._partial = PartialCalls(self)
-        if type(self).partial_calls is ResultView.partial_calls:  # a subclass's own stays
-            self.__dict__["partial_calls"] = self._partial.now
+        self._partial = None
+        self.__dict__.pop("partial_calls", None)
         self._unsettle()
         self._checked = False
         """Whether the chunk being read passed the buffer's own checks (see :meth:`_stray`)."""
-        self.ledger.next_turn()
+        if self._ledger is not None:
+            self._ledger.next_turn()
+        else:
+            self._turns += 1
         if self.strategy is not None:
             self._start(self.strategy)
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger of the conversation's call ids and answers (it outlives :meth:`reset`).
+
+        One given to the buffer, else one made on first use: a turn whose calls nobody runs
+        never needs one. Made late, it counts the turns started before it as its own.
+        """
+        ledger = self._ledger
+        if ledger is None:
+            ledger = self._ledger = Ledger()
+            ledger.turn = self._turns
+        return ledger
+
+    @ledger.setter
+    def ledger(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+
+    def _partials(self) -> PartialCalls:
+        """The turn's forming calls, made on the first read (a turn nobody reads needs none).
+
+        The buffer's ``partial_calls`` becomes their bound ``now``, one call less on the path
+        taken after every delta (a subclass's own ``partial_calls`` stays).
+        """
+        partial = self._partial
+        if partial is None:
+            partial = self._partial = PartialCalls(self)
+            if self.strategy is not None and self._acc is not None:
+                self._whole(self.strategy)
+            if type(self).partial_calls is ResultView.partial_calls:
+                self.__dict__["partial_calls"] = partial.now
+        return partial
 
     def is_finished(self) -> bool:
         """Whether the provider's stream-completion signal has arrived (the chosen choice's)."""
