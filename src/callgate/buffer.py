@@ -135,7 +135,7 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         max_tokens: int | None = None,
         repair: Literal["lossless"] | None = None,
     ) -> None:
-        self.choice = choice_index(choice)
+        self.choice = choice if type(choice) is int and choice >= 0 else choice_index(choice)
         """The choice of an ``n > 1`` stream that the gate, the text and the calls are read
         from (0 by default); the other choices are decided apart (:attr:`choices`)."""
         if isinstance(strategies, ExtractionChain):
@@ -163,11 +163,11 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         self.leaked_calls = leaked_calls
         """Whether calls written into the text of a wire whose calls are native (one that
         ``leaks_into_text``: Anthropic, Responses, ...) are calls; False: they are text."""
-        self.max_tokens = token_limit(max_tokens)
+        self.max_tokens = None if max_tokens is None else token_limit(max_tokens)
         """The request's output token limit: a turn whose usage report reaches it was cut
         short, whatever its finish reason (its calls never run); its end waits for that
         report (or :meth:`end`)."""
-        self.repair = repair_mode(repair)
+        self.repair = None if repair is None else repair_mode(repair)
         """``lossless``: a call's broken argument JSON is repaired where no value changes and
         the schema confirms the result; each edit is a ``repaired_arguments`` warning."""
         self._ledger = ledger
