@@ -304,7 +304,8 @@ class TurnReader:
         that hands the chunks it cannot place to the gate (``reports_stray_chunks``); the
         others get every check on every chunk.
         """
-        self._unsettle()
+        if self._steady is not None:
+            self._unsettle()
         strategy, gate = self.strategy, self.gate
         if (
             strategy is None

@@ -208,7 +208,8 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         self._unread: list[UnreadableChunk] = []
         self._partial = None
         self.__dict__.pop("partial_calls", None)
-        self._unsettle()
+        if self._steady is not None:
+            self._unsettle()
         self._checked = False
         """Whether the chunk being read passed the buffer's own checks (see :meth:`_stray`)."""
         if self._ledger is not None:
