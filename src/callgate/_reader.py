@@ -240,7 +240,7 @@ class TurnReader:
     _done_at: int | None
     _ended: bool
     _unread: list[UnreadableChunk]
-    _partial: PartialCalls
+    _partial: PartialCalls | None
     _checked: bool
     _steady: _Steady | None
 
@@ -276,8 +276,8 @@ class TurnReader:
         if strategy.leaks_into_text and not self.leaked_calls:
             self._new_text_queue(None)
         self._acc = strategy.new_accumulator(self.gate)
-        if type(strategy).whole_arguments is not ExtractionStrategy.whole_arguments:
-            self._partial.whole = functools.partial(strategy.whole_arguments, self._acc)
+        if self._partial is not None:
+            self._whole(strategy)
         self._choices = self._acc if _has_choices(type(self._acc)) else None
         if self._choices is not None:
             self._choices.choose(self.choice, lambda: TurnGate(**options))
@@ -290,6 +290,13 @@ class TurnReader:
             self.gate.refuse(chunk.code, chunk.reason)
         self._settle()
 
+    def _whole(self, strategy: ExtractionStrategy) -> None:
+        """Tell the turn's forming calls where a wire that sends arguments whole holds them."""
+        if type(strategy).whole_arguments is not ExtractionStrategy.whole_arguments:
+            partial = self._partial
+            assert partial is not None, "called once the forming calls are made"
+            partial.whole = functools.partial(strategy.whole_arguments, self._acc)
+
     def _settle(self) -> None:
         """Open :meth:`add`'s common path once nothing but reading chunks is left to do.
 
@@ -297,7 +304,8 @@ class TurnReader:
         that hands the chunks it cannot place to the gate (``reports_stray_chunks``); the
         others get every check on every chunk.
         """
-        self._unsettle()
+        if self._steady is not None:
+            self._unsettle()
         strategy, gate = self.strategy, self.gate
         if (
             strategy is None

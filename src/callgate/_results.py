@@ -76,7 +76,11 @@ class ResultView:
     _acc: Any
     _choices: _Choices | None
     _ended: bool
-    _partial: PartialCalls
+    _partial: PartialCalls | None
+
+    if TYPE_CHECKING:
+
+        def _partials(self) -> PartialCalls: ...
 
     def as_dict(self) -> dict[str, Any]:
         """The provider's own stream=false message for what has arrived.
@@ -196,7 +200,7 @@ class ResultView:
         Read incrementally: the work per call is proportional to what arrived since the
         last read. Reading changes nothing the gate decides.
         """
-        return self._partial.now()
+        return self._partials().now()
 
 
 def _runs(gate: TurnGate | None, verdict: Verdict) -> list[ExtractedCall]:

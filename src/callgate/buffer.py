@@ -135,7 +135,7 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         max_tokens: int | None = None,
         repair: Literal["lossless"] | None = None,
     ) -> None:
-        self.choice = choice_index(choice)
+        self.choice = choice if type(choice) is int and choice >= 0 else choice_index(choice)
         """The choice of an ``n > 1`` stream that the gate, the text and the calls are read
         from (0 by default); the other choices are decided apart (:attr:`choices`)."""
         if isinstance(strategies, ExtractionChain):
@@ -146,7 +146,7 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         if tool_schemas is None or isinstance(tool_schemas, ToolSchemas):
             self.schemas = tool_schemas
         else:
-            self.schemas = ToolSchemas(tool_schemas, max_steps=self.limits.max_schema_steps)
+            self.schemas = ToolSchemas.shared(tool_schemas, max_steps=self.limits.max_schema_steps)
         self.policy_rule = release_policy(policy)
         """The release policy's value, read off the release table (ValueError if unknown)."""
         self.policy = policy
@@ -163,14 +163,16 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         self.leaked_calls = leaked_calls
         """Whether calls written into the text of a wire whose calls are native (one that
         ``leaks_into_text``: Anthropic, Responses, ...) are calls; False: they are text."""
-        self.max_tokens = token_limit(max_tokens)
+        self.max_tokens = None if max_tokens is None else token_limit(max_tokens)
         """The request's output token limit: a turn whose usage report reaches it was cut
         short, whatever its finish reason (its calls never run); its end waits for that
         report (or :meth:`end`)."""
-        self.repair = repair_mode(repair)
+        self.repair = None if repair is None else repair_mode(repair)
         """``lossless``: a call's broken argument JSON is repaired where no value changes and
         the schema confirms the result; each edit is a ``repaired_arguments`` warning."""
-        self.ledger = ledger if ledger is not None else Ledger()
+        self._ledger = ledger
+        self._turns = 0
+        """Turns started while no ledger was made (see :attr:`ledger`)."""
         self.recorder = recorder
         self._make_gate: Callable[..., TurnGate] = (
             TurnGate if recorder is None else recorder.turn_gate
@@ -204,15 +206,50 @@ class LLMStreamBuffer(TurnReader, TextSide, ResultView):
         """The change count right after the stream's own end was taken (None: not yet)."""
         self._ended = False
         self._unread: list[UnreadableChunk] = []
-        self._partial = PartialCalls(self)
-        if type(self).partial_calls is ResultView.partial_calls:  # a subclass's own stays
-            self.__dict__["partial_calls"] = self._partial.now
-        self._unsettle()
+        self._partial = None
+        self.__dict__.pop("partial_calls", None)
+        if self._steady is not None:
+            self._unsettle()
         self._checked = False
         """Whether the chunk being read passed the buffer's own checks (see :meth:`_stray`)."""
-        self.ledger.next_turn()
+        if self._ledger is not None:
+            self._ledger.next_turn()
+        else:
+            self._turns += 1
         if self.strategy is not None:
             self._start(self.strategy)
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger of the conversation's call ids and answers (it outlives :meth:`reset`).
+
+        One given to the buffer, else one made on first use: a turn whose calls nobody runs
+        never needs one. Made late, it counts the turns started before it as its own.
+        """
+        ledger = self._ledger
+        if ledger is None:
+            ledger = self._ledger = Ledger()
+            ledger.turn = self._turns
+        return ledger
+
+    @ledger.setter
+    def ledger(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+
+    def _partials(self) -> PartialCalls:
+        """The turn's forming calls, made on the first read (a turn nobody reads needs none).
+
+        The buffer's ``partial_calls`` becomes their bound ``now``, one call less on the path
+        taken after every delta (a subclass's own ``partial_calls`` stays).
+        """
+        partial = self._partial
+        if partial is None:
+            partial = self._partial = PartialCalls(self)
+            if self.strategy is not None and self._acc is not None:
+                self._whole(self.strategy)
+            if type(self).partial_calls is ResultView.partial_calls:
+                self.__dict__["partial_calls"] = partial.now
+        return partial
 
     def is_finished(self) -> bool:
         """Whether the provider's stream-completion signal has arrived (the chosen choice's)."""

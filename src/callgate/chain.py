@@ -12,6 +12,9 @@ from collections.abc import Iterable, Iterator
 
 from callgate.strategies.base import ExtractionStrategy, MessageReader, Shape
 
+_WIRES: dict[type[object], bool] = {}
+"""Whether a strategy class is a wire's (:class:`ExtractionStrategy`), by class."""
+
 
 class ExtractionChain:
     """Resolve which strategy a chunk or message belongs to."""
@@ -35,9 +38,13 @@ class ExtractionChain:
         Text strategies read assembled messages only: they never take a stream's chunk.
         """
         for position, strategy in enumerate(self._strategies):
-            if isinstance(strategy, ExtractionStrategy) and strategy.recognizes(chunk):
+            kind = type(strategy)
+            wire = _WIRES.get(kind)
+            if wire is None:  # (an abstract class's check is slow: once per class)
+                wire = _WIRES[kind] = issubclass(kind, ExtractionStrategy)
+            if wire and strategy.recognizes(chunk):
                 self._promote(position)
-                return strategy
+                return strategy  # type: ignore[return-value]  # a wire's: _WIRES says so
         return None
 
     def _promote(self, position: int) -> None:

@@ -8,11 +8,14 @@ and the error a call is refused with does not depend on which schema was compile
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
+from callgate import LLMStreamBuffer
 from callgate.gate import schema as schema_module
+from callgate.gate.limits import Limits
 from callgate.gate.schema import ToolSchemas
 
 
@@ -34,6 +37,7 @@ def audits(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     seen = counted(monkeypatch, "_audit")
     monkeypatch.setattr(schema_module, "_COMPILED", type(schema_module._COMPILED)())
     monkeypatch.setattr(schema_module, "_TOOLS", type(schema_module._TOOLS)())
+    monkeypatch.setattr(schema_module, "_SHARED", type(schema_module._SHARED)())
     return seen
 
 
@@ -156,3 +160,52 @@ def test_a_mapping_changed_after_a_turn_is_its_own_and_the_turn_keeps_its_own(
     assert before.check("find", {"q": "abcd"}) is not None
     assert ToolSchemas({"find": schema(3)}).check("find", {"q": "abcd"}) is not None
     assert before.raw["find"]["properties"]["q"]["maxLength"] == 3
+
+
+def one_call_turn(buffer: LLMStreamBuffer, arguments: str) -> str:
+    """The verdict of an Anthropic turn of one ``find`` call with ``arguments``."""
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "find", "input": {}}
+    delta = {"type": "input_json_delta", "partial_json": arguments}
+    for event in (
+        {"type": "message_start", "message": {"id": "m", "role": "assistant", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": tool},
+        {"type": "content_block_delta", "index": 0, "delta": delta},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ):
+        buffer.add(event)
+    buffer.end()
+    return buffer.verdict
+
+
+def test_buffers_built_from_equal_mappings_share_their_checked_tools(audits: list[Any]) -> None:
+    """A buffer per turn from an equal mapping gets the one ToolSchemas made for it (nothing
+    of it changes in a turn); other tools, another schema or another step limit get their own,
+    and each buffer's verdict follows its own schemas whichever was built first."""
+    strict, loose = {"find": schema(3)}, {"find": schema(10)}
+    first, again = (
+        LLMStreamBuffer(tool_schemas=strict),
+        LLMStreamBuffer(tool_schemas=copy.deepcopy(strict)),
+    )
+    assert first.schemas is again.schemas
+    looser = LLMStreamBuffer(tool_schemas=loose)
+    steps = LLMStreamBuffer(tool_schemas=strict, limits=Limits(max_schema_steps=1))
+    other = LLMStreamBuffer(tool_schemas={"find": schema(3), "other": schema(3)})
+    assert len({id(b.schemas) for b in (first, looser, steps, other)}) == 4
+    assert one_call_turn(first, '{"q": "abcd"}') == "fail"
+    assert one_call_turn(looser, '{"q": "abcd"}') == "pass"
+    assert one_call_turn(again, '{"q": "abc"}') == "pass"
+    assert one_call_turn(steps, '{"q": "abc"}') == "fail"
+    assert [f.code for f in steps.findings] == ["limit_exceeded"]
+    assert one_call_turn(LLMStreamBuffer(tool_schemas=strict), '{"q": "abcd"}') == "fail"
+    assert one_call_turn(LLMStreamBuffer(tool_schemas={"other": schema(3)}), '{"q": "a"}') == "fail"
+
+
+def test_a_mapping_that_is_not_json_gets_tools_of_its_own(audits: list[Any]) -> None:
+    """Only a mapping that is JSON text is keyed; one marshal takes but JSON does not (a
+    set in a schema) is made for each buffer."""
+    odd = {"find": {"type": "object", "enum": {1, 2}}}
+    assert (
+        LLMStreamBuffer(tool_schemas=odd).schemas is not LLMStreamBuffer(tool_schemas=odd).schemas
+    )

@@ -47,7 +47,9 @@ class TurnVerdict(GateParts):
             return
         if not self.slots:
             self._fire_turn("empty")
-        elif all(s.state in _VALID for s in self.slots.values()):
-            self._fire_turn("pass")
         else:
-            self._fire_turn("fail")
+            for slot in self.slots.values():
+                if slot.state not in _VALID:
+                    self._fire_turn("fail")
+                    return
+            self._fire_turn("pass")

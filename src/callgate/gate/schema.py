@@ -358,8 +358,10 @@ def _tools_key(schemas: Mapping[str, Any] | None) -> str | bytes | None:
     if not schemas:
         return "[]"
     if type(schemas) is dict:
-        with contextlib.suppress(ValueError):
+        try:
             return marshal.dumps(schemas, 2)
+        except ValueError:
+            pass
     return _json_key(schemas)
 
 
@@ -369,6 +371,11 @@ def _json_key(schemas: Mapping[str, Any]) -> str | None:
         return json.dumps([[name, schema] for name, schema in schemas.items()])
     except (TypeError, ValueError, RecursionError):
         return None
+
+
+_SHARED: OrderedDict[tuple[str | bytes, int], ToolSchemas] = OrderedDict()
+"""The :meth:`ToolSchemas.shared` objects of the last tool mappings seen, by content and
+steps."""
 
 
 def _tools(schemas: Mapping[str, Mapping[str, Any]] | None) -> _Tools:
@@ -461,6 +468,30 @@ class ToolSchemas:
         self._validators: dict[str, Any] = dict(validators)
         self._accept: dict[str, Acceptor] = dict(accept)
         """Quick checks that accept valid arguments of the simplest schemas (schema_fast)."""
+
+    @classmethod
+    def shared(
+        cls, schemas: Mapping[str, Mapping[str, Any]] | None, *, max_steps: int
+    ) -> ToolSchemas:
+        """The checked tools of ``schemas``: one object for every equal mapping (and steps).
+
+        A buffer is built per turn from the same tools; a ToolSchemas never changes once
+        made, so turns share it instead of each copying the remembered tables. Keyed as
+        :class:`ToolSchemas` keys its tables (:func:`_tools_key`): a mapping that is not
+        JSON text gets an object of its own.
+        """
+        key = _tools_key(schemas)
+        if key is None:
+            return cls(schemas, max_steps=max_steps)
+        made = _SHARED.get((key, max_steps))
+        if made is None:
+            made = cls(schemas, max_steps=max_steps)
+            if key in _TOOLS:  # remembered: JSON text (see __init__)
+                with _COMPILED_LOCK:
+                    _SHARED[key, max_steps] = made
+                    if len(_SHARED) > _COMPILED_MAX:
+                        _SHARED.popitem(last=False)
+        return made
 
     @classmethod
     def any_tool(cls) -> ToolSchemas:

@@ -583,7 +583,7 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
         return _SLOTS.transition(slot.state, event)  # raises, naming machine/state/event
 
     def _fire(self, slot: BaseSlot, event: str, message: str) -> Transition:
-        transition = self._transition(slot, event)
+        transition = _SLOTS.transition(slot.state, event)  # (what _transition looks up)
         self._apply(slot, transition, message)
         return transition
 
@@ -636,9 +636,12 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
         slot.room = 0
 
     def _apply(self, slot: BaseSlot, transition: Transition, message: str) -> None:
-        self._settle(slot, fold=True)
+        if slot.granted:
+            self._settle(slot, fold=True)
+        else:
+            slot.room = 0  # (what _settle does with no grant open)
         self.changes.n += 1
-        slot.state = _SLOTS.target(transition)
+        slot.state = transition.target  # type: ignore[assignment]  # the table's: no call
         output = transition.output
         if output is not None and output != "check_finding":
             text = message or _MESSAGES.get(output, output).format(key=slot.key)
@@ -653,7 +656,7 @@ class TurnGate(TextCalls, ReleaseRules, TurnVerdict):
     def _fire_turn(self, event: str, message: str = "", key: object = None) -> TurnState:
         transition = _TURN.transition(self.turn, event)
         self.changes.n += 1
-        self.turn = _TURN.target(transition)
+        self.turn = transition.target  # type: ignore[assignment]  # the table's: no call
         if transition.output is not None:
             self._record(finding(transition.output, message, key if type(key) is int else None))
         return self.turn

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from callgate.strategies.base import (
     CallPairing,
@@ -143,7 +143,8 @@ class AnthropicStrategy(ExtractionStrategy):
             delta = chunk.get("delta") or {}
             acc.envelope.update(delta)
             if chunk.get("usage"):
-                usage, stored = acc.usage, cast(object, acc.envelope.get("usage"))
+                usage = acc.usage
+                stored: object = acc.envelope.get("usage")
                 if usage is None or stored is not usage:
                     usage = acc.usage = dict(acc.envelope.get("usage") or {})
                     acc.envelope["usage"] = usage
@@ -382,7 +383,8 @@ class AnthropicStrategy(ExtractionStrategy):
                 block["input"] = _server_input(acc.server[index], block.get("input"))
             content.append(block)
         message: dict[str, Any] = {**acc.envelope, "content": content}
-        usage, stored = acc.usage, cast(object, message.get("usage"))
+        usage = acc.usage
+        stored: object = message.get("usage")
         if usage is not None and stored is usage:
             message["usage"] = dict(usage)
         return message

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 def count_at(value: object, *path: str) -> int | None:
     """The int found by following ``path`` through mappings, or None (absent, not a count)."""
     for key in path:
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             return None
         value = value.get(key)
     return value if type(value) is int and value >= 0 else None
