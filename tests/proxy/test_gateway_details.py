@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from callgate.proxy.engine import Engine, GatedTurn, Options, RequestError
+from callgate.proxy.engine import Engine, GatedMessages, GatedTurn, Options, RequestError
 from callgate.proxy.sse import SSEReader
 from callgate.proxy.upstream import sse_body
 from callgate.proxy.wires.forming import HeldClose, remainder
@@ -49,6 +49,8 @@ def test_a_nameless_tool_an_unknown_format_and_a_foreign_body_are_refused_by_nam
     body = {"model": "m", "messages": [{"role": "assistant", "content": [used]}]}
     with pytest.raises(RequestError, match=r"^this body is a request of the Anthropic Messages"):
         GatedTurn(body, Options())
+    null = {"model": "m", "messages": [{"role": "user", "content": None}]}
+    assert GatedMessages(null, Options()).client_request == null  # a null content tells none
 
 
 def test_a_clients_max_tokens_reaches_a_messages_upstream() -> None:
