@@ -310,7 +310,7 @@ EQUIVALENT: dict[str, str] = {
             "unreachable: when the turn completes every slot is validated or blocked, and a "
             "blocked slot has already blocked the turn"
         )
-        for n in (11, 12, 13)
+        for n in (7, 8, 9)
     },
     # openai
     f"{_O}_tool_call__mutmut_3": "a dict is a Mapping: the type test only short-cuts isinstance",
