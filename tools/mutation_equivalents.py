@@ -289,7 +289,7 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (16, 18)
     },
-    f"{_G}_apply__mutmut_8": _COUNTER,
+    f"{_G}_apply__mutmut_10": _COUNTER,
     f"{_GT}text_settled__mutmut_5": _COUNTER,
     f"{_GR}ordered_slots__mutmut_1": (
         "the cache is only skipped: the slots are sorted again into an equal list"
@@ -298,7 +298,7 @@ EQUIVALENT: dict[str, str] = {
     f"{_G}_fire_turn__mutmut_1": (
         "every turn transition with a finding is fired with its own message"
     ),
-    f"{_G}_fire_turn__mutmut_21": "the key passed with a turn finding is a slot index or None",
+    f"{_G}_fire_turn__mutmut_20": "the key passed with a turn finding is a slot index or None",
     **{f"{_G}__init____mutmut_{n}": _TRUTH for n in (29, 44)},
     f"{_G}__init____mutmut_46": (
         "the first turn reason is read only once done_seen says a turn-level terminal "
@@ -371,7 +371,6 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (60, 61)
     },
-    **{f"{_A}{fn}__mutmut_{n}": _CAST for fn, n in (("accumulate", 69), ("message", 46))},
     **{
         f"{_A}_start__mutmut_{n}": (
             "a tool block's slot is read only by the buffer's fast add: None only sends its "

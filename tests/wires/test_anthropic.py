@@ -850,3 +850,31 @@ def test_a_block_that_starts_with_a_field_that_is_not_text_is_refused_by_name(
         ("malformed_chunk", None, f"content block 0 starts with {field} that is not text: ['x']")
     ]
     assert buffer.as_dict()["content"] == [{"type": "text", field: ""}]
+
+
+@pytest.mark.parametrize(("used", "verdict"), [(12, "fail"), (11, "pass"), (None, "pass")])
+def test_the_message_deltas_output_tokens_at_max_tokens_cut_the_turn(
+    used: int | None, verdict: str
+) -> None:
+    """``message_delta``'s usage counts the turn's output tokens: at the request's limit the
+    turn was cut, whatever its ``stop_reason`` says (no count, no cut)."""
+    block = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
+    delta = {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'}
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"id": "msg_1", "content": [], "usage": {}}},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_delta", "index": 0, "delta": delta},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use"},
+            "usage": {"output_tokens": used} if used is not None else {"input_tokens": 3},
+        },
+        {"type": "message_stop"},
+    ]
+    buffer = LLMStreamBuffer(strategy=AnthropicStrategy(), max_tokens=12)
+    for event in events:
+        buffer.add(event)
+    buffer.end()
+    assert buffer.verdict == verdict
+    assert ("token_limit" in [f.code for f in buffer.findings]) is (verdict == "fail")
