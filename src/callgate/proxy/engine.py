@@ -167,11 +167,10 @@ class Engine(GateCore):
         (see :meth:`_learn`)."""
         self._plain_seen = False
         """Whether a plain text frame went through (:meth:`_learn` learns from the next)."""
-        self._lane: tuple[bytes, bytes, bool, tuple[bytes, bytes] | None] | None = None
+        self._lane: tuple[bytes, bytes, bool] | None = None
         """A read that is one frame of the learned shape (its bytes before the text, after it
-        with the empty line, whether it is echoed, and the writer's bytes around a text's
-        JSON string, :meth:`Writer.text_frame`), while the event reader holds nothing:
-        :meth:`play_bytes` plays it without splitting it into frames."""
+        with the empty line, and whether it is echoed), while the event reader holds
+        nothing: :meth:`play_bytes` plays it without splitting it into frames."""
 
     # -- the stream -------------------------------------------------------------------
 
@@ -278,11 +277,10 @@ class Engine(GateCore):
             return b"".join([self.play(event) for event in sse.events(data)])
         if lane is None and self._shape is not None:
             head, tail, echoed = self._shape
-            around = None
+            self._lane = (head, tail + b"\n\n", echoed)
             if not echoed and self.wire == "openai" and self.plain_path and self._echo_at is None:
-                around = self.writer.text_frame()  # (no repeat to skip, now or later)
-            self._lane = (head, tail + b"\n\n", echoed, around)
-            self._plain = self._plain_lane(self._lane)
+                # (no repeat to skip, now or later)
+                self._plain = self._plain_lane(head, tail + b"\n\n", self.writer.text_frame())
         if len(frames) == 1:  # one event per read, as a model server writes them
             one = self.play_frame(frames[0])
             return data if one is None else one
@@ -293,18 +291,17 @@ class Engine(GateCore):
             [f + b"\n\n" if p is None else p for f, p in zip(frames, played, strict=True)]
         )
 
-    def _plain_lane(self, lane: tuple[bytes, bytes, bool, tuple[bytes, bytes] | None]) -> _Plain:
-        """What :meth:`play_bytes` needs to play a read of ``lane`` whose text is plain.
+    def _plain_lane(self, head: bytes, tail: bytes, around: tuple[bytes, bytes] | None) -> _Plain:
+        """What :meth:`play_bytes` needs to play a read of the lane whose text is plain.
 
         The bytes before and after the text inside its JSON string's quotes and where the
         text starts and ends (the end counted from the read's end), the writer's bytes
         around it, the turn's text queue and the driver's view of it (both stay for the
-        turn) and the buffer's ``_take_plain``; None where the writer writes text otherwise,
-        or no view is made yet.
+        turn) and the buffer's ``_take_plain``; None where the writer writes text otherwise
+        (``around`` None: :meth:`Writer.text_frame`), or no view is made yet.
         """
         queue = self.buffer.text_queue
         view = queue.views.get(self.driver)
-        head, tail, _, around = lane
         if around is None or view is None:
             return None
         head, tail = head + b'"', b'"' + tail
