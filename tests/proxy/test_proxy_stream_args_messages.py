@@ -402,3 +402,33 @@ def test_a_client_runs_exactly_the_calls_the_turn_sends_and_only_after_the_verdi
         assert sent == ([{"city": "Oslo"}] if leak == "good" else [])
     elif not stranded:
         assert (sent == []) is not (set(kinds) <= ACCEPTED[client])
+
+
+@pytest.mark.parametrize("client", ["chat", "messages"])
+@pytest.mark.parametrize("spacer", [(), ("",)], ids=["chars", "chars-and-empty"])
+def test_every_kind_of_call_a_character_at_a_time_runs_as_without_stream_args(
+    client: str, spacer: tuple[str, ...]
+) -> None:
+    """The degenerate cuts: each call's arguments one character per piece (with an empty
+    piece between each), alone, and all of them in one turn."""
+    turns = [[kind] for kind in ARGUMENTS] + [sorted(ARGUMENTS), []]
+    for kinds in turns:
+        calls = []
+        for n, kind in enumerate(kinds):
+            name, arguments = ARGUMENTS[kind]
+            pieces = tuple(p for ch in arguments for p in (ch, *spacer))
+            calls.append(WireCall(f"call_{n}", name, pieces))
+        if client == "chat":
+            order = [n for n, call in enumerate(calls) for _ in range(1 + len(call.fragments))]
+            events = openai_chunks(calls, order, text=["Hi."])
+        else:
+            events = in_turn(WireText(("Hi.",)), *calls)
+        engine, before, after = played_as(client, events, STREAM)
+        plain, _, _ = played_as(client, events, Options(on_blocked="notice", text_formats=TAG))
+        sent = [json.loads(c.arguments) for c in plain.calls]
+        if client == "messages":
+            ran = runnable(accumulated(before + after))
+        else:
+            ran = chat_runnable(before + after)
+        assert ran == sent == [json.loads(c.arguments) for c in engine.calls], kinds
+        assert (sent == []) is not (set(kinds) <= ACCEPTED[client]) or not kinds, kinds
